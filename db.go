@@ -1,0 +1,337 @@
+// Package kvschema is the Go API of kvschema, a schema-definition-driven
+// client for wide-column key-value stores (seed 003): relations are mapped
+// onto key-value layouts by DEFINE RELATION / DEFINE SCHEMA, and SQL-like
+// statements become Put/Delete/Scan operations on the store.
+//
+//	db, err := kvschema.Open(ctx, "pebble:/var/lib/app", kvschema.Options{})
+//	_, err = db.Exec(ctx, "INSERT INTO r VALUES (?, ?, ?, ?)", "a1", "b", "x", 100)
+//	rows, err := db.Query(ctx, "SELECT * FROM r WHERE k1 = ?", "a1")
+//
+// Definitions are kept in the store (package registry), so opening a store
+// restores its relations and layouts. A DB is safe for concurrent use;
+// writes through one DB are serialized (see package exec for the isolation
+// this gives).
+package kvschema
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/registry"
+	"github.com/kvschema/kvschema/schema"
+	"github.com/kvschema/kvschema/store"
+	_ "github.com/kvschema/kvschema/store/all" // mem: and pebble: URLs
+	"github.com/kvschema/kvschema/store/tracestore"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Options configure a DB.
+type Options struct {
+	// Trace, when set, receives every key-value operation in seed 003's
+	// notation (put "s1", "a1-b", "f:", "x-\x00\x00\x00d").
+	Trace io.Writer
+	// Chooser picks a layout per query; nil means seed 003's longest fixed
+	// prefix rule (plan.PrefixChooser).
+	Chooser plan.Chooser
+}
+
+// DB is a database: a store plus the catalog of relations and layouts
+// defined in it.
+type DB struct {
+	raw     store.Store // without tracing: registry I/O
+	exec    *exec.Executor
+	chooser plan.Chooser
+	owns    bool
+
+	mu      sync.RWMutex
+	cat     *schema.Catalog
+	version uint64
+}
+
+// Open opens a store URL ("mem:", "pebble:DIR") and loads its definitions.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	s, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	db, err := New(ctx, s, opts)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	db.owns = true
+	return db, nil
+}
+
+// New wraps an open store and loads its definitions. Close does not close s.
+func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
+	db := &DB{raw: s, chooser: opts.Chooser, cat: schema.NewCatalog()}
+	if db.chooser == nil {
+		db.chooser = plan.PrefixChooser{}
+	}
+	traced := s
+	if opts.Trace != nil {
+		traced = tracestore.New(s, opts.Trace)
+	}
+	db.exec = &exec.Executor{Store: traced}
+	if err := db.reload(ctx); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// reload replaces the catalog by the registry's newest version.
+func (db *DB) reload(ctx context.Context) error {
+	version, script, err := registry.Load(ctx, db.raw)
+	if err != nil {
+		return err
+	}
+	cat := schema.NewCatalog()
+	stmts, err := lang.ParseScript("registry", []byte(script))
+	if err != nil {
+		return fmt.Errorf("stored definitions are unreadable: %w", err)
+	}
+	for _, st := range stmts {
+		if err := cat.Define(st); err != nil {
+			return fmt.Errorf("stored definitions are invalid: %w", err)
+		}
+	}
+	db.mu.Lock()
+	db.cat, db.version = cat, version
+	db.mu.Unlock()
+	return nil
+}
+
+// Close closes the store if Open opened it.
+func (db *DB) Close() error {
+	if db.owns {
+		return db.raw.Close()
+	}
+	return nil
+}
+
+// Store is the store statements run on (traced when Options.Trace is set).
+func (db *DB) Store() store.Store { return db.exec.Store }
+
+// Catalog is the current set of relations and layouts. It must not be
+// modified.
+func (db *DB) Catalog() *schema.Catalog {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.cat
+}
+
+// Result is what a statement returns besides rows.
+type Result struct {
+	// Statement is the statement's kind: DEFINE, INSERT, UPDATE, DELETE,
+	// SELECT or EXPLAIN.
+	Statement    string
+	RowsAffected int64
+	// Plan is the EXPLAIN text (EXPLAIN statements, or any statement when
+	// requested with ExecOptions.Explain).
+	Plan string
+}
+
+// Exec runs one statement that returns no rows (or discards them).
+func (db *DB) Exec(ctx context.Context, src string, args ...any) (Result, error) {
+	st, err := db.Prepare(src)
+	if err != nil {
+		return Result{}, err
+	}
+	return st.Exec(ctx, args...)
+}
+
+// Query runs one SELECT (or EXPLAIN, whose plan lines come back as rows).
+func (db *DB) Query(ctx context.Context, src string, args ...any) (*Rows, error) {
+	st, err := db.Prepare(src)
+	if err != nil {
+		return nil, err
+	}
+	return st.Query(ctx, args...)
+}
+
+// Prepare parses a statement once for repeated execution.
+func (db *DB) Prepare(src string) (*Stmt, error) {
+	ast, err := lang.ParseStatement("", src)
+	if err != nil {
+		return nil, err
+	}
+	return &Stmt{db: db, ast: ast, text: src}, nil
+}
+
+// Script runs every statement of a script in order, calling each (if not
+// nil) with the result of every statement. It stops at the first error,
+// which names file:line:col.
+func (db *DB) Script(ctx context.Context, file string, src []byte, each func(st lang.Statement, res Result, rows *Rows) error) error {
+	stmts, err := lang.ParseScript(file, src)
+	if err != nil {
+		return err
+	}
+	for _, ast := range stmts {
+		res, rows, err := db.RunStatement(ctx, ast)
+		if err != nil {
+			return err
+		}
+		if each != nil {
+			if err := each(ast, res, rows); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// positioned prefixes an error that carries no position with the
+// statement's.
+func positioned(st lang.Statement, err error) error {
+	if _, ok := err.(*lang.Error); ok {
+		return err
+	}
+	return &lang.Error{Pos: st.Pos(), Msg: err.Error()}
+}
+
+// Explain returns the plan of a statement without running it.
+func (db *DB) Explain(ctx context.Context, src string, args ...any) (string, error) {
+	st, err := db.Prepare(src)
+	if err != nil {
+		return "", err
+	}
+	return st.Explain(ctx, args...)
+}
+
+func (db *DB) relation(name string, at lang.Pos) (*schema.Relation, error) {
+	r := db.Catalog().Relation(name)
+	if r == nil {
+		return nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("unknown relation %s", name)}
+	}
+	return r, nil
+}
+
+// define applies a DEFINE statement: checks it, creates the layout's tables,
+// backfills a new layout of a relation that already has data, and saves the
+// new catalog version. An identical re-definition is a no-op, so a
+// definition script can be run again on an existing store.
+func (db *DB) define(ctx context.Context, st lang.Statement) error {
+	db.exec.WriteMu.Lock()
+	defer db.exec.WriteMu.Unlock()
+	old := db.Catalog()
+	if existing := existingDef(old, st); existing != nil {
+		if lang.Print(existing) == lang.Print(st) {
+			return nil
+		}
+	}
+	cat := old.Clone()
+	if err := cat.Define(st); err != nil {
+		return err
+	}
+	if ds, ok := st.(*lang.DefineSchema); ok {
+		l := cat.Layout(ds.Name)
+		if err := createTables(ctx, db.raw, l); err != nil {
+			return err
+		}
+		if prev := old.Relation(ds.Relation); prev != nil && len(prev.Layouts) > 0 {
+			if err := backfill(ctx, db.exec, prev, l); err != nil {
+				return fmt.Errorf("schema %s: backfilling from %s: %w", l.Name, prev.Primary().Name, err)
+			}
+		}
+	}
+	version, err := registry.Save(ctx, db.raw, db.version, lang.PrintScript(cat.Defs))
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	db.cat, db.version = cat, version
+	db.mu.Unlock()
+	return nil
+}
+
+func existingDef(c *schema.Catalog, st lang.Statement) lang.Statement {
+	switch d := st.(type) {
+	case *lang.DefineRelation:
+		if r := c.Relation(d.Name); r != nil {
+			return r.Def
+		}
+	case *lang.DefineSchema:
+		if l := c.Layout(d.Name); l != nil {
+			return l.Def
+		}
+	}
+	return nil
+}
+
+// createTables creates a layout's table with its family; a salted layout is
+// pre-split at every bucket boundary (as Phoenix does).
+func createTables(ctx context.Context, s store.Store, l *schema.Layout) error {
+	if l.StaticTable() == "" {
+		return nil // created on first write, per table name
+	}
+	spec := store.TableSpec{Name: l.StaticTable()}
+	if f := l.StaticFamily(); f != "" {
+		spec.Families = []string{f}
+	}
+	for b := 1; b < l.SaltBuckets; b++ {
+		spec.Splits = append(spec.Splits, []byte{byte(b)})
+	}
+	return s.CreateTable(ctx, spec)
+}
+
+// backfill copies every tuple of rel (read through its primary layout) into
+// the new layout l, in batches.
+func backfill(ctx context.Context, x *exec.Executor, rel *schema.Relation, l *schema.Layout) error {
+	p, err := plan.Reads(nil, rel, plan.PrefixChooser{})
+	if err != nil {
+		return err
+	}
+	var batch []store.Mutation
+	var werr error
+	flush := func() {
+		if len(batch) > 0 && werr == nil {
+			werr = x.Store.Apply(ctx, batch)
+			batch = batch[:0]
+		}
+	}
+	err = x.Query(ctx, p, func(t []types.Value) bool {
+		puts, _, err := l.PutCells(t)
+		if err != nil {
+			werr = err
+			return false
+		}
+		for _, c := range puts {
+			batch = append(batch, store.Mutation{Kind: store.SetCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
+		}
+		if len(batch) >= 4096 {
+			flush()
+		}
+		return werr == nil
+	})
+	flush()
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+// kindOf names a statement kind for Result.Statement.
+func kindOf(st lang.Statement) string {
+	switch st.(type) {
+	case *lang.DefineRelation, *lang.DefineSchema:
+		return "DEFINE"
+	case *lang.Insert:
+		return "INSERT"
+	case *lang.Select:
+		return "SELECT"
+	case *lang.Update:
+		return "UPDATE"
+	case *lang.Delete:
+		return "DELETE"
+	case *lang.Explain:
+		return "EXPLAIN"
+	}
+	return strings.ToUpper(fmt.Sprintf("%T", st))
+}

@@ -1,0 +1,455 @@
+package kvschema_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+	"pgregory.net/rapid"
+
+	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// The differential test generates random relations, several random layouts
+// per relation, random writes and random queries, runs them through
+// kvschema and through SQLite over the same rows, and requires the same
+// results. INSERT is an upsert in kvschema, so SQLite runs INSERT OR
+// REPLACE.
+
+var diffTypes = []types.Type{types.String, types.Int, types.BigInt, types.Double, types.Bool, types.Bytes, types.Timestamp}
+
+type diffAttr struct {
+	name string
+	typ  types.Type
+	key  bool
+}
+
+func genValue(t *rapid.T, typ types.Type, label string, nullable bool) types.Value {
+	if nullable && rapid.IntRange(0, 5).Draw(t, label+"_null") == 0 {
+		return nil
+	}
+	switch typ {
+	case types.String:
+		return rapid.SampledFrom([]string{"", "a", "b", "ab", "a\x00", "a\x00b", "\xff", "b-", "-", "zz"}).Draw(t, label)
+	case types.Bytes:
+		return []byte(rapid.SampledFrom([]string{"", "\x00", "\x00\xff", "\x01", "\xff", "ab"}).Draw(t, label))
+	case types.Int:
+		return rapid.SampledFrom([]int64{-2147483648, -3, -1, 0, 1, 2, 7, 2147483647}).Draw(t, label)
+	case types.BigInt:
+		return rapid.SampledFrom([]int64{-9223372036854775808, -5, -1, 0, 1, 3, 9223372036854775807}).Draw(t, label)
+	case types.Double:
+		return rapid.SampledFrom([]float64{-1e300, -2.5, -1, 0, 0.5, 1, 3.75, 1e300}).Draw(t, label)
+	case types.Bool:
+		return rapid.Bool().Draw(t, label)
+	case types.Timestamp:
+		return time.UnixMicro(rapid.SampledFrom([]int64{-86400000000, 0, 1, 1700000000000000, 1700000000000001}).Draw(t, label)).UTC()
+	}
+	panic("type")
+}
+
+// genLayout builds a random valid layout definition for the relation.
+func genLayout(t *rapid.T, name string, attrs []diffAttr, primary bool) string {
+	n := len(attrs)
+	perm := rapid.Permutation(indexes(n)).Draw(t, name+"_perm")
+	// The row key takes a prefix of the permutation; remaining key
+	// attributes go to the qualifier (wide rows) or the row.
+	rowCount := rapid.IntRange(1, n).Draw(t, name+"_rowcount")
+	var row, qual []string
+	inRow := map[int]bool{}
+	for _, a := range perm[:rowCount] {
+		inRow[a] = true
+	}
+	for _, a := range perm[:rowCount] {
+		row = append(row, elem(t, name, attrs[a], false))
+	}
+	wide := rapid.Bool().Draw(t, name+"_wide")
+	for _, a := range perm[rowCount:] {
+		if attrs[a].key {
+			if wide {
+				qual = append(qual, fmt.Sprintf("ordered{%s}", attrs[a].name))
+			} else {
+				row = append(row, fmt.Sprintf("ordered{%s}", attrs[a].name))
+			}
+			inRow[a] = true
+		}
+	}
+	// A natural variable-length element may only end the row key.
+	for i, e := range row[:len(row)-1] {
+		if !strings.Contains(e, "{") {
+			row[i] = "ordered{" + e + "}"
+		}
+	}
+	if rapid.IntRange(0, 3).Draw(t, name+"_salted") == 0 {
+		row = append([]string{fmt.Sprintf("salt(%d){ordered{%s}}", rapid.IntRange(1, 5).Draw(t, name+"_buckets"), attrs[perm[0]].name)}, row...)
+	}
+	var excl []string
+	for a := range attrs {
+		if inRow[a] {
+			excl = append(excl, "'"+attrs[a].name+"'")
+		}
+	}
+	useNames := len(excl) < n && rapid.Bool().Draw(t, name+"_attrnames")
+	var value []string
+	if useNames {
+		qual = append(qual, "suffix('/'){attr_name["+strings.Join(excl, ",")+"]}")
+		value = []string{"attr_value[" + strings.Join(excl, ",") + "]"}
+	} else {
+		for a := range attrs {
+			if !inRow[a] {
+				value = append(value, fmt.Sprintf("ordered{%s}", attrs[a].name))
+			}
+		}
+	}
+	def := "DEFINE "
+	if primary {
+		def += "PRIMARY "
+	}
+	def += fmt.Sprintf("SCHEMA %s FOR r { TABLE 't_%s', ROW %s", name, name, strings.Join(row, ":"))
+	if len(qual) > 0 {
+		def += ", QUALIFIER " + strings.Join(qual, ":")
+	}
+	if len(value) > 0 {
+		def += ", VALUE " + strings.Join(value, ":")
+	}
+	return def + " }"
+}
+
+func elem(t *rapid.T, layout string, a diffAttr, _ bool) string {
+	encs := []string{"ordered", "desc"}
+	if a.key { // natural cannot store NULL, which non-key values may be
+		encs = append(encs, "natural")
+	}
+	switch rapid.SampledFrom(encs).Draw(t, layout+"_enc_"+a.name) {
+	case "ordered":
+		return "ordered{" + a.name + "}"
+	case "desc":
+		return "desc{" + a.name + "}"
+	}
+	return a.name
+}
+
+func indexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// sqliteArg converts a kvschema value to what SQLite stores for it.
+func sqliteArg(v types.Value) any {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case time.Time:
+		return x.UnixMicro()
+	}
+	return v
+}
+
+func fromSQLite(v any, typ types.Type) types.Value {
+	if v == nil {
+		return nil
+	}
+	switch typ {
+	case types.Bool:
+		return v.(int64) != 0
+	case types.Timestamp:
+		return time.UnixMicro(v.(int64)).UTC()
+	case types.String:
+		if b, ok := v.([]byte); ok {
+			return string(b)
+		}
+	case types.Double:
+		if i, ok := v.(int64); ok {
+			return float64(i)
+		}
+	}
+	return v
+}
+
+func sqliteType(t types.Type) string {
+	switch t {
+	case types.String:
+		return "TEXT"
+	case types.Bytes:
+		return "BLOB"
+	case types.Double:
+		return "REAL"
+	}
+	return "INTEGER"
+}
+
+// genPredicate builds a random WHERE over the attributes, with its
+// arguments (kvschema values).
+func genPredicate(t *rapid.T, attrs []diffAttr, depth int, args *[]types.Value) string {
+	if depth < 2 && rapid.IntRange(0, 2).Draw(t, "compound") == 0 {
+		conn := rapid.IntRange(0, 2).Draw(t, "conn")
+		l := genPredicate(t, attrs, depth+1, args)
+		if conn == 2 {
+			return "NOT (" + l + ")"
+		}
+		r := genPredicate(t, attrs, depth+1, args)
+		if conn == 0 {
+			return "(" + l + " AND " + r + ")"
+		}
+		return "(" + l + " OR " + r + ")"
+	}
+	a := attrs[rapid.IntRange(0, len(attrs)-1).Draw(t, "attr")]
+	val := func() string {
+		*args = append(*args, genValue(t, a.typ, "pv", false))
+		return "?"
+	}
+	switch rapid.IntRange(0, 4).Draw(t, "pred") {
+	case 0:
+		return a.name + " " + rapid.SampledFrom([]string{"=", "!=", "<", "<=", ">", ">="}).Draw(t, "op") + " " + val()
+	case 1:
+		n := rapid.IntRange(1, 3).Draw(t, "inlen")
+		var items []string
+		for range n {
+			items = append(items, val())
+		}
+		not := ""
+		if rapid.IntRange(0, 3).Draw(t, "notin") == 0 {
+			not = "NOT "
+		}
+		return a.name + " " + not + "IN (" + strings.Join(items, ", ") + ")"
+	case 2:
+		lo, hi := val(), val()
+		return a.name + " BETWEEN " + lo + " AND " + hi
+	case 3:
+		if rapid.Bool().Draw(t, "isnotnull") {
+			return a.name + " IS NOT NULL"
+		}
+		return a.name + " IS NULL"
+	}
+	return a.name + " = " + val()
+}
+
+func normalizeRows(rows [][]types.Value) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		parts := make([]string, len(r))
+		for j, v := range r {
+			parts[j] = types.Format(v)
+		}
+		out[i] = strings.Join(parts, "|")
+	}
+	return out
+}
+
+func TestDifferentialSQLite(t *testing.T) {
+	for _, backend := range []string{"mem", "pebble"} {
+		t.Run(backend, func(t *testing.T) {
+			rapid.Check(t, func(rt *rapid.T) { differential(rt, t, backend) })
+		})
+	}
+}
+
+func differential(rt *rapid.T, t *testing.T, backend string) {
+	ctx := context.Background()
+	n := rapid.IntRange(2, 5).Draw(rt, "nattrs")
+	nkeys := rapid.IntRange(1, min(3, n)).Draw(rt, "nkeys")
+	attrs := make([]diffAttr, n)
+	var defs, cols, keys []string
+	for i := range attrs {
+		attrs[i] = diffAttr{name: fmt.Sprintf("a%d", i), typ: rapid.SampledFrom(diffTypes).Draw(rt, fmt.Sprintf("type%d", i)), key: i < nkeys}
+		k := ""
+		if attrs[i].key {
+			k = " KEY"
+			keys = append(keys, attrs[i].name)
+		}
+		defs = append(defs, fmt.Sprintf("%s %s%s", attrs[i].name, attrs[i].typ, k))
+		cols = append(cols, fmt.Sprintf("%s %s", attrs[i].name, sqliteType(attrs[i].typ)))
+	}
+	script := "DEFINE RELATION r { " + strings.Join(defs, ", ") + " };\n"
+	nl := rapid.IntRange(1, 3).Draw(rt, "nlayouts")
+	for i := range nl {
+		script += genLayout(rt, fmt.Sprintf("l%d", i), attrs, i == 0) + ";\n"
+	}
+
+	url := "mem:"
+	if backend == "pebble" {
+		url = "pebble:" + filepath.Join(t.TempDir(), "db") + "?sync=false"
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	defer st.Close()
+	db, err := kvschema.New(ctx, st, kvschema.Options{})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	if err := db.Script(ctx, "gen.kvs", []byte(script), nil); err != nil {
+		rt.Fatalf("definitions rejected: %v\n%s", err, script)
+	}
+	// readers[i] reads through layout i only; readers[nl] chooses freely.
+	var readers []*kvschema.DB
+	for i := range nl {
+		r, err := kvschema.New(ctx, st, kvschema.Options{Chooser: onlyLayout(fmt.Sprintf("l%d", i))})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		readers = append(readers, r)
+	}
+	readers = append(readers, db)
+	lite, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		rt.Fatal(err)
+	}
+	defer lite.Close()
+	lite.SetMaxOpenConns(1)
+	if _, err := lite.Exec("CREATE TABLE r (" + strings.Join(cols, ", ") + ", PRIMARY KEY (" + strings.Join(keys, ", ") + "))"); err != nil {
+		rt.Fatal(err)
+	}
+	names := make([]string, n)
+	for i, a := range attrs {
+		names[i] = a.name
+	}
+	nonKey := attrs[nkeys:]
+
+	run := func(stmt string, args []types.Value) {
+		anyArgs := make([]any, len(args))
+		liteArgs := make([]any, len(args))
+		for i, a := range args {
+			anyArgs[i] = a
+			liteArgs[i] = sqliteArg(a)
+		}
+		if _, err := db.Exec(ctx, stmt, anyArgs...); err != nil {
+			rt.Fatalf("kvschema: %s %v: %v\n%s", stmt, args, err, script)
+		}
+		liteStmt := strings.Replace(stmt, "INSERT INTO", "INSERT OR REPLACE INTO", 1)
+		if _, err := lite.Exec(liteStmt, liteArgs...); err != nil {
+			rt.Fatalf("sqlite: %s: %v", liteStmt, err)
+		}
+	}
+	query := func(reader *kvschema.DB, stmt string, args []types.Value, ordered bool) {
+		anyArgs := make([]any, len(args))
+		liteArgs := make([]any, len(args))
+		for i, a := range args {
+			anyArgs[i] = a
+			liteArgs[i] = sqliteArg(a)
+		}
+		rows, err := reader.Query(ctx, stmt, anyArgs...)
+		if err != nil {
+			rt.Fatalf("kvschema: %s %v: %v\n%s", stmt, args, err, script)
+		}
+		got := normalizeRows(rows.All())
+		lr, err := lite.Query(stmt, liteArgs...)
+		if err != nil {
+			rt.Fatalf("sqlite: %s: %v", stmt, err)
+		}
+		var want [][]types.Value
+		for lr.Next() {
+			raw := make([]any, n)
+			ptrs := make([]any, n)
+			for i := range raw {
+				ptrs[i] = &raw[i]
+			}
+			if err := lr.Scan(ptrs...); err != nil {
+				rt.Fatal(err)
+			}
+			row := make([]types.Value, n)
+			for i := range raw {
+				row[i] = fromSQLite(raw[i], attrs[i].typ)
+			}
+			want = append(want, row)
+		}
+		lr.Close()
+		wantS := normalizeRows(want)
+		if !ordered {
+			sort.Strings(got)
+			sort.Strings(wantS)
+		}
+		if strings.Join(got, "\n") != strings.Join(wantS, "\n") {
+			plan, _ := reader.Explain(ctx, stmt, anyArgs...)
+			rt.Fatalf("%s %v\nkvschema: %q\nsqlite:   %q\nplan:\n%s\nschema:\n%s", stmt, args, got, wantS, plan, script)
+		}
+	}
+
+	steps := rapid.IntRange(1, 25).Draw(rt, "steps")
+	for range steps {
+		switch rapid.IntRange(0, 5).Draw(rt, "op") {
+		case 0, 1:
+			rowsN := rapid.IntRange(1, 4).Draw(rt, "insrows")
+			var args []types.Value
+			var tuples []string
+			for range rowsN {
+				ph := make([]string, n)
+				for i, a := range attrs {
+					args = append(args, genValue(rt, a.typ, "iv", !a.key))
+					ph[i] = "?"
+				}
+				tuples = append(tuples, "("+strings.Join(ph, ", ")+")")
+			}
+			run("INSERT INTO r ("+strings.Join(names, ", ")+") VALUES "+strings.Join(tuples, ", "), args)
+		case 2:
+			if len(nonKey) == 0 {
+				continue
+			}
+			a := nonKey[rapid.IntRange(0, len(nonKey)-1).Draw(rt, "setattr")]
+			args := []types.Value{genValue(rt, a.typ, "sv", true)}
+			where := genPredicate(rt, attrs, 0, &args)
+			run("UPDATE r SET "+a.name+" = ? WHERE "+where, args)
+		case 3:
+			var args []types.Value
+			where := genPredicate(rt, attrs, 0, &args)
+			run("DELETE FROM r WHERE "+where, args)
+		default:
+			var args []types.Value
+			stmt := "SELECT " + strings.Join(names, ", ") + " FROM r"
+			if rapid.IntRange(0, 4).Draw(rt, "haswhere") > 0 {
+				stmt += " WHERE " + genPredicate(rt, attrs, 0, &args)
+			}
+			ordered := rapid.Bool().Draw(rt, "ordered")
+			if ordered {
+				// A random attribute first, then the whole key: a total order.
+				var ob []string
+				first := attrs[rapid.IntRange(0, n-1).Draw(rt, "obattr")]
+				dir := rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "obdir")
+				ob = append(ob, first.name+dir)
+				for _, k := range keys {
+					if k != first.name {
+						ob = append(ob, k+rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "kdir"))
+					}
+				}
+				stmt += " ORDER BY " + strings.Join(ob, ", ")
+				if rapid.Bool().Draw(rt, "limit") {
+					stmt += fmt.Sprintf(" LIMIT %d", rapid.IntRange(0, 4).Draw(rt, "limitn"))
+				}
+			}
+			query(readers[rapid.IntRange(0, len(readers)-1).Draw(rt, "reader")], stmt, args, ordered)
+		}
+	}
+	// Every layout holds the same tuples: a full read through each agrees.
+	for _, r := range readers {
+		query(r, "SELECT "+strings.Join(names, ", ")+" FROM r", nil, false)
+	}
+}
+
+// onlyLayout is a Chooser that always reads through one layout.
+type onlyLayout string
+
+func (o onlyLayout) Choose(cands []*plan.Access) int {
+	for i, a := range cands {
+		if a.Layout.Name == string(o) {
+			return i
+		}
+	}
+	return 0
+}
+
+func (o onlyLayout) Describe(*plan.Access) string { return "forced by test" }

@@ -1,0 +1,172 @@
+// Package driver registers kvschema as a database/sql driver named
+// "kvschema" (the Go counterpart of seed 003's JDBC driver). The DSN is a
+// store URL ("mem:", "pebble:DIR").
+//
+//	import _ "github.com/kvschema/kvschema/driver"
+//	db, err := sql.Open("kvschema", "pebble:/var/lib/app")
+//
+// Connections to one DSN share one kvschema.DB (an embedded store can be
+// opened once per process); it is closed when its last connection closes.
+// Transactions are not supported: each statement is atomic on its own.
+package driver
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/kvschema/kvschema"
+)
+
+func init() { sql.Register("kvschema", Driver{}) }
+
+// Driver is the database/sql driver.
+type Driver struct{}
+
+type shared struct {
+	db   *kvschema.DB
+	refs int
+}
+
+var (
+	mu   sync.Mutex
+	open = map[string]*shared{}
+)
+
+// Open implements driver.Driver.
+func (Driver) Open(dsn string) (driver.Conn, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	sh := open[dsn]
+	if sh == nil {
+		db, err := kvschema.Open(context.Background(), dsn, kvschema.Options{})
+		if err != nil {
+			return nil, err
+		}
+		sh = &shared{db: db}
+		if dsn != "mem:" { // every mem: connection would otherwise share one store
+			open[dsn] = sh
+		}
+	}
+	sh.refs++
+	return &conn{dsn: dsn, sh: sh}, nil
+}
+
+type conn struct {
+	dsn string
+	sh  *shared
+}
+
+func (c *conn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
+	st, err := c.sh.db.Prepare(query)
+	if err != nil {
+		return nil, err
+	}
+	return &stmt{st: st}, nil
+}
+
+func (c *conn) Close() error {
+	mu.Lock()
+	defer mu.Unlock()
+	c.sh.refs--
+	if c.sh.refs > 0 {
+		return nil
+	}
+	if open[c.dsn] == c.sh {
+		delete(open, c.dsn)
+	}
+	return c.sh.db.Close()
+}
+
+func (c *conn) Begin() (driver.Tx, error) {
+	return nil, errors.New("kvschema: transactions are not supported; each statement is atomic")
+}
+
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	res, err := c.sh.db.Exec(ctx, query, values(args)...)
+	if err != nil {
+		return nil, err
+	}
+	return result{n: res.RowsAffected}, nil
+}
+
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	r, err := c.sh.db.Query(ctx, query, values(args)...)
+	if err != nil {
+		return nil, err
+	}
+	return &rows{r: r}, nil
+}
+
+func values(args []driver.NamedValue) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a.Value
+	}
+	return out
+}
+
+type stmt struct{ st *kvschema.Stmt }
+
+func (s *stmt) Close() error  { return nil }
+func (s *stmt) NumInput() int { return -1 }
+
+func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
+	return s.ExecContext(context.Background(), named(args))
+}
+
+func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
+	return s.QueryContext(context.Background(), named(args))
+}
+
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	res, err := s.st.Exec(ctx, values(args)...)
+	if err != nil {
+		return nil, err
+	}
+	return result{n: res.RowsAffected}, nil
+}
+
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	r, err := s.st.Query(ctx, values(args)...)
+	if err != nil {
+		return nil, err
+	}
+	return &rows{r: r}, nil
+}
+
+func named(args []driver.Value) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return out
+}
+
+type result struct{ n int64 }
+
+func (r result) LastInsertId() (int64, error) {
+	return 0, errors.New("kvschema: LastInsertId is not supported")
+}
+func (r result) RowsAffected() (int64, error) { return r.n, nil }
+
+type rows struct{ r *kvschema.Rows }
+
+func (r *rows) Columns() []string { return r.r.Columns() }
+func (r *rows) Close() error      { return r.r.Close() }
+func (r *rows) Next(dest []driver.Value) error {
+	if !r.r.Next() {
+		return io.EOF
+	}
+	for i, v := range r.r.Values() {
+		dest[i] = v // canonical kvschema values are driver.Values
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+// Package exec owns the runtime: it executes read plans (package plan) and
+// writes against a store.Store through a catalog's layouts.
+//
+// Invariants:
+//   - A read issues exactly the store calls its plan lists: one ReadRows per
+//     plan Read, the reads of one access in parallel.
+//   - A write statement becomes one store Apply holding every mutation for
+//     every layout of the relation; all encoding happens before it, so a
+//     failing write changes nothing (atomic on backends with AtomicBatch).
+//   - Writes through one Executor are serialized (read-old-values, compute,
+//     apply happen under one lock), so layouts of a relation never disagree
+//     because of interleaved writers in this process. Readers see whole
+//     batches or nothing. Coordination across processes is not provided.
+package exec
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/schema"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Executor runs plans and writes on a store.
+type Executor struct {
+	Store store.Store
+	// WriteMu serializes writers; exported so the catalog owner can hold it
+	// while defining layouts and backfilling them.
+	WriteMu sync.Mutex
+}
+
+// Query runs a read plan and calls emit with each result tuple (full
+// tuples, not projected) until emit returns false.
+func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Value) bool) error {
+	var seen map[string]bool
+	if p.Dedupe {
+		seen = map[string]bool{}
+	}
+	var sorted [][]types.Value
+	n := 0
+	stopped := false
+	out := func(t []types.Value) bool {
+		if seen != nil {
+			k, err := keyID(p.Relation, t)
+			if err != nil || seen[k] {
+				return true
+			}
+			seen[k] = true
+		}
+		if p.Sort {
+			sorted = append(sorted, t)
+			return true
+		}
+		if p.Limit >= 0 && n >= p.Limit {
+			stopped = true
+			return false
+		}
+		n++
+		if !emit(t) {
+			stopped = true
+			return false
+		}
+		if p.Limit >= 0 && n >= p.Limit {
+			stopped = true
+			return false
+		}
+		return true
+	}
+	for _, acc := range p.Accesses {
+		if p.Limit == 0 {
+			break
+		}
+		if err := x.access(ctx, p, acc, out); err != nil {
+			return err
+		}
+		if stopped {
+			break
+		}
+	}
+	if p.Sort {
+		p.SortTuples(sorted)
+		for i, t := range sorted {
+			if p.Limit >= 0 && i >= p.Limit {
+				break
+			}
+			if !emit(t) {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func keyID(rel *schema.Relation, t []types.Value) (string, error) {
+	var b []byte
+	for _, k := range rel.KeyIdx {
+		var err error
+		if b, err = keyenc.AppendOrdered(b, rel.Attrs[k].Type, t[k], false); err != nil {
+			return "", err
+		}
+	}
+	return string(b), nil
+}
+
+// errStop ends a store iteration early without being an error.
+var errStop = errors.New("stop")
+
+// access runs one access: one read streamed, or several in parallel then
+// merged (k-way by ORDER BY when the plan says so, else concatenated).
+func (x *Executor) access(ctx context.Context, p *plan.Plan, acc *plan.Access, out func([]types.Value) bool) error {
+	if len(acc.Reads) == 1 {
+		return x.read(ctx, p, acc, acc.Reads[0], out)
+	}
+	results := make([][][]types.Value, len(acc.Reads))
+	errs := make([]error, len(acc.Reads))
+	var wg sync.WaitGroup
+	for i, r := range acc.Reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = x.read(ctx, p, acc, r, func(t []types.Value) bool {
+				results[i] = append(results[i], t)
+				return p.Limit < 0 || p.Sort || len(results[i]) < p.Limit
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if !p.Merge {
+		for _, ts := range results {
+			for _, t := range ts {
+				if !out(t) {
+					return nil
+				}
+			}
+		}
+		return nil
+	}
+	h := &mergeHeap{p: p}
+	for i, ts := range results {
+		if len(ts) > 0 {
+			h.items = append(h.items, mergeItem{src: i})
+		}
+	}
+	h.results = results
+	heap.Init(h)
+	for h.Len() > 0 {
+		top := h.items[0]
+		if !out(results[top.src][top.pos]) {
+			return nil
+		}
+		h.items[0].pos++
+		if h.items[0].pos == len(results[top.src]) {
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
+		}
+	}
+	return nil
+}
+
+type mergeItem struct{ src, pos int }
+
+// mergeHeap is the k-way merge of ordered per-bucket results.
+type mergeHeap struct {
+	p       *plan.Plan
+	results [][][]types.Value
+	items   []mergeItem
+}
+
+func (h *mergeHeap) Len() int { return len(h.items) }
+func (h *mergeHeap) Less(i, j int) bool {
+	a, b := h.items[i], h.items[j]
+	return h.p.Less(h.results[a.src][a.pos], h.results[b.src][b.pos])
+}
+func (h *mergeHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *mergeHeap) Push(v any)    { h.items = append(h.items, v.(mergeItem)) }
+func (h *mergeHeap) Pop() any {
+	v := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return v
+}
+
+// read runs one store read, decoding rows of the layout and filtering.
+func (x *Executor) read(ctx context.Context, p *plan.Plan, acc *plan.Access, r plan.Read, out func([]types.Value) bool) error {
+	tables := []string{r.Table}
+	if r.Table == "" {
+		var err error
+		if tables, err = x.layoutTables(ctx, acc.Layout); err != nil {
+			return err
+		}
+	}
+	opts := store.ReadOptions{Limit: p.PerRead, Reverse: p.Reverse}
+	for _, table := range tables {
+		var derr error
+		stop := false
+		err := x.Store.ReadRows(ctx, table, r.Rows, opts, func(row store.Row) bool {
+			derr = acc.Layout.DecodeRow(table, row, func(t []types.Value) bool {
+				if p.Filter != nil && !plan.Eval(p.Filter, p.Relation, t) {
+					return true
+				}
+				if !out(t) {
+					stop = true
+					return false
+				}
+				return true
+			})
+			return derr == nil && !stop
+		})
+		if err != nil {
+			if isNoTable(err) {
+				continue // a layout's table is created on first write
+			}
+			return fmt.Errorf("reading %s: %w", table, err)
+		}
+		if derr != nil {
+			return derr
+		}
+		if stop {
+			return nil
+		}
+	}
+	return nil
+}
+
+// layoutTables lists the store tables that belong to a layout whose TABLE
+// depends on attributes.
+func (x *Executor) layoutTables(ctx context.Context, l *schema.Layout) ([]string, error) {
+	specs, err := x.Store.Tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range specs {
+		if l.TableMatches(s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out, nil
+}

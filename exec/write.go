@@ -1,0 +1,275 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/schema"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Change replaces Old by New: Old nil is an insert, New nil a delete.
+type Change struct {
+	Old, New []types.Value
+}
+
+// Mutations turns changes into the store mutations for every layout of the
+// relation: the old tuple's cells are deleted, then the new tuple's cells
+// written (a later mutation of the same cell wins, so unchanged cells end up
+// rewritten, not lost). For a blind upsert (Old unknown) only NULL branch
+// cells are deleted: valid when no layout places a non-key attribute in its
+// cell coordinates (see NeedsOld).
+func Mutations(rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
+	var muts []store.Mutation
+	del := func(cs []schema.Cell) {
+		for _, c := range cs {
+			muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
+		}
+	}
+	for _, ch := range changes {
+		for _, l := range rel.Layouts {
+			if ch.Old != nil {
+				cells, err := l.AllCells(ch.Old)
+				if err != nil {
+					return nil, err
+				}
+				del(cells)
+			}
+			if ch.New == nil {
+				continue
+			}
+			puts, nulls, err := l.PutCells(ch.New)
+			if err != nil {
+				return nil, err
+			}
+			if ch.Old == nil {
+				del(nulls)
+			}
+			for _, c := range puts {
+				muts = append(muts, store.Mutation{Kind: store.SetCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
+			}
+		}
+	}
+	return muts, nil
+}
+
+// NeedsOld reports whether an upsert must read the tuple it replaces: some
+// layout addresses cells by a non-key attribute (an index-like layout), so
+// the old value's cells sit elsewhere and must be deleted.
+func NeedsOld(rel *schema.Relation) bool {
+	for _, l := range rel.Layouts {
+		if l.CoordinatesUseNonKey() {
+			return true
+		}
+	}
+	return false
+}
+
+// Upsert writes tuples (INSERT semantics of Cassandra, HBase and Phoenix's
+// UPSERT: an existing tuple with the same key is replaced) in one batch.
+// Later tuples with the same key as earlier ones win.
+func (x *Executor) Upsert(ctx context.Context, rel *schema.Relation, tuples [][]types.Value) (int, error) {
+	x.WriteMu.Lock()
+	defer x.WriteMu.Unlock()
+	// Last one wins within the statement.
+	index := map[string]int{}
+	var uniq [][]types.Value
+	for _, t := range tuples {
+		k, err := keyID(rel, t)
+		if err != nil {
+			return 0, err
+		}
+		if i, ok := index[k]; ok {
+			uniq[i] = t
+			continue
+		}
+		index[k] = len(uniq)
+		uniq = append(uniq, t)
+	}
+	changes := make([]Change, len(uniq))
+	for i, t := range uniq {
+		changes[i].New = t
+	}
+	if NeedsOld(rel) {
+		olds, err := x.lookup(ctx, rel, uniq)
+		if err != nil {
+			return 0, err
+		}
+		for i := range changes {
+			changes[i].Old = olds[i]
+		}
+	}
+	return len(uniq), x.apply(ctx, rel, changes)
+}
+
+// Update and Delete apply changes computed from tuples read under the write
+// lock: read, compute and apply happen atomically with respect to other
+// writers of this Executor.
+func (x *Executor) Update(ctx context.Context, p *plan.Plan, change func(old []types.Value) ([]types.Value, error)) (int, error) {
+	x.WriteMu.Lock()
+	defer x.WriteMu.Unlock()
+	var changes []Change
+	var cerr error
+	err := x.Query(ctx, p, func(t []types.Value) bool {
+		var nt []types.Value
+		if change != nil {
+			if nt, cerr = change(t); cerr != nil {
+				return false
+			}
+		}
+		changes = append(changes, Change{Old: t, New: nt})
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	if cerr != nil {
+		return 0, cerr
+	}
+	return len(changes), x.apply(ctx, p.Relation, changes)
+}
+
+func (x *Executor) apply(ctx context.Context, rel *schema.Relation, changes []Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	muts, err := Mutations(rel, changes)
+	if err != nil {
+		return err
+	}
+	if err := x.ensureTables(ctx, rel, muts); err != nil {
+		return err
+	}
+	if err := x.Store.Apply(ctx, muts); err != nil {
+		return fmt.Errorf("writing %s: %w", rel.Name, err)
+	}
+	return nil
+}
+
+// ensureTables creates the tables of layouts whose TABLE depends on
+// attributes before the first write to them.
+func (x *Executor) ensureTables(ctx context.Context, rel *schema.Relation, muts []store.Mutation) error {
+	dynamic := false
+	for _, l := range rel.Layouts {
+		if l.StaticTable() == "" {
+			dynamic = true
+		}
+	}
+	if !dynamic {
+		return nil
+	}
+	fams := map[string]map[string]bool{}
+	for _, m := range muts {
+		if fams[m.Table] == nil {
+			fams[m.Table] = map[string]bool{}
+		}
+		if m.Family != "" {
+			fams[m.Table][m.Family] = true
+		}
+	}
+	for t, fs := range fams {
+		spec := store.TableSpec{Name: t}
+		for f := range fs {
+			spec.Families = append(spec.Families, f)
+		}
+		if err := x.Store.CreateTable(ctx, spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lookup reads the current tuples with the keys of ts (nil where absent),
+// in one store round trip per table of a key-addressed layout.
+func (x *Executor) lookup(ctx context.Context, rel *schema.Relation, ts [][]types.Value) ([][]types.Value, error) {
+	var l *schema.Layout
+	for _, cand := range rel.Layouts {
+		if !cand.CoordinatesUseNonKey() {
+			l = cand
+			break
+		}
+	}
+	out := make([][]types.Value, len(ts))
+	want := map[string]int{}
+	for i, t := range ts {
+		k, err := keyID(rel, t)
+		if err != nil {
+			return nil, err
+		}
+		want[k] = i
+	}
+	collect := func(t []types.Value) bool {
+		k, err := keyID(rel, t)
+		if err == nil {
+			if i, ok := want[k]; ok {
+				out[i] = t
+			}
+		}
+		return true
+	}
+	if l == nil {
+		// Every layout is addressed by non-key attributes: find the old
+		// tuples with a planned read on their keys.
+		return out, x.lookupByPlan(ctx, rel, ts, collect)
+	}
+	byTable := map[string][][]byte{}
+	for _, t := range ts {
+		table, err := l.TableOf(t)
+		if err != nil {
+			return nil, err
+		}
+		row, err := l.RowKey(t)
+		if err != nil {
+			return nil, err
+		}
+		byTable[table] = append(byTable[table], row)
+	}
+	for table, keys := range byTable {
+		err := x.Store.ReadRows(ctx, table, store.RowSet{Keys: keys}, store.ReadOptions{}, func(row store.Row) bool {
+			return l.DecodeRow(table, row, collect) == nil
+		})
+		if err != nil && !isNoTable(err) {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func isNoTable(err error) bool { return errors.Is(err, store.ErrNoTable) }
+
+// lookupByPlan finds tuples by key through the planner, in chunks small
+// enough to stay within its DNF bound.
+func (x *Executor) lookupByPlan(ctx context.Context, rel *schema.Relation, ts [][]types.Value, collect func([]types.Value) bool) error {
+	const chunk = 128
+	for start := 0; start < len(ts); start += chunk {
+		var where lang.Expr
+		for _, t := range ts[start:min(start+chunk, len(ts))] {
+			var conj lang.Expr
+			for _, k := range rel.KeyIdx {
+				eq := &lang.Binary{Op: lang.OpEq, L: &lang.ColumnRef{Name: rel.Attrs[k].Name}, R: &lang.Literal{Value: t[k]}}
+				if conj == nil {
+					conj = eq
+				} else {
+					conj = &lang.Binary{Op: lang.OpAnd, L: conj, R: eq}
+				}
+			}
+			if where == nil {
+				where = conj
+			} else {
+				where = &lang.Binary{Op: lang.OpOr, L: where, R: conj}
+			}
+		}
+		p, err := plan.Reads(where, rel, nil)
+		if err != nil {
+			return err
+		}
+		if err := x.Query(ctx, p, collect); err != nil {
+			return err
+		}
+	}
+	return nil
+}

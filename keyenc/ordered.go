@@ -1,0 +1,239 @@
+package keyenc
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/kvschema/kvschema/types"
+)
+
+// Marker and escape bytes of the ordered encoding.
+const (
+	nullMarker    = 0x00 // nullable NULL
+	presentMarker = 0x01 // nullable non-NULL, value follows
+	escapedZero   = 0xFF // after 0x00: a literal zero byte of the value
+	terminator    = 0x01 // after 0x00: end of the value
+
+	sign32 = 1 << 31 // flipped so that negative integers sort first
+	sign64 = 1 << 63
+)
+
+// AppendOrdered appends the ordered encoding of v, a canonical value of type
+// t, to dst. NULL is accepted only if nullable.
+func AppendOrdered(dst []byte, t types.Type, v types.Value, nullable bool) ([]byte, error) {
+	if !known(t) {
+		return dst, unsupported(t)
+	}
+	if v == nil {
+		if !nullable {
+			return dst, fmt.Errorf("keyenc: NULL %s value in a non-nullable encoding", t)
+		}
+		return append(dst, nullMarker), nil
+	}
+	// Values are checked before anything is appended so that dst's spare
+	// capacity is untouched on error.
+	switch t {
+	case types.String:
+		s, ok := v.(string)
+		if !ok {
+			return dst, mismatch(t, v)
+		}
+		return appendEscaped(appendPresent(dst, nullable), s), nil
+	case types.Bytes:
+		b, ok := v.([]byte)
+		if !ok {
+			return dst, mismatch(t, v)
+		}
+		return appendEscaped(appendPresent(dst, nullable), b), nil
+	}
+	u, err := fixedBits(t, v)
+	if err != nil {
+		return dst, err
+	}
+	return appendUint(appendPresent(dst, nullable), toOrdered(t, u), t.FixedWidth()), nil
+}
+
+// DecodeOrdered decodes one ordered-encoded value of type t from the front of
+// b and returns it with the number of bytes it took; bytes after it are
+// ignored.
+func DecodeOrdered(t types.Type, b []byte, nullable bool) (v types.Value, n int, err error) {
+	return decodeOrdered(t, b, nullable, 0x00)
+}
+
+// AppendDesc appends the descending encoding of v (the ordered encoding with
+// every byte inverted) to dst.
+func AppendDesc(dst []byte, t types.Type, v types.Value, nullable bool) ([]byte, error) {
+	out, err := AppendOrdered(dst, t, v, nullable)
+	if err != nil {
+		return dst, err
+	}
+	for i := len(dst); i < len(out); i++ {
+		out[i] ^= 0xFF
+	}
+	return out, nil
+}
+
+// DecodeDesc decodes one descending-encoded value of type t from the front of
+// b, like DecodeOrdered.
+func DecodeDesc(t types.Type, b []byte, nullable bool) (v types.Value, n int, err error) {
+	return decodeOrdered(t, b, nullable, 0xFF)
+}
+
+// known reports whether t is a valid type.
+func known(t types.Type) bool {
+	return t == types.String || t == types.Bytes || t.FixedWidth() > 0
+}
+
+func appendPresent(dst []byte, nullable bool) []byte {
+	if nullable {
+		return append(dst, presentMarker)
+	}
+	return dst
+}
+
+// appendEscaped appends s with each 0x00 escaped, then the terminator.
+func appendEscaped[S string | []byte](dst []byte, s S) []byte {
+	dst = slices.Grow(dst, len(s)+2)
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			dst = append(dst, s[start:i+1]...)
+			dst = append(dst, escapedZero)
+			start = i + 1
+		}
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, 0x00, terminator)
+}
+
+// toOrdered maps the natural bits of a fixed-width value to its ordered
+// bits.
+func toOrdered(t types.Type, u uint64) uint64 {
+	switch t {
+	case types.Int:
+		return u ^ sign32
+	case types.BigInt, types.Timestamp:
+		return u ^ sign64
+	case types.Float:
+		return ieee32.toOrdered(u)
+	case types.Double:
+		return ieee64.toOrdered(u)
+	}
+	return u // BOOL
+}
+
+// fromOrdered inverts toOrdered; ok is false for bits it never produces.
+func fromOrdered(t types.Type, e uint64) (u uint64, ok bool) {
+	switch t {
+	case types.Int:
+		return e ^ sign32, true
+	case types.BigInt, types.Timestamp:
+		return e ^ sign64, true
+	case types.Float:
+		return ieee32.fromOrdered(e)
+	case types.Double:
+		return ieee64.fromOrdered(e)
+	}
+	return e, true // BOOL, checked by fixedValue
+}
+
+// decodeOrdered decodes the ordered encoding from b read with every byte
+// XORed with mask, so one decoder serves both directions without copying.
+func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte) (types.Value, int, error) {
+	enc := "ordered"
+	if mask != 0 {
+		enc = "descending"
+	}
+	if !known(t) {
+		return nil, 0, unsupported(t)
+	}
+	n := 0 // offset of the value proper
+	if nullable {
+		if len(b) == 0 {
+			return nil, 0, malformed(t, enc, "truncated: need 1 byte, have 0")
+		}
+		switch b[0] ^ mask {
+		case nullMarker:
+			return nil, 1, nil
+		case presentMarker:
+			n = 1
+		default:
+			return nil, 0, malformed(t, enc, "has bad null marker 0x%02X", b[0])
+		}
+	}
+	if t == types.String || t == types.Bytes {
+		return decodeEscaped(t, b, n, mask, enc)
+	}
+	w := t.FixedWidth()
+	if len(b) < n+w {
+		return nil, 0, malformed(t, enc, "truncated: need %d bytes, have %d", n+w, len(b))
+	}
+	e := getUint(b[n:], w)
+	if mask != 0 {
+		e ^= ^uint64(0) >> (64 - 8*w)
+	}
+	u, ok := fromOrdered(t, e)
+	if !ok {
+		return nil, 0, malformed(t, enc, "is not canonical: % X decodes to -0 or a NaN", b[n:n+w])
+	}
+	v, err := fixedValue(t, u, enc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, n + w, nil
+}
+
+// decodeEscaped decodes the escaped STRING or BYTES value starting at
+// b[start], read through mask as in decodeOrdered.
+func decodeEscaped(t types.Type, b []byte, start int, mask byte, enc string) (types.Value, int, error) {
+	// Find the terminator and count the escapes first, so that the result
+	// buffer is allocated once, at its exact size.
+	zeros := 0
+	for i := start; ; {
+		j := bytes.IndexByte(b[i:], mask) // a stored 0x00
+		if j < 0 || i+j+1 == len(b) {
+			return nil, 0, malformed(t, enc, "truncated: no terminator")
+		}
+		i += j + 1
+		switch b[i] ^ mask {
+		case escapedZero:
+			zeros++
+			i++
+		case terminator:
+			content := b[start : i-1]
+			if t == types.String && mask == 0 && zeros == 0 {
+				// Nothing to unescape: convert directly, one allocation.
+				return string(content), i + 1, nil
+			}
+			out := appendUnescaped(make([]byte, 0, len(content)-zeros), content, mask)
+			if t == types.String {
+				return string(out), i + 1, nil
+			}
+			return out, i + 1, nil
+		default:
+			return nil, 0, malformed(t, enc, "has bad escape %02X %02X at offset %d", b[i-1], b[i], i-1)
+		}
+	}
+}
+
+// appendUnescaped appends the bytes s stands for to dst; s is a validated
+// escaped value without its terminator, read through mask.
+func appendUnescaped(dst, s []byte, mask byte) []byte {
+	start := len(dst)
+	for {
+		j := bytes.IndexByte(s, mask)
+		if j < 0 {
+			break
+		}
+		dst = append(dst, s[:j+1]...) // keeps the zero, drops its escape
+		s = s[j+2:]
+	}
+	dst = append(dst, s...)
+	if mask != 0 {
+		for i := start; i < len(dst); i++ {
+			dst[i] ^= mask
+		}
+	}
+	return dst
+}

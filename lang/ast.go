@@ -1,0 +1,308 @@
+// Package lang owns the kvschema language: its lexer, its recursive-descent
+// parser and its printer. Definitions (DEFINE RELATION, DEFINE SCHEMA) and
+// statements (INSERT, SELECT, UPDATE, DELETE, EXPLAIN) share one lexer and
+// one parser.
+//
+// Invariants:
+//   - Parse(Print(x)) equals x for every AST the parser can produce, ignoring
+//     positions (compare with EqualIgnoringPos).
+//   - Every error from the parser is an *Error carrying file:line:col and what
+//     was expected; the parser never panics on any input.
+//   - The AST is purely syntactic: names are not resolved and types are not
+//     checked here (the layout and plan packages do that and report errors at
+//     the positions recorded in the AST).
+package lang
+
+import "github.com/kvschema/kvschema/types"
+
+// Pos is a source position. Line and Col are 1-based; Col counts bytes.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+// Statement is any top-level statement of a script.
+type Statement interface {
+	Pos() Pos
+	statement()
+}
+
+// DefineRelation is `DEFINE RELATION name { attr TYPE [key], … }` (seed 003
+// Fig. 6). Attributes keep their declaration order.
+type DefineRelation struct {
+	At    Pos
+	Name  string
+	Attrs []AttrDef
+}
+
+// AttrDef is one attribute of a relation.
+type AttrDef struct {
+	At   Pos
+	Name string
+	Type types.Type
+	Key  bool // part of the relation's primary key
+}
+
+// DefineSchema is `DEFINE [PRIMARY] SCHEMA name FOR relation { TABLE …, ROW …,
+// FAMILY …, QUALIFIER …, VALUE … }`: one physical layout of a relation. Each
+// field is a concatenation of elements (written e1:e2:…).
+type DefineSchema struct {
+	At        Pos
+	Primary   bool
+	Name      string
+	Relation  string
+	Table     Concat
+	Row       Concat
+	Family    Concat
+	Qualifier Concat
+	Value     Concat
+}
+
+// Concat is a field value: its elements' encodings concatenated in order. An
+// empty Concat prints as the empty string constant.
+type Concat []Elem
+
+// Elem is one element of a field.
+type Elem interface {
+	Pos() Pos
+	elem()
+}
+
+// AttrRef is a bare attribute name: the attribute's value in its natural
+// encoding (STRING as its bytes, INT 100 as \x00\x00\x00d, …).
+type AttrRef struct {
+	At   Pos
+	Name string
+}
+
+// Const is a string or binary literal: 'f', x'00ff', or the empty string.
+type Const struct {
+	At    Pos
+	Value []byte
+}
+
+// Modifier is `name(args){body}` or `name{body}`:
+//
+//	suffix('x'){…}  body followed by the bytes x
+//	prefix('x'){…}  the bytes x followed by body
+//	size{…}         body preceded by its byte length (1 byte); size(2){…} and
+//	                size(4){…} use a 2- or 4-byte big-endian length
+//	ordered{…}      attributes inside use the order-preserving, self-delimiting
+//	                key encoding
+//	desc{…}         like ordered, with every byte inverted (descending order)
+//	salt(N){…}      one byte: hash of the body's encoding mod N (N in 1..256)
+//
+// Args holds the literal arguments in order: strings as []byte, numbers as
+// int64.
+type Modifier struct {
+	At   Pos
+	Name string
+	Args []types.Value
+	Body Concat
+}
+
+// AttrNames is `attr_name['a','b']`: one branch per attribute of the relation
+// not listed, yielding that attribute's name. It turns one tuple into several
+// key-values (seed 003 Fig. 3).
+type AttrNames struct {
+	At      Pos
+	Exclude []string
+}
+
+// AttrValues is `attr_value['a','b']`: the value (natural encoding) of the
+// attribute named by the AttrNames branch of the same key-value. Its Exclude
+// list must equal that AttrNames' list.
+type AttrValues struct {
+	At      Pos
+	Exclude []string
+}
+
+// Insert is `INSERT INTO r [(c1, c2, …)] VALUES (…), (…)`.
+type Insert struct {
+	At       Pos
+	Relation string
+	Columns  []string // nil: all attributes in declaration order
+	Rows     [][]Expr
+}
+
+// Select is `SELECT * | c1, c2 FROM r [WHERE e] [ORDER BY c [ASC|DESC], …]
+// [LIMIT n]`.
+type Select struct {
+	At       Pos
+	Star     bool
+	Columns  []string
+	Relation string
+	Where    Expr // nil when absent
+	OrderBy  []OrderItem
+	Limit    Expr // nil when absent; a *Literal (integer) or a *Param
+}
+
+// OrderItem is one ORDER BY term.
+type OrderItem struct {
+	At     Pos
+	Column string
+	Desc   bool
+}
+
+// Update is `UPDATE r SET c = e, … [WHERE e]`.
+type Update struct {
+	At       Pos
+	Relation string
+	Set      []Assignment
+	Where    Expr
+}
+
+// Assignment is one `column = expr` of an UPDATE.
+type Assignment struct {
+	At     Pos
+	Column string
+	Value  Expr
+}
+
+// Delete is `DELETE FROM r [WHERE e]`.
+type Delete struct {
+	At       Pos
+	Relation string
+	Where    Expr
+}
+
+// Explain is `EXPLAIN stmt` for a SELECT, INSERT, UPDATE or DELETE.
+type Explain struct {
+	At   Pos
+	Stmt Statement
+}
+
+// Expr is a scalar or boolean expression.
+type Expr interface {
+	Pos() Pos
+	expr()
+}
+
+// Literal is a constant: string, []byte, int64, float64, bool, time.Time or
+// nil (NULL). A leading minus sign on a number is folded into the literal.
+type Literal struct {
+	At    Pos
+	Value types.Value
+}
+
+// Param is a `?` placeholder. Index is its 0-based ordinal in the statement,
+// counted left to right in source order.
+type Param struct {
+	At    Pos
+	Index int
+}
+
+// ColumnRef names an attribute of the statement's relation.
+type ColumnRef struct {
+	At   Pos
+	Name string
+}
+
+// Op is a binary operator.
+type Op uint8
+
+// Binary operators, in no particular order.
+const (
+	OpAnd Op = iota + 1
+	OpOr
+	OpEq
+	OpNe
+	OpLt
+	OpLe
+	OpGt
+	OpGe
+)
+
+var opText = [...]string{OpAnd: "AND", OpOr: "OR", OpEq: "=", OpNe: "!=", OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">="}
+
+func (o Op) String() string {
+	if int(o) < len(opText) && opText[o] != "" {
+		return opText[o]
+	}
+	return "?op"
+}
+
+// Binary is `L op R`. Comparisons take scalar operands; AND/OR boolean ones.
+type Binary struct {
+	At Pos
+	Op Op
+	L  Expr
+	R  Expr
+}
+
+// Not is `NOT X`.
+type Not struct {
+	At Pos
+	X  Expr
+}
+
+// In is `X [NOT] IN (e1, e2, …)`.
+type In struct {
+	At   Pos
+	X    Expr
+	List []Expr
+	Not  bool
+}
+
+// Between is `X [NOT] BETWEEN Lo AND Hi` (inclusive).
+type Between struct {
+	At  Pos
+	X   Expr
+	Lo  Expr
+	Hi  Expr
+	Not bool
+}
+
+// IsNull is `X IS [NOT] NULL`.
+type IsNull struct {
+	At  Pos
+	X   Expr
+	Not bool
+}
+
+func (s *DefineRelation) Pos() Pos { return s.At }
+func (s *DefineSchema) Pos() Pos   { return s.At }
+func (s *Insert) Pos() Pos         { return s.At }
+func (s *Select) Pos() Pos         { return s.At }
+func (s *Update) Pos() Pos         { return s.At }
+func (s *Delete) Pos() Pos         { return s.At }
+func (s *Explain) Pos() Pos        { return s.At }
+
+func (*DefineRelation) statement() {}
+func (*DefineSchema) statement()   {}
+func (*Insert) statement()         {}
+func (*Select) statement()         {}
+func (*Update) statement()         {}
+func (*Delete) statement()         {}
+func (*Explain) statement()        {}
+
+func (e *AttrRef) Pos() Pos    { return e.At }
+func (e *Const) Pos() Pos      { return e.At }
+func (e *Modifier) Pos() Pos   { return e.At }
+func (e *AttrNames) Pos() Pos  { return e.At }
+func (e *AttrValues) Pos() Pos { return e.At }
+
+func (*AttrRef) elem()    {}
+func (*Const) elem()      {}
+func (*Modifier) elem()   {}
+func (*AttrNames) elem()  {}
+func (*AttrValues) elem() {}
+
+func (e *Literal) Pos() Pos   { return e.At }
+func (e *Param) Pos() Pos     { return e.At }
+func (e *ColumnRef) Pos() Pos { return e.At }
+func (e *Binary) Pos() Pos    { return e.At }
+func (e *Not) Pos() Pos       { return e.At }
+func (e *In) Pos() Pos        { return e.At }
+func (e *Between) Pos() Pos   { return e.At }
+func (e *IsNull) Pos() Pos    { return e.At }
+
+func (*Literal) expr()   {}
+func (*Param) expr()     {}
+func (*ColumnRef) expr() {}
+func (*Binary) expr()    {}
+func (*Not) expr()       {}
+func (*In) expr()        {}
+func (*Between) expr()   {}
+func (*IsNull) expr()    {}

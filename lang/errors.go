@@ -1,0 +1,24 @@
+package lang
+
+import "strconv"
+
+// Error is a syntax error: the position of the offending token and what was
+// expected there. Every error returned by the parse functions is an *Error.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+// Error formats the error as "file:line:col: msg", leaving out "file:" when
+// the source has no file name.
+func (e *Error) Error() string {
+	s := strconv.Itoa(e.Pos.Line) + ":" + strconv.Itoa(e.Pos.Col) + ": " + e.Msg
+	if e.Pos.File != "" {
+		s = e.Pos.File + ":" + s
+	}
+	return s
+}
+
+func errorAt(pos Pos, msg string) *Error {
+	return &Error{Pos: pos, Msg: msg}
+}

@@ -1,0 +1,71 @@
+package lang
+
+import (
+	"errors"
+	"testing"
+)
+
+// checkParseError fails unless err is an *Error with a real position.
+func checkParseError(t *testing.T, err error) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v is %T, want *Error", err, err)
+	}
+	if e.Pos.Line < 1 || e.Pos.Col < 1 || e.Msg == "" {
+		t.Fatalf("error without position or message: %#v", e)
+	}
+}
+
+func FuzzParseScript(f *testing.F) {
+	f.Add([]byte(fig6))
+	for _, tc := range stmtTests {
+		f.Add([]byte(tc.src))
+	}
+	for _, tc := range errorTests {
+		f.Add([]byte(tc.src))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		ss, err := ParseScript("fuzz", src)
+		if err != nil {
+			checkParseError(t, err)
+			return
+		}
+		text := PrintScript(ss)
+		again, err := ParseScript("", []byte(text))
+		if err != nil {
+			t.Fatalf("reparse of printed script: %v\n%s", err, text)
+		}
+		if !EqualIgnoringPos(ss, again) {
+			t.Fatalf("reparse differs (-parsed +reparsed):\n%s\ntext:\n%s", diffIgnoringPos(ss, again), text)
+		}
+		if text2 := PrintScript(again); text2 != text {
+			t.Fatalf("printing is not canonical:\n%s\nthen\n%s", text, text2)
+		}
+	})
+}
+
+func FuzzParseExpr(f *testing.F) {
+	for _, src := range []string{
+		"a = 1", "NOT (a OR b) AND c", "x IN (1, ?, 'a') OR y NOT BETWEEN -1 AND 2.5e3",
+		"t >= TIMESTAMP '2024-01-02 03:04:05.5' AND b = x'00ff'", `"select" IS NOT NULL`,
+		"((a))", "a <> b -- comment", "NOT NOT a", "(a = b) = (c IS NULL)",
+	} {
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		e, err := ParseExpr("", src)
+		if err != nil {
+			checkParseError(t, err)
+			return
+		}
+		text := PrintExpr(e)
+		again, err := ParseExpr("", text)
+		if err != nil {
+			t.Fatalf("reparse of printed expression: %v\n%s", err, text)
+		}
+		if !EqualIgnoringPos(e, again) {
+			t.Fatalf("reparse differs:\n%s\ntext:\n%s", diffIgnoringPos(e, again), text)
+		}
+	})
+}

@@ -1,0 +1,960 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/types"
+)
+
+// maxDepth bounds the nesting of expressions and modifiers. Parentheses, NOT,
+// modifier bodies and each link of an AND/OR chain count, so the depth of any
+// tree the parser returns is bounded too, and neither the parser nor the
+// later passes that walk the tree recursively can exhaust the stack.
+const maxDepth = 1000
+
+// ParseScript parses a script: statements separated by ';', where the last
+// ';' is optional and empty statements are skipped. file is used only in
+// positions. The error, if any, is an *Error.
+func ParseScript(file string, src []byte) ([]Statement, error) {
+	p := newParser(file, string(src))
+	var ss []Statement
+	for {
+		if p.acceptPunct(";") {
+			continue
+		}
+		if p.peek().kind == tokEOF {
+			return ss, nil
+		}
+		s, err := p.statement()
+		if err != nil {
+			return nil, err
+		}
+		ss = append(ss, s)
+		if p.peek().kind != tokEOF && !p.isPunct(";") {
+			return nil, p.unexpected("';' or end of input after statement")
+		}
+	}
+}
+
+// ParseStatement parses exactly one statement, optionally followed by ';'.
+// The error, if any, is an *Error.
+func ParseStatement(file string, src string) (Statement, error) {
+	p := newParser(file, src)
+	s, err := p.statement()
+	if err != nil {
+		return nil, err
+	}
+	p.acceptPunct(";")
+	if p.peek().kind != tokEOF {
+		return nil, p.unexpected("end of input after statement")
+	}
+	return s, nil
+}
+
+// ParseExpr parses one expression as it would appear after WHERE. Its
+// parameters are numbered from 0. The error, if any, is an *Error.
+func ParseExpr(file, src string) (Expr, error) {
+	p := newParser(file, src)
+	x, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if p.peek().kind != tokEOF {
+		return nil, p.unexpected("end of input after expression")
+	}
+	return x, nil
+}
+
+// parser is a recursive-descent parser over a token slice. Every parse
+// method returns at the first error; nothing is recovered.
+type parser struct {
+	toks   []token // ends with a tokEOF or tokError token
+	i      int     // index of the current token
+	nparam int     // number of '?' seen in the current statement
+	depth  int     // current nesting, see maxDepth
+}
+
+func newParser(file, src string) *parser {
+	return &parser{toks: lex(file, src)}
+}
+
+// peek returns the current token.
+func (p *parser) peek() *token { return &p.toks[p.i] }
+
+// peekN returns the token n places after the current one (the final token if
+// that is past the end).
+func (p *parser) peekN(n int) *token {
+	return &p.toks[min(p.i+n, len(p.toks)-1)]
+}
+
+// next consumes and returns the current token. It never moves past the final
+// tokEOF or tokError token.
+func (p *parser) next() *token {
+	t := &p.toks[p.i]
+	if p.i < len(p.toks)-1 {
+		p.i++
+	}
+	return t
+}
+
+func (p *parser) isPunct(s string) bool {
+	t := p.peek()
+	return t.kind == tokPunct && t.str == s
+}
+
+func (p *parser) acceptPunct(s string) bool {
+	if p.isPunct(s) {
+		p.next()
+		return true
+	}
+	return false
+}
+
+// expectPunct consumes punctuation s; context completes "expected 's' …".
+func (p *parser) expectPunct(s, context string) error {
+	if p.acceptPunct(s) {
+		return nil
+	}
+	return p.unexpected("'" + s + "' " + context)
+}
+
+func (p *parser) isKeyword(kw string) bool {
+	t := p.peek()
+	return t.kind == tokKeyword && t.str == kw
+}
+
+func (p *parser) acceptKeyword(kw string) bool {
+	if p.isKeyword(kw) {
+		p.next()
+		return true
+	}
+	return false
+}
+
+func (p *parser) expectKeyword(kw, context string) error {
+	if p.acceptKeyword(kw) {
+		return nil
+	}
+	return p.unexpected(kw + " " + context)
+}
+
+// isWord reports whether the current token is the contextual keyword w: a
+// bare identifier spelled w in any case.
+func (p *parser) isWord(w string) bool {
+	t := p.peek()
+	return t.kind == tokIdent && strings.EqualFold(t.str, w)
+}
+
+func (p *parser) acceptWord(w string) bool {
+	if p.isWord(w) {
+		p.next()
+		return true
+	}
+	return false
+}
+
+func (p *parser) expectWord(w, context string) error {
+	if p.acceptWord(w) {
+		return nil
+	}
+	return p.unexpected(w + " " + context)
+}
+
+// unexpected reports that the current token is not what was wanted. If the
+// current token is a lexical error, that error is reported instead: it is
+// the real problem.
+func (p *parser) unexpected(want string) error {
+	t := p.peek()
+	if t.kind == tokError {
+		return t.err
+	}
+	return errorAt(t.pos, "expected "+want+", found "+t.describe())
+}
+
+// expectedName is unexpected for places where a name is wanted, with a hint
+// when the user wrote a reserved word as a name.
+func (p *parser) expectedName(want string) error {
+	t := p.peek()
+	if t.kind != tokKeyword {
+		return p.unexpected(want)
+	}
+	return errorAt(t.pos, fmt.Sprintf("expected %s, found reserved word '%s' (write \"%s\" to use it as a name)", want, t.raw, t.raw))
+}
+
+// ident consumes a bare or quoted identifier; what names it for errors.
+func (p *parser) ident(what string) (string, Pos, error) {
+	t := p.peek()
+	if t.kind != tokIdent && t.kind != tokQuoted {
+		return "", Pos{}, p.expectedName(what)
+	}
+	p.next()
+	return t.str, t.pos, nil
+}
+
+// enter descends one nesting level, failing past maxDepth at the current
+// token. The caller decrements p.depth when it is done (on success; an error
+// ends the parse).
+func (p *parser) enter() error {
+	p.depth++
+	if p.depth > maxDepth {
+		return errorAt(p.peek().pos, fmt.Sprintf("expression nested too deeply (more than %d levels)", maxDepth))
+	}
+	return nil
+}
+
+// statement parses one statement; its parameters are numbered from 0.
+func (p *parser) statement() (Statement, error) {
+	p.nparam = 0
+	t := p.peek()
+	switch {
+	case p.isKeyword("DEFINE"):
+		return p.define()
+	case p.isKeyword("EXPLAIN"):
+		p.next()
+		if !p.isDML() {
+			return nil, p.unexpected("SELECT, INSERT, UPDATE or DELETE after EXPLAIN")
+		}
+		s, err := p.dml()
+		if err != nil {
+			return nil, err
+		}
+		return &Explain{At: t.pos, Stmt: s}, nil
+	case p.isDML():
+		return p.dml()
+	}
+	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, EXPLAIN or DEFINE)")
+}
+
+func (p *parser) isDML() bool {
+	return p.isKeyword("SELECT") || p.isKeyword("INSERT") || p.isKeyword("UPDATE") || p.isKeyword("DELETE")
+}
+
+// dml parses a SELECT, INSERT, UPDATE or DELETE; the caller checked isDML.
+func (p *parser) dml() (Statement, error) {
+	switch p.peek().str {
+	case "SELECT":
+		return p.selectStmt()
+	case "INSERT":
+		return p.insert()
+	case "UPDATE":
+		return p.update()
+	}
+	return p.delete()
+}
+
+// define parses DEFINE RELATION and DEFINE [PRIMARY] SCHEMA.
+func (p *parser) define() (Statement, error) {
+	at := p.next().pos
+	switch {
+	case p.acceptWord("RELATION"):
+		return p.defineRelation(at)
+	case p.acceptWord("PRIMARY"):
+		if err := p.expectWord("SCHEMA", "after DEFINE PRIMARY"); err != nil {
+			return nil, err
+		}
+		return p.defineSchema(at, true)
+	case p.acceptWord("SCHEMA"):
+		return p.defineSchema(at, false)
+	}
+	return nil, p.unexpected("RELATION, SCHEMA or PRIMARY SCHEMA after DEFINE")
+}
+
+// validTypes lists the type names for "unknown type" errors.
+var validTypes = func() string {
+	names := make([]string, len(types.AllTypes))
+	for i, t := range types.AllTypes {
+		names[i] = t.String()
+	}
+	return strings.Join(names, ", ")
+}()
+
+func (p *parser) defineRelation(at Pos) (Statement, error) {
+	name, _, err := p.ident("relation name")
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("{", "after relation name"); err != nil {
+		return nil, err
+	}
+	r := &DefineRelation{At: at, Name: name}
+	for {
+		a, err := p.attrDef()
+		if err != nil {
+			return nil, err
+		}
+		r.Attrs = append(r.Attrs, a)
+		comma := p.acceptPunct(",")
+		if p.acceptPunct("}") {
+			return r, nil
+		}
+		if !comma {
+			return nil, p.unexpected("',' or '}' after attribute definition")
+		}
+	}
+}
+
+func (p *parser) attrDef() (AttrDef, error) {
+	name, at, err := p.ident("attribute name")
+	if err != nil {
+		return AttrDef{}, err
+	}
+	t := p.peek()
+	if t.kind != tokIdent {
+		return AttrDef{}, p.unexpected("type of attribute " + snippet(quoteIdent(name)))
+	}
+	typ, ok := types.ParseType(t.str)
+	if !ok {
+		return AttrDef{}, errorAt(t.pos, fmt.Sprintf("unknown type '%s' (valid types: %s)", snippet(t.str), validTypes))
+	}
+	p.next()
+	return AttrDef{At: at, Name: name, Type: typ, Key: p.acceptWord("KEY")}, nil
+}
+
+func (p *parser) defineSchema(at Pos, primary bool) (Statement, error) {
+	name, _, err := p.ident("schema name")
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectWord("FOR", "after schema name"); err != nil {
+		return nil, err
+	}
+	rel, _, err := p.ident("relation name")
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("{", "after relation name"); err != nil {
+		return nil, err
+	}
+	s := &DefineSchema{At: at, Primary: primary, Name: name, Relation: rel}
+	for {
+		t := p.peek()
+		var field *Concat
+		if t.kind == tokIdent {
+			field = schemaField(s, t.str)
+		}
+		if field == nil {
+			return nil, p.unexpected("TABLE, ROW, FAMILY, QUALIFIER or VALUE")
+		}
+		word := strings.ToUpper(t.str)
+		if *field != nil {
+			return nil, errorAt(t.pos, fmt.Sprintf("duplicate %s field in schema %s", word, snippet(quoteIdent(name))))
+		}
+		p.next()
+		c, err := p.concat()
+		if err != nil {
+			return nil, err
+		}
+		*field = c
+		comma := p.acceptPunct(",")
+		if end := p.peek(); p.acceptPunct("}") {
+			if s.Row == nil {
+				return nil, errorAt(end.pos, fmt.Sprintf("schema %s has no ROW field (ROW is required)", snippet(quoteIdent(name))))
+			}
+			return s, nil
+		}
+		if !comma {
+			return nil, p.unexpected("':', ',' or '}' after " + word + " element")
+		}
+	}
+}
+
+// schemaField returns the field of s that the contextual keyword word names,
+// or nil if word names none.
+func schemaField(s *DefineSchema, word string) *Concat {
+	switch strings.ToUpper(word) {
+	case "TABLE":
+		return &s.Table
+	case "ROW":
+		return &s.Row
+	case "FAMILY":
+		return &s.Family
+	case "QUALIFIER":
+		return &s.Qualifier
+	case "VALUE":
+		return &s.Value
+	}
+	return nil
+}
+
+// concat parses elem { ':' elem }.
+func (p *parser) concat() (Concat, error) {
+	var c Concat
+	for {
+		e, err := p.elem()
+		if err != nil {
+			return nil, err
+		}
+		c = append(c, e)
+		if !p.acceptPunct(":") {
+			return c, nil
+		}
+	}
+}
+
+func (p *parser) elem() (Elem, error) {
+	t := p.peek()
+	switch t.kind {
+	case tokString:
+		p.next()
+		return &Const{At: t.pos, Value: []byte(t.str)}, nil
+	case tokBinary:
+		p.next()
+		return &Const{At: t.pos, Value: t.val.([]byte)}, nil
+	case tokQuoted:
+		p.next()
+		return &AttrRef{At: t.pos, Name: t.str}, nil
+	case tokKeyword:
+		// DESC is reserved for ORDER BY but is also the desc{…} modifier.
+		if t.str == "DESC" && p.startsModifier() {
+			return p.modifier()
+		}
+	case tokIdent:
+		if p.peekN(1).kind == tokPunct && p.peekN(1).str == "[" {
+			if strings.EqualFold(t.str, "attr_name") || strings.EqualFold(t.str, "attr_value") {
+				return p.attrList()
+			}
+		}
+		if p.startsModifier() {
+			return p.modifier()
+		}
+		p.next()
+		return &AttrRef{At: t.pos, Name: t.str}, nil
+	}
+	return nil, p.expectedName("schema element (string, attribute, modifier, attr_name[…] or attr_value[…])")
+}
+
+// startsModifier reports whether the current token is followed by '(' or
+// '{', which makes it a modifier name rather than an attribute.
+func (p *parser) startsModifier() bool {
+	t := p.peekN(1)
+	return t.kind == tokPunct && (t.str == "(" || t.str == "{")
+}
+
+// modifierSignature describes the arguments each modifier takes; its keys
+// are the modifier names.
+var modifierSignature = map[string]string{
+	"suffix":  "exactly one string or binary argument",
+	"prefix":  "exactly one string or binary argument",
+	"size":    "no argument or one of 1, 2 and 4",
+	"ordered": "no arguments",
+	"desc":    "no arguments",
+	"salt":    "one integer argument in 1..256",
+}
+
+func (p *parser) modifier() (Elem, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	t := p.next()
+	name := strings.ToLower(t.str)
+	want, ok := modifierSignature[name]
+	if !ok {
+		return nil, errorAt(t.pos, fmt.Sprintf("unknown modifier '%s' (want suffix, prefix, size, ordered, desc or salt)", snippet(t.raw)))
+	}
+	var args []types.Value
+	if p.acceptPunct("(") {
+		for {
+			lit, err := p.literal()
+			if err != nil {
+				return nil, err
+			}
+			if lit == nil {
+				return nil, p.unexpected("literal argument of " + name)
+			}
+			args = append(args, lit.Value)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		if err := p.expectPunct(")", "after arguments of "+name); err != nil {
+			return nil, err
+		}
+	}
+	args, ok = checkModifierArgs(name, args)
+	if !ok {
+		return nil, errorAt(t.pos, fmt.Sprintf("%s takes %s", name, want))
+	}
+	if err := p.expectPunct("{", "after "+name); err != nil {
+		return nil, err
+	}
+	body, err := p.concat()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("}", "or ':' in the body of "+name); err != nil {
+		return nil, err
+	}
+	p.depth--
+	return &Modifier{At: t.pos, Name: name, Args: args, Body: body}, nil
+}
+
+// checkModifierArgs validates the arguments of modifier name and converts
+// them to their stored form (string arguments become []byte).
+func checkModifierArgs(name string, args []types.Value) ([]types.Value, bool) {
+	switch name {
+	case "suffix", "prefix":
+		if len(args) == 1 {
+			switch v := args[0].(type) {
+			case string:
+				return []types.Value{[]byte(v)}, true
+			case []byte:
+				return args, true
+			}
+		}
+		return nil, false
+	case "size":
+		if len(args) == 0 {
+			return nil, true
+		}
+		n, ok := oneInt(args)
+		return args, ok && (n == 1 || n == 2 || n == 4)
+	case "salt":
+		n, ok := oneInt(args)
+		return args, ok && 1 <= n && n <= 256
+	}
+	return nil, len(args) == 0 // ordered, desc
+}
+
+// oneInt returns the only argument if there is exactly one and it is an
+// integer.
+func oneInt(args []types.Value) (int64, bool) {
+	if len(args) != 1 {
+		return 0, false
+	}
+	n, ok := args[0].(int64)
+	return n, ok
+}
+
+// attrList parses attr_name[…] or attr_value[…].
+func (p *parser) attrList() (Elem, error) {
+	t := p.next()
+	word := strings.ToLower(t.str)
+	p.next() // '['
+	var names []string
+	if !p.acceptPunct("]") {
+		for {
+			n := p.peek()
+			if n.kind != tokString && n.kind != tokIdent && n.kind != tokQuoted {
+				return nil, p.expectedName("attribute name (string or identifier) in " + word + "[…]")
+			}
+			p.next()
+			names = append(names, n.str)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		if err := p.expectPunct("]", "after attribute names of "+word); err != nil {
+			return nil, err
+		}
+	}
+	if word == "attr_name" {
+		return &AttrNames{At: t.pos, Exclude: names}, nil
+	}
+	return &AttrValues{At: t.pos, Exclude: names}, nil
+}
+
+func (p *parser) selectStmt() (Statement, error) {
+	s := &Select{At: p.next().pos}
+	if p.acceptPunct("*") {
+		s.Star = true
+	} else {
+		for {
+			c, _, err := p.ident("column name or '*'")
+			if err != nil {
+				return nil, err
+			}
+			s.Columns = append(s.Columns, c)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+	}
+	if err := p.expectKeyword("FROM", "after select list"); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.Relation, _, err = p.ident("relation name"); err != nil {
+		return nil, err
+	}
+	if s.Where, err = p.where(); err != nil {
+		return nil, err
+	}
+	if p.acceptKeyword("ORDER") {
+		if err := p.expectKeyword("BY", "after ORDER"); err != nil {
+			return nil, err
+		}
+		for {
+			c, at, err := p.ident("column name")
+			if err != nil {
+				return nil, err
+			}
+			item := OrderItem{At: at, Column: c, Desc: p.acceptKeyword("DESC")}
+			if !item.Desc {
+				p.acceptKeyword("ASC")
+			}
+			s.OrderBy = append(s.OrderBy, item)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+	}
+	if p.acceptKeyword("LIMIT") {
+		t := p.peek()
+		switch {
+		case t.kind == tokParam:
+			s.Limit = p.param()
+		case t.kind == tokInt && t.val.(int64) >= 0:
+			p.next()
+			s.Limit = &Literal{At: t.pos, Value: t.val}
+		default:
+			return nil, p.unexpected("non-negative integer or '?' after LIMIT")
+		}
+	}
+	return s, nil
+}
+
+// where parses an optional WHERE clause; the result is nil without one.
+func (p *parser) where() (Expr, error) {
+	if !p.acceptKeyword("WHERE") {
+		return nil, nil
+	}
+	return p.expr()
+}
+
+func (p *parser) insert() (Statement, error) {
+	s := &Insert{At: p.next().pos}
+	if err := p.expectKeyword("INTO", "after INSERT"); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.Relation, _, err = p.ident("relation name"); err != nil {
+		return nil, err
+	}
+	if p.acceptPunct("(") {
+		for {
+			c, _, err := p.ident("column name")
+			if err != nil {
+				return nil, err
+			}
+			s.Columns = append(s.Columns, c)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		if err := p.expectPunct(")", "or ',' after column name"); err != nil {
+			return nil, err
+		}
+		err = p.expectKeyword("VALUES", "after column list")
+	} else {
+		err = p.expectKeyword("VALUES", "or '(' after relation name")
+	}
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if err := p.expectPunct("(", "to start a row of values"); err != nil {
+			return nil, err
+		}
+		var row []Expr
+		for {
+			v, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			row = append(row, v)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		if err := p.expectPunct(")", "or ',' after value"); err != nil {
+			return nil, err
+		}
+		s.Rows = append(s.Rows, row)
+		if !p.acceptPunct(",") {
+			return s, nil
+		}
+	}
+}
+
+func (p *parser) update() (Statement, error) {
+	s := &Update{At: p.next().pos}
+	var err error
+	if s.Relation, _, err = p.ident("relation name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("SET", "after relation name"); err != nil {
+		return nil, err
+	}
+	for {
+		c, at, err := p.ident("column name")
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectPunct("=", "after column name"); err != nil {
+			return nil, err
+		}
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		s.Set = append(s.Set, Assignment{At: at, Column: c, Value: v})
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if s.Where, err = p.where(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (p *parser) delete() (Statement, error) {
+	s := &Delete{At: p.next().pos}
+	if err := p.expectKeyword("FROM", "after DELETE"); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.Relation, _, err = p.ident("relation name"); err != nil {
+		return nil, err
+	}
+	if s.Where, err = p.where(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// value parses a literal or '?' (INSERT rows, UPDATE assignments).
+func (p *parser) value() (Expr, error) {
+	if p.peek().kind == tokParam {
+		return p.param(), nil
+	}
+	lit, err := p.literal()
+	if err != nil {
+		return nil, err
+	}
+	if lit == nil {
+		return nil, p.unexpected("value (a literal or '?')")
+	}
+	return lit, nil
+}
+
+func (p *parser) param() *Param {
+	x := &Param{At: p.next().pos, Index: p.nparam}
+	p.nparam++
+	return x
+}
+
+// literal parses a literal if the current token starts one, and returns nil
+// (and no error) if it does not.
+func (p *parser) literal() (*Literal, error) {
+	t := p.peek()
+	var v types.Value
+	switch t.kind {
+	case tokString:
+		v = t.str
+	case tokBinary, tokInt, tokFloat:
+		v = t.val
+	case tokKeyword:
+		switch t.str {
+		case "TRUE":
+			v = true
+		case "FALSE":
+			v = false
+		case "NULL":
+			v = nil
+		default:
+			return nil, nil
+		}
+	case tokIdent:
+		if !strings.EqualFold(t.str, "TIMESTAMP") || p.peekN(1).kind != tokString {
+			return nil, nil
+		}
+		p.next()
+		s := p.next()
+		ts, err := types.ParseTimestamp(s.str)
+		if err != nil {
+			return nil, errorAt(s.pos, err.Error())
+		}
+		// The printer writes timestamps as four-digit years; keep only
+		// those, so that every literal survives a print and reparse.
+		if y := ts.Year(); y < 0 || y > 9999 {
+			return nil, errorAt(s.pos, fmt.Sprintf("timestamp %s out of range (years 0000 to 9999 in UTC)", snippet(s.raw)))
+		}
+		return &Literal{At: t.pos, Value: ts}, nil
+	default:
+		return nil, nil
+	}
+	p.next()
+	return &Literal{At: t.pos, Value: v}, nil
+}
+
+// expr parses a boolean or scalar expression.
+func (p *parser) expr() (Expr, error) {
+	return p.chain(OpOr, "OR", p.andExpr)
+}
+
+func (p *parser) andExpr() (Expr, error) {
+	return p.chain(OpAnd, "AND", p.notExpr)
+}
+
+// chain parses operand { kw operand } into a left-associative tree of op.
+func (p *parser) chain(op Op, kw string, operand func() (Expr, error)) (Expr, error) {
+	x, err := operand()
+	if err != nil {
+		return nil, err
+	}
+	depth := p.depth
+	for p.isKeyword(kw) {
+		// Each link deepens the tree by one level.
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		p.next()
+		y, err := operand()
+		if err != nil {
+			return nil, err
+		}
+		x = &Binary{At: x.Pos(), Op: op, L: x, R: y}
+	}
+	p.depth = depth
+	return x, nil
+}
+
+func (p *parser) notExpr() (Expr, error) {
+	if !p.isKeyword("NOT") {
+		return p.predicate()
+	}
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	t := p.next()
+	x, err := p.notExpr()
+	if err != nil {
+		return nil, err
+	}
+	p.depth--
+	return &Not{At: t.pos, X: x}, nil
+}
+
+// compareOps maps comparison tokens to operators.
+var compareOps = map[string]Op{
+	"=": OpEq, "!=": OpNe, "<>": OpNe, "<": OpLt, "<=": OpLe, ">": OpGt, ">=": OpGe,
+}
+
+func (p *parser) predicate() (Expr, error) {
+	x, err := p.operand()
+	if err != nil {
+		return nil, err
+	}
+	t := p.peek()
+	switch {
+	case t.kind == tokPunct:
+		op, ok := compareOps[t.str]
+		if !ok {
+			break
+		}
+		p.next()
+		y, err := p.operand()
+		if err != nil {
+			return nil, err
+		}
+		return &Binary{At: x.Pos(), Op: op, L: x, R: y}, nil
+	case p.acceptKeyword("NOT"):
+		switch {
+		case p.isKeyword("IN"):
+			return p.in(x, true)
+		case p.isKeyword("BETWEEN"):
+			return p.between(x, true)
+		}
+		return nil, p.unexpected("IN or BETWEEN after NOT")
+	case p.isKeyword("IN"):
+		return p.in(x, false)
+	case p.isKeyword("BETWEEN"):
+		return p.between(x, false)
+	case p.acceptKeyword("IS"):
+		not := p.acceptKeyword("NOT")
+		if err := p.expectKeyword("NULL", "after IS"); err != nil {
+			return nil, err
+		}
+		return &IsNull{At: x.Pos(), X: x, Not: not}, nil
+	}
+	return x, nil
+}
+
+// in parses IN (…) after x; the current token is IN.
+func (p *parser) in(x Expr, not bool) (Expr, error) {
+	p.next()
+	if err := p.expectPunct("(", "after IN"); err != nil {
+		return nil, err
+	}
+	e := &In{At: x.Pos(), X: x, Not: not}
+	for {
+		y, err := p.operand()
+		if err != nil {
+			return nil, err
+		}
+		e.List = append(e.List, y)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")", "or ',' in IN list"); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// between parses BETWEEN lo AND hi after x; the current token is BETWEEN.
+func (p *parser) between(x Expr, not bool) (Expr, error) {
+	p.next()
+	lo, err := p.operand()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("AND", "in BETWEEN"); err != nil {
+		return nil, err
+	}
+	hi, err := p.operand()
+	if err != nil {
+		return nil, err
+	}
+	return &Between{At: x.Pos(), X: x, Lo: lo, Hi: hi, Not: not}, nil
+}
+
+// operand parses a literal, '?', a column or a parenthesized expression.
+func (p *parser) operand() (Expr, error) {
+	lit, err := p.literal()
+	if err != nil {
+		return nil, err
+	}
+	if lit != nil {
+		return lit, nil
+	}
+	t := p.peek()
+	switch t.kind {
+	case tokParam:
+		return p.param(), nil
+	case tokIdent, tokQuoted:
+		p.next()
+		return &ColumnRef{At: t.pos, Name: t.str}, nil
+	case tokPunct:
+		if t.str != "(" {
+			break
+		}
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		p.next()
+		x, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectPunct(")", fmt.Sprintf("to match '(' at %d:%d", t.pos.Line, t.pos.Col)); err != nil {
+			return nil, err
+		}
+		p.depth--
+		return x, nil
+	}
+	return nil, p.expectedName("expression")
+}

@@ -1,0 +1,347 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/types"
+)
+
+// Print returns the canonical text of s, without a trailing ';'. Parsing the
+// text gives back s (ignoring positions) for every statement the parser can
+// produce. It panics on a nil or foreign node, which is a programming error.
+func Print(s Statement) string {
+	var b strings.Builder
+	printStmt(&b, s)
+	return b.String()
+}
+
+// PrintScript returns the canonical text of a script: each statement
+// followed by ";\n".
+func PrintScript(ss []Statement) string {
+	var b strings.Builder
+	for _, s := range ss {
+		printStmt(&b, s)
+		b.WriteString(";\n")
+	}
+	return b.String()
+}
+
+// PrintExpr returns the canonical text of an expression, with parentheses
+// only where the tree needs them.
+func PrintExpr(e Expr) string {
+	var b strings.Builder
+	printExpr(&b, e)
+	return b.String()
+}
+
+// PrintConcat returns the canonical text of a schema field value; the empty
+// Concat prints as the empty string literal.
+func PrintConcat(c Concat) string {
+	var b strings.Builder
+	printConcat(&b, c)
+	return b.String()
+}
+
+// quoteIdent writes a name bare when it lexes back as the same identifier,
+// and double-quoted otherwise.
+func quoteIdent(s string) string {
+	if isBareIdent(s) {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+func isBareIdent(s string) bool {
+	if s == "" || !isIdentStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isIdentChar(s[i]) {
+			return false
+		}
+	}
+	_, reserved := keyword(s)
+	return !reserved
+}
+
+// formatBytes writes a byte-string constant as a readable string literal when
+// it is printable text and as x'…' otherwise; both lex back to the same bytes.
+func formatBytes(b []byte) string {
+	if isPrintable(string(b)) {
+		return types.QuoteString(string(b))
+	}
+	return types.Format(b)
+}
+
+func printStmt(b *strings.Builder, s Statement) {
+	switch s := s.(type) {
+	case *DefineRelation:
+		b.WriteString("DEFINE RELATION " + quoteIdent(s.Name) + " {")
+		for i, a := range s.Attrs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n  " + quoteIdent(a.Name) + " " + a.Type.String())
+			if a.Key {
+				b.WriteString(" KEY")
+			}
+		}
+		b.WriteString("\n}")
+	case *DefineSchema:
+		b.WriteString("DEFINE ")
+		if s.Primary {
+			b.WriteString("PRIMARY ")
+		}
+		b.WriteString("SCHEMA " + quoteIdent(s.Name) + " FOR " + quoteIdent(s.Relation) + " {")
+		first := true
+		for _, f := range []struct {
+			word string
+			c    Concat
+		}{{"TABLE", s.Table}, {"ROW", s.Row}, {"FAMILY", s.Family}, {"QUALIFIER", s.Qualifier}, {"VALUE", s.Value}} {
+			if f.c == nil {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.WriteString("\n  " + f.word + " ")
+			printConcat(b, f.c)
+		}
+		b.WriteString("\n}")
+	case *Insert:
+		b.WriteString("INSERT INTO " + quoteIdent(s.Relation))
+		if s.Columns != nil {
+			b.WriteString(" (")
+			printNames(b, s.Columns)
+			b.WriteByte(')')
+		}
+		b.WriteString(" VALUES ")
+		for i, row := range s.Rows {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			printList(b, row)
+		}
+	case *Select:
+		b.WriteString("SELECT ")
+		if s.Star {
+			b.WriteByte('*')
+		} else {
+			printNames(b, s.Columns)
+		}
+		b.WriteString(" FROM " + quoteIdent(s.Relation))
+		printWhere(b, s.Where)
+		for i, o := range s.OrderBy {
+			if i == 0 {
+				b.WriteString(" ORDER BY ")
+			} else {
+				b.WriteString(", ")
+			}
+			b.WriteString(quoteIdent(o.Column))
+			if o.Desc {
+				b.WriteString(" DESC")
+			}
+		}
+		if s.Limit != nil {
+			b.WriteString(" LIMIT ")
+			printExpr(b, s.Limit)
+		}
+	case *Update:
+		b.WriteString("UPDATE " + quoteIdent(s.Relation) + " SET ")
+		for i, a := range s.Set {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(quoteIdent(a.Column) + " = ")
+			printExpr(b, a.Value)
+		}
+		printWhere(b, s.Where)
+	case *Delete:
+		b.WriteString("DELETE FROM " + quoteIdent(s.Relation))
+		printWhere(b, s.Where)
+	case *Explain:
+		b.WriteString("EXPLAIN ")
+		printStmt(b, s.Stmt)
+	default:
+		panic(fmt.Sprintf("lang: cannot print statement %T", s))
+	}
+}
+
+func printNames(b *strings.Builder, names []string) {
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteIdent(n))
+	}
+}
+
+func printWhere(b *strings.Builder, e Expr) {
+	if e != nil {
+		b.WriteString(" WHERE ")
+		printExpr(b, e)
+	}
+}
+
+func printConcat(b *strings.Builder, c Concat) {
+	if len(c) == 0 {
+		b.WriteString("''")
+		return
+	}
+	for i, e := range c {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		printElem(b, e)
+	}
+}
+
+func printElem(b *strings.Builder, e Elem) {
+	switch e := e.(type) {
+	case *AttrRef:
+		b.WriteString(quoteIdent(e.Name))
+	case *Const:
+		b.WriteString(formatBytes(e.Value))
+	case *Modifier:
+		b.WriteString(e.Name)
+		if len(e.Args) > 0 {
+			b.WriteByte('(')
+			for i, a := range e.Args {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				if v, ok := a.([]byte); ok {
+					b.WriteString(formatBytes(v))
+				} else {
+					b.WriteString(types.Format(a))
+				}
+			}
+			b.WriteByte(')')
+		}
+		b.WriteByte('{')
+		printConcat(b, e.Body)
+		b.WriteByte('}')
+	case *AttrNames:
+		printAttrList(b, "attr_name", e.Exclude)
+	case *AttrValues:
+		printAttrList(b, "attr_value", e.Exclude)
+	default:
+		panic(fmt.Sprintf("lang: cannot print element %T", e))
+	}
+}
+
+func printAttrList(b *strings.Builder, word string, names []string) {
+	b.WriteString(word + "[")
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(types.QuoteString(n))
+	}
+	b.WriteByte(']')
+}
+
+// Precedence levels, loosest first. A child is parenthesized when its level
+// is below the minimum its position in the parent allows.
+const (
+	precOr = iota + 1
+	precAnd
+	precNot
+	precPredicate // comparisons, IN, BETWEEN, IS NULL
+	precOperand   // literals, parameters, columns
+)
+
+func precedence(e Expr) int {
+	switch e := e.(type) {
+	case *Binary:
+		switch e.Op {
+		case OpOr:
+			return precOr
+		case OpAnd:
+			return precAnd
+		}
+		return precPredicate
+	case *Not:
+		return precNot
+	case *In, *Between, *IsNull:
+		return precPredicate
+	}
+	return precOperand
+}
+
+// printSub prints e, parenthesized if its precedence is below least.
+func printSub(b *strings.Builder, e Expr, least int) {
+	if precedence(e) < least {
+		b.WriteByte('(')
+		printExpr(b, e)
+		b.WriteByte(')')
+		return
+	}
+	printExpr(b, e)
+}
+
+// printList writes (e1, e2, …), each element an operand.
+func printList(b *strings.Builder, es []Expr) {
+	b.WriteByte('(')
+	for i, e := range es {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		printSub(b, e, precOperand)
+	}
+	b.WriteByte(')')
+}
+
+func printExpr(b *strings.Builder, e Expr) {
+	switch e := e.(type) {
+	case *Literal:
+		b.WriteString(types.Format(e.Value))
+	case *Param:
+		b.WriteByte('?')
+	case *ColumnRef:
+		b.WriteString(quoteIdent(e.Name))
+	case *Binary:
+		// AND and OR are left-associative: a right child of the same
+		// operator needs parentheses, a left one does not.
+		switch p := precedence(e); p {
+		case precOr, precAnd:
+			printSub(b, e.L, p)
+			b.WriteString(" " + e.Op.String() + " ")
+			printSub(b, e.R, p+1)
+		default:
+			printSub(b, e.L, precOperand)
+			b.WriteString(" " + e.Op.String() + " ")
+			printSub(b, e.R, precOperand)
+		}
+	case *Not:
+		b.WriteString("NOT ")
+		printSub(b, e.X, precPredicate)
+	case *In:
+		printSub(b, e.X, precOperand)
+		if e.Not {
+			b.WriteString(" NOT")
+		}
+		b.WriteString(" IN ")
+		printList(b, e.List)
+	case *Between:
+		printSub(b, e.X, precOperand)
+		if e.Not {
+			b.WriteString(" NOT")
+		}
+		b.WriteString(" BETWEEN ")
+		printSub(b, e.Lo, precOperand)
+		b.WriteString(" AND ")
+		printSub(b, e.Hi, precOperand)
+	case *IsNull:
+		printSub(b, e.X, precOperand)
+		b.WriteString(" IS ")
+		if e.Not {
+			b.WriteString("NOT ")
+		}
+		b.WriteString("NULL")
+	default:
+		panic(fmt.Sprintf("lang: cannot print expression %T", e))
+	}
+}

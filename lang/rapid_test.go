@@ -1,0 +1,334 @@
+package lang
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kvschema/kvschema/types"
+	"pgregory.net/rapid"
+)
+
+// The generators below build random ASTs of the shapes the parser produces:
+// no NaN or infinite floats, timestamps in UTC at microsecond precision with
+// four-digit years, parameters numbered in source order, valid modifier
+// arguments, non-empty lists wherever the grammar requires an element.
+
+var identGen = rapid.OneOf(
+	// Names that are keywords somewhere, reserved or contextual.
+	rapid.SampledFrom([]string{
+		"a", "k1", "value", "key", "size", "row", "table", "family", "qualifier", "timestamp",
+		"x", "X", "attr_name", "attr_value", "suffix", "prefix", "ordered", "salt", "desc",
+		"DESC", "Asc", "select", "from", "NULL", "true", "In", "relation", "schema", "primary",
+		"for", "_", "A_1", "string", "int",
+	}),
+	rapid.StringMatching(`[A-Za-z_][A-Za-z0-9_]{0,8}`),
+	rapid.Custom(func(t *rapid.T) string {
+		return string(rapid.SliceOfN(rapid.Byte(), 1, 8).Draw(t, "bytes"))
+	}),
+	rapid.StringN(1, 6, -1),
+)
+
+var stringGen = rapid.OneOf(
+	rapid.SampledFrom([]string{"", "'", "''", "\n", "\x00", "--", "/*", `"`, "a'b''c", "\xff\xfe"}),
+	rapid.String(),
+	rapid.Custom(func(t *rapid.T) string {
+		return string(rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "bytes"))
+	}),
+)
+
+var bytesGen = rapid.SliceOfN(rapid.Byte(), 0, 12)
+
+var intGen = rapid.OneOf(
+	rapid.Int64(),
+	rapid.SampledFrom([]int64{math.MinInt64, math.MinInt64 + 1, -1, 0, 1, math.MaxInt64}),
+)
+
+var floatGen = rapid.OneOf(
+	// Arbitrary bit patterns reach every magnitude, subnormals included.
+	rapid.Custom(func(t *rapid.T) float64 {
+		f := math.Float64frombits(rapid.Uint64().Draw(t, "bits"))
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0.25
+		}
+		return f
+	}),
+	rapid.Float64Range(-1e6, 1e6),
+	rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e21, 1e-7, 5e-324, -5e-324,
+		math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}),
+)
+
+var (
+	minTime = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
+)
+
+var timeGen = rapid.Custom(func(t *rapid.T) time.Time {
+	return time.UnixMicro(rapid.Int64Range(minTime, maxTime).Draw(t, "micros")).UTC()
+})
+
+// astGen draws one AST; nparam numbers parameters in the order they are
+// drawn, which is the order they are printed.
+type astGen struct {
+	t      *rapid.T
+	nparam int
+}
+
+func (g *astGen) ident() string { return identGen.Draw(g.t, "ident") }
+
+func (g *astGen) idents() []string {
+	return rapid.SliceOfN(identGen, 1, 3).Draw(g.t, "idents")
+}
+
+func (g *astGen) intn(lo, hi int) int { return rapid.IntRange(lo, hi).Draw(g.t, "n") }
+
+func (g *astGen) literal() *Literal {
+	var v types.Value
+	switch g.intn(0, 6) {
+	case 0:
+		v = stringGen.Draw(g.t, "string")
+	case 1:
+		v = bytesGen.Draw(g.t, "bytes")
+	case 2:
+		v = intGen.Draw(g.t, "int")
+	case 3:
+		v = floatGen.Draw(g.t, "float")
+	case 4:
+		v = rapid.Bool().Draw(g.t, "bool")
+	case 5:
+		v = timeGen.Draw(g.t, "time")
+	}
+	return &Literal{Value: v} // case 6: NULL
+}
+
+func (g *astGen) param() *Param {
+	p := &Param{Index: g.nparam}
+	g.nparam++
+	return p
+}
+
+// value is what INSERT rows and UPDATE assignments hold.
+func (g *astGen) value() Expr {
+	if g.intn(0, 3) == 0 {
+		return g.param()
+	}
+	return g.literal()
+}
+
+func (g *astGen) expr(depth int) Expr {
+	if depth <= 0 || g.intn(0, 3) == 0 {
+		if g.intn(0, 2) == 0 {
+			return &ColumnRef{Name: g.ident()}
+		}
+		return g.value()
+	}
+	depth--
+	switch g.intn(0, 4) {
+	case 0:
+		op := rapid.SampledFrom([]Op{OpAnd, OpOr, OpEq, OpNe, OpLt, OpLe, OpGt, OpGe}).Draw(g.t, "op")
+		l := g.expr(depth)
+		return &Binary{Op: op, L: l, R: g.expr(depth)}
+	case 1:
+		return &Not{X: g.expr(depth)}
+	case 2:
+		e := &In{X: g.expr(depth), Not: rapid.Bool().Draw(g.t, "not")}
+		for n := g.intn(1, 3); n > 0; n-- {
+			e.List = append(e.List, g.expr(depth))
+		}
+		return e
+	case 3:
+		x := g.expr(depth)
+		lo := g.expr(depth)
+		return &Between{X: x, Lo: lo, Hi: g.expr(depth), Not: rapid.Bool().Draw(g.t, "not")}
+	}
+	return &IsNull{X: g.expr(depth), Not: rapid.Bool().Draw(g.t, "not")}
+}
+
+func (g *astGen) where() Expr {
+	if rapid.Bool().Draw(g.t, "where") {
+		return g.expr(4)
+	}
+	return nil
+}
+
+func (g *astGen) dml() Statement {
+	switch g.intn(0, 3) {
+	case 0:
+		s := &Select{Relation: g.ident(), Star: rapid.Bool().Draw(g.t, "star")}
+		if !s.Star {
+			s.Columns = g.idents()
+		}
+		s.Where = g.where()
+		for n := g.intn(0, 3); n > 0; n-- {
+			s.OrderBy = append(s.OrderBy, OrderItem{Column: g.ident(), Desc: rapid.Bool().Draw(g.t, "desc")})
+		}
+		switch g.intn(0, 2) {
+		case 1:
+			s.Limit = &Literal{Value: rapid.Int64Min(0).Draw(g.t, "limit")}
+		case 2:
+			s.Limit = g.param()
+		}
+		return s
+	case 1:
+		s := &Insert{Relation: g.ident()}
+		if rapid.Bool().Draw(g.t, "columns") {
+			s.Columns = g.idents()
+		}
+		for n := g.intn(1, 3); n > 0; n-- {
+			var row []Expr
+			for m := g.intn(1, 4); m > 0; m-- {
+				row = append(row, g.value())
+			}
+			s.Rows = append(s.Rows, row)
+		}
+		return s
+	case 2:
+		s := &Update{Relation: g.ident()}
+		for n := g.intn(1, 3); n > 0; n-- {
+			s.Set = append(s.Set, Assignment{Column: g.ident(), Value: g.value()})
+		}
+		s.Where = g.where()
+		return s
+	}
+	return &Delete{Relation: g.ident(), Where: g.where()}
+}
+
+func (g *astGen) concat(depth int) Concat {
+	var c Concat
+	for n := g.intn(1, 3); n > 0; n-- {
+		c = append(c, g.elem(depth))
+	}
+	return c
+}
+
+func (g *astGen) elem(depth int) Elem {
+	kinds := 4
+	if depth > 0 {
+		kinds = 5
+	}
+	switch g.intn(1, kinds) {
+	case 1:
+		return &AttrRef{Name: g.ident()}
+	case 2:
+		return &Const{Value: bytesGen.Draw(g.t, "const")}
+	case 3:
+		return &AttrNames{Exclude: g.excludeList()}
+	case 4:
+		return &AttrValues{Exclude: g.excludeList()}
+	}
+	m := &Modifier{Name: rapid.SampledFrom([]string{"suffix", "prefix", "size", "ordered", "desc", "salt"}).Draw(g.t, "modifier")}
+	switch m.Name {
+	case "suffix", "prefix":
+		m.Args = []types.Value{bytesGen.Draw(g.t, "arg")}
+	case "size":
+		if rapid.Bool().Draw(g.t, "sized") {
+			m.Args = []types.Value{rapid.SampledFrom([]int64{1, 2, 4}).Draw(g.t, "arg")}
+		}
+	case "salt":
+		m.Args = []types.Value{rapid.Int64Range(1, 256).Draw(g.t, "arg")}
+	}
+	m.Body = g.concat(depth - 1)
+	return m
+}
+
+// excludeList draws the names of attr_name[…] / attr_value[…]: nil for the
+// empty list, as the parser returns it, and any strings (they print as
+// string literals).
+func (g *astGen) excludeList() []string {
+	n := g.intn(0, 3)
+	if n == 0 {
+		return nil
+	}
+	return rapid.SliceOfN(stringGen, n, n).Draw(g.t, "exclude")
+}
+
+func (g *astGen) optConcat() Concat {
+	if rapid.Bool().Draw(g.t, "field") {
+		return g.concat(3)
+	}
+	return nil
+}
+
+func (g *astGen) statement() Statement {
+	g.nparam = 0
+	switch g.intn(0, 3) {
+	case 0:
+		s := &DefineRelation{Name: g.ident()}
+		for n := g.intn(1, 4); n > 0; n-- {
+			s.Attrs = append(s.Attrs, AttrDef{
+				Name: g.ident(),
+				Type: rapid.SampledFrom(types.AllTypes).Draw(g.t, "type"),
+				Key:  rapid.Bool().Draw(g.t, "key"),
+			})
+		}
+		return s
+	case 1:
+		return &DefineSchema{
+			Primary:   rapid.Bool().Draw(g.t, "primary"),
+			Name:      g.ident(),
+			Relation:  g.ident(),
+			Table:     g.optConcat(),
+			Row:       g.concat(3),
+			Family:    g.optConcat(),
+			Qualifier: g.optConcat(),
+			Value:     g.optConcat(),
+		}
+	case 2:
+		return &Explain{Stmt: g.dml()}
+	}
+	return g.dml()
+}
+
+var statementGen = rapid.Custom(func(t *rapid.T) Statement {
+	return (&astGen{t: t}).statement()
+})
+
+// TestRoundTripProperty checks Parse(Print(x)) == x on random ASTs, and that
+// printing is canonical (printing the reparsed AST gives the same text).
+func TestRoundTripProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := statementGen.Draw(t, "stmt")
+		text := Print(s)
+		got, err := ParseStatement("", text)
+		if err != nil {
+			t.Fatalf("parse of printed statement: %v\n%s", err, text)
+		}
+		if !EqualIgnoringPos(s, got) {
+			t.Fatalf("reparse differs (-printed +reparsed):\n%s\ntext:\n%s", diffIgnoringPos(s, got), text)
+		}
+		if again := Print(got); again != text {
+			t.Fatalf("printing is not canonical:\n%s\nthen\n%s", text, again)
+		}
+	})
+}
+
+func TestScriptRoundTripProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ss := rapid.SliceOfN(statementGen, 0, 4).Draw(t, "script")
+		text := PrintScript(ss)
+		got, err := ParseScript("", []byte(text))
+		if err != nil {
+			t.Fatalf("parse of printed script: %v\n%s", err, text)
+		}
+		if len(ss) == 0 {
+			ss = nil // the parser returns nil for an empty script
+		}
+		if !EqualIgnoringPos(ss, got) {
+			t.Fatalf("reparse differs:\n%s\ntext:\n%s", diffIgnoringPos(ss, got), text)
+		}
+	})
+}
+
+func TestExprRoundTripProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		e := (&astGen{t: t}).expr(6)
+		text := PrintExpr(e)
+		got, err := ParseExpr("", text)
+		if err != nil {
+			t.Fatalf("parse of printed expression: %v\n%s", err, text)
+		}
+		if !EqualIgnoringPos(e, got) {
+			t.Fatalf("reparse differs:\n%s\ntext:\n%s", diffIgnoringPos(e, got), text)
+		}
+	})
+}

@@ -1,0 +1,586 @@
+package plan
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/schema"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// maxKeys bounds the key combinations a skip scan enumerates (IN lists
+// multiply); past it the remaining elements are scanned instead.
+const maxKeys = 10000
+
+// AccessKind is how an access reads its layout, in Phoenix's vocabulary.
+type AccessKind uint8
+
+// Access kinds, best first.
+const (
+	PointLookup AccessKind = iota // exact row keys
+	SkipScan                      // several ranges or keys, one pass
+	RangeScan                     // one key range
+	FullScan                      // the whole layout
+)
+
+// Read is one store call: rows of one table selected by keys and ranges.
+// Table "" means every table of a layout whose TABLE has attributes.
+type Read struct {
+	Table  string
+	Bucket int // salt bucket for salted fan-out, -1 otherwise
+	Rows   store.RowSet
+}
+
+// Access is how one conjunct (or several merged ones) is read from one
+// layout.
+type Access struct {
+	Layout *schema.Layout
+	Kind   AccessKind
+	Reads  []Read // executed in parallel when more than one
+	// FanOut is the number of salt buckets scanned in parallel (0: none).
+	FanOut int
+	// FixedElems counts leading ROW attribute elements pinned by equality;
+	// RangeElem is true when the next one is bounded by a range. Together
+	// they are seed 003's "how much of the front is fixed" score.
+	FixedElems int
+	RangeElem  bool
+	// Complete: every ROW element is fixed, the keys are exact.
+	Complete bool
+	// LoBound/HiBound describe the key bounds per element for EXPLAIN.
+	LoBound, HiBound []string
+	// Exact lists the attributes whose constraints the key ranges enforce
+	// exactly; predicates on other attributes remain as filters.
+	Exact map[int]bool
+	// Conjuncts are the conjunct indexes this access serves.
+	Conjuncts []int
+}
+
+// NumKeys is the number of point keys across reads.
+func (a *Access) NumKeys() int {
+	n := 0
+	for _, r := range a.Reads {
+		n += len(r.Rows.Keys)
+	}
+	return n
+}
+
+// NumRanges is the number of ranges across reads.
+func (a *Access) NumRanges() int {
+	n := 0
+	for _, r := range a.Reads {
+		n += len(r.Rows.Ranges)
+	}
+	return n
+}
+
+// partial is one combination of fixed values while walking a layout's key.
+type partial struct {
+	table []byte
+	key   []byte
+	tuple []types.Value // fixed attribute values; nil = not fixed
+	salt  int           // fan-out bucket or -1
+}
+
+func (p partial) clone() partial {
+	return partial{
+		table: append([]byte(nil), p.table...),
+		key:   append([]byte(nil), p.key...),
+		tuple: append([]types.Value(nil), p.tuple...),
+		salt:  p.salt,
+	}
+}
+
+// walker derives an Access for one layout and one conjunct.
+type walker struct {
+	l     *schema.Layout
+	cons  map[int]*Constraint
+	parts []partial
+	acc   *Access
+	exact map[int]bool // attributes whose constraint the key enforces exactly
+}
+
+// Derive computes the access path of a conjunct on a layout.
+func Derive(l *schema.Layout, cons map[int]*Constraint) *Access {
+	n := len(l.Relation.Attrs)
+	w := walker{l: l, cons: cons, acc: &Access{Layout: l}, exact: map[int]bool{}}
+	w.parts = []partial{{tuple: make([]types.Value, n), salt: -1}}
+	tableFixed := true
+	if l.StaticTable() == "" {
+		tableFixed = w.walkTable()
+	}
+	ranges := w.walkRow()
+	w.finish(ranges, tableFixed)
+	w.acc.Exact = w.exact
+	return w.acc
+}
+
+// values lists the candidate values for attribute a in partial p: the value
+// already fixed, or the constraint's points; nil if not fixed.
+func (w *walker) values(p *partial, a int) []types.Value {
+	if p.tuple[a] != nil {
+		return p.tuple[a : a+1]
+	}
+	if c := w.cons[a]; c.Fixed() {
+		return c.Points
+	}
+	return nil
+}
+
+// expand multiplies the partials by the values of the attributes in es,
+// encoding es onto the key (or table). ok is false if some attribute is not
+// fixed or the combinations exceed maxKeys; the partials are then unchanged.
+func (w *walker) expand(field string, es []schema.Element, toTable bool) bool {
+	var attrs []int
+	seen := map[int]bool{}
+	var collect func([]schema.Element)
+	collect = func(es []schema.Element) {
+		for _, e := range es {
+			if e.Kind == schema.ElemAttr && !seen[e.Attr] {
+				seen[e.Attr] = true
+				attrs = append(attrs, e.Attr)
+			}
+			collect(e.Body)
+		}
+	}
+	collect(es)
+	out := []partial{}
+	for i := range w.parts {
+		combos := []partial{w.parts[i]}
+		for _, a := range attrs {
+			vals := w.values(&w.parts[i], a)
+			if vals == nil || len(out)+len(combos)*len(vals) > maxKeys {
+				return false
+			}
+			next := make([]partial, 0, len(combos)*len(vals))
+			for _, c := range combos {
+				for _, v := range vals {
+					cp := c.clone()
+					cp.tuple[a] = v
+					next = append(next, cp)
+				}
+			}
+			combos = next
+		}
+		for _, c := range combos {
+			var err error
+			if toTable {
+				c.table, err = w.l.AppendElements(c.table, field, es, c.tuple)
+			} else {
+				c.key, err = w.l.AppendElements(c.key, field, es, c.tuple)
+			}
+			// A value the layout cannot store (e.g. containing its
+			// separator) matches no row: drop the combination.
+			if err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	w.parts = out
+	return true
+}
+
+// walkTable fixes the table name; false if it depends on unfixed attributes.
+func (w *walker) walkTable() bool {
+	es := w.l.Table.Elems
+	return w.expand("TABLE", es, true)
+}
+
+// walkRow extends the partials element by element and returns the key
+// ranges when it stopped at a range-bounded element (nil otherwise).
+func (w *walker) walkRow() []store.Range {
+	es := w.l.Row.Elems
+	rel := w.l.Relation
+	w.acc.Complete = false
+	for i := 0; i < len(es); i++ {
+		e := es[i]
+		// An attribute is encoded together with a following constant.
+		span := es[i : i+1]
+		if e.Kind == schema.ElemAttr && i+1 < len(es) && es[i+1].Kind == schema.ElemConst {
+			span = es[i : i+2]
+		}
+		switch e.Kind {
+		case schema.ElemConst:
+			for j := range w.parts {
+				w.parts[j].key = append(w.parts[j].key, e.Lit...)
+			}
+			continue
+		case schema.ElemSalt:
+			if w.expand("ROW", span, false) {
+				continue
+			}
+			// Salt not determined: fan out over every bucket.
+			var out []partial
+			for _, p := range w.parts {
+				for b := 0; b < e.Buckets; b++ {
+					cp := p.clone()
+					cp.key = append(cp.key, byte(b))
+					cp.salt = b
+					out = append(out, cp)
+				}
+			}
+			w.parts = out
+			w.acc.FanOut = e.Buckets
+			continue
+		case schema.ElemAttr:
+			if w.expand("ROW", span, false) {
+				w.acc.FixedElems++
+				if !(i == len(es)-1 && trailingNatural(w.l)) {
+					w.exact[e.Attr] = true
+				}
+				i += len(span) - 1
+				continue
+			}
+			if c := w.cons[e.Attr]; c.Bounded() {
+				last := i == len(es)-1
+				if rs, ok := w.rangeFor(e, c, last); ok {
+					w.acc.RangeElem = true
+					w.exact[e.Attr] = true
+					w.boundRange(rel.Attrs[e.Attr].Type, c, e.Enc == schema.Desc)
+					return rs
+				}
+			}
+			return nil
+		case schema.ElemSize:
+			if w.expand("ROW", span, false) {
+				w.acc.FixedElems++
+				continue
+			}
+			return nil
+		}
+		return nil
+	}
+	w.acc.Complete = true
+	return nil
+}
+
+func (w *walker) boundRange(t types.Type, c *Constraint, desc bool) {
+	lo, hi := "*", "*"
+	if c.HasLo {
+		lo = types.Format(c.Lo)
+	}
+	if c.HasHi {
+		hi = types.Format(c.Hi)
+	}
+	if desc {
+		lo, hi = hi, lo
+	}
+	w.acc.LoBound = append(w.acc.LoBound, lo)
+	w.acc.HiBound = append(w.acc.HiBound, hi)
+}
+
+// rangeFor turns a range constraint on element e into key ranges appended to
+// every partial, when e's encoding preserves order there.
+func (w *walker) rangeFor(e schema.Element, c *Constraint, last bool) ([]store.Range, bool) {
+	a := w.l.Relation.Attrs[e.Attr]
+	enc := func(v types.Value) ([]byte, error) {
+		switch e.Enc {
+		case schema.Ordered:
+			return keyenc.AppendOrdered(nil, a.Type, v, !a.Key)
+		case schema.Desc:
+			return keyenc.AppendDesc(nil, a.Type, v, !a.Key)
+		}
+		return keyenc.AppendNatural(nil, a.Type, v)
+	}
+	// lo/hi: byte bounds of the element alone; nil = unbounded.
+	var start, end []byte
+	var startSet, endSet bool
+	loV, hiV, loIncl, hiIncl, hasLo, hasHi := c.Lo, c.Hi, c.LoIncl, c.HiIncl, c.HasLo, c.HasHi
+	switch e.Enc {
+	case schema.Ordered, schema.Desc:
+		if e.Enc == schema.Desc {
+			// Descending: the high value comes first in key order.
+			loV, hiV, loIncl, hiIncl, hasLo, hasHi = hiV, loV, hiIncl, loIncl, hasHi, hasLo
+		}
+		if hasLo {
+			b, err := enc(loV)
+			if err != nil {
+				return nil, false
+			}
+			if loIncl {
+				start = b
+			} else {
+				start = store.PrefixSuccessor(b)
+			}
+			startSet = true
+		} else if !a.Key {
+			// A range never matches NULL: skip the NULL marker.
+			if e.Enc == schema.Ordered {
+				start, startSet = []byte{0x01}, true
+			}
+		}
+		if hasHi {
+			b, err := enc(hiV)
+			if err != nil {
+				return nil, false
+			}
+			if hiIncl {
+				end = store.PrefixSuccessor(b)
+			} else {
+				end = b
+			}
+			endSet = end != nil
+		} else if !a.Key && e.Enc == schema.Desc {
+			end, endSet = []byte{0xFF}, true // NULL sorts last descending
+		}
+	case schema.Natural:
+		switch a.Type {
+		case types.String, types.Bytes:
+			// Raw bytes compare like the values, but only at the end of
+			// the key, where nothing follows them.
+			if !last {
+				return nil, false
+			}
+			if hasLo {
+				b, _ := enc(loV)
+				if !loIncl {
+					b = store.KeySuccessor(b)
+				}
+				start, startSet = b, true
+			}
+			if hasHi {
+				b, _ := enc(hiV)
+				if hiIncl {
+					b = store.KeySuccessor(b)
+				}
+				end, endSet = b, true
+			}
+		case types.Int, types.BigInt, types.Timestamp:
+			// Two's complement big-endian orders like the values within
+			// one sign.
+			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+			if a.Type == types.Int {
+				lo, hi = math.MinInt32, math.MaxInt32
+			}
+			if hasLo {
+				lo = asInt(loV)
+				if !loIncl {
+					lo++
+				}
+			}
+			if hasHi {
+				hi = asInt(hiV)
+				if !hiIncl {
+					hi--
+				}
+			}
+			if (lo < 0) != (hi < 0) || lo > hi {
+				return nil, false
+			}
+			start, _ = enc(fromInt(a.Type, lo))
+			b, _ := enc(fromInt(a.Type, hi))
+			end, startSet, endSet = store.PrefixSuccessor(b), true, true
+			endSet = end != nil
+		default:
+			return nil, false
+		}
+	}
+	var out []store.Range
+	for _, p := range w.parts {
+		r := store.Range{Start: append(append([]byte(nil), p.key...), start...)}
+		if !startSet {
+			r.Start = append([]byte(nil), p.key...)
+		}
+		if endSet {
+			r.End = append(append([]byte(nil), p.key...), end...)
+		} else {
+			r.End = store.PrefixSuccessor(p.key)
+		}
+		if !r.Empty() {
+			out = append(out, r)
+		}
+	}
+	return out, true
+}
+
+func asInt(v types.Value) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case time.Time:
+		return x.UnixMicro()
+	}
+	return 0
+}
+
+func fromInt(t types.Type, i int64) types.Value {
+	if t == types.Timestamp {
+		return time.UnixMicro(i).UTC()
+	}
+	return i
+}
+
+// finish turns the partials into reads.
+func (w *walker) finish(ranges []store.Range, tableFixed bool) {
+	acc := w.acc
+	w.fixedBounds()
+	keysAreExact := acc.Complete && !trailingNatural(w.l)
+	byRead := map[[2]any]*Read{}
+	var order [][2]any
+	add := func(p partial) *Read {
+		table := ""
+		if tableFixed {
+			table = string(p.table)
+			if w.l.StaticTable() != "" {
+				table = w.l.StaticTable()
+			}
+		}
+		id := [2]any{table, p.salt}
+		r := byRead[id]
+		if r == nil {
+			r = &Read{Table: table, Bucket: p.salt}
+			byRead[id] = r
+			order = append(order, id)
+		}
+		return r
+	}
+	switch {
+	case ranges != nil:
+		// rangeFor built one range per partial, in partial order.
+		for i, p := range w.parts {
+			if i < len(ranges) {
+				r := add(p)
+				r.Rows.Ranges = append(r.Rows.Ranges, ranges[i])
+			}
+		}
+	case keysAreExact:
+		for _, p := range w.parts {
+			r := add(p)
+			r.Rows.Keys = append(r.Rows.Keys, p.key)
+		}
+	default:
+		for _, p := range w.parts {
+			r := add(p)
+			r.Rows.Ranges = append(r.Rows.Ranges, store.PrefixRange(p.key))
+		}
+	}
+	for _, id := range order {
+		acc.Reads = append(acc.Reads, *byRead[id])
+	}
+	switch {
+	case len(w.parts) == 0:
+		acc.Kind = PointLookup // nothing can match: zero keys
+	case keysAreExact:
+		acc.Kind = PointLookup
+	case acc.FixedElems == 0 && !acc.RangeElem:
+		acc.Kind = FullScan
+	case acc.NumRanges()+acc.NumKeys() > len(acc.Reads):
+		acc.Kind = SkipScan
+	default:
+		acc.Kind = RangeScan
+	}
+}
+
+// fixedBounds prepends the min/max of each fixed ROW attribute element to
+// the EXPLAIN bounds.
+func (w *walker) fixedBounds() {
+	var lo, hi []string
+	fixed := 0
+	for _, e := range w.l.Row.Elems {
+		if fixed == w.acc.FixedElems {
+			break
+		}
+		if e.Kind != schema.ElemAttr && e.Kind != schema.ElemSize {
+			continue
+		}
+		fixed++
+		var vals []types.Value
+		attrs := []int{e.Attr}
+		if e.Kind == schema.ElemSize {
+			attrs = attrs[:0]
+			for _, b := range e.Body {
+				if b.Kind == schema.ElemAttr {
+					attrs = append(attrs, b.Attr)
+				}
+			}
+		}
+		for _, p := range w.parts {
+			for _, a := range attrs {
+				if p.tuple[a] != nil {
+					vals = append(vals, p.tuple[a])
+				}
+			}
+		}
+		if len(vals) == 0 {
+			lo, hi = append(lo, "*"), append(hi, "*")
+			continue
+		}
+		sort.Slice(vals, func(i, j int) bool { return types.Compare(vals[i], vals[j]) < 0 })
+		l, h := types.Format(vals[0]), types.Format(vals[len(vals)-1])
+		if e.Kind == schema.ElemAttr && e.Enc == schema.Desc {
+			l, h = "~"+h, "~"+l
+		}
+		lo, hi = append(lo, l), append(hi, h)
+	}
+	w.acc.LoBound = append(lo, w.acc.LoBound...)
+	w.acc.HiBound = append(hi, w.acc.HiBound...)
+	// Drop trailing unbounded markers: Phoenix prints only what is bound.
+	for len(w.acc.LoBound) > 0 && w.acc.LoBound[len(w.acc.LoBound)-1] == "*" && w.acc.HiBound[len(w.acc.HiBound)-1] == "*" {
+		w.acc.LoBound = w.acc.LoBound[:len(w.acc.LoBound)-1]
+		w.acc.HiBound = w.acc.HiBound[:len(w.acc.HiBound)-1]
+	}
+}
+
+// trailingNatural reports whether the row key ends in a natural
+// variable-length attribute: its fixed value is then matched as a key
+// prefix, as seed 003 does (scan a1-b … a1-c), not as an exact key.
+func trailingNatural(l *schema.Layout) bool {
+	es := l.Row.Elems
+	if len(es) == 0 {
+		return false
+	}
+	e := es[len(es)-1]
+	return e.Kind == schema.ElemAttr && e.Enc == schema.Natural && l.Relation.Attrs[e.Attr].Type.FixedWidth() == 0
+}
+
+// orderKeys is the sequence of (attribute, descending) pairs the layout's
+// key order yields for rows matching an access, skipping elements fixed to
+// a single value; it stops at the first element whose byte order is not its
+// value order.
+func orderKeys(acc *Access, single func(attr int) bool) (attrs []int, desc []bool) {
+	l := acc.Layout
+	es := l.Row.Elems
+	for i, e := range es {
+		switch e.Kind {
+		case schema.ElemConst:
+			continue
+		case schema.ElemSalt:
+			if acc.FanOut > 0 {
+				continue // one read per bucket, merged in order
+			}
+			for _, b := range e.Body {
+				if b.Kind == schema.ElemAttr && !single(b.Attr) {
+					// Several values hash to several buckets read in one
+					// pass: key order is bucket order first.
+					return attrs, desc
+				}
+			}
+			continue
+		case schema.ElemAttr:
+			if single(e.Attr) {
+				continue // ties: any order of this element works
+			}
+			switch e.Enc {
+			case schema.Ordered:
+				attrs, desc = append(attrs, e.Attr), append(desc, false)
+				continue
+			case schema.Desc:
+				attrs, desc = append(attrs, e.Attr), append(desc, true)
+				continue
+			case schema.Natural:
+				t := l.Relation.Attrs[e.Attr].Type
+				if (t == types.String || t == types.Bytes) && i == len(es)-1 {
+					attrs, desc = append(attrs, e.Attr), append(desc, false)
+				}
+				if t == types.Bool {
+					attrs, desc = append(attrs, e.Attr), append(desc, false)
+					continue
+				}
+			}
+		}
+		return attrs, desc
+	}
+	return attrs, desc
+}

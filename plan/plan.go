@@ -1,0 +1,420 @@
+// Package plan owns query planning over a relation's layouts: binding
+// parameters, normalizing WHERE to disjunctive normal form, deriving for
+// each conjunct and layout the key reads (point lookups, range scans, skip
+// scans, salted fan-out), choosing a layout per conjunct, and the client-side
+// steps (filter, merge, sort, limit, projection). A Plan is data: the
+// executor (package exec) runs exactly what it says, and EXPLAIN prints it.
+//
+// Invariants:
+//   - The reads of a plan select a superset of the rows holding tuples that
+//     satisfy the WHERE; the plan's Filter (the whole bound WHERE) is applied
+//     to every decoded tuple, so results are exact whatever the key ranges.
+//   - A tuple is produced at most once: several accesses are de-duplicated
+//     by primary key.
+package plan
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/schema"
+	"github.com/kvschema/kvschema/types"
+)
+
+// OrderKey is one ORDER BY term resolved to an attribute.
+type OrderKey struct {
+	Attr int
+	Desc bool
+}
+
+// Plan is an executable read plan over one relation.
+type Plan struct {
+	Relation *schema.Relation
+	Filter   lang.Expr // bound WHERE, nil for none
+	// Residual is the part of Filter the key reads do not enforce (for
+	// EXPLAIN; the executor always applies Filter).
+	Residual lang.Expr
+	Accesses []*Access
+	// Chosen records the layout decision of every satisfiable conjunct.
+	Chosen  []Choice
+	Project []int // attribute indexes in output order
+	OrderBy []OrderKey
+	Sort    bool // client-side sort needed
+	Merge   bool // k-way merge of parallel ordered reads
+	Reverse bool // scan backwards to produce the order
+	Limit   int  // -1: none
+	PerRead int  // row limit pushed to each store read; 0: none
+	Dedupe  bool
+	FullDNF bool // false when DNF expansion was abandoned
+}
+
+// Choice records the layout decision for one conjunct.
+type Choice struct {
+	Conjunct int
+	Winner   *Access
+	Losers   []*Access
+	Chooser  Chooser
+}
+
+// Chooser picks among one candidate access per layout for a conjunct. The
+// default is seed 003's score (longest fixed key prefix); a cost-based
+// chooser can replace it.
+type Chooser interface {
+	// Choose returns the index of the best candidate.
+	Choose(cands []*Access) int
+	// Describe explains a candidate's score, for EXPLAIN.
+	Describe(a *Access) string
+}
+
+// PrefixChooser is seed 003's rule: the layout whose key has the most
+// leading elements fixed wins. Ties go to exact keys, then a range-bounded
+// next element, then fewer store calls, then the primary (earlier) layout.
+type PrefixChooser struct{}
+
+// Choose implements Chooser.
+func (PrefixChooser) Choose(cands []*Access) int {
+	best := 0
+	for i := 1; i < len(cands); i++ {
+		if prefixBetter(cands[i], cands[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+func prefixBetter(a, b *Access) bool {
+	if a.FixedElems != b.FixedElems {
+		return a.FixedElems > b.FixedElems
+	}
+	if a.RangeElem != b.RangeElem {
+		return a.RangeElem
+	}
+	if (a.Kind == PointLookup) != (b.Kind == PointLookup) {
+		return a.Kind == PointLookup
+	}
+	if len(a.Reads) != len(b.Reads) {
+		return len(a.Reads) < len(b.Reads)
+	}
+	return false
+}
+
+// Describe implements Chooser.
+func (PrefixChooser) Describe(a *Access) string {
+	s := fmt.Sprintf("%d leading key element(s) fixed", a.FixedElems)
+	if a.RangeElem {
+		s += " + 1 range-bounded"
+	}
+	if a.FanOut > 0 {
+		s += fmt.Sprintf(", %d-way salted fan-out", a.FanOut)
+	}
+	return s
+}
+
+// Select plans a SELECT over rel with bound arguments.
+func Select(st *lang.Select, rel *schema.Relation, args []types.Value, ch Chooser) (*Plan, error) {
+	p := &Plan{Relation: rel, Limit: -1}
+	if st.Star {
+		for i := range rel.Attrs {
+			p.Project = append(p.Project, i)
+		}
+	}
+	for _, c := range st.Columns {
+		a := rel.AttrIndex(c)
+		if a < 0 {
+			return nil, errAt(st.At, "relation %s has no attribute %s", rel.Name, c)
+		}
+		p.Project = append(p.Project, a)
+	}
+	for _, o := range st.OrderBy {
+		a := rel.AttrIndex(o.Column)
+		if a < 0 {
+			return nil, errAt(o.At, "ORDER BY: relation %s has no attribute %s", rel.Name, o.Column)
+		}
+		p.OrderBy = append(p.OrderBy, OrderKey{Attr: a, Desc: o.Desc})
+	}
+	if st.Limit != nil {
+		n, err := limitValue(st.Limit, args)
+		if err != nil {
+			return nil, err
+		}
+		p.Limit = n
+	}
+	where, err := Bind(st.Where, rel, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.reads(where, ch); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Reads plans the reads of the tuples matching a bound WHERE, for UPDATE
+// and DELETE (no projection, order or limit).
+func Reads(where lang.Expr, rel *schema.Relation, ch Chooser) (*Plan, error) {
+	p := &Plan{Relation: rel, Limit: -1}
+	for i := range rel.Attrs {
+		p.Project = append(p.Project, i)
+	}
+	return p, p.reads(where, ch)
+}
+
+func limitValue(e lang.Expr, args []types.Value) (int, error) {
+	v := types.Value(nil)
+	switch x := e.(type) {
+	case *lang.Literal:
+		v = x.Value
+	case *lang.Param:
+		a, err := Arg(args, x)
+		if err != nil {
+			return 0, err
+		}
+		v = a
+	}
+	n, err := types.Coerce(v, types.BigInt)
+	if err != nil || n == nil || n.(int64) < 0 {
+		return 0, errAt(e.Pos(), "LIMIT must be a non-negative integer, got %s", types.Format(v))
+	}
+	if n.(int64) > 1<<31 {
+		return 1 << 31, nil
+	}
+	return int(n.(int64)), nil
+}
+
+func (p *Plan) reads(where lang.Expr, ch Chooser) error {
+	rel := p.Relation
+	if ch == nil {
+		ch = PrefixChooser{}
+	}
+	if len(rel.Layouts) == 0 {
+		return fmt.Errorf("relation %s has no schema (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
+	}
+	p.Filter = where
+	conjs, ok := DNF(where)
+	p.FullDNF = ok
+	type chosen struct {
+		idx  int
+		cons map[int]*Constraint
+		acc  *Access
+	}
+	var picks []chosen
+	for i, c := range conjs {
+		cons, unsat := Constraints(c, rel)
+		if unsat {
+			continue
+		}
+		cands := make([]*Access, len(rel.Layouts))
+		for j, l := range rel.Layouts {
+			cands[j] = Derive(l, cons)
+			cands[j].Conjuncts = []int{i}
+		}
+		w := ch.Choose(cands)
+		ch := Choice{Conjunct: i, Winner: cands[w], Chooser: ch}
+		for j, c := range cands {
+			if j != w {
+				ch.Losers = append(ch.Losers, c)
+			}
+		}
+		p.Chosen = append(p.Chosen, ch)
+		picks = append(picks, chosen{idx: i, cons: cons, acc: cands[w]})
+	}
+	// Conjuncts served by the same layout share one pass over it.
+	byLayout := map[*schema.Layout]*Access{}
+	consOf := map[*Access][]map[int]*Constraint{}
+	for _, pk := range picks {
+		acc := pk.acc
+		if prev := byLayout[acc.Layout]; prev != nil {
+			mergeInto(prev, acc)
+			consOf[prev] = append(consOf[prev], pk.cons)
+			continue
+		}
+		byLayout[acc.Layout] = acc
+		consOf[acc] = []map[int]*Constraint{pk.cons}
+		p.Accesses = append(p.Accesses, acc)
+	}
+	p.Dedupe = len(p.Accesses) > 1
+	for _, acc := range p.Accesses {
+		// Merged conjuncts may read a row through two reads (e.g. a salted
+		// fan-out and a fixed bucket).
+		if len(acc.Conjuncts) > 1 && len(acc.Reads) > 1 {
+			p.Dedupe = true
+		}
+	}
+	p.Residual = residual(conjs, picks2(p), where)
+	p.order(consOf)
+	return nil
+}
+
+func picks2(p *Plan) map[int]*Access {
+	m := map[int]*Access{}
+	for _, c := range p.Chosen {
+		m[c.Conjunct] = c.Winner
+	}
+	return m
+}
+
+// mergeInto adds b's reads to a (same layout): the store serves the union of
+// their keys and ranges in one pass per table and bucket.
+func mergeInto(a, b *Access) {
+	for _, rb := range b.Reads {
+		found := false
+		for i := range a.Reads {
+			ra := &a.Reads[i]
+			if ra.Table == rb.Table && ra.Bucket == rb.Bucket {
+				ra.Rows.Keys = append(ra.Rows.Keys, rb.Rows.Keys...)
+				ra.Rows.Ranges = append(ra.Rows.Ranges, rb.Rows.Ranges...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			a.Reads = append(a.Reads, rb)
+		}
+	}
+	a.Conjuncts = append(a.Conjuncts, b.Conjuncts...)
+	if b.FanOut > a.FanOut {
+		a.FanOut = b.FanOut
+	}
+	if b.Kind > a.Kind {
+		a.Kind = b.Kind
+	}
+	if a.Kind == PointLookup && !b.Complete {
+		a.Complete = false
+	}
+	if a.Kind != FullScan && a.NumKeys()+a.NumRanges() > len(a.Reads) {
+		a.Kind = SkipScan
+	}
+	// Bounds of a merged access span both; EXPLAIN shows the first.
+	exact := map[int]bool{}
+	for k := range a.Exact {
+		if b.Exact[k] {
+			exact[k] = true
+		}
+	}
+	a.Exact = exact
+}
+
+// residual is the part of the WHERE not enforced by the reads: with one
+// conjunct, its atoms on attributes the key does not pin exactly; with
+// several, the whole WHERE.
+func residual(conjs []Conjunct, winners map[int]*Access, where lang.Expr) lang.Expr {
+	if len(conjs) != 1 || where == nil {
+		return where
+	}
+	acc := winners[0]
+	if acc == nil {
+		return nil
+	}
+	var out lang.Expr
+	for _, atom := range conjs[0] {
+		if enforced(atom, acc) {
+			continue
+		}
+		if out == nil {
+			out = atom
+		} else {
+			out = &lang.Binary{At: atom.Pos(), Op: lang.OpAnd, L: out, R: atom}
+		}
+	}
+	return out
+}
+
+func enforced(atom lang.Expr, acc *Access) bool {
+	rel := acc.Layout.Relation
+	switch x := atom.(type) {
+	case *lang.Binary:
+		col, lit, op, ok := colLit(x)
+		if !ok || op == lang.OpNe || lit.Value == nil {
+			return false
+		}
+		a := rel.AttrIndex(col.Name)
+		return acc.Exact[a] && exactType(lit.Value, rel.Attrs[a].Type)
+	case *lang.In:
+		col, ok := x.X.(*lang.ColumnRef)
+		if !ok || x.Not {
+			return false
+		}
+		a := rel.AttrIndex(col.Name)
+		if !acc.Exact[a] {
+			return false
+		}
+		for _, item := range x.List {
+			if lit, ok := item.(*lang.Literal); !ok || (lit.Value != nil && !exactType(lit.Value, rel.Attrs[a].Type)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// order decides how the ORDER BY and LIMIT are met.
+func (p *Plan) order(consOf map[*Access][]map[int]*Constraint) {
+	if len(p.Accesses) == 0 {
+		return
+	}
+	if len(p.Accesses) > 1 {
+		p.Sort = len(p.OrderBy) > 0
+		return
+	}
+	acc := p.Accesses[0]
+	single := func(a int) bool {
+		var v types.Value
+		for i, cons := range consOf[acc] {
+			c := cons[a]
+			if !c.Fixed() || len(c.Points) != 1 {
+				return false
+			}
+			if i > 0 && types.Compare(v, c.Points[0]) != 0 {
+				return false
+			}
+			v = c.Points[0]
+		}
+		return true
+	}
+	provided := len(p.OrderBy) == 0
+	if !provided {
+		attrs, desc := orderKeys(acc, single)
+		if len(attrs) >= len(p.OrderBy) {
+			fwd, rev := true, true
+			for i, o := range p.OrderBy {
+				if attrs[i] != o.Attr {
+					fwd, rev = false, false
+					break
+				}
+				if desc[i] != o.Desc {
+					fwd = false
+				} else {
+					rev = false
+				}
+			}
+			provided = fwd || rev
+			p.Reverse = rev && !fwd
+		}
+	}
+	p.Sort = !provided
+	p.Merge = provided && len(p.OrderBy) > 0 && len(acc.Reads) > 1
+	if p.Limit >= 0 && !p.Sort && p.Residual == nil && !acc.Layout.WideRows() {
+		p.PerRead = p.Limit
+	}
+}
+
+// SortTuples orders tuples by the plan's ORDER BY (stable).
+func (p *Plan) SortTuples(ts [][]types.Value) {
+	sort.SliceStable(ts, func(i, j int) bool { return p.Less(ts[i], ts[j]) })
+}
+
+// Less compares two tuples by the ORDER BY.
+func (p *Plan) Less(a, b []types.Value) bool {
+	for _, o := range p.OrderBy {
+		c := types.Compare(a[o.Attr], b[o.Attr])
+		if o.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c < 0
+		}
+	}
+	return false
+}

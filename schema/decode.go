@@ -1,0 +1,269 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// DecodeError is a key or value that does not match its layout: data
+// written by something else, or corruption.
+type DecodeError struct {
+	Layout string
+	Field  string
+	Bytes  []byte
+	Msg    string
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("schema %s: cannot decode %s %q: %s", e.Layout, e.Field, e.Bytes, e.Msg)
+}
+
+// decoder fills one tuple from the fields of a key-value.
+type decoder struct {
+	l      *Layout
+	tuple  []types.Value
+	set    []bool
+	branch int
+	field  string
+	whole  []byte
+}
+
+func (d *decoder) fail(format string, args ...any) error {
+	return &DecodeError{Layout: d.l.Name, Field: d.field, Bytes: d.whole, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *decoder) put(a int, v types.Value) {
+	if !d.set[a] {
+		d.tuple[a], d.set[a] = v, true
+	}
+}
+
+// decodeField decodes a whole field.
+func (d *decoder) decodeField(f *Field, b []byte) error {
+	d.field, d.whole = f.Name, b
+	return d.decodeElems(f.Elems, b)
+}
+
+// decodeElems decodes es from exactly b.
+func (d *decoder) decodeElems(es []Element, b []byte) error {
+	r := d.l.Relation
+	for i, e := range es {
+		// varEnd finds where a variable-length natural element ends: at the
+		// end of b when last, else at its separator constant.
+		varEnd := func() (int, error) {
+			if i == len(es)-1 {
+				return len(b), nil
+			}
+			n := bytes.Index(b, es[i+1].Lit)
+			if n < 0 {
+				return 0, d.fail("separator %q not found", es[i+1].Lit)
+			}
+			return n, nil
+		}
+		switch e.Kind {
+		case ElemConst:
+			if !bytes.HasPrefix(b, e.Lit) {
+				return d.fail("expected %q", e.Lit)
+			}
+			b = b[len(e.Lit):]
+		case ElemAttr:
+			a := r.Attrs[e.Attr]
+			var v types.Value
+			var n int
+			var err error
+			switch e.Enc {
+			case Natural:
+				if n = a.Type.FixedWidth(); n == 0 {
+					if n, err = varEnd(); err != nil {
+						return err
+					}
+				} else if len(b) < n {
+					return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
+				}
+				v, err = keyenc.DecodeNatural(a.Type, b[:n])
+			case Ordered:
+				v, n, err = keyenc.DecodeOrdered(a.Type, b, !a.Key)
+			case Desc:
+				v, n, err = keyenc.DecodeDesc(a.Type, b, !a.Key)
+			}
+			if err != nil {
+				return d.fail("%s: %v", a.Name, err)
+			}
+			d.put(e.Attr, v)
+			b = b[n:]
+		case ElemSize:
+			if len(b) < e.Width {
+				return d.fail("truncated size prefix")
+			}
+			var lenBuf [4]byte
+			copy(lenBuf[4-e.Width:], b[:e.Width])
+			n := int(binary.BigEndian.Uint32(lenBuf[:]))
+			b = b[e.Width:]
+			if len(b) < n {
+				return d.fail("size prefix says %d bytes, %d left", n, len(b))
+			}
+			if err := d.decodeElems(e.Body, b[:n]); err != nil {
+				return err
+			}
+			b = b[n:]
+		case ElemSalt:
+			if len(b) < 1 || int(b[0]) >= e.Buckets {
+				return d.fail("bad salt byte")
+			}
+			b = b[1:]
+		case ElemAttrName:
+			n, err := varEnd()
+			if err != nil {
+				return err
+			}
+			name := b[:n]
+			d.branch = -1
+			if len(name) == 0 {
+				d.branch = markerBranch
+			} else if a := r.AttrIndex(string(name)); a >= 0 && d.l.isBranch(a) {
+				d.branch = a
+			}
+			if d.branch == -1 {
+				return d.fail("%q is not an attribute of attr_name[…]", name)
+			}
+			b = b[n:]
+		case ElemAttrValue:
+			if d.branch == markerBranch {
+				continue
+			}
+			a := r.Attrs[d.branch]
+			n := a.Type.FixedWidth()
+			if n == 0 {
+				var err error
+				if n, err = varEnd(); err != nil {
+					return err
+				}
+			} else if len(b) < n {
+				return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
+			}
+			v, err := keyenc.DecodeNatural(a.Type, b[:n])
+			if err != nil {
+				return d.fail("%s: %v", a.Name, err)
+			}
+			d.put(d.branch, v)
+			b = b[n:]
+		}
+	}
+	if len(b) != 0 {
+		return d.fail("%d unexpected trailing bytes", len(b))
+	}
+	return nil
+}
+
+func (l *Layout) isBranch(a int) bool {
+	for _, b := range l.Branches {
+		if b == a {
+			return true
+		}
+	}
+	return false
+}
+
+// OwnsFamily reports whether cells of family fam can belong to this layout
+// (false only when FAMILY is constant and differs).
+func (l *Layout) OwnsFamily(fam string) bool {
+	return l.staticFamily == "" || l.staticFamily == fam
+}
+
+// DecodeRow decodes the tuples stored in one row of table and calls emit for
+// each, in the order of their first cell, until emit returns false. Cells of
+// other layouts' families are skipped. Tuples are fresh slices the caller
+// may keep.
+func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value) bool) error {
+	r := l.Relation
+	n := len(r.Attrs)
+	base := decoder{l: l, tuple: make([]types.Value, n), set: make([]bool, n)}
+	if l.staticTable == "" {
+		if err := base.decodeField(&l.Table, []byte(table)); err != nil {
+			return err
+		}
+	}
+	if err := base.decodeField(&l.Row, row.Key); err != nil {
+		return err
+	}
+	if !l.wideRows {
+		// Every cell of the row belongs to the one tuple the row key names.
+		d := base
+		d.branch = noBranch
+		seen := false
+		for _, c := range row.Cells {
+			if !l.OwnsFamily(c.Family) {
+				continue
+			}
+			seen = true
+			if err := d.decodeField(&l.Family, []byte(c.Family)); err != nil {
+				return err
+			}
+			if err := d.decodeField(&l.Qualifier, c.Qualifier); err != nil {
+				return err
+			}
+			if err := d.decodeField(&l.Value, c.Value); err != nil {
+				return err
+			}
+		}
+		if seen {
+			emit(d.tuple)
+		}
+		return nil
+	}
+	var (
+		order []string // tuple identities in first-seen order
+		byID  = map[string]*decoder{}
+		idBuf []byte
+	)
+	for _, c := range row.Cells {
+		if !l.OwnsFamily(c.Family) {
+			continue
+		}
+		d := decoder{l: l, tuple: append([]types.Value(nil), base.tuple...), set: append([]bool(nil), base.set...), branch: noBranch}
+		if err := d.decodeField(&l.Family, []byte(c.Family)); err != nil {
+			return err
+		}
+		if err := d.decodeField(&l.Qualifier, c.Qualifier); err != nil {
+			return err
+		}
+		if err := d.decodeField(&l.Value, c.Value); err != nil {
+			return err
+		}
+		// The tuple's identity is its key: cells of one tuple merge.
+		idBuf = idBuf[:0]
+		for _, k := range r.KeyIdx {
+			if !d.set[k] {
+				return d.fail("key attribute %s missing", r.Attrs[k].Name)
+			}
+			var err error
+			if idBuf, err = keyenc.AppendOrdered(idBuf, r.Attrs[k].Type, d.tuple[k], false); err != nil {
+				return d.fail("%v", err)
+			}
+		}
+		id := string(idBuf)
+		prev, ok := byID[id]
+		if !ok {
+			dc := d
+			byID[id] = &dc
+			order = append(order, id)
+			continue
+		}
+		for a := range d.set {
+			if d.set[a] {
+				prev.put(a, d.tuple[a])
+			}
+		}
+	}
+	for _, id := range order {
+		if !emit(byID[id].tuple) {
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,734 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Size limits, Bigtable's where it has one, so a schema that works on the
+// embedded store also works on the distributed one.
+const (
+	MaxRowKeyBytes    = 4096
+	MaxQualifierBytes = 16 << 10
+	MaxValueBytes     = 10 << 20
+	MaxFamilyBytes    = 64
+)
+
+// DefaultFamily is the column family of a layout that declares none.
+const DefaultFamily = "f"
+
+// Encoding is how an attribute element is turned into bytes.
+type Encoding uint8
+
+// Element encodings.
+const (
+	Natural Encoding = iota // seed 003's: raw bytes / fixed-width big-endian
+	Ordered                 // order-preserving and self-delimiting (keyenc)
+	Desc                    // Ordered with bytes inverted: descending order
+)
+
+// ElemKind is the kind of a compiled element.
+type ElemKind uint8
+
+// Element kinds after flattening prefix/suffix/ordered/desc.
+const (
+	ElemConst     ElemKind = iota // constant bytes
+	ElemAttr                      // an attribute's value
+	ElemSize                      // length prefix followed by Body
+	ElemSalt                      // one byte: hash(Body) mod Buckets
+	ElemAttrName                  // the branch attribute's name
+	ElemAttrValue                 // the branch attribute's value
+)
+
+// Element is one compiled element of a field.
+type Element struct {
+	Kind    ElemKind
+	Pos     lang.Pos
+	Lit     []byte    // ElemConst
+	Attr    int       // ElemAttr
+	Enc     Encoding  // ElemAttr
+	Width   int       // ElemSize: bytes of the length prefix
+	Buckets int       // ElemSalt
+	Body    []Element // ElemSize, ElemSalt
+}
+
+// Field is a compiled field (TABLE, ROW, FAMILY, QUALIFIER or VALUE).
+type Field struct {
+	Name  string
+	Elems []Element
+}
+
+// Layout is one physical layout of a relation.
+type Layout struct {
+	Name      string
+	Primary   bool
+	Relation  *Relation
+	Def       *lang.DefineSchema
+	Table     Field
+	Row       Field
+	Family    Field
+	Qualifier Field
+	Value     Field
+
+	// Branches are the attributes attr_name/attr_value range over (nil when
+	// the layout has no attr_name): each tuple yields one cell per non-NULL
+	// branch attribute.
+	Branches []int
+	// SaltBuckets is N of a leading salt(N){…} in ROW, else 0.
+	SaltBuckets int
+
+	// wideRows: key attributes in FAMILY/QUALIFIER, so one row may hold
+	// several tuples.
+	wideRows bool
+
+	staticTable  string // the table name if TABLE has no attributes
+	staticFamily string // the family if FAMILY is constant
+}
+
+// markerBranch selects the existence-marker cell of a tuple whose branch
+// attributes are all NULL: attr_name yields "" and attr_value nothing.
+const markerBranch = -2
+
+// noBranch is used for layouts without attr_name.
+const noBranch = -1
+
+func compileLayout(r *Relation, d *lang.DefineSchema) (*Layout, error) {
+	l := &Layout{Name: d.Name, Primary: d.Primary, Relation: r, Def: d}
+	c := compiler{r: r, l: l}
+	var err error
+	table := d.Table
+	if table == nil {
+		table = lang.Concat{&lang.Const{At: d.At, Value: []byte(d.Name)}}
+	}
+	family := d.Family
+	if family == nil {
+		family = lang.Concat{&lang.Const{At: d.At, Value: []byte(DefaultFamily)}}
+	}
+	fields := []struct {
+		dst  *Field
+		name string
+		src  lang.Concat
+	}{
+		{&l.Table, "TABLE", table},
+		{&l.Row, "ROW", d.Row},
+		{&l.Family, "FAMILY", family},
+		{&l.Qualifier, "QUALIFIER", d.Qualifier},
+		{&l.Value, "VALUE", d.Value},
+	}
+	for _, f := range fields {
+		f.dst.Name = f.name
+		c.field = f.name
+		if f.dst.Elems, err = c.flatten(f.src, 0); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	for _, f := range []*Field{&l.Family, &l.Qualifier} {
+		walkAttrs(f.Elems, func(a int) {
+			if r.Attrs[a].Key {
+				l.wideRows = true
+			}
+		})
+	}
+	if len(l.Row.Elems) > 0 && l.Row.Elems[0].Kind == ElemSalt {
+		l.SaltBuckets = l.Row.Elems[0].Buckets
+	}
+	if lit, ok := constOnly(l.Table.Elems); ok {
+		l.staticTable = string(lit)
+		if l.staticTable == "" {
+			return nil, errAt(d.At, "schema %s: TABLE is empty", d.Name)
+		}
+	}
+	if lit, ok := constOnly(l.Family.Elems); ok {
+		l.staticFamily = string(lit)
+		if err := checkFamily(l.staticFamily); err != nil {
+			return nil, errAt(d.At, "schema %s: %v", d.Name, err)
+		}
+	}
+	return l, nil
+}
+
+func checkFamily(f string) error {
+	switch {
+	case f == "":
+		return fmt.Errorf("column family is empty")
+	case len(f) > MaxFamilyBytes:
+		return fmt.Errorf("column family is %d bytes; the limit is %d", len(f), MaxFamilyBytes)
+	case strings.IndexByte(f, 0) >= 0:
+		return fmt.Errorf("column family %q contains a 0x00 byte", f)
+	}
+	return nil
+}
+
+func constOnly(es []Element) ([]byte, bool) {
+	var out []byte
+	for _, e := range es {
+		if e.Kind != ElemConst {
+			return nil, false
+		}
+		out = append(out, e.Lit...)
+	}
+	return out, true
+}
+
+type compiler struct {
+	r        *Relation
+	l        *Layout
+	field    string
+	names    *lang.AttrNames
+	values   *lang.AttrValues
+	namesPos lang.Pos
+}
+
+// flatten turns a Concat into elements: prefix/suffix become constants around
+// their body, ordered/desc set the encoding of the attributes they wrap, and
+// adjacent constants merge (empty ones vanish) so that "followed by a
+// constant" is a property of the next element.
+func (c *compiler) flatten(src lang.Concat, depth int) ([]Element, error) {
+	var out []Element
+	add := func(e Element) {
+		if e.Kind == ElemConst {
+			if len(e.Lit) == 0 {
+				return
+			}
+			if n := len(out); n > 0 && out[n-1].Kind == ElemConst {
+				out[n-1].Lit = append(append([]byte(nil), out[n-1].Lit...), e.Lit...)
+				return
+			}
+		}
+		out = append(out, e)
+	}
+	for _, el := range src {
+		switch e := el.(type) {
+		case *lang.Const:
+			add(Element{Kind: ElemConst, Pos: e.At, Lit: e.Value})
+		case *lang.AttrRef:
+			a, err := c.attr(e.At, e.Name)
+			if err != nil {
+				return nil, err
+			}
+			add(Element{Kind: ElemAttr, Pos: e.At, Attr: a, Enc: Natural})
+		case *lang.AttrNames:
+			if c.field != "FAMILY" && c.field != "QUALIFIER" || depth > 0 {
+				return nil, errAt(e.At, "schema %s: attr_name[…] may only appear in FAMILY or QUALIFIER, outside size/salt/ordered/desc", c.l.Name)
+			}
+			if c.names != nil {
+				return nil, errAt(e.At, "schema %s: only one attr_name[…] per schema", c.l.Name)
+			}
+			c.names = e
+			add(Element{Kind: ElemAttrName, Pos: e.At})
+		case *lang.AttrValues:
+			if c.field != "VALUE" || depth > 0 {
+				return nil, errAt(e.At, "schema %s: attr_value[…] may only appear in VALUE, outside size/salt/ordered/desc", c.l.Name)
+			}
+			if c.values != nil {
+				return nil, errAt(e.At, "schema %s: only one attr_value[…] per schema", c.l.Name)
+			}
+			c.values = e
+			add(Element{Kind: ElemAttrValue, Pos: e.At})
+		case *lang.Modifier:
+			// prefix/suffix only add constants around their body, so
+			// depth counts the other modifiers only.
+			inner := depth + 1
+			if e.Name == "prefix" || e.Name == "suffix" {
+				inner = depth
+			}
+			body, err := c.flatten(e.Body, inner)
+			if err != nil {
+				return nil, err
+			}
+			switch e.Name {
+			case "prefix", "suffix":
+				lit, _ := e.Args[0].([]byte)
+				if len(lit) == 0 {
+					return nil, errAt(e.At, "schema %s: %s('') needs a non-empty separator", c.l.Name, e.Name)
+				}
+				if e.Name == "prefix" {
+					add(Element{Kind: ElemConst, Pos: e.At, Lit: lit})
+				}
+				for _, b := range body {
+					add(b)
+				}
+				if e.Name == "suffix" {
+					add(Element{Kind: ElemConst, Pos: e.At, Lit: lit})
+				}
+			case "ordered", "desc":
+				enc := Ordered
+				if e.Name == "desc" {
+					enc = Desc
+				}
+				for _, b := range body {
+					if b.Kind != ElemAttr || b.Enc != Natural {
+						return nil, errAt(b.Pos, "schema %s: %s{…} may contain only attribute names", c.l.Name, e.Name)
+					}
+					b.Enc = enc
+					add(b)
+				}
+			case "size":
+				w := int64(1)
+				if len(e.Args) == 1 {
+					w, _ = e.Args[0].(int64)
+				}
+				if len(body) == 0 {
+					return nil, errAt(e.At, "schema %s: size{…} needs a body", c.l.Name)
+				}
+				add(Element{Kind: ElemSize, Pos: e.At, Width: int(w), Body: body})
+			case "salt":
+				n, _ := e.Args[0].(int64)
+				if c.field != "ROW" || depth > 0 || len(out) > 0 {
+					return nil, errAt(e.At, "schema %s: salt(N){…} must be the first element of ROW", c.l.Name)
+				}
+				if len(body) == 0 {
+					return nil, errAt(e.At, "schema %s: salt(N){…} needs the attributes to hash", c.l.Name)
+				}
+				for _, b := range body {
+					if b.Kind == ElemSalt || b.Kind == ElemSize {
+						return nil, errAt(b.Pos, "schema %s: salt body may contain only attributes and constants", c.l.Name)
+					}
+				}
+				add(Element{Kind: ElemSalt, Pos: e.At, Buckets: int(n), Body: body})
+			default:
+				return nil, errAt(e.At, "schema %s: unknown modifier %s", c.l.Name, e.Name)
+			}
+		default:
+			return nil, errAt(el.Pos(), "schema %s: unexpected element", c.l.Name)
+		}
+	}
+	return out, nil
+}
+
+func (c *compiler) attr(p lang.Pos, name string) (int, error) {
+	a := c.r.AttrIndex(name)
+	if a < 0 {
+		return 0, errAt(p, "schema %s: relation %s has no attribute %s", c.l.Name, c.r.Name, name)
+	}
+	return a, nil
+}
+
+// check enforces the package invariants on the flattened fields.
+func (c *compiler) check() error {
+	l, r := c.l, c.r
+	if len(l.Row.Elems) == 0 {
+		return errAt(l.Def.At, "schema %s: ROW is empty", l.Name)
+	}
+	switch {
+	case c.names == nil && c.values != nil:
+		return errAt(c.values.At, "schema %s: attr_value[…] needs an attr_name[…] in FAMILY or QUALIFIER", l.Name)
+	case c.names != nil && c.values == nil:
+		return errAt(c.names.At, "schema %s: attr_name[…] needs an attr_value[…] in VALUE, or the values are lost", l.Name)
+	case c.names != nil:
+		if !sameNames(c.names.Exclude, c.values.Exclude) {
+			return errAt(c.values.At, "schema %s: attr_value[…] must list the same attributes as attr_name[…]", l.Name)
+		}
+		excl := map[int]bool{}
+		for _, n := range c.names.Exclude {
+			a, err := c.attr(c.names.At, n)
+			if err != nil {
+				return err
+			}
+			excl[a] = true
+		}
+		for i := range r.Attrs {
+			if !excl[i] {
+				l.Branches = append(l.Branches, i)
+			}
+		}
+		if len(l.Branches) == 0 {
+			return errAt(c.names.At, "schema %s: attr_name[…] excludes every attribute", l.Name)
+		}
+	}
+	for _, f := range []*Field{&l.Table, &l.Row, &l.Family, &l.Qualifier, &l.Value} {
+		if err := c.checkDelimited(f.Name, f.Elems); err != nil {
+			return err
+		}
+	}
+	// Key attributes must address the cells; every attribute must be stored.
+	coord := map[int]bool{}
+	stored := map[int]bool{}
+	for _, f := range []*Field{&l.Table, &l.Row, &l.Family, &l.Qualifier} {
+		walkAttrs(f.Elems, func(a int) { coord[a] = true; stored[a] = true })
+	}
+	walkAttrs(l.Value.Elems, func(a int) { stored[a] = true })
+	for _, a := range l.Branches {
+		stored[a] = true
+	}
+	for _, k := range r.KeyIdx {
+		if !coord[k] {
+			return errAt(l.Def.At, "schema %s: key attribute %s must appear in TABLE, ROW, FAMILY or QUALIFIER", l.Name, r.Attrs[k].Name)
+		}
+	}
+	for i, a := range r.Attrs {
+		if !stored[i] {
+			return errAt(l.Def.At, "schema %s: attribute %s is stored nowhere (add it to VALUE or use attr_name/attr_value)", l.Name, a.Name)
+		}
+	}
+	return nil
+}
+
+// walkAttrs visits the attributes stored (recoverable) in es: salt bodies are
+// hashed, not stored, so they are skipped.
+func walkAttrs(es []Element, fn func(int)) {
+	for _, e := range es {
+		switch e.Kind {
+		case ElemAttr:
+			fn(e.Attr)
+		case ElemSize:
+			walkAttrs(e.Body, fn)
+		}
+	}
+}
+
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !strings.EqualFold(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkDelimited enforces that variable-length natural elements can be found
+// again when decoding.
+func (c *compiler) checkDelimited(field string, es []Element) error {
+	for i, e := range es {
+		if e.Kind == ElemSize || e.Kind == ElemSalt {
+			if err := c.checkDelimited(field, e.Body); err != nil {
+				return err
+			}
+		}
+		if !c.varLength(e) || i == len(es)-1 || es[i+1].Kind == ElemConst {
+			continue
+		}
+		what := "attr_name[…]"
+		switch e.Kind {
+		case ElemAttr:
+			what = "attribute " + c.r.Attrs[e.Attr].Name
+		case ElemAttrValue:
+			what = "attr_value[…]"
+		}
+		return errAt(e.Pos, "schema %s: %s in %s has variable length: put it last, follow it with a constant or suffix('…'), or wrap it in size{…} or ordered{…}", c.l.Name, what, field)
+	}
+	return nil
+}
+
+func (c *compiler) varLength(e Element) bool {
+	switch e.Kind {
+	case ElemAttr:
+		return e.Enc == Natural && c.r.Attrs[e.Attr].Type.FixedWidth() == 0
+	case ElemAttrName:
+		return true
+	case ElemAttrValue:
+		for _, a := range c.l.Branches {
+			if c.r.Attrs[a].Type.FixedWidth() == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// WideRows reports whether one row may hold several tuples (key attributes in
+// FAMILY or QUALIFIER): then a row limit is not a tuple limit.
+func (l *Layout) WideRows() bool { return l.wideRows }
+
+// StaticTable is the layout's table name when TABLE is constant, else "".
+func (l *Layout) StaticTable() string { return l.staticTable }
+
+// StaticFamily is the layout's family when FAMILY is constant, else "".
+func (l *Layout) StaticFamily() string { return l.staticFamily }
+
+// EncodeError is a value that a layout cannot store.
+type EncodeError struct {
+	Layout string
+	Field  string
+	Attr   string // "" when not about one attribute
+	Msg    string
+}
+
+func (e *EncodeError) Error() string {
+	if e.Attr != "" {
+		return fmt.Sprintf("schema %s, %s: attribute %s: %s", e.Layout, e.Field, e.Attr, e.Msg)
+	}
+	return fmt.Sprintf("schema %s, %s: %s", e.Layout, e.Field, e.Msg)
+}
+
+// encoder carries the state of encoding one tuple.
+type encoder struct {
+	l      *Layout
+	tuple  []types.Value
+	branch int
+	field  string
+}
+
+func (en *encoder) fail(attr int, format string, args ...any) error {
+	e := &EncodeError{Layout: en.l.Name, Field: en.field, Msg: fmt.Sprintf(format, args...)}
+	if attr >= 0 {
+		e.Attr = en.l.Relation.Attrs[attr].Name
+	}
+	return e
+}
+
+// appendElems encodes es; next is the constant following es in an enclosing
+// sequence (nil if none), used to check separator-free values.
+func (en *encoder) appendElems(dst []byte, es []Element) ([]byte, error) {
+	r := en.l.Relation
+	for i, e := range es {
+		var sep []byte
+		if i+1 < len(es) && es[i+1].Kind == ElemConst {
+			sep = es[i+1].Lit
+		}
+		start := len(dst)
+		var err error
+		switch e.Kind {
+		case ElemConst:
+			dst = append(dst, e.Lit...)
+		case ElemAttr:
+			a := r.Attrs[e.Attr]
+			v := en.tuple[e.Attr]
+			switch e.Enc {
+			case Natural:
+				if v == nil {
+					return nil, en.fail(e.Attr, "is NULL, which the natural encoding cannot store (use ordered{…} or attr_name/attr_value)")
+				}
+				dst, err = keyenc.AppendNatural(dst, a.Type, v)
+			case Ordered:
+				dst, err = keyenc.AppendOrdered(dst, a.Type, v, !a.Key)
+			case Desc:
+				dst, err = keyenc.AppendDesc(dst, a.Type, v, !a.Key)
+			}
+			if err != nil {
+				return nil, en.fail(e.Attr, "%v", err)
+			}
+			if e.Enc == Natural && sep != nil && !separatorFree(dst[start:], sep) {
+				return nil, en.fail(e.Attr, "value %s contains the separator %q", types.Format(v), sep)
+			}
+		case ElemAttrName:
+			if en.branch >= 0 {
+				dst = append(dst, r.Attrs[en.branch].Name...)
+			}
+		case ElemAttrValue:
+			if en.branch >= 0 {
+				a := r.Attrs[en.branch]
+				if dst, err = keyenc.AppendNatural(dst, a.Type, en.tuple[en.branch]); err != nil {
+					return nil, en.fail(en.branch, "%v", err)
+				}
+				if sep != nil && !separatorFree(dst[start:], sep) {
+					return nil, en.fail(en.branch, "value %s contains the separator %q", types.Format(en.tuple[en.branch]), sep)
+				}
+			}
+		case ElemSize:
+			body, err := en.appendElems(nil, e.Body)
+			if err != nil {
+				return nil, err
+			}
+			if max := 1<<(8*e.Width) - 1; len(body) > max {
+				return nil, en.fail(-1, "size{…} body is %d bytes; a %d-byte length holds at most %d", len(body), e.Width, max)
+			}
+			var lenBuf [4]byte
+			binary.BigEndian.PutUint32(lenBuf[:], uint32(len(body)))
+			dst = append(dst, lenBuf[4-e.Width:]...)
+			dst = append(dst, body...)
+		case ElemSalt:
+			body, err := en.appendElems(nil, e.Body)
+			if err != nil {
+				return nil, err
+			}
+			dst = append(dst, keyenc.SaltBucket(body, e.Buckets))
+		}
+	}
+	return dst, nil
+}
+
+// separatorFree reports whether value followed by sep is found again as
+// value: the first occurrence of sep in value+sep is right after value.
+func separatorFree(value, sep []byte) bool {
+	joined := make([]byte, 0, len(value)+len(sep))
+	joined = append(append(joined, value...), sep...)
+	return bytes.Index(joined, sep) == len(value)
+}
+
+func (en *encoder) field1(f *Field, dst []byte) ([]byte, error) {
+	en.field = f.Name
+	return en.appendElems(dst, f.Elems)
+}
+
+// TableOf computes the table a tuple is stored in.
+func (l *Layout) TableOf(tuple []types.Value) (string, error) {
+	if l.staticTable != "" {
+		return l.staticTable, nil
+	}
+	en := encoder{l: l, tuple: tuple, branch: noBranch}
+	b, err := en.field1(&l.Table, nil)
+	if err != nil {
+		return "", err
+	}
+	if len(b) == 0 {
+		return "", en.fail(-1, "table name is empty")
+	}
+	return string(b), nil
+}
+
+// RowKey computes the row key of a tuple.
+func (l *Layout) RowKey(tuple []types.Value) ([]byte, error) {
+	en := encoder{l: l, tuple: tuple, branch: noBranch}
+	k, err := en.field1(&l.Row, nil)
+	if err == nil && len(k) > MaxRowKeyBytes {
+		err = en.fail(-1, "row key is %d bytes; the limit is %d", len(k), MaxRowKeyBytes)
+	}
+	return k, err
+}
+
+// Cell is a cell of a tuple with its table and row.
+type Cell struct {
+	Table string
+	Row   []byte
+	store.Cell
+}
+
+// PutCells returns the cells to write for a tuple (puts) and the cells of
+// its NULL branch attributes (deletes), which an upsert must remove so a NULL
+// overwrites an old value.
+func (l *Layout) PutCells(tuple []types.Value) (puts, deletes []Cell, err error) {
+	return l.cells(tuple, false)
+}
+
+// AllCells returns every cell a tuple may occupy in this layout, present or
+// not (all branch attributes and the existence marker): what a delete removes.
+func (l *Layout) AllCells(tuple []types.Value) ([]Cell, error) {
+	puts, deletes, err := l.cells(tuple, true)
+	return append(puts, deletes...), err
+}
+
+func (l *Layout) cells(tuple []types.Value, forDelete bool) (puts, deletes []Cell, err error) {
+	table, err := l.TableOf(tuple)
+	if err != nil {
+		return nil, nil, err
+	}
+	row, err := l.RowKey(tuple)
+	if err != nil {
+		return nil, nil, err
+	}
+	// one encodes the cell of a branch; coordsOnly skips the value (the
+	// branch attribute may be NULL).
+	one := func(branch int, coordsOnly bool) (Cell, error) {
+		en := encoder{l: l, tuple: tuple, branch: branch}
+		fam, err := en.field1(&l.Family, nil)
+		if err != nil {
+			return Cell{}, err
+		}
+		if err := checkFamily(string(fam)); err != nil {
+			return Cell{}, en.fail(-1, "%v", err)
+		}
+		qual, err := en.field1(&l.Qualifier, nil)
+		if err != nil {
+			return Cell{}, err
+		}
+		if len(qual) > MaxQualifierBytes {
+			return Cell{}, en.fail(-1, "qualifier is %d bytes; the limit is %d", len(qual), MaxQualifierBytes)
+		}
+		if coordsOnly {
+			return Cell{Table: table, Row: row, Cell: store.Cell{Family: string(fam), Qualifier: qual}}, nil
+		}
+		val, err := en.field1(&l.Value, nil)
+		if err != nil {
+			return Cell{}, err
+		}
+		if len(val) > MaxValueBytes {
+			return Cell{}, en.fail(-1, "value is %d bytes; the limit is %d", len(val), MaxValueBytes)
+		}
+		if val == nil {
+			val = []byte{}
+		}
+		return Cell{Table: table, Row: row, Cell: store.Cell{Family: string(fam), Qualifier: qual, Value: val}}, nil
+	}
+	if l.Branches == nil {
+		c, err := one(noBranch, forDelete)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []Cell{c}, nil, nil
+	}
+	for _, a := range l.Branches {
+		if tuple[a] == nil || forDelete {
+			c, err := one(a, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			deletes = append(deletes, c)
+			continue
+		}
+		c, err := one(a, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		puts = append(puts, c)
+	}
+	// A tuple whose branch attributes are all NULL still needs one cell, or
+	// it would vanish from this layout. A stale marker next to real cells is
+	// harmless (decoding skips it), so upserts do not delete it.
+	if len(puts) == 0 || forDelete {
+		marker, err := one(markerBranch, forDelete)
+		if err != nil {
+			return nil, nil, err
+		}
+		if forDelete {
+			deletes = append(deletes, marker)
+		} else {
+			puts = append(puts, marker)
+		}
+	}
+	return puts, deletes, nil
+}
+
+// AppendElements encodes the elements es of this layout for a (partial)
+// tuple: the planner uses it to build key prefixes element by element. An
+// attribute followed by a constant should be encoded together with it, so
+// that separator checks apply.
+func (l *Layout) AppendElements(dst []byte, field string, es []Element, tuple []types.Value) ([]byte, error) {
+	en := encoder{l: l, tuple: tuple, branch: noBranch, field: field}
+	return en.appendElems(dst, es)
+}
+
+// CoordinatesUseNonKey reports whether a non-key attribute helps address
+// this layout's cells (TABLE, ROW including its salt, FAMILY, QUALIFIER):
+// such an index-like layout moves a tuple's cells when that attribute
+// changes, so writers must know the old value.
+func (l *Layout) CoordinatesUseNonKey() bool {
+	found := false
+	var walk func([]Element)
+	walk = func(es []Element) {
+		for _, e := range es {
+			if e.Kind == ElemAttr && !l.Relation.Attrs[e.Attr].Key {
+				found = true
+			}
+			walk(e.Body)
+		}
+	}
+	for _, f := range []*Field{&l.Table, &l.Row, &l.Family, &l.Qualifier} {
+		walk(f.Elems)
+	}
+	return found
+}
+
+// TableMatches reports whether a store table name is one of this layout's
+// tables (its TABLE field decodes from it).
+func (l *Layout) TableMatches(name string) bool {
+	if l.staticTable != "" {
+		return name == l.staticTable
+	}
+	n := len(l.Relation.Attrs)
+	d := decoder{l: l, tuple: make([]types.Value, n), set: make([]bool, n)}
+	return d.decodeField(&l.Table, []byte(name)) == nil
+}

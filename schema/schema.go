@@ -1,0 +1,185 @@
+// Package schema owns the physical schema: relations (typed attributes with a
+// primary key) and their layouts (seed 003's "schemas": how one tuple becomes
+// key-values in the cell model of package store), compiled from the
+// language's DEFINE statements.
+//
+// A Catalog is built by applying DEFINE statements in order. A Layout turns a
+// tuple into cells (Layout.Cells) and cells back into tuples
+// (Layout.DecodeRow); it also exposes its compiled row-key elements to the
+// planner, which derives key ranges from them.
+//
+// Invariants established by compilation (and relied on elsewhere):
+//   - Every key attribute of the relation appears as an attribute element in
+//     the cell coordinates (TABLE, ROW, FAMILY or QUALIFIER), so the cells of
+//     different tuples never collide.
+//   - Every attribute is recoverable from the cells (stored in some element,
+//     or in an attr_value branch), so every layout can answer every query.
+//   - Every variable-length natural element (STRING/BYTES attribute,
+//     attr_name, attr_value) is last in its field or sub-field, or followed by
+//     a non-empty constant that its values may not contain; so decoding is
+//     unambiguous, and writes whose values would break that are rejected.
+//   - Two layouts never share both a table and a family.
+package schema
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Attr is one attribute of a relation.
+type Attr struct {
+	Name string
+	Type types.Type
+	Key  bool
+	Pos  lang.Pos
+}
+
+// Relation is a relation and its layouts.
+type Relation struct {
+	Name    string
+	Attrs   []Attr
+	KeyIdx  []int     // indexes of the key attributes, in declaration order
+	Layouts []*Layout // the primary layout first, then in definition order
+	Def     *lang.DefineRelation
+	byName  map[string]int
+}
+
+// AttrIndex returns the index of the named attribute (case-insensitive) or -1.
+func (r *Relation) AttrIndex(name string) int {
+	if i, ok := r.byName[strings.ToLower(name)]; ok {
+		return i
+	}
+	return -1
+}
+
+// Primary is the relation's primary layout (nil before any layout exists).
+func (r *Relation) Primary() *Layout {
+	if len(r.Layouts) == 0 {
+		return nil
+	}
+	return r.Layouts[0]
+}
+
+// KeyOf extracts the primary-key values of a tuple.
+func (r *Relation) KeyOf(tuple []types.Value) []types.Value {
+	k := make([]types.Value, len(r.KeyIdx))
+	for i, a := range r.KeyIdx {
+		k[i] = tuple[a]
+	}
+	return k
+}
+
+// Catalog is the set of relations and layouts known to a database.
+type Catalog struct {
+	Relations []*Relation
+	relByName map[string]*Relation
+	layByName map[string]*Layout
+	Defs      []lang.Statement // the definitions applied, in order
+}
+
+// NewCatalog returns an empty catalog.
+func NewCatalog() *Catalog {
+	return &Catalog{relByName: map[string]*Relation{}, layByName: map[string]*Layout{}}
+}
+
+// Relation looks a relation up by name (case-insensitive).
+func (c *Catalog) Relation(name string) *Relation { return c.relByName[strings.ToLower(name)] }
+
+// Layout looks a layout up by name (case-insensitive).
+func (c *Catalog) Layout(name string) *Layout { return c.layByName[strings.ToLower(name)] }
+
+// Clone returns a catalog that can take more definitions without changing c.
+// Relations and layouts are immutable once defined except for the layout
+// list, which Clone copies.
+func (c *Catalog) Clone() *Catalog {
+	n := NewCatalog()
+	for _, r := range c.Relations {
+		cp := *r
+		cp.Layouts = append([]*Layout(nil), r.Layouts...)
+		n.Relations = append(n.Relations, &cp)
+		n.relByName[strings.ToLower(cp.Name)] = &cp
+	}
+	for k, l := range c.layByName {
+		n.layByName[k] = l
+	}
+	n.Defs = append([]lang.Statement(nil), c.Defs...)
+	return n
+}
+
+func errAt(p lang.Pos, format string, args ...any) error {
+	return &lang.Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Define applies one DEFINE statement. On error the catalog is unchanged.
+func (c *Catalog) Define(st lang.Statement) error {
+	switch d := st.(type) {
+	case *lang.DefineRelation:
+		return c.defineRelation(d)
+	case *lang.DefineSchema:
+		return c.defineSchema(d)
+	}
+	return errAt(st.Pos(), "not a definition")
+}
+
+func (c *Catalog) defineRelation(d *lang.DefineRelation) error {
+	if c.Relation(d.Name) != nil {
+		return errAt(d.At, "relation %s is already defined", d.Name)
+	}
+	r := &Relation{Name: d.Name, Def: d, byName: map[string]int{}}
+	for _, a := range d.Attrs {
+		key := strings.ToLower(a.Name)
+		if _, dup := r.byName[key]; dup {
+			return errAt(a.At, "relation %s: attribute %s is declared twice", d.Name, a.Name)
+		}
+		if a.Type == types.Invalid {
+			return errAt(a.At, "relation %s: attribute %s has no type", d.Name, a.Name)
+		}
+		r.byName[key] = len(r.Attrs)
+		if a.Key {
+			r.KeyIdx = append(r.KeyIdx, len(r.Attrs))
+		}
+		r.Attrs = append(r.Attrs, Attr{Name: a.Name, Type: a.Type, Key: a.Key, Pos: a.At})
+	}
+	if len(r.KeyIdx) == 0 {
+		return errAt(d.At, "relation %s has no key attribute (mark at least one attribute with KEY)", d.Name)
+	}
+	c.Relations = append(c.Relations, r)
+	c.relByName[strings.ToLower(r.Name)] = r
+	c.Defs = append(c.Defs, d)
+	return nil
+}
+
+func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
+	r := c.Relation(d.Relation)
+	if r == nil {
+		return errAt(d.At, "schema %s: unknown relation %s", d.Name, d.Relation)
+	}
+	if c.Layout(d.Name) != nil {
+		return errAt(d.At, "schema %s is already defined", d.Name)
+	}
+	l, err := compileLayout(r, d)
+	if err != nil {
+		return err
+	}
+	for _, other := range r.Layouts {
+		if d.Primary && other.Primary {
+			return errAt(d.At, "relation %s already has a primary schema (%s)", r.Name, other.Name)
+		}
+	}
+	for _, other := range c.layByName {
+		if other.staticTable != "" && other.staticTable == l.staticTable && other.staticFamily == l.staticFamily {
+			return errAt(d.At, "schema %s: table %q and family %q are already used by schema %s", d.Name, l.staticTable, l.staticFamily, other.Name)
+		}
+	}
+	if d.Primary {
+		r.Layouts = append([]*Layout{l}, r.Layouts...)
+	} else {
+		r.Layouts = append(r.Layouts, l)
+	}
+	c.layByName[strings.ToLower(l.Name)] = l
+	c.Defs = append(c.Defs, d)
+	return nil
+}

@@ -1,0 +1,446 @@
+package kvschema
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/schema"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Stmt is a parsed statement, executable many times with different
+// arguments. Planning happens at each execution, against the catalog of
+// that moment, so a prepared statement follows later DEFINE SCHEMAs.
+type Stmt struct {
+	db   *DB
+	ast  lang.Statement
+	text string
+}
+
+// AST is the parsed statement.
+func (s *Stmt) AST() lang.Statement { return s.ast }
+
+// Exec runs the statement, discarding rows.
+func (s *Stmt) Exec(ctx context.Context, args ...any) (Result, error) {
+	res, _, err := s.run(ctx, args)
+	return res, err
+}
+
+// Query runs the statement and returns its rows (an EXPLAIN returns one row
+// per plan line, in a column named PLAN).
+func (s *Stmt) Query(ctx context.Context, args ...any) (*Rows, error) {
+	res, rows, err := s.run(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	if rows == nil {
+		rows = &Rows{cols: []string{"PLAN"}}
+		if res.Plan != "" {
+			for _, line := range strings.Split(strings.TrimRight(res.Plan, "\n"), "\n") {
+				rows.rows = append(rows.rows, []types.Value{line})
+			}
+		}
+	}
+	return rows, nil
+}
+
+// Explain returns the statement's plan without running it.
+func (s *Stmt) Explain(ctx context.Context, args ...any) (string, error) {
+	inner := s.ast
+	if e, ok := inner.(*lang.Explain); ok {
+		inner = e.Stmt
+	}
+	vals, err := values(args)
+	if err != nil {
+		return "", err
+	}
+	return s.db.explain(ctx, inner, vals)
+}
+
+// values converts Go arguments to canonical values (ints to int64, float32
+// to float64); attribute types are applied where each value is used.
+func values(args []any) ([]types.Value, error) {
+	out := make([]types.Value, len(args))
+	for i, a := range args {
+		switch x := a.(type) {
+		case nil, string, []byte, int64, float64, bool:
+			out[i] = x
+		case time.Time:
+			out[i] = x.UTC().Truncate(types.TimestampPrecision)
+		case float32:
+			out[i] = float64(x)
+		case int, int8, int16, int32, uint8, uint16, uint32, uint64, uint:
+			v, err := types.Coerce(x, types.BigInt)
+			if err != nil {
+				return nil, fmt.Errorf("argument %d: %v", i+1, err)
+			}
+			out[i] = v
+		default:
+			return nil, fmt.Errorf("argument %d: unsupported Go type %T", i+1, a)
+		}
+	}
+	return out, nil
+}
+
+// RunStatement runs an already parsed statement (rows is nil except for
+// SELECT). Errors without a position get the statement's.
+func (db *DB) RunStatement(ctx context.Context, ast lang.Statement, args ...any) (Result, *Rows, error) {
+	res, rows, err := (&Stmt{db: db, ast: ast}).run(ctx, args)
+	if err != nil {
+		err = positioned(ast, err)
+	}
+	return res, rows, err
+}
+
+func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
+	vals, err := values(args)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	db := s.db
+	res := Result{Statement: kindOf(s.ast)}
+	switch st := s.ast.(type) {
+	case *lang.DefineRelation, *lang.DefineSchema:
+		return res, nil, db.define(ctx, st)
+	case *lang.Explain:
+		res.Plan, err = db.explain(ctx, st.Stmt, vals)
+		return res, nil, err
+	case *lang.Insert:
+		rel, tuples, err := db.insertTuples(st, vals)
+		if err != nil {
+			return res, nil, err
+		}
+		n, err := db.exec.Upsert(ctx, rel, tuples)
+		res.RowsAffected = int64(n)
+		return res, nil, err
+	case *lang.Select:
+		rel, err := db.relation(st.Relation, st.At)
+		if err != nil {
+			return res, nil, err
+		}
+		p, err := plan.Select(st, rel, vals, db.chooser)
+		if err != nil {
+			return res, nil, err
+		}
+		rows := &Rows{}
+		for _, a := range p.Project {
+			rows.cols = append(rows.cols, rel.Attrs[a].Name)
+		}
+		err = db.exec.Query(ctx, p, func(t []types.Value) bool {
+			out := make([]types.Value, len(p.Project))
+			for i, a := range p.Project {
+				out[i] = t[a]
+			}
+			rows.rows = append(rows.rows, out)
+			return true
+		})
+		if err != nil {
+			return res, nil, err
+		}
+		res.RowsAffected = int64(len(rows.rows))
+		return res, rows, nil
+	case *lang.Update:
+		_, p, change, err := db.updatePlan(st, vals)
+		if err != nil {
+			return res, nil, err
+		}
+		n, err := db.exec.Update(ctx, p, change)
+		res.RowsAffected = int64(n)
+		return res, nil, err
+	case *lang.Delete:
+		rel, err := db.relation(st.Relation, st.At)
+		if err != nil {
+			return res, nil, err
+		}
+		where, err := plan.Bind(st.Where, rel, vals)
+		if err != nil {
+			return res, nil, err
+		}
+		p, err := plan.Reads(where, rel, db.chooser)
+		if err != nil {
+			return res, nil, err
+		}
+		n, err := db.exec.Update(ctx, p, nil)
+		res.RowsAffected = int64(n)
+		return res, nil, err
+	}
+	return res, nil, &lang.Error{Pos: s.ast.Pos(), Msg: "unsupported statement"}
+}
+
+// insertTuples resolves an INSERT's rows into full tuples of the relation's
+// types. Omitted attributes are NULL; key attributes must be given.
+func (db *DB) insertTuples(st *lang.Insert, args []types.Value) (*schema.Relation, [][]types.Value, error) {
+	rel, err := db.relation(st.Relation, st.At)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols := make([]int, 0, len(rel.Attrs))
+	if st.Columns == nil {
+		for i := range rel.Attrs {
+			cols = append(cols, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, c := range st.Columns {
+			a := rel.AttrIndex(c)
+			if a < 0 {
+				return nil, nil, &lang.Error{Pos: st.At, Msg: fmt.Sprintf("relation %s has no attribute %s", rel.Name, c)}
+			}
+			if seen[a] {
+				return nil, nil, &lang.Error{Pos: st.At, Msg: fmt.Sprintf("attribute %s is listed twice", c)}
+			}
+			seen[a] = true
+			cols = append(cols, a)
+		}
+	}
+	tuples := make([][]types.Value, 0, len(st.Rows))
+	for _, row := range st.Rows {
+		at := st.At
+		if len(row) > 0 {
+			at = row[0].Pos()
+		}
+		if len(row) != len(cols) {
+			return nil, nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("INSERT INTO %s: %d values for %d attributes", rel.Name, len(row), len(cols))}
+		}
+		t := make([]types.Value, len(rel.Attrs))
+		for i, e := range row {
+			v, err := literal(e, args)
+			if err != nil {
+				return nil, nil, err
+			}
+			a := rel.Attrs[cols[i]]
+			if t[cols[i]], err = types.Coerce(v, a.Type); err != nil {
+				return nil, nil, &lang.Error{Pos: e.Pos(), Msg: fmt.Sprintf("attribute %s: %v", a.Name, err)}
+			}
+		}
+		for _, k := range rel.KeyIdx {
+			if t[k] == nil {
+				return nil, nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("INSERT INTO %s: key attribute %s needs a value", rel.Name, rel.Attrs[k].Name)}
+			}
+		}
+		tuples = append(tuples, t)
+	}
+	return rel, tuples, nil
+}
+
+func literal(e lang.Expr, args []types.Value) (types.Value, error) {
+	switch x := e.(type) {
+	case *lang.Literal:
+		return x.Value, nil
+	case *lang.Param:
+		return plan.Arg(args, x)
+	}
+	return nil, &lang.Error{Pos: e.Pos(), Msg: "expected a value or ?"}
+}
+
+// updatePlan resolves an UPDATE: the read plan of the tuples to change and
+// the function computing each new tuple.
+func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*schema.Relation, *plan.Plan, func([]types.Value) ([]types.Value, error), error) {
+	rel, err := db.relation(st.Relation, st.At)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	type set struct {
+		attr int
+		v    types.Value
+	}
+	var sets []set
+	for _, a := range st.Set {
+		i := rel.AttrIndex(a.Column)
+		if i < 0 {
+			return nil, nil, nil, &lang.Error{Pos: a.At, Msg: fmt.Sprintf("relation %s has no attribute %s", rel.Name, a.Column)}
+		}
+		if rel.Attrs[i].Key {
+			return nil, nil, nil, &lang.Error{Pos: a.At, Msg: fmt.Sprintf("cannot UPDATE key attribute %s (DELETE and INSERT instead)", a.Column)}
+		}
+		v, err := literal(a.Value, args)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if v, err = types.Coerce(v, rel.Attrs[i].Type); err != nil {
+			return nil, nil, nil, &lang.Error{Pos: a.Value.Pos(), Msg: fmt.Sprintf("attribute %s: %v", a.Column, err)}
+		}
+		sets = append(sets, set{i, v})
+	}
+	where, err := plan.Bind(st.Where, rel, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p, err := plan.Reads(where, rel, db.chooser)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	change := func(old []types.Value) ([]types.Value, error) {
+		nt := append([]types.Value(nil), old...)
+		for _, s := range sets {
+			nt[s.attr] = s.v
+		}
+		return nt, nil
+	}
+	return rel, p, change, nil
+}
+
+// explain describes how a statement would run.
+func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value) (string, error) {
+	switch x := st.(type) {
+	case *lang.Select:
+		rel, err := db.relation(x.Relation, x.At)
+		if err != nil {
+			return "", err
+		}
+		p, err := plan.Select(x, rel, args, db.chooser)
+		if err != nil {
+			return "", err
+		}
+		return p.Explain(), nil
+	case *lang.Insert:
+		rel, tuples, err := db.insertTuples(x, args)
+		if err != nil {
+			return "", err
+		}
+		changes := make([]exec.Change, len(tuples))
+		for i, t := range tuples {
+			changes[i].New = t
+		}
+		muts, err := exec.Mutations(rel, changes)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		if exec.NeedsOld(rel) {
+			fmt.Fprintf(&b, "CLIENT READ OLD VALUES OF %d KEYS (an index-like layout is addressed by a non-key attribute)\n", len(tuples))
+		}
+		fmt.Fprintf(&b, "UPSERT %d ROWS INTO %s: %d MUTATIONS OVER %s IN 1 ATOMIC BATCH\n", len(tuples), rel.Name, len(muts), layoutNames(rel))
+		return b.String(), nil
+	case *lang.Update, *lang.Delete:
+		var p *plan.Plan
+		var rel *schema.Relation
+		verb := "DELETE"
+		if u, ok := x.(*lang.Update); ok {
+			var err error
+			if rel, p, _, err = db.updatePlan(u, args); err != nil {
+				return "", err
+			}
+			verb = "UPDATE"
+		} else {
+			d := x.(*lang.Delete)
+			var err error
+			if rel, err = db.relation(d.Relation, d.At); err != nil {
+				return "", err
+			}
+			where, err := plan.Bind(d.Where, rel, args)
+			if err != nil {
+				return "", err
+			}
+			if p, err = plan.Reads(where, rel, db.chooser); err != nil {
+				return "", err
+			}
+		}
+		return p.Explain() + fmt.Sprintf("%s MATCHING ROWS OF %s: DELETE OLD CELLS%s OVER %s IN 1 ATOMIC BATCH\n", verb, rel.Name, map[bool]string{true: ", PUT NEW CELLS", false: ""}[verb == "UPDATE"], layoutNames(rel)), nil
+	}
+	return "", &lang.Error{Pos: st.Pos(), Msg: "EXPLAIN supports SELECT, INSERT, UPDATE and DELETE"}
+}
+
+func layoutNames(rel *schema.Relation) string {
+	var names []string
+	for _, l := range rel.Layouts {
+		names = append(names, l.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Rows is the result of a query. It is fully materialized: Close is
+// optional.
+type Rows struct {
+	cols []string
+	rows [][]types.Value
+	i    int
+}
+
+// Columns names the result columns.
+func (r *Rows) Columns() []string { return r.cols }
+
+// Next advances to the next row.
+func (r *Rows) Next() bool {
+	if r.i >= len(r.rows) {
+		return false
+	}
+	r.i++
+	return true
+}
+
+// Values is the current row (canonical Go values, nil for NULL).
+func (r *Rows) Values() []types.Value { return r.rows[r.i-1] }
+
+// All returns every row, regardless of iteration.
+func (r *Rows) All() [][]types.Value { return r.rows }
+
+// Len is the number of rows.
+func (r *Rows) Len() int { return len(r.rows) }
+
+// Scan copies the current row into pointers (*string, *int64, *int,
+// *float64, *bool, *time.Time, *[]byte, *any).
+func (r *Rows) Scan(dest ...any) error {
+	row := r.Values()
+	if len(dest) != len(row) {
+		return fmt.Errorf("Scan: %d destinations for %d columns", len(dest), len(row))
+	}
+	for i, d := range dest {
+		if err := assign(d, row[i]); err != nil {
+			return fmt.Errorf("Scan column %s: %w", r.cols[i], err)
+		}
+	}
+	return nil
+}
+
+// Close releases the rows.
+func (r *Rows) Close() error { r.rows = nil; return nil }
+
+func assign(dest any, v types.Value) error {
+	switch d := dest.(type) {
+	case *any:
+		*d = v
+		return nil
+	case *string:
+		if s, ok := v.(string); ok {
+			*d = s
+			return nil
+		}
+	case *[]byte:
+		if b, ok := v.([]byte); ok {
+			*d = append([]byte(nil), b...)
+			return nil
+		}
+	case *int64:
+		if n, ok := v.(int64); ok {
+			*d = n
+			return nil
+		}
+	case *int:
+		if n, ok := v.(int64); ok {
+			*d = int(n)
+			return nil
+		}
+	case *float64:
+		if f, ok := v.(float64); ok {
+			*d = f
+			return nil
+		}
+	case *bool:
+		if b, ok := v.(bool); ok {
+			*d = b
+			return nil
+		}
+	case *time.Time:
+		if t, ok := v.(time.Time); ok {
+			*d = t
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot store %s (%s) in %T", types.Format(v), types.KindName(v), dest)
+}

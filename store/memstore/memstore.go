@@ -1,0 +1,351 @@
+// Package memstore owns kvschema's in-memory Store, for tests, examples and
+// the REPL.
+//
+// Invariants, besides those of package store:
+//   - Each table is a B-tree of rows ordered by key. A row is immutable once
+//     in the tree: writes replace it. So ReadRows works on an O(1) clone of
+//     the tree, a consistent snapshot, and calls back without holding a lock
+//     (callbacks may call the store). Point reads and ranges cost
+//     O(log n + k).
+//   - Apply checks every mutation before changing anything, so it is atomic:
+//     Capabilities().AtomicBatch is true.
+//   - ReadRows delivers each row in a buffer that the next row overwrites,
+//     as disk backends do, so a caller that keeps slices past its callback
+//     fails here too, not only in production.
+//   - Tables lists families in the order they were first declared; splits
+//     are those of the first CreateTable and are otherwise ignored.
+//
+// URLs: "mem:" opens a fresh empty store. "mem:NAME" opens the process-wide
+// store NAME, created empty on first use and shared by every opener of that
+// name (so the connections of a pool see one database); closing a handle
+// leaves the data to the other handles and to later openers.
+package memstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
+
+	"github.com/kvschema/kvschema/store"
+)
+
+func init() {
+	store.Register("mem", func(_ context.Context, name string) (store.Store, error) {
+		if name == "" {
+			return New(), nil
+		}
+		namedMu.Lock()
+		defer namedMu.Unlock()
+		d := named[name]
+		if d == nil {
+			d = newData()
+			named[name] = d
+		}
+		return &Store{data: d}, nil
+	})
+}
+
+var (
+	namedMu sync.Mutex
+	named   = map[string]*data{}
+)
+
+// Store is an in-memory store.Store. It is safe for concurrent use.
+type Store struct {
+	data   *data
+	closed atomic.Bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// data is the content of a store, possibly shared by several handles.
+type data struct {
+	mu     sync.RWMutex
+	tables map[string]*table
+}
+
+type table struct {
+	spec store.TableSpec
+	rows *btree.BTreeG[row]
+}
+
+// row is a row key and its cells, sorted by (Family, Qualifier). Neither the
+// slice nor anything it points to changes once the row is in a tree.
+type row struct {
+	key   []byte
+	cells []store.Cell
+}
+
+func lessRow(a, b row) bool { return bytes.Compare(a.key, b.key) < 0 }
+
+// New returns an empty store.
+func New() *Store { return &Store{data: newData()} }
+
+func newData() *data { return &data{tables: map[string]*table{}} }
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// CreateTable creates the table or adds the families it lacks.
+func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if spec.Name == "" {
+		return fmt.Errorf("memstore: create table: empty name")
+	}
+	d := s.data
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.tables[spec.Name]
+	if t == nil {
+		t = &table{
+			spec: store.TableSpec{Name: spec.Name, Splits: cloneAll(spec.Splits)},
+			rows: btree.NewG(32, lessRow),
+		}
+		d.tables[spec.Name] = t
+	}
+	for _, f := range spec.Families {
+		if !slices.Contains(t.spec.Families, f) {
+			t.spec.Families = append(t.spec.Families, f)
+		}
+	}
+	return nil
+}
+
+// Tables lists the tables in name order.
+func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	d := s.data
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make([]store.TableSpec, 0, len(d.tables))
+	for _, t := range d.tables {
+		out = append(out, store.TableSpec{
+			Name:     t.spec.Name,
+			Families: slices.Clone(t.spec.Families),
+			Splits:   cloneAll(t.spec.Splits),
+		})
+	}
+	slices.SortFunc(out, func(a, b store.TableSpec) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// ReadRow returns a copy of the row, which the caller owns.
+func (s *Store) ReadRow(ctx context.Context, name string, key []byte) (store.Row, bool, error) {
+	if err := s.check(ctx); err != nil {
+		return store.Row{}, false, err
+	}
+	d := s.data
+	d.mu.RLock()
+	t, err := d.table(name)
+	var r row
+	var ok bool
+	if err == nil {
+		r, ok = t.rows.Get(row{key: key})
+	}
+	d.mu.RUnlock()
+	if !ok {
+		return store.Row{}, false, err
+	}
+	return store.CloneRow(store.Row{Key: r.key, Cells: r.cells}), true, nil
+}
+
+// ReadRows calls fn for the selected rows of a snapshot of the table.
+func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	d := s.data
+	// Clone writes to the tree's copy-on-write state, hence the write lock;
+	// it is O(1).
+	d.mu.Lock()
+	t, err := d.table(name)
+	var snap *btree.BTreeG[row]
+	if err == nil {
+		snap = t.rows.Clone()
+	}
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+
+	var buf rowBuffer
+	n := 0
+	done := false
+	visit := func(r row) bool {
+		n++
+		done = !fn(buf.load(r)) || n == opts.Limit
+		return !done
+	}
+	ranges := rs.Normalize()
+	for i := range ranges {
+		rg := ranges[i]
+		if opts.Reverse {
+			rg = ranges[len(ranges)-1-i]
+		}
+		scan(snap, rg, opts.Reverse, visit)
+		if done {
+			break
+		}
+	}
+	return nil
+}
+
+// scan calls visit for the rows of t in rg, in key order or reversed, until
+// visit returns false.
+func scan(t *btree.BTreeG[row], rg store.Range, reverse bool, visit func(row) bool) {
+	start := row{key: rg.Start}
+	if !reverse {
+		if rg.End == nil {
+			t.AscendGreaterOrEqual(start, visit)
+		} else {
+			t.AscendRange(start, row{key: rg.End}, visit)
+		}
+		return
+	}
+	// The tree has no descent from below an exclusive bound: start at End
+	// and skip a row equal to it.
+	visitDown := func(r row) bool {
+		if bytes.Compare(r.key, rg.Start) < 0 {
+			return false
+		}
+		if rg.End != nil && bytes.Equal(r.key, rg.End) {
+			return true
+		}
+		return visit(r)
+	}
+	if rg.End == nil {
+		t.Descend(visitDown)
+	} else {
+		t.DescendLessOrEqual(row{key: rg.End}, visitDown)
+	}
+}
+
+// rowBuffer holds the row being handed to a callback.
+type rowBuffer struct {
+	bytes []byte
+	cells []store.Cell
+}
+
+// load copies r into the buffer, overwriting the previous row.
+func (b *rowBuffer) load(r row) store.Row {
+	n := len(r.key)
+	for _, c := range r.cells {
+		n += len(c.Qualifier) + len(c.Value)
+	}
+	if cap(b.bytes) < n {
+		b.bytes = make([]byte, 0, n)
+	}
+	buf := b.bytes[:0]
+	// Appends never reallocate (capacity is n), so earlier slices stay valid.
+	take := func(p []byte) []byte {
+		i := len(buf)
+		buf = append(buf, p...)
+		return buf[i:len(buf):len(buf)]
+	}
+	out := store.Row{Key: take(r.key), Cells: b.cells[:0]}
+	for _, c := range r.cells {
+		out.Cells = append(out.Cells, store.Cell{Family: c.Family, Qualifier: take(c.Qualifier), Value: take(c.Value)})
+	}
+	b.cells = out.Cells
+	return out
+}
+
+// Apply applies muts atomically: it checks them all, then applies them in
+// order.
+func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	d := s.data
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, m := range muts {
+		if d.tables[m.Table] == nil {
+			return fmt.Errorf("memstore: mutation %d: table %q: %w", i, m.Table, store.ErrNoTable)
+		}
+		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+			return fmt.Errorf("memstore: mutation %d: unknown kind %v", i, m.Kind)
+		}
+	}
+	for _, m := range muts {
+		d.tables[m.Table].apply(m)
+	}
+	return nil
+}
+
+func (t *table) apply(m store.Mutation) {
+	if m.Kind == store.DeleteRow {
+		t.rows.Delete(row{key: m.Row})
+		return
+	}
+	r, found := t.rows.Get(row{key: m.Row})
+	i, exists := slices.BinarySearchFunc(r.cells, m, func(c store.Cell, m store.Mutation) int {
+		return cmp.Or(strings.Compare(c.Family, m.Family), bytes.Compare(c.Qualifier, m.Qualifier))
+	})
+	if !found {
+		r.key = bytes.Clone(m.Row)
+	}
+	// Build new cell slices: the old one may be in use by a snapshot.
+	switch {
+	case m.Kind == store.SetCell && exists:
+		r.cells = slices.Clone(r.cells)
+		r.cells[i].Value = bytes.Clone(m.Value)
+	case m.Kind == store.SetCell:
+		c := store.Cell{Family: m.Family, Qualifier: bytes.Clone(m.Qualifier), Value: bytes.Clone(m.Value)}
+		r.cells = slices.Concat(r.cells[:i], []store.Cell{c}, r.cells[i:])
+	case !exists: // DeleteCell of a missing cell
+		return
+	case len(r.cells) == 1: // DeleteCell of the last cell
+		t.rows.Delete(r)
+		return
+	default:
+		r.cells = slices.Concat(r.cells[:i], r.cells[i+1:])
+	}
+	t.rows.ReplaceOrInsert(r)
+}
+
+func (d *data) table(name string) (*table, error) {
+	t := d.tables[name]
+	if t == nil {
+		return nil, fmt.Errorf("memstore: table %q: %w", name, store.ErrNoTable)
+	}
+	return t, nil
+}
+
+// Capabilities reports atomic batches.
+func (s *Store) Capabilities() store.Capabilities {
+	return store.Capabilities{AtomicBatch: true}
+}
+
+// Close closes this handle; later calls on it fail with store.ErrClosed.
+// Closing twice is harmless.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+func cloneAll(bs [][]byte) [][]byte {
+	if bs == nil {
+		return nil
+	}
+	out := make([][]byte, len(bs))
+	for i, b := range bs {
+		out[i] = bytes.Clone(b)
+	}
+	return out
+}

@@ -1,0 +1,635 @@
+// Package pebblestore owns kvschema's Store on Pebble, an embedded LSM
+// engine: one Pebble database holds every table of a store.
+//
+// Key layout:
+//
+//	'm' + table name                                     → table metadata (JSON: families, splits)
+//	't' + enc(table) + enc(row) + family + 0x00 + qualifier → cell value
+//
+// enc escapes each 0x00 as 0x00 0xFF and ends with 0x00 0x01. It keeps byte
+// order and no encoding is a prefix of another, so
+//   - a table's rows sort by key bytes, and the rows [a, b) are exactly the
+//     keys in ['t'+enc(table)+enc(a), 't'+enc(table)+enc(b));
+//   - a row's cells are contiguous, under 't'+enc(table)+enc(row), sorted
+//     by (family, qualifier): family names contain no 0x00 (CreateTable and
+//     Apply reject those that do), so the 0x00 after the family sorts below
+//     any longer family.
+//
+// Invariants, besides those of package store:
+//   - Apply is one Pebble batch, committed atomically (AtomicBatch); unless
+//     the store was opened with NoSync it is durable when Apply returns.
+//     DeleteRow is one range deletion over the row's prefix.
+//   - CreateTable writes the table's metadata in one write; an in-memory
+//     copy, loaded at Open, answers every table lookup.
+//   - A ReadRows call is one Pebble iterator (one consistent snapshot),
+//     re-bounded for each normalized range; ReadRow is one iterator bounded
+//     to the row. Every iterator is closed before the call returns.
+//   - Reads and Apply reuse pooled buffers: ReadRows allocates nothing per
+//     row, ReadRow allocates only the row it returns.
+//   - Close waits for running calls (so it must not be called from a
+//     ReadRows callback); calls after it fail with store.ErrClosed.
+//
+// URLs: "pebble:DIR" opens the database in DIR, creating it if needed;
+// "pebble:DIR?sync=false" skips the fsync of each write: faster, but the
+// latest writes may be lost in a crash.
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/kvschema/kvschema/store"
+)
+
+func init() {
+	store.Register("pebble", func(_ context.Context, rest string) (store.Store, error) {
+		dir, opts, err := parseURL(rest)
+		if err != nil {
+			return nil, err
+		}
+		return Open(dir, opts)
+	})
+}
+
+// parseURL parses the part of a pebble URL after "pebble:".
+func parseURL(rest string) (dir string, opts Options, err error) {
+	dir, query, _ := strings.Cut(rest, "?")
+	if dir == "" {
+		return "", opts, fmt.Errorf("store URL %q: want pebble:DIR[?sync=false]", "pebble:"+rest)
+	}
+	params, err := url.ParseQuery(query)
+	if err != nil {
+		return "", opts, fmt.Errorf("store URL %q: %w", "pebble:"+rest, err)
+	}
+	for k, v := range params {
+		if k != "sync" {
+			return "", opts, fmt.Errorf("store URL %q: unknown parameter %q (known: sync)", "pebble:"+rest, k)
+		}
+		sync, err := strconv.ParseBool(v[len(v)-1])
+		if err != nil {
+			return "", opts, fmt.Errorf("store URL %q: sync=%q: want true or false", "pebble:"+rest, v[len(v)-1])
+		}
+		opts.NoSync = !sync
+	}
+	return dir, opts, nil
+}
+
+// Options configure Open.
+type Options struct {
+	// NoSync skips the fsync of each write: faster, but the latest writes
+	// may be lost in a crash.
+	NoSync bool
+	// CacheSize is the size in bytes of Pebble's block cache; 0 means
+	// DefaultCacheSize.
+	CacheSize int64
+}
+
+// DefaultCacheSize is the block cache size unless Options say otherwise.
+// Pebble's own default, 8 MiB, is mostly reserved by its memtables, which
+// leaves reads uncached: every point read decompresses a block from disk.
+const DefaultCacheSize = 64 << 20
+
+// Store is a store.Store on a Pebble database. It is safe for concurrent
+// use.
+type Store struct {
+	db    *pebble.DB
+	write *pebble.WriteOptions
+
+	ddl    sync.Mutex                        // serializes CreateTable
+	tables atomic.Pointer[map[string]*table] // replaced, never changed, under ddl
+
+	mu      sync.Mutex // guards running and closed
+	idle    sync.Cond  // signalled when running drops to 0
+	running int
+	closed  bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+type table struct {
+	spec   store.TableSpec
+	prefix []byte // 't' + enc(name)
+}
+
+// metadata is the value stored under 'm' + table name.
+type metadata struct {
+	Families []string `json:"families"`
+	Splits   [][]byte `json:"splits,omitempty"`
+}
+
+// Open opens the database in dir, creating it if needed.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("pebblestore: open: empty directory name")
+	}
+	popts := &pebble.Options{Logger: quietLogger{pebble.DefaultLogger}, CacheSize: opts.CacheSize}
+	if popts.CacheSize == 0 {
+		popts.CacheSize = DefaultCacheSize
+	}
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, write: pebble.Sync}
+	if opts.NoSync {
+		s.write = pebble.NoSync
+	}
+	s.idle.L = &s.mu
+	tables, err := loadTables(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
+	}
+	s.tables.Store(&tables)
+	return s, nil
+}
+
+// quietLogger drops Pebble's informational messages (it prints some at
+// every Open), keeping its errors.
+type quietLogger struct{ pebble.Logger }
+
+func (quietLogger) Infof(string, ...any) {}
+
+func loadTables(db *pebble.DB) (map[string]*table, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{metaPrefix}, UpperBound: []byte{metaPrefix + 1}})
+	if err != nil {
+		return nil, err
+	}
+	tables := map[string]*table{}
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		var meta metadata
+		if err == nil {
+			err = json.Unmarshal(v, &meta)
+		}
+		if err != nil {
+			it.Close()
+			return nil, fmt.Errorf("metadata of table %q: %w", it.Key()[1:], err)
+		}
+		name := string(it.Key()[1:])
+		tables[name] = newTable(name, meta)
+	}
+	return tables, it.Close()
+}
+
+func newTable(name string, meta metadata) *table {
+	return &table{
+		spec:   store.TableSpec{Name: name, Families: meta.Families, Splits: meta.Splits},
+		prefix: tablePrefix(name),
+	}
+}
+
+// DB is the underlying database, for benchmarks that compare with raw Pebble.
+func (s *Store) DB() *pebble.DB { return s.db }
+
+// Checkpoint writes a consistent copy of the database, including writes not
+// yet synced, to dir, which must not exist.
+func (s *Store) Checkpoint(dir string) error {
+	if err := s.enter(context.Background()); err != nil {
+		return err
+	}
+	defer s.exit()
+	return s.db.Checkpoint(dir, pebble.WithFlushedWAL())
+}
+
+// enter admits a call unless the store is closed; exit ends it.
+func (s *Store) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	s.running++
+	return nil
+}
+
+func (s *Store) exit() {
+	s.mu.Lock()
+	if s.running--; s.running == 0 {
+		s.idle.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+// Close waits for running calls and closes the database. Closing twice is
+// harmless.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for s.running > 0 {
+		s.idle.Wait()
+	}
+	s.mu.Unlock()
+	return s.db.Close()
+}
+
+// Capabilities reports atomic batches.
+func (s *Store) Capabilities() store.Capabilities {
+	return store.Capabilities{AtomicBatch: true}
+}
+
+func (s *Store) table(name string) (*table, error) {
+	if t := (*s.tables.Load())[name]; t != nil {
+		return t, nil
+	}
+	return nil, fmt.Errorf("pebblestore: table %q: %w", name, store.ErrNoTable)
+}
+
+func checkFamily(f string) error {
+	if strings.IndexByte(f, 0) >= 0 {
+		return fmt.Errorf("family %q contains 0x00", f)
+	}
+	return nil
+}
+
+// CreateTable creates the table or adds the families it lacks. Families are
+// listed in the order first declared; splits are kept from the first call.
+func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	if spec.Name == "" {
+		return errors.New("pebblestore: create table: empty name")
+	}
+	for _, f := range spec.Families {
+		if err := checkFamily(f); err != nil {
+			return fmt.Errorf("pebblestore: create table %q: %w", spec.Name, err)
+		}
+	}
+	s.ddl.Lock()
+	defer s.ddl.Unlock()
+	tables := *s.tables.Load()
+	old := tables[spec.Name]
+	meta := metadata{Splits: cloneAll(spec.Splits)}
+	if old != nil {
+		meta = metadata{Families: slices.Clone(old.spec.Families), Splits: old.spec.Splits}
+	}
+	n := len(meta.Families)
+	for _, f := range spec.Families {
+		if !slices.Contains(meta.Families, f) {
+			meta.Families = append(meta.Families, f)
+		}
+	}
+	if old != nil && len(meta.Families) == n {
+		return nil
+	}
+	v, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	if err := s.db.Set(append([]byte{metaPrefix}, spec.Name...), v, s.write); err != nil {
+		return fmt.Errorf("pebblestore: create table %q: %w", spec.Name, err)
+	}
+	next := maps.Clone(tables)
+	next[spec.Name] = newTable(spec.Name, meta)
+	s.tables.Store(&next)
+	return nil
+}
+
+// Tables lists the tables in name order.
+func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.exit()
+	tables := *s.tables.Load()
+	out := make([]store.TableSpec, 0, len(tables))
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
+		sp := tables[name].spec
+		out = append(out, store.TableSpec{Name: name, Families: slices.Clone(sp.Families), Splits: cloneAll(sp.Splits)})
+	}
+	return out, nil
+}
+
+// ReadRow reads one row with an iterator bounded to its prefix. The row
+// returned is the caller's.
+func (s *Store) ReadRow(ctx context.Context, name string, key []byte) (row store.Row, found bool, err error) {
+	if err := s.enter(ctx); err != nil {
+		return store.Row{}, false, err
+	}
+	defer s.exit()
+	t, err := s.table(name)
+	if err != nil {
+		return store.Row{}, false, err
+	}
+	r := readers.Get().(*reader)
+	defer readers.Put(r)
+	r.key = appendEnc(append(r.key[:0], t.prefix...), key)
+	n := len(r.key)
+	r.key = append(r.key, r.key...)
+	r.iterOpts.LowerBound, r.iterOpts.UpperBound = r.key[:n], endOfPrefix(r.key[n:])
+	it, err := s.db.NewIter(&r.iterOpts)
+	if err != nil {
+		return store.Row{}, false, err
+	}
+	_, err = r.scan(it, t, false, func(store.Row) bool {
+		found = true
+		return false
+	})
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || !found {
+		return store.Row{}, false, err
+	}
+	return r.ownedRow(), true, nil
+}
+
+// ReadRows reads the rows of rs with one iterator, re-bounded for each
+// normalized range.
+func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) (err error) {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	t, err := s.table(name)
+	if err != nil {
+		return err
+	}
+	ranges := rs.Ranges
+	if len(rs.Keys) > 0 || len(ranges) != 1 || ranges[0].Empty() {
+		// A single range is already normalized: this saves an allocation
+		// on the commonest call.
+		ranges = rs.Normalize()
+	}
+	if len(ranges) == 0 {
+		return nil
+	}
+	if opts.Reverse {
+		slices.Reverse(ranges)
+	}
+	r := readers.Get().(*reader)
+	defer readers.Put(r)
+	r.setBounds(t, ranges[0])
+	it, err := s.db.NewIter(&r.iterOpts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	n := 0
+	emit := func(row store.Row) bool {
+		n++
+		return fn(row) && n != opts.Limit
+	}
+	for i, rg := range ranges {
+		if i > 0 {
+			r.setBounds(t, rg)
+			it.SetBounds(r.iterOpts.LowerBound, r.iterOpts.UpperBound)
+		}
+		if more, err := r.scan(it, t, opts.Reverse, emit); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// readers pools the scratch space of reads.
+var readers = sync.Pool{New: func() any { return new(reader) }}
+
+// reader assembles rows from the cells an iterator yields, in buffers
+// reused from call to call.
+type reader struct {
+	iterOpts pebble.IterOptions
+	key      []byte       // iterator bounds (Pebble copies them), or a key being written
+	buf      []byte       // the row's encoded key, then each cell's qualifier and value
+	encLen   int          // length of the row's encoded key; 0 between rows
+	escaped  bool         // whether that encoding has escapes, so decoded holds the key
+	decoded  []byte       // the row's key if escaped
+	cells    []store.Cell // the row's cells in iteration order, slicing buf in that order
+}
+
+// setBounds bounds the iterator to the rows of rg.
+func (r *reader) setBounds(t *table, rg store.Range) {
+	b := appendEnc(append(r.key[:0], t.prefix...), rg.Start)
+	n := len(b)
+	b = append(b, t.prefix...)
+	if rg.End == nil {
+		endOfPrefix(b[n:])
+	} else {
+		b = appendEnc(b, rg.End)
+	}
+	r.key = b
+	r.iterOpts.LowerBound, r.iterOpts.UpperBound = b[:n], b[n:]
+}
+
+// scan positions it at one end of its bounds and walks to the other,
+// calling emit with each complete row until emit returns false. It reports
+// whether emit wanted more.
+func (r *reader) scan(it *pebble.Iterator, t *table, reverse bool, emit func(store.Row) bool) (bool, error) {
+	r.encLen = 0
+	ok := false
+	if reverse {
+		ok = it.Last()
+	} else {
+		ok = it.First()
+	}
+	for ; ok; ok = step(it, reverse) {
+		k := it.Key()[len(t.prefix):]
+		// No encoding is a prefix of another: a key with the current row's
+		// encoding as prefix belongs to that row.
+		if r.encLen == 0 || !bytes.HasPrefix(k, r.buf[:r.encLen]) {
+			if r.encLen > 0 && !emit(r.row(reverse)) {
+				return false, nil
+			}
+			if err := r.startRow(k); err != nil {
+				return false, err
+			}
+		}
+		fq := k[r.encLen:]
+		i := bytes.IndexByte(fq, 0)
+		if i < 0 {
+			return false, errCorrupt
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return false, err
+		}
+		r.addCell(t.family(fq[:i]), fq[i+1:], v)
+	}
+	if err := it.Error(); err != nil {
+		return false, err
+	}
+	if r.encLen > 0 {
+		return emit(r.row(reverse)), nil
+	}
+	return true, nil
+}
+
+func step(it *pebble.Iterator, reverse bool) bool {
+	if reverse {
+		return it.Prev()
+	}
+	return it.Next()
+}
+
+// startRow starts assembling the row of k, a data key without its table
+// prefix.
+func (r *reader) startRow(k []byte) error {
+	n, escaped, err := encLen(k)
+	if err != nil {
+		return err
+	}
+	r.buf = append(r.buf[:0], k[:n]...)
+	r.encLen, r.escaped = n, escaped
+	if escaped {
+		r.decoded = appendDec(r.decoded[:0], k[:n])
+	}
+	r.cells = r.cells[:0]
+	return nil
+}
+
+// addCell appends a cell to the row. When buf must grow, the cells already
+// in it are re-pointed to the new copy.
+func (r *reader) addCell(family string, q, v []byte) {
+	if n := len(q) + len(v); cap(r.buf)-len(r.buf) < n {
+		buf := make([]byte, len(r.buf), 2*cap(r.buf)+n)
+		copy(buf, r.buf)
+		r.buf = buf
+		pointCells(r.cells, buf[r.encLen:])
+	}
+	i := len(r.buf)
+	r.buf = append(r.buf, q...)
+	j := len(r.buf)
+	r.buf = append(r.buf, v...)
+	r.cells = append(r.cells, store.Cell{Family: family, Qualifier: r.buf[i:j:j], Value: r.buf[j:len(r.buf):len(r.buf)]})
+}
+
+// pointCells re-slices cells to their qualifiers and values, which lie back
+// to back, in cell order, from the start of data.
+func pointCells(cells []store.Cell, data []byte) {
+	off := 0
+	for i := range cells {
+		c := &cells[i]
+		q, v := off+len(c.Qualifier), off+len(c.Qualifier)+len(c.Value)
+		c.Qualifier, c.Value = data[off:q:q], data[q:v:v]
+		off = v
+	}
+}
+
+// rowKey is the key of the row being assembled.
+func (r *reader) rowKey() []byte {
+	if r.escaped {
+		return r.decoded[:len(r.decoded):len(r.decoded)]
+	}
+	n := r.encLen - 2 // without escapes, the encoding is the key and a terminator
+	return r.buf[:n:n]
+}
+
+// row is the assembled row, in the reader's buffers. Backward iteration
+// yields cells in reverse order; row puts them back (the row is complete,
+// so nothing depends on their order in buf any more).
+func (r *reader) row(reverse bool) store.Row {
+	if reverse {
+		slices.Reverse(r.cells)
+	}
+	return store.Row{Key: r.rowKey(), Cells: r.cells}
+}
+
+// ownedRow copies the assembled (forward) row out of the reader's buffers
+// in two allocations.
+func (r *reader) ownedRow() store.Row {
+	key, data := r.rowKey(), r.buf[r.encLen:]
+	buf := make([]byte, len(key)+len(data))
+	copy(buf, key)
+	copy(buf[len(key):], data)
+	cells := slices.Clone(r.cells)
+	pointCells(cells, buf[len(key):])
+	return store.Row{Key: buf[:len(key):len(key)], Cells: cells}
+}
+
+// family returns the table's family named b, without allocating when it is
+// declared.
+func (t *table) family(b []byte) string {
+	for _, f := range t.spec.Families {
+		if f == string(b) {
+			return f
+		}
+	}
+	return string(b)
+}
+
+// Apply applies muts in one atomic batch.
+func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	if len(muts) == 0 {
+		return nil
+	}
+	tables := *s.tables.Load()
+	b := s.db.NewBatch()
+	defer b.Close()
+	r := readers.Get().(*reader)
+	defer readers.Put(r)
+	for i := range muts {
+		m := &muts[i]
+		t := tables[m.Table]
+		if t == nil {
+			return fmt.Errorf("pebblestore: mutation %d: table %q: %w", i, m.Table, store.ErrNoTable)
+		}
+		key := appendEnc(append(r.key[:0], t.prefix...), m.Row)
+		var err error
+		switch m.Kind {
+		case store.SetCell, store.DeleteCell:
+			if err := checkFamily(m.Family); err != nil {
+				return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
+			}
+			key = append(append(append(key, m.Family...), 0), m.Qualifier...)
+			if m.Kind == store.SetCell {
+				err = b.Set(key, m.Value, nil)
+			} else {
+				err = b.Delete(key, nil)
+			}
+		case store.DeleteRow:
+			n := len(key)
+			key = append(key, key...)
+			err = b.DeleteRange(key[:n], endOfPrefix(key[n:]), nil)
+		default:
+			return fmt.Errorf("pebblestore: mutation %d: unknown kind %v", i, m.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
+		}
+		r.key = key
+	}
+	if err := b.Commit(s.write); err != nil {
+		return fmt.Errorf("pebblestore: apply: %w", err)
+	}
+	return nil
+}
+
+func cloneAll(bs [][]byte) [][]byte {
+	if bs == nil {
+		return nil
+	}
+	out := make([][]byte, len(bs))
+	for i, b := range bs {
+		out[i] = bytes.Clone(b)
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package pebblestore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/pebblestore"
+	"github.com/kvschema/kvschema/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		// NoSync keeps the suite fast; TestReopen covers synced writes.
+		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.Open(ctx, "pebble:"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := store.TableSpec{Name: "t", Families: []string{"f", "g"}, Splits: [][]byte{[]byte("m")}}
+	if err := s.CreateTable(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: "t", Row: []byte("r\x00"), Family: "g", Qualifier: []byte("q"), Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	specs, err := s.Tables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 1 || specs[0].Name != "t" || strings.Join(specs[0].Families, ",") != "f,g" ||
+		len(specs[0].Splits) != 1 || string(specs[0].Splits[0]) != "m" {
+		t.Errorf("Tables after reopen = %+v", specs)
+	}
+	r, ok, err := s.ReadRow(ctx, "t", []byte("r\x00"))
+	if err != nil || !ok || len(r.Cells) != 1 || r.Cells[0].Family != "g" || string(r.Cells[0].Value) != "v" {
+		t.Errorf("ReadRow after reopen = %+v, %v, %v", r, ok, err)
+	}
+}
+
+func TestCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: "t", Row: []byte("r"), Family: "f", Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	if err := s.Checkpoint(dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok, err := c.ReadRow(ctx, "t", []byte("r")); !ok || err != nil {
+		t.Errorf("row missing from checkpoint: %v, %v", ok, err)
+	}
+}
+
+func TestURL(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, rest := range []string{"", "?sync=false"} {
+		s, err := store.Open(ctx, "pebble:"+dir+rest)
+		if err != nil {
+			t.Fatalf("%q: %v", rest, err)
+		}
+		s.Close()
+	}
+
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for url, want := range map[string]string{
+		"pebble:":                        "want pebble:DIR",
+		"pebble:?sync=false":             "want pebble:DIR",
+		"pebble:" + dir + "?sync=maybe":  `sync="maybe": want true or false`,
+		"pebble:" + dir + "?cache=1":     `unknown parameter "cache"`,
+		"pebble:" + dir + "?sync=%zz":    "invalid URL escape",
+		"pebble:" + file:                 "pebblestore: open " + file,
+		"pebble:" + file + "/sub?sync=1": "pebblestore: open " + file + "/sub",
+	} {
+		s, err := store.Open(ctx, url)
+		if err == nil {
+			s.Close()
+			t.Errorf("%q: no error", url)
+		} else if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %q does not mention %q", url, err, want)
+		}
+	}
+}
+
+func TestLockedDir(t *testing.T) {
+	dir := t.TempDir()
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := pebblestore.Open(dir, pebblestore.Options{}); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("second Open of %s: err = %v, want an error naming the directory", dir, err)
+	}
+}
+
+func TestFamilyWithZeroByte(t *testing.T) {
+	ctx := context.Background()
+	s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f\x00"}}); err == nil {
+		t.Error("CreateTable accepted a family with 0x00")
+	}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Apply(ctx, []store.Mutation{
+		{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: "f", Value: []byte("v")},
+		{Kind: store.SetCell, Table: "t", Row: []byte("b"), Family: "f\x00x", Value: []byte("v")},
+	})
+	if err == nil || errors.Is(err, store.ErrNoTable) {
+		t.Errorf("Apply with family f\\x00x: err = %v", err)
+	}
+	if _, ok, _ := s.ReadRow(ctx, "t", []byte("a")); ok {
+		t.Error("rejected batch left a row")
+	}
+}

@@ -1,0 +1,261 @@
+// Package store owns the seam between kvschema and the key-value engines: one
+// Store interface in the Bigtable/HBase cell model (table, row key, family,
+// qualifier, value), the helpers shared by every backend, and opening a store
+// from a URL.
+//
+// Invariants every backend keeps (checked by storetest.Run):
+//   - Rows are ordered by their key bytes; cells within a row by (family,
+//     qualifier bytes). A row exists exactly while it has at least one cell.
+//   - ReadRows returns each selected row at most once, in key order (reverse
+//     key order with ReadOptions.Reverse), however the RowSet's keys and
+//     ranges overlap, and is one round trip.
+//   - Apply is all-or-nothing when Capabilities().AtomicBatch is true: after
+//     an error nothing of the batch is visible. Mutations apply in order, so a
+//     later mutation of the same cell wins.
+//   - Slices handed to callbacks may be reused after the callback returns;
+//     callers copy what they keep. Slices passed in are not retained.
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Cell is one value of a row.
+type Cell struct {
+	Family    string
+	Qualifier []byte
+	Value     []byte
+}
+
+// Row is a row key and its cells, sorted by (Family, Qualifier).
+type Row struct {
+	Key   []byte
+	Cells []Cell
+}
+
+// MutationKind says what a Mutation does.
+type MutationKind uint8
+
+// The mutation kinds of the Bigtable model.
+const (
+	SetCell    MutationKind = iota + 1 // write Value at (Row, Family, Qualifier)
+	DeleteCell                         // remove the cell at (Row, Family, Qualifier)
+	DeleteRow                          // remove every cell of Row
+)
+
+func (k MutationKind) String() string {
+	switch k {
+	case SetCell:
+		return "SetCell"
+	case DeleteCell:
+		return "DeleteCell"
+	case DeleteRow:
+		return "DeleteRow"
+	}
+	return fmt.Sprintf("MutationKind(%d)", uint8(k))
+}
+
+// Mutation is one change to one row of one table.
+type Mutation struct {
+	Kind      MutationKind
+	Table     string
+	Row       []byte
+	Family    string // SetCell, DeleteCell
+	Qualifier []byte // SetCell, DeleteCell
+	Value     []byte // SetCell
+}
+
+// Range is the half-open row-key interval [Start, End). A nil End means
+// unbounded above; a nil (or empty) Start means from the first row.
+type Range struct {
+	Start []byte
+	End   []byte
+}
+
+// Contains reports whether key lies in r.
+func (r Range) Contains(key []byte) bool {
+	return bytes.Compare(key, r.Start) >= 0 && (r.End == nil || bytes.Compare(key, r.End) < 0)
+}
+
+// Empty reports whether r selects no key at all.
+func (r Range) Empty() bool {
+	return r.End != nil && bytes.Compare(r.Start, r.End) >= 0
+}
+
+// RowSet selects rows by explicit keys and by ranges; a row is selected if it
+// matches any of them. The zero RowSet selects nothing; use All() for a full
+// scan.
+type RowSet struct {
+	Keys   [][]byte
+	Ranges []Range
+}
+
+// All selects every row of a table.
+func All() RowSet { return RowSet{Ranges: []Range{{}}} }
+
+// Normalize returns rs as a sorted list of disjoint, non-empty ranges (each
+// key k becomes [k, k\x00)). Backends use it to serve a RowSet in one ordered
+// pass.
+func (rs RowSet) Normalize() []Range {
+	out := make([]Range, 0, len(rs.Keys)+len(rs.Ranges))
+	for _, k := range rs.Keys {
+		out = append(out, Range{Start: k, End: KeySuccessor(k)})
+	}
+	for _, r := range rs.Ranges {
+		if !r.Empty() {
+			if r.Start == nil {
+				r.Start = []byte{}
+			}
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].Start, out[j].Start) < 0 })
+	merged := out[:0]
+	for _, r := range out {
+		if n := len(merged); n > 0 {
+			last := &merged[n-1]
+			if last.End == nil || bytes.Compare(r.Start, last.End) <= 0 {
+				if last.End != nil && (r.End == nil || bytes.Compare(r.End, last.End) > 0) {
+					last.End = r.End
+				}
+				continue
+			}
+		}
+		merged = append(merged, r)
+	}
+	return merged
+}
+
+// KeySuccessor is the smallest key greater than k: k followed by 0x00.
+func KeySuccessor(k []byte) []byte {
+	s := make([]byte, len(k)+1)
+	copy(s, k)
+	return s
+}
+
+// PrefixSuccessor is the smallest key greater than every key with prefix p,
+// or nil (unbounded) if there is none (p is empty or all 0xFF).
+func PrefixSuccessor(p []byte) []byte {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] != 0xFF {
+			s := make([]byte, i+1)
+			copy(s, p)
+			s[i]++
+			return s
+		}
+	}
+	return nil
+}
+
+// PrefixRange is the range of all keys starting with p.
+func PrefixRange(p []byte) Range {
+	return Range{Start: append([]byte{}, p...), End: PrefixSuccessor(p)}
+}
+
+// ReadOptions modify a ReadRows call.
+type ReadOptions struct {
+	Limit   int  // maximum rows returned; 0 means no limit
+	Reverse bool // descending key order
+}
+
+// TableSpec describes a table to create.
+type TableSpec struct {
+	Name     string
+	Families []string
+	Splits   [][]byte // pre-split points (salt buckets, SPLIT ON); advisory
+}
+
+// Capabilities describe what a backend guarantees.
+type Capabilities struct {
+	// AtomicBatch: Apply is all-or-nothing across rows and tables.
+	AtomicBatch bool
+}
+
+// Store is a wide-column key-value engine in the Bigtable/HBase cell model.
+// Every method is one round trip to the engine. Implementations are safe for
+// concurrent use.
+type Store interface {
+	// CreateTable creates a table, or adds missing families to an existing
+	// one. It is idempotent.
+	CreateTable(ctx context.Context, spec TableSpec) error
+	// Tables lists the tables in name order.
+	Tables(ctx context.Context) ([]TableSpec, error)
+	// ReadRow reads one row; ok is false if it has no cells.
+	ReadRow(ctx context.Context, table string, key []byte) (row Row, ok bool, err error)
+	// ReadRows calls fn for every row selected by rs, in key order, until fn
+	// returns false, the limit is reached or an error occurs.
+	ReadRows(ctx context.Context, table string, rs RowSet, opts ReadOptions, fn func(Row) bool) error
+	// Apply applies the mutations in order (atomically where the backend can).
+	// Mutations of a table that does not exist fail with ErrNoTable.
+	Apply(ctx context.Context, muts []Mutation) error
+	Capabilities() Capabilities
+	Close() error
+}
+
+// ErrNoTable is returned (wrapped) for operations on a table that does not exist.
+var ErrNoTable = errors.New("no such table")
+
+// ErrClosed is returned by operations on a closed store.
+var ErrClosed = errors.New("store is closed")
+
+// Opener opens a store from the part of a URL after "scheme:".
+type Opener func(ctx context.Context, rest string) (Store, error)
+
+var (
+	openersMu sync.RWMutex
+	openers   = map[string]Opener{}
+)
+
+// Register makes a backend available under a URL scheme. Backends call it
+// from init.
+func Register(scheme string, open Opener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	if _, dup := openers[scheme]; dup {
+		panic("store: Register called twice for scheme " + scheme)
+	}
+	openers[scheme] = open
+}
+
+// Open opens a store URL such as "mem:" or "pebble:/path/to/dir". The backend
+// package must be imported (package stores imports all of them).
+func Open(ctx context.Context, url string) (Store, error) {
+	scheme, rest, ok := strings.Cut(url, ":")
+	if !ok {
+		return nil, fmt.Errorf("store URL %q: want SCHEME:…, e.g. mem: or pebble:DIR", url)
+	}
+	openersMu.RLock()
+	open := openers[scheme]
+	openersMu.RUnlock()
+	if open == nil {
+		return nil, fmt.Errorf("store URL %q: unknown scheme %q (known: %s)", url, scheme, strings.Join(Schemes(), ", "))
+	}
+	return open(ctx, rest)
+}
+
+// Schemes lists the registered URL schemes.
+func Schemes() []string {
+	openersMu.RLock()
+	defer openersMu.RUnlock()
+	out := make([]string, 0, len(openers))
+	for s := range openers {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CloneRow deep-copies a row, for callers that keep rows past a callback.
+func CloneRow(r Row) Row {
+	out := Row{Key: append([]byte(nil), r.Key...), Cells: make([]Cell, len(r.Cells))}
+	for i, c := range r.Cells {
+		out.Cells[i] = Cell{Family: c.Family, Qualifier: append([]byte(nil), c.Qualifier...), Value: append([]byte(nil), c.Value...)}
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/kvschema/kvschema/store"
+)
+
+// model is the reference backend: table → row key → cell → value.
+type model map[string]map[string]map[cellKey]string
+
+type cellKey struct{ family, qualifier string }
+
+func (m model) apply(mut store.Mutation) {
+	rows := m[mut.Table]
+	k := string(mut.Row)
+	switch mut.Kind {
+	case store.SetCell:
+		if rows[k] == nil {
+			rows[k] = map[cellKey]string{}
+		}
+		rows[k][cellKey{mut.Family, string(mut.Qualifier)}] = string(mut.Value)
+	case store.DeleteCell:
+		delete(rows[k], cellKey{mut.Family, string(mut.Qualifier)})
+		if len(rows[k]) == 0 {
+			delete(rows, k)
+		}
+	case store.DeleteRow:
+		delete(rows, k)
+	}
+}
+
+func (m model) row(table, key string) store.Row {
+	r := store.Row{Key: []byte(key)}
+	for c, v := range m[table][key] {
+		r.Cells = append(r.Cells, store.Cell{Family: c.family, Qualifier: []byte(c.qualifier), Value: []byte(v)})
+	}
+	slices.SortFunc(r.Cells, compareCells)
+	return r
+}
+
+func (m model) readRows(table string, rs store.RowSet, opts store.ReadOptions) []store.Row {
+	var rows []store.Row
+	for _, k := range selectKeys(slices.Sorted(maps.Keys(m[table])), rs, opts) {
+		rows = append(rows, m.row(table, k))
+	}
+	return rows
+}
+
+// testModel applies random batches to the store and to a model and compares
+// every read. Keys, qualifiers and values are drawn from few bytes, edges
+// included, so that rows collide, nest as prefixes and straddle 0x00/0xFF.
+func testModel(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	atomicBatch := s.Capabilities().AtomicBatch
+	run := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		// The store is shared by all runs: each works on tables of its own.
+		run++
+		tables := []string{fmt.Sprintf("m%d.a", run), fmt.Sprintf("m%d.b", run)}
+		missing := fmt.Sprintf("m%d.missing", run)
+		ref := model{}
+		for _, name := range tables {
+			if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f", "g"}}); err != nil {
+				rt.Fatal(err)
+			}
+			ref[name] = map[string]map[cellKey]string{}
+		}
+
+		table := rapid.SampledFrom(tables)
+		key := rapid.SliceOfN(rapid.SampledFrom([]byte{0x00, 0x01, 'a', 0xfe, 0xff}), 1, 3)
+		family := rapid.SampledFrom([]string{"f", "g"})
+		qualifier := rapid.SampledFrom([]string{"", "q", "\x00", "q\x00", "\xff"})
+		mutation := rapid.Custom(func(rt *rapid.T) store.Mutation {
+			m := store.Mutation{
+				Kind:  rapid.SampledFrom([]store.MutationKind{store.SetCell, store.SetCell, store.DeleteCell, store.DeleteRow}).Draw(rt, "kind"),
+				Table: table.Draw(rt, "table"),
+				Row:   key.Draw(rt, "row"),
+			}
+			if m.Kind != store.DeleteRow {
+				m.Family = family.Draw(rt, "family")
+				m.Qualifier = []byte(qualifier.Draw(rt, "qualifier"))
+			}
+			if m.Kind == store.SetCell {
+				m.Value = rapid.SliceOfN(rapid.Byte(), 0, 3).Draw(rt, "value")
+			}
+			return m
+		})
+		rng := rapid.Custom(func(rt *rapid.T) store.Range {
+			var r store.Range
+			if rapid.Bool().Draw(rt, "bounded start") {
+				r.Start = key.Draw(rt, "start")
+			}
+			if rapid.Bool().Draw(rt, "bounded end") {
+				r.End = key.Draw(rt, "end")
+			}
+			return r
+		})
+		check := func(what, got, want string) {
+			if got != want {
+				rt.Fatalf("%s =\n%s\nwant\n%s", what, got, want)
+			}
+		}
+		readAll := func(table string, rs store.RowSet, opts store.ReadOptions) string {
+			var rows []store.Row
+			err := s.ReadRows(ctx, table, rs, opts, func(r store.Row) bool {
+				rows = append(rows, store.CloneRow(r))
+				return true
+			})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			return format(rows)
+		}
+
+		rt.Repeat(map[string]func(*rapid.T){
+			"Apply": func(rt *rapid.T) {
+				muts := rapid.SliceOfN(mutation, 0, 4).Draw(rt, "mutations")
+				withMissing := rapid.Bool().Draw(rt, "with missing table")
+				if withMissing {
+					m := mutation.Draw(rt, "mutation of missing table")
+					m.Table = missing
+					if atomicBatch {
+						muts = slices.Insert(muts, rapid.IntRange(0, len(muts)).Draw(rt, "at"), m)
+					} else {
+						muts = []store.Mutation{m} // the effect of the rest would be unspecified
+					}
+				}
+				err := s.Apply(ctx, muts)
+				if withMissing {
+					if !errors.Is(err, store.ErrNoTable) {
+						rt.Fatalf("Apply with a missing table: err = %v, want ErrNoTable", err)
+					}
+					return
+				}
+				if err != nil {
+					rt.Fatal(err)
+				}
+				for _, m := range muts {
+					ref.apply(m)
+				}
+			},
+			"ReadRow": func(rt *rapid.T) {
+				tb, k := table.Draw(rt, "table"), key.Draw(rt, "key")
+				r, ok, err := s.ReadRow(ctx, tb, k)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				got, want := "", ""
+				if ok {
+					got = format([]store.Row{r})
+				}
+				if ref[tb][string(k)] != nil {
+					want = format([]store.Row{ref.row(tb, string(k))})
+				}
+				check(fmt.Sprintf("ReadRow(%q)", k), got, want)
+			},
+			"ReadRows": func(rt *rapid.T) {
+				tb := table.Draw(rt, "table")
+				rs := store.RowSet{
+					Keys:   rapid.SliceOfN(key, 0, 3).Draw(rt, "keys"),
+					Ranges: rapid.SliceOfN(rng, 0, 3).Draw(rt, "ranges"),
+				}
+				opts := store.ReadOptions{Limit: rapid.IntRange(0, 4).Draw(rt, "limit"), Reverse: rapid.Bool().Draw(rt, "reverse")}
+				check(fmt.Sprintf("ReadRows(%s, %+v)", formatRowSet(rs), opts), readAll(tb, rs, opts), format(ref.readRows(tb, rs, opts)))
+			},
+			"": func(rt *rapid.T) {
+				for _, tb := range tables {
+					check("full scan of "+tb, readAll(tb, store.All(), store.ReadOptions{}), format(ref.readRows(tb, store.All(), store.ReadOptions{})))
+				}
+			},
+		})
+	})
+}

@@ -1,0 +1,196 @@
+// Package tracestore owns a Store decorator that prints every operation in
+// HBase shell notation, as the kvschema paper lists the operations a
+// statement becomes. It serves EXPLAIN-style traces and debugging.
+//
+// Each operation is printed, then run, so a failing one is shown too. The
+// text of one call is written with one Write, so concurrent calls do not
+// interleave; write errors are ignored, as tracing must not fail the store.
+// Formats, with strings escaped by Escape:
+//
+//	put "TABLE", "ROW", "FAMILY:QUALIFIER", "VALUE"    a SetCell
+//	delete "TABLE", "ROW", "FAMILY:QUALIFIER"          a DeleteCell
+//	deleteall "TABLE", "ROW"                           a DeleteRow
+//	batch begin … batch end (N mutations)              brackets an Apply of N ≠ 1 mutations
+//	get 'TABLE', 'ROW'                                 ReadRow
+//	scan 'TABLE', {STARTROW=>'A', STOPROW=>'B', LIMIT=>N, REVERSED=>true}
+//	multi begin … multi end                            brackets a ReadRows that is not one line
+//	create 'TABLE', 'FAMILY', …, SPLITS=>['A', …]      CreateTable
+//	list                                               Tables
+//
+// ReadRows prints one line per range of RowSet.Normalize(), in the order the
+// rows come (descending with Reverse): a single-row range [k, k\x00), as an
+// explicit key becomes, is a get; any other is a scan, without STARTROW when
+// it starts at the first row, without STOPROW when unbounded, and with the
+// call's LIMIT and REVERSED options when set. A RowSet that selects nothing
+// prints an empty multi block.
+package tracestore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/kvschema/kvschema/store"
+)
+
+// Escape renders b for a quoted string of the trace: printable ASCII (0x20
+// to 0x7E) as is, except that a backslash becomes \\ and both quote
+// characters are escaped (\" and \') so the result fits in either kind of
+// quotes; every other byte becomes \xNN in lowercase hex.
+func Escape(b []byte) string {
+	const hex = "0123456789abcdef"
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for _, c := range b {
+		switch {
+		case c == '\\' || c == '"' || c == '\'':
+			sb.WriteByte('\\')
+			sb.WriteByte(c)
+		case c >= 0x20 && c <= 0x7E:
+			sb.WriteByte(c)
+		default:
+			sb.WriteString(`\x`)
+			sb.WriteByte(hex[c>>4])
+			sb.WriteByte(hex[c&0xF])
+		}
+	}
+	return sb.String()
+}
+
+func esc(s string) string { return Escape([]byte(s)) }
+
+// Store traces the operations on an inner store to a writer.
+type Store struct {
+	inner store.Store
+	mu    sync.Mutex // serializes writes to w
+	w     io.Writer
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns a decorator of inner that traces to w.
+func New(inner store.Store, w io.Writer) *Store { return &Store{inner: inner, w: w} }
+
+func (s *Store) print(text []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w.Write(text)
+}
+
+// CreateTable prints a create line and forwards the call.
+func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "create '%s'", esc(spec.Name))
+	for _, f := range spec.Families {
+		fmt.Fprintf(&b, ", '%s'", esc(f))
+	}
+	if len(spec.Splits) > 0 {
+		b.WriteString(", SPLITS=>[")
+		for i, sp := range spec.Splits {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "'%s'", Escape(sp))
+		}
+		b.WriteString("]")
+	}
+	b.WriteString("\n")
+	s.print(b.Bytes())
+	return s.inner.CreateTable(ctx, spec)
+}
+
+// Tables prints list and forwards the call.
+func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
+	s.print([]byte("list\n"))
+	return s.inner.Tables(ctx)
+}
+
+// ReadRow prints a get line and forwards the call.
+func (s *Store) ReadRow(ctx context.Context, table string, key []byte) (store.Row, bool, error) {
+	s.print(fmt.Appendf(nil, "get '%s', '%s'\n", esc(table), Escape(key)))
+	return s.inner.ReadRow(ctx, table, key)
+}
+
+// ReadRows prints a get or scan line per normalized range and forwards the
+// call.
+func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	ranges := rs.Normalize()
+	var b bytes.Buffer
+	if len(ranges) != 1 {
+		b.WriteString("multi begin\n")
+	}
+	for i := range ranges {
+		r := ranges[i]
+		if opts.Reverse {
+			r = ranges[len(ranges)-1-i]
+		}
+		if isOneRow(r) {
+			fmt.Fprintf(&b, "get '%s', '%s'\n", esc(table), Escape(r.Start))
+			continue
+		}
+		var opt []string
+		if len(r.Start) > 0 {
+			opt = append(opt, fmt.Sprintf("STARTROW=>'%s'", Escape(r.Start)))
+		}
+		if r.End != nil {
+			opt = append(opt, fmt.Sprintf("STOPROW=>'%s'", Escape(r.End)))
+		}
+		if opts.Limit > 0 {
+			opt = append(opt, fmt.Sprintf("LIMIT=>%d", opts.Limit))
+		}
+		if opts.Reverse {
+			opt = append(opt, "REVERSED=>true")
+		}
+		fmt.Fprintf(&b, "scan '%s'", esc(table))
+		if len(opt) > 0 {
+			fmt.Fprintf(&b, ", {%s}", strings.Join(opt, ", "))
+		}
+		b.WriteString("\n")
+	}
+	if len(ranges) != 1 {
+		b.WriteString("multi end\n")
+	}
+	s.print(b.Bytes())
+	return s.inner.ReadRows(ctx, table, rs, opts, fn)
+}
+
+// isOneRow reports whether r is [k, k\x00), which selects only row k.
+func isOneRow(r store.Range) bool {
+	n := len(r.Start)
+	return len(r.End) == n+1 && r.End[n] == 0 && bytes.HasPrefix(r.End, r.Start)
+}
+
+// Apply prints the mutations and forwards the call.
+func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
+	var b bytes.Buffer
+	if len(muts) != 1 {
+		b.WriteString("batch begin\n")
+	}
+	for _, m := range muts {
+		switch m.Kind {
+		case store.SetCell:
+			fmt.Fprintf(&b, `put "%s", "%s", "%s:%s", "%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier), Escape(m.Value))
+		case store.DeleteCell:
+			fmt.Fprintf(&b, `delete "%s", "%s", "%s:%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier))
+		case store.DeleteRow:
+			fmt.Fprintf(&b, `deleteall "%s", "%s"`, esc(m.Table), Escape(m.Row))
+		default: // the store rejects it; show it anyway
+			fmt.Fprintf(&b, `%v "%s", "%s"`, m.Kind, esc(m.Table), Escape(m.Row))
+		}
+		b.WriteString("\n")
+	}
+	if len(muts) != 1 {
+		fmt.Fprintf(&b, "batch end (%d mutations)\n", len(muts))
+	}
+	s.print(b.Bytes())
+	return s.inner.Apply(ctx, muts)
+}
+
+// Capabilities are those of the inner store; nothing is printed.
+func (s *Store) Capabilities() store.Capabilities { return s.inner.Capabilities() }
+
+// Close closes the inner store; nothing is printed.
+func (s *Store) Close() error { return s.inner.Close() }
