@@ -235,4 +235,3 @@ func BenchmarkRawInsertBatch1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "rows/s")
 }
-

@@ -204,7 +204,7 @@ func (x *Executor) read(ctx context.Context, p *plan.Plan, acc *plan.Access, r p
 		stop := false
 		err := x.Store.ReadRows(ctx, table, r.Rows, opts, func(row store.Row) bool {
 			derr = acc.Layout.DecodeRow(table, row, func(t []types.Value) bool {
-				if p.Filter != nil && !plan.Eval(p.Filter, p.Relation, t) {
+				if p.Residual != nil && !plan.Eval(p.Residual, p.Relation, t) {
 					return true
 				}
 				if !out(t) {

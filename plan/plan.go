@@ -7,8 +7,9 @@
 //
 // Invariants:
 //   - The reads of a plan select a superset of the rows holding tuples that
-//     satisfy the WHERE; the plan's Filter (the whole bound WHERE) is applied
-//     to every decoded tuple, so results are exact whatever the key ranges.
+//     satisfy the WHERE, and the plan's Residual (the predicates the key
+//     ranges do not enforce exactly, or the whole WHERE) is applied to every
+//     decoded tuple, so results are exact.
 //   - A tuple is produced at most once: several accesses are de-duplicated
 //     by primary key.
 package plan
@@ -32,8 +33,8 @@ type OrderKey struct {
 type Plan struct {
 	Relation *schema.Relation
 	Filter   lang.Expr // bound WHERE, nil for none
-	// Residual is the part of Filter the key reads do not enforce (for
-	// EXPLAIN; the executor always applies Filter).
+	// Residual is the part of Filter the key reads do not enforce exactly:
+	// the executor applies it to every decoded tuple.
 	Residual lang.Expr
 	Accesses []*Access
 	// Chosen records the layout decision of every satisfiable conjunct.

@@ -27,10 +27,46 @@ func (e *DecodeError) Error() string {
 type decoder struct {
 	l      *Layout
 	tuple  []types.Value
-	set    []bool
+	set    attrSet
 	branch int
 	field  string
 	whole  []byte
+}
+
+// attrSet records which attributes a decoder has filled: a bitmask for the
+// usual relation of at most 64 attributes, a slice beyond.
+type attrSet struct {
+	bits uint64
+	more []bool
+}
+
+func newAttrSet(n int) attrSet {
+	if n > 64 {
+		return attrSet{more: make([]bool, n)}
+	}
+	return attrSet{}
+}
+
+func (s *attrSet) has(a int) bool {
+	if s.more != nil {
+		return s.more[a]
+	}
+	return s.bits&(1<<uint(a)) != 0
+}
+
+func (s *attrSet) add(a int) {
+	if s.more != nil {
+		s.more[a] = true
+		return
+	}
+	s.bits |= 1 << uint(a)
+}
+
+func (s attrSet) clone() attrSet {
+	if s.more != nil {
+		s.more = append([]bool(nil), s.more...)
+	}
+	return s
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -38,8 +74,9 @@ func (d *decoder) fail(format string, args ...any) error {
 }
 
 func (d *decoder) put(a int, v types.Value) {
-	if !d.set[a] {
-		d.tuple[a], d.set[a] = v, true
+	if !d.set.has(a) {
+		d.tuple[a] = v
+		d.set.add(a)
 	}
 }
 
@@ -160,6 +197,15 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 	return nil
 }
 
+// decodeFamily decodes a cell's family; a constant family (checked by
+// OwnsFamily) holds nothing to decode.
+func (d *decoder) decodeFamily(fam string) error {
+	if d.l.staticFamily != "" {
+		return nil
+	}
+	return d.decodeField(&d.l.Family, []byte(fam))
+}
+
 func (l *Layout) isBranch(a int) bool {
 	for _, b := range l.Branches {
 		if b == a {
@@ -182,7 +228,7 @@ func (l *Layout) OwnsFamily(fam string) bool {
 func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value) bool) error {
 	r := l.Relation
 	n := len(r.Attrs)
-	base := decoder{l: l, tuple: make([]types.Value, n), set: make([]bool, n)}
+	base := decoder{l: l, tuple: make([]types.Value, n), set: newAttrSet(n)}
 	if l.staticTable == "" {
 		if err := base.decodeField(&l.Table, []byte(table)); err != nil {
 			return err
@@ -201,7 +247,7 @@ func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value)
 				continue
 			}
 			seen = true
-			if err := d.decodeField(&l.Family, []byte(c.Family)); err != nil {
+			if err := d.decodeFamily(c.Family); err != nil {
 				return err
 			}
 			if err := d.decodeField(&l.Qualifier, c.Qualifier); err != nil {
@@ -225,8 +271,8 @@ func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value)
 		if !l.OwnsFamily(c.Family) {
 			continue
 		}
-		d := decoder{l: l, tuple: append([]types.Value(nil), base.tuple...), set: append([]bool(nil), base.set...), branch: noBranch}
-		if err := d.decodeField(&l.Family, []byte(c.Family)); err != nil {
+		d := decoder{l: l, tuple: append([]types.Value(nil), base.tuple...), set: base.set.clone(), branch: noBranch}
+		if err := d.decodeFamily(c.Family); err != nil {
 			return err
 		}
 		if err := d.decodeField(&l.Qualifier, c.Qualifier); err != nil {
@@ -238,7 +284,7 @@ func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value)
 		// The tuple's identity is its key: cells of one tuple merge.
 		idBuf = idBuf[:0]
 		for _, k := range r.KeyIdx {
-			if !d.set[k] {
+			if !d.set.has(k) {
 				return d.fail("key attribute %s missing", r.Attrs[k].Name)
 			}
 			var err error
@@ -254,8 +300,8 @@ func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value)
 			order = append(order, id)
 			continue
 		}
-		for a := range d.set {
-			if d.set[a] {
+		for a := range d.tuple {
+			if d.set.has(a) {
 				prev.put(a, d.tuple[a])
 			}
 		}

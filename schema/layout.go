@@ -729,6 +729,6 @@ func (l *Layout) TableMatches(name string) bool {
 		return name == l.staticTable
 	}
 	n := len(l.Relation.Attrs)
-	d := decoder{l: l, tuple: make([]types.Value, n), set: make([]bool, n)}
+	d := decoder{l: l, tuple: make([]types.Value, n), set: newAttrSet(n)}
 	return d.decodeField(&l.Table, []byte(name)) == nil
 }

@@ -49,6 +49,9 @@ type Relation struct {
 
 // AttrIndex returns the index of the named attribute (case-insensitive) or -1.
 func (r *Relation) AttrIndex(name string) int {
+	if i, ok := r.byName[name]; ok { // names are usually written as declared
+		return i
+	}
 	if i, ok := r.byName[strings.ToLower(name)]; ok {
 		return i
 	}

@@ -13,7 +13,11 @@
 //     an error nothing of the batch is visible. Mutations apply in order, so a
 //     later mutation of the same cell wins.
 //   - Slices handed to callbacks may be reused after the callback returns;
-//     callers copy what they keep. Slices passed in are not retained.
+//     callers copy what they keep. Slices passed in are not retained. The
+//     row ReadRow returns belongs to the caller. Callbacks may call the
+//     store.
+//   - Family names are non-empty and contain no 0x00 byte.
+//   - Close is idempotent; Tables reports each table's families and splits.
 package store
 
 import (
@@ -224,7 +228,7 @@ func Register(scheme string, open Opener) {
 }
 
 // Open opens a store URL such as "mem:" or "pebble:/path/to/dir". The backend
-// package must be imported (package stores imports all of them).
+// package must be imported (package store/all imports all of them).
 func Open(ctx context.Context, url string) (Store, error) {
 	scheme, rest, ok := strings.Cut(url, ":")
 	if !ok {

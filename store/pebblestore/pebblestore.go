@@ -366,17 +366,17 @@ func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts
 	if err != nil {
 		return err
 	}
+	// A single non-empty range is already normalized: skipping Normalize
+	// saves an allocation on the commonest call.
 	ranges := rs.Ranges
 	if len(rs.Keys) > 0 || len(ranges) != 1 || ranges[0].Empty() {
-		// A single range is already normalized: this saves an allocation
-		// on the commonest call.
 		ranges = rs.Normalize()
-	}
-	if len(ranges) == 0 {
-		return nil
-	}
-	if opts.Reverse {
-		slices.Reverse(ranges)
+		if len(ranges) == 0 {
+			return nil
+		}
+		if opts.Reverse {
+			slices.Reverse(ranges) // Normalize's slice is ours
+		}
 	}
 	r := readers.Get().(*reader)
 	defer readers.Put(r)
@@ -415,7 +415,7 @@ var readers = sync.Pool{New: func() any { return new(reader) }}
 type reader struct {
 	iterOpts pebble.IterOptions
 	key      []byte       // iterator bounds (Pebble copies them), or a key being written
-	buf      []byte       // the row's encoded key, then each cell's qualifier and value
+	buf      []byte       // the row's encoded key, then each cell's family, 0x00, qualifier and value
 	encLen   int          // length of the row's encoded key; 0 between rows
 	escaped  bool         // whether that encoding has escapes, so decoded holds the key
 	decoded  []byte       // the row's key if escaped
@@ -451,6 +451,7 @@ func (r *reader) scan(it *pebble.Iterator, t *table, reverse bool, emit func(sto
 		k := it.Key()[len(t.prefix):]
 		// No encoding is a prefix of another: a key with the current row's
 		// encoding as prefix belongs to that row.
+		cell := r.encLen
 		if r.encLen == 0 || !bytes.HasPrefix(k, r.buf[:r.encLen]) {
 			if r.encLen > 0 && !emit(r.row(reverse)) {
 				return false, nil
@@ -458,17 +459,15 @@ func (r *reader) scan(it *pebble.Iterator, t *table, reverse bool, emit func(sto
 			if err := r.startRow(k); err != nil {
 				return false, err
 			}
-		}
-		fq := k[r.encLen:]
-		i := bytes.IndexByte(fq, 0)
-		if i < 0 {
-			return false, errCorrupt
+			cell = 0 // copy the row's encoded key along with the first cell
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
 			return false, err
 		}
-		r.addCell(t.family(fq[:i]), fq[i+1:], v)
+		if err := r.addCell(t, k[cell:], len(k)-r.encLen, v); err != nil {
+			return false, err
+		}
 	}
 	if err := it.Error(); err != nil {
 		return false, err
@@ -493,40 +492,51 @@ func (r *reader) startRow(k []byte) error {
 	if err != nil {
 		return err
 	}
-	r.buf = append(r.buf[:0], k[:n]...)
+	r.buf, r.cells = r.buf[:0], r.cells[:0]
 	r.encLen, r.escaped = n, escaped
 	if escaped {
 		r.decoded = appendDec(r.decoded[:0], k[:n])
 	}
-	r.cells = r.cells[:0]
 	return nil
 }
 
-// addCell appends a cell to the row. When buf must grow, the cells already
-// in it are re-pointed to the new copy.
-func (r *reader) addCell(family string, q, v []byte) {
-	if n := len(q) + len(v); cap(r.buf)-len(r.buf) < n {
-		buf := make([]byte, len(r.buf), 2*cap(r.buf)+n)
+// addCell appends to buf the last n bytes of key, which are a cell's
+// family, 0x00 and qualifier (key may start with more), and its value v, and
+// appends the cell. When buf must grow, the cells already in it are
+// re-pointed to the new copy.
+func (r *reader) addCell(t *table, key []byte, n int, v []byte) error {
+	fq := key[len(key)-n:]
+	f := bytes.IndexByte(fq, 0)
+	if f < 0 {
+		return errCorrupt
+	}
+	if need := len(key) + len(v); cap(r.buf)-len(r.buf) < need {
+		buf := make([]byte, len(r.buf), 2*cap(r.buf)+need)
 		copy(buf, r.buf)
 		r.buf = buf
-		pointCells(r.cells, buf[r.encLen:])
+		if len(r.cells) > 0 { // else buf does not even hold the row's key yet
+			pointCells(r.cells, buf[r.encLen:])
+		}
 	}
-	i := len(r.buf)
-	r.buf = append(r.buf, q...)
-	j := len(r.buf)
+	r.buf = append(r.buf, key...)
+	q := len(r.buf) - n + f + 1
 	r.buf = append(r.buf, v...)
-	r.cells = append(r.cells, store.Cell{Family: family, Qualifier: r.buf[i:j:j], Value: r.buf[j:len(r.buf):len(r.buf)]})
+	v0, end := len(r.buf)-len(v), len(r.buf)
+	r.cells = append(r.cells, store.Cell{Family: t.family(fq[:f]), Qualifier: r.buf[q:v0:v0], Value: r.buf[v0:end:end]})
+	return nil
 }
 
-// pointCells re-slices cells to their qualifiers and values, which lie back
-// to back, in cell order, from the start of data.
+// pointCells re-slices cells to their qualifiers and values in data, which
+// holds, for each cell in order, its family, 0x00, qualifier and value.
 func pointCells(cells []store.Cell, data []byte) {
 	off := 0
 	for i := range cells {
 		c := &cells[i]
-		q, v := off+len(c.Qualifier), off+len(c.Qualifier)+len(c.Value)
-		c.Qualifier, c.Value = data[off:q:q], data[q:v:v]
-		off = v
+		q := off + len(c.Family) + 1
+		v := q + len(c.Qualifier)
+		end := v + len(c.Value)
+		c.Qualifier, c.Value = data[q:v:v], data[v:end:end]
+		off = end
 	}
 }
 
