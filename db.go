@@ -108,6 +108,23 @@ func (db *DB) reload(ctx context.Context) error {
 	return nil
 }
 
+// current reloads the catalog if another client saved newer definitions,
+// so that writes maintain every layout defined so far. It costs one small
+// read per write statement.
+func (db *DB) current(ctx context.Context) error {
+	v, err := registry.Version(ctx, db.raw)
+	if err != nil {
+		return err
+	}
+	db.mu.RLock()
+	stale := v != db.version
+	db.mu.RUnlock()
+	if !stale {
+		return nil
+	}
+	return db.reload(ctx)
+}
+
 // Close closes the store if Open opened it.
 func (db *DB) Close() error {
 	if db.owns {
@@ -220,6 +237,9 @@ func (db *DB) relation(name string, at lang.Pos) (*schema.Relation, error) {
 func (db *DB) define(ctx context.Context, st lang.Statement) error {
 	db.exec.WriteMu.Lock()
 	defer db.exec.WriteMu.Unlock()
+	if err := db.current(ctx); err != nil {
+		return err
+	}
 	old := db.Catalog()
 	if existing := existingDef(old, st); existing != nil {
 		if lang.Print(existing) == lang.Print(st) {

@@ -328,6 +328,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 			anyArgs[i] = a
 			liteArgs[i] = sqliteArg(a)
 		}
+		rt.Logf("%s %v", stmt, args)
 		if _, err := db.Exec(ctx, stmt, anyArgs...); err != nil {
 			rt.Fatalf("kvschema: %s %v: %v\n%s", stmt, args, err, script)
 		}

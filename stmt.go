@@ -27,14 +27,14 @@ func (s *Stmt) AST() lang.Statement { return s.ast }
 
 // Exec runs the statement, discarding rows.
 func (s *Stmt) Exec(ctx context.Context, args ...any) (Result, error) {
-	res, _, err := s.run(ctx, args)
+	res, _, err := s.db.RunStatement(ctx, s.ast, args...)
 	return res, err
 }
 
 // Query runs the statement and returns its rows (an EXPLAIN returns one row
 // per plan line, in a column named PLAN).
 func (s *Stmt) Query(ctx context.Context, args ...any) (*Rows, error) {
-	res, rows, err := s.run(ctx, args)
+	res, rows, err := s.db.RunStatement(ctx, s.ast, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +102,9 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 	if err != nil {
 		return Result{}, nil, err
 	}
+	if n := lang.CountParams(s.ast); len(vals) > n {
+		return Result{}, nil, fmt.Errorf("%d arguments for %d parameters", len(vals), n)
+	}
 	db := s.db
 	res := Result{Statement: kindOf(s.ast)}
 	switch st := s.ast.(type) {
@@ -111,6 +114,9 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		res.Plan, err = db.explain(ctx, st.Stmt, vals)
 		return res, nil, err
 	case *lang.Insert:
+		if err := db.current(ctx); err != nil {
+			return res, nil, err
+		}
 		rel, tuples, err := db.insertTuples(st, vals)
 		if err != nil {
 			return res, nil, err
@@ -145,6 +151,9 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		res.RowsAffected = int64(len(rows.rows))
 		return res, rows, nil
 	case *lang.Update:
+		if err := db.current(ctx); err != nil {
+			return res, nil, err
+		}
 		_, p, change, err := db.updatePlan(st, vals)
 		if err != nil {
 			return res, nil, err
@@ -153,6 +162,9 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		res.RowsAffected = int64(n)
 		return res, nil, err
 	case *lang.Delete:
+		if err := db.current(ctx); err != nil {
+			return res, nil, err
+		}
 		rel, err := db.relation(st.Relation, st.At)
 		if err != nil {
 			return res, nil, err
@@ -374,8 +386,14 @@ func (r *Rows) Next() bool {
 	return true
 }
 
-// Values is the current row (canonical Go values, nil for NULL).
-func (r *Rows) Values() []types.Value { return r.rows[r.i-1] }
+// Values is the current row (canonical Go values, nil for NULL), or nil
+// before the first Next, after the last, or after Close.
+func (r *Rows) Values() []types.Value {
+	if r.i < 1 || r.i > len(r.rows) {
+		return nil
+	}
+	return r.rows[r.i-1]
+}
 
 // All returns every row, regardless of iteration.
 func (r *Rows) All() [][]types.Value { return r.rows }
@@ -387,6 +405,9 @@ func (r *Rows) Len() int { return len(r.rows) }
 // *float64, *bool, *time.Time, *[]byte, *any).
 func (r *Rows) Scan(dest ...any) error {
 	row := r.Values()
+	if row == nil {
+		return fmt.Errorf("Scan called without a current row (call Next first)")
+	}
 	if len(dest) != len(row) {
 		return fmt.Errorf("Scan: %d destinations for %d columns", len(dest), len(row))
 	}

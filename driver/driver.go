@@ -7,6 +7,9 @@
 //
 // Connections to one DSN share one kvschema.DB (an embedded store can be
 // opened once per process); it is closed when its last connection closes.
+// "mem:" is the exception: each sql.DB opened on it has its own in-memory
+// store, shared by its connections and kept until the sql.DB is closed
+// ("mem:NAME" names one store shared process-wide).
 // Transactions are not supported: each statement is atomic on its own.
 package driver
 
@@ -29,6 +32,9 @@ type Driver struct{}
 type shared struct {
 	db   *kvschema.DB
 	refs int
+	// pinned: kept open by its connector (a "mem:" store of one sql.DB)
+	// until the sql.DB is closed, even when it has no connections.
+	pinned bool
 }
 
 var (
@@ -55,6 +61,55 @@ func (Driver) Open(dsn string) (driver.Conn, error) {
 	return &conn{dsn: dsn, sh: sh}, nil
 }
 
+// OpenConnector implements driver.DriverContext, which sql.Open uses: all
+// connections of one sql.DB share one store. For "mem:" that store belongs to
+// the sql.DB (another sql.DB on "mem:" gets another store) and lives until
+// the sql.DB is closed; other DSNs share one store per DSN process-wide.
+func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	return &connector{d: d, dsn: dsn}, nil
+}
+
+type connector struct {
+	d   Driver
+	dsn string
+	mem *shared // the sql.DB's own store, for "mem:"
+}
+
+func (c *connector) Driver() driver.Driver { return c.d }
+
+func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	if c.dsn != "mem:" {
+		return c.d.Open(c.dsn)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if c.mem == nil {
+		db, err := kvschema.Open(ctx, c.dsn, kvschema.Options{})
+		if err != nil {
+			return nil, err
+		}
+		c.mem = &shared{db: db, pinned: true}
+	}
+	c.mem.refs++
+	return &conn{dsn: c.dsn, sh: c.mem}, nil
+}
+
+// Close is called by sql.DB.Close.
+func (c *connector) Close() error {
+	mu.Lock()
+	defer mu.Unlock()
+	sh := c.mem
+	if sh == nil {
+		return nil
+	}
+	c.mem = nil
+	sh.pinned = false
+	if sh.refs > 0 {
+		return nil // the last conn.Close closes it
+	}
+	return sh.db.Close()
+}
+
 type conn struct {
 	dsn string
 	sh  *shared
@@ -76,7 +131,7 @@ func (c *conn) Close() error {
 	mu.Lock()
 	defer mu.Unlock()
 	c.sh.refs--
-	if c.sh.refs > 0 {
+	if c.sh.refs > 0 || c.sh.pinned {
 		return nil
 	}
 	if open[c.dsn] == c.sh {

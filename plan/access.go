@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -49,8 +50,14 @@ type Access struct {
 	RangeElem  bool
 	// Complete: every ROW element is fixed, the keys are exact.
 	Complete bool
-	// LoBound/HiBound describe the key bounds per element for EXPLAIN.
-	LoBound, HiBound []string
+	// ProvidesOrder: the key order yields the query's ORDER BY (set by the
+	// planner before choosing, for choosers to weigh).
+	ProvidesOrder bool
+	// parts and rangeCons keep what EXPLAIN's key bounds are computed from,
+	// only when asked (Bounds).
+	parts     []partial
+	rangeCons *Constraint
+	rangeDesc bool
 	// Exact lists the attributes whose constraints the key ranges enforce
 	// exactly; predicates on other attributes remain as filters.
 	Exact map[int]bool
@@ -133,13 +140,12 @@ func (w *walker) values(p *partial, a int) []types.Value {
 // encoding es onto the key (or table). ok is false if some attribute is not
 // fixed or the combinations exceed maxKeys; the partials are then unchanged.
 func (w *walker) expand(field string, es []schema.Element, toTable bool) bool {
-	var attrs []int
-	seen := map[int]bool{}
+	var buf [4]int
+	attrs := buf[:0]
 	var collect func([]schema.Element)
 	collect = func(es []schema.Element) {
 		for _, e := range es {
-			if e.Kind == schema.ElemAttr && !seen[e.Attr] {
-				seen[e.Attr] = true
+			if e.Kind == schema.ElemAttr && !slices.Contains(attrs, e.Attr) {
 				attrs = append(attrs, e.Attr)
 			}
 			collect(e.Body)
@@ -192,7 +198,6 @@ func (w *walker) walkTable() bool {
 // ranges when it stopped at a range-bounded element (nil otherwise).
 func (w *walker) walkRow() []store.Range {
 	es := w.l.Row.Elems
-	rel := w.l.Relation
 	w.acc.Complete = false
 	for i := 0; i < len(es); i++ {
 		e := es[i]
@@ -238,7 +243,7 @@ func (w *walker) walkRow() []store.Range {
 				if rs, ok := w.rangeFor(e, c, last); ok {
 					w.acc.RangeElem = true
 					w.exact[e.Attr] = true
-					w.boundRange(rel.Attrs[e.Attr].Type, c, e.Enc == schema.Desc)
+					w.acc.rangeCons, w.acc.rangeDesc = c, e.Enc == schema.Desc
 					return rs
 				}
 			}
@@ -254,21 +259,6 @@ func (w *walker) walkRow() []store.Range {
 	}
 	w.acc.Complete = true
 	return nil
-}
-
-func (w *walker) boundRange(t types.Type, c *Constraint, desc bool) {
-	lo, hi := "*", "*"
-	if c.HasLo {
-		lo = types.Format(c.Lo)
-	}
-	if c.HasHi {
-		hi = types.Format(c.Hi)
-	}
-	if desc {
-		lo, hi = hi, lo
-	}
-	w.acc.LoBound = append(w.acc.LoBound, lo)
-	w.acc.HiBound = append(w.acc.HiBound, hi)
 }
 
 // rangeFor turns a range constraint on element e into key ranges appended to
@@ -301,8 +291,9 @@ func (w *walker) rangeFor(e schema.Element, c *Constraint, last bool) ([]store.R
 			}
 			if loIncl {
 				start = b
-			} else {
-				start = store.PrefixSuccessor(b)
+			} else if start = store.PrefixSuccessor(b); start == nil {
+				// Nothing sorts after the bound's encoding: no key qualifies.
+				return w.emptyRanges(), true
 			}
 			startSet = true
 		} else if !a.Key {
@@ -377,22 +368,35 @@ func (w *walker) rangeFor(e schema.Element, c *Constraint, last bool) ([]store.R
 			return nil, false
 		}
 	}
-	var out []store.Range
+	// One range per partial, in partial order, even when empty: finish
+	// pairs them up, and an empty result must read nothing rather than
+	// fall back to a prefix scan.
+	out := make([]store.Range, 0, len(w.parts))
 	for _, p := range w.parts {
 		r := store.Range{Start: append(append([]byte(nil), p.key...), start...)}
 		if !startSet {
 			r.Start = append([]byte(nil), p.key...)
 		}
 		if endSet {
-			r.End = append(append([]byte(nil), p.key...), end...)
+			// Non-nil even when empty: a nil End would mean unbounded.
+			r.End = append(append([]byte{}, p.key...), end...)
 		} else {
 			r.End = store.PrefixSuccessor(p.key)
 		}
-		if !r.Empty() {
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out, true
+}
+
+// emptyRanges is one empty range per partial: a range constraint no key
+// can meet.
+func (w *walker) emptyRanges() []store.Range {
+	out := make([]store.Range, len(w.parts))
+	for i, p := range w.parts {
+		// A non-nil End: nil would mean unbounded.
+		out[i] = store.Range{Start: p.key, End: append([]byte{}, p.key...)}
+	}
+	return out
 }
 
 func asInt(v types.Value) int64 {
@@ -415,32 +419,27 @@ func fromInt(t types.Type, i int64) types.Value {
 // finish turns the partials into reads.
 func (w *walker) finish(ranges []store.Range, tableFixed bool) {
 	acc := w.acc
-	w.fixedBounds()
+	acc.parts = w.parts
 	keysAreExact := acc.Complete && !trailingNatural(w.l)
-	byRead := map[[2]any]*Read{}
-	var order [][2]any
+	// One read per (table, fan-out bucket); a handful at most, so a slice.
 	add := func(p partial) *Read {
-		table := ""
-		if tableFixed {
+		table := w.l.StaticTable()
+		if table == "" && tableFixed {
 			table = string(p.table)
-			if w.l.StaticTable() != "" {
-				table = w.l.StaticTable()
+		}
+		for i := range acc.Reads {
+			if r := &acc.Reads[i]; r.Table == table && r.Bucket == p.salt {
+				return r
 			}
 		}
-		id := [2]any{table, p.salt}
-		r := byRead[id]
-		if r == nil {
-			r = &Read{Table: table, Bucket: p.salt}
-			byRead[id] = r
-			order = append(order, id)
-		}
-		return r
+		acc.Reads = append(acc.Reads, Read{Table: table, Bucket: p.salt})
+		return &acc.Reads[len(acc.Reads)-1]
 	}
 	switch {
 	case ranges != nil:
 		// rangeFor built one range per partial, in partial order.
 		for i, p := range w.parts {
-			if i < len(ranges) {
+			if !ranges[i].Empty() {
 				r := add(p)
 				r.Rows.Ranges = append(r.Rows.Ranges, ranges[i])
 			}
@@ -456,11 +455,8 @@ func (w *walker) finish(ranges []store.Range, tableFixed bool) {
 			r.Rows.Ranges = append(r.Rows.Ranges, store.PrefixRange(p.key))
 		}
 	}
-	for _, id := range order {
-		acc.Reads = append(acc.Reads, *byRead[id])
-	}
 	switch {
-	case len(w.parts) == 0:
+	case len(acc.Reads) == 0:
 		acc.Kind = PointLookup // nothing can match: zero keys
 	case keysAreExact:
 		acc.Kind = PointLookup
@@ -473,13 +469,13 @@ func (w *walker) finish(ranges []store.Range, tableFixed bool) {
 	}
 }
 
-// fixedBounds prepends the min/max of each fixed ROW attribute element to
-// the EXPLAIN bounds.
-func (w *walker) fixedBounds() {
-	var lo, hi []string
+// Bounds describes the key bounds per ROW element for EXPLAIN, in
+// Phoenix's style: the min and max of each fixed element, then the range
+// bounds of a range-bounded one ('*' when open, '~' marking DESC values).
+func (a *Access) Bounds() (lo, hi []string) {
 	fixed := 0
-	for _, e := range w.l.Row.Elems {
-		if fixed == w.acc.FixedElems {
+	for _, e := range a.Layout.Row.Elems {
+		if fixed == a.FixedElems {
 			break
 		}
 		if e.Kind != schema.ElemAttr && e.Kind != schema.ElemSize {
@@ -496,10 +492,10 @@ func (w *walker) fixedBounds() {
 				}
 			}
 		}
-		for _, p := range w.parts {
-			for _, a := range attrs {
-				if p.tuple[a] != nil {
-					vals = append(vals, p.tuple[a])
+		for _, p := range a.parts {
+			for _, at := range attrs {
+				if p.tuple[at] != nil {
+					vals = append(vals, p.tuple[at])
 				}
 			}
 		}
@@ -514,13 +510,24 @@ func (w *walker) fixedBounds() {
 		}
 		lo, hi = append(lo, l), append(hi, h)
 	}
-	w.acc.LoBound = append(lo, w.acc.LoBound...)
-	w.acc.HiBound = append(hi, w.acc.HiBound...)
-	// Drop trailing unbounded markers: Phoenix prints only what is bound.
-	for len(w.acc.LoBound) > 0 && w.acc.LoBound[len(w.acc.LoBound)-1] == "*" && w.acc.HiBound[len(w.acc.HiBound)-1] == "*" {
-		w.acc.LoBound = w.acc.LoBound[:len(w.acc.LoBound)-1]
-		w.acc.HiBound = w.acc.HiBound[:len(w.acc.HiBound)-1]
+	if c := a.rangeCons; c != nil {
+		l, h := "*", "*"
+		if c.HasLo {
+			l = types.Format(c.Lo)
+		}
+		if c.HasHi {
+			h = types.Format(c.Hi)
+		}
+		if a.rangeDesc {
+			l, h = "~"+h, "~"+l
+		}
+		lo, hi = append(lo, l), append(hi, h)
 	}
+	// Drop trailing unbounded markers: Phoenix prints only what is bound.
+	for len(lo) > 0 && lo[len(lo)-1] == "*" && hi[len(hi)-1] == "*" {
+		lo, hi = lo[:len(lo)-1], hi[:len(hi)-1]
+	}
+	return lo, hi
 }
 
 // trailingNatural reports whether the row key ends in a natural

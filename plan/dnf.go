@@ -226,6 +226,10 @@ func exactType(v types.Value, t types.Type) bool {
 }
 
 func (k *Constraint) intersect(pts []types.Value) {
+	if len(pts) == 1 && !k.HasPoints {
+		k.Points, k.HasPoints = pts, true
+		return
+	}
 	sorted := append([]types.Value(nil), pts...)
 	sort.Slice(sorted, func(i, j int) bool { return types.Compare(sorted[i], sorted[j]) < 0 })
 	uniq := sorted[:0]

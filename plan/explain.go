@@ -105,7 +105,7 @@ func accessLine(a *Access, reverse bool) string {
 }
 
 func bounds(a *Access) string {
-	lo, hi := a.LoBound, a.HiBound
+	lo, hi := a.Bounds()
 	if a.FanOut > 0 {
 		lo = append([]string{"0"}, lo...)
 		hi = append([]string{fmt.Sprint(a.FanOut - 1)}, hi...)

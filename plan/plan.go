@@ -69,8 +69,9 @@ type Chooser interface {
 }
 
 // PrefixChooser is seed 003's rule: the layout whose key has the most
-// leading elements fixed wins. Ties go to exact keys, then a range-bounded
-// next element, then fewer store calls, then the primary (earlier) layout.
+// leading elements fixed wins. Ties go to a range-bounded next element, then
+// exact keys, then a layout whose key order yields the ORDER BY, then fewer
+// store calls, then the primary (earlier) layout.
 type PrefixChooser struct{}
 
 // Choose implements Chooser.
@@ -93,6 +94,9 @@ func prefixBetter(a, b *Access) bool {
 	}
 	if (a.Kind == PointLookup) != (b.Kind == PointLookup) {
 		return a.Kind == PointLookup
+	}
+	if a.ProvidesOrder != b.ProvidesOrder {
+		return a.ProvidesOrder // no client sort needed
 	}
 	if len(a.Reads) != len(b.Reads) {
 		return len(a.Reads) < len(b.Reads)
@@ -209,6 +213,9 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 		for j, l := range rel.Layouts {
 			cands[j] = Derive(l, cons)
 			cands[j].Conjuncts = []int{i}
+			if len(p.OrderBy) > 0 && len(conjs) == 1 {
+				cands[j].ProvidesOrder, _ = p.provides(cands[j], singleIn([]map[int]*Constraint{cons}))
+			}
 		}
 		w := ch.Choose(cands)
 		ch := Choice{Conjunct: i, Winner: cands[w], Chooser: ch}
@@ -221,18 +228,21 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 		picks = append(picks, chosen{idx: i, cons: cons, acc: cands[w]})
 	}
 	// Conjuncts served by the same layout share one pass over it.
-	byLayout := map[*schema.Layout]*Access{}
-	consOf := map[*Access][]map[int]*Constraint{}
+	var consOf [][]map[int]*Constraint // per access
 	for _, pk := range picks {
-		acc := pk.acc
-		if prev := byLayout[acc.Layout]; prev != nil {
-			mergeInto(prev, acc)
-			consOf[prev] = append(consOf[prev], pk.cons)
-			continue
+		merged := false
+		for i, prev := range p.Accesses {
+			if prev.Layout == pk.acc.Layout {
+				mergeInto(prev, pk.acc)
+				consOf[i] = append(consOf[i], pk.cons)
+				merged = true
+				break
+			}
 		}
-		byLayout[acc.Layout] = acc
-		consOf[acc] = []map[int]*Constraint{pk.cons}
-		p.Accesses = append(p.Accesses, acc)
+		if !merged {
+			p.Accesses = append(p.Accesses, pk.acc)
+			consOf = append(consOf, []map[int]*Constraint{pk.cons})
+		}
 	}
 	p.Dedupe = len(p.Accesses) > 1
 	for _, acc := range p.Accesses {
@@ -242,17 +252,14 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 			p.Dedupe = true
 		}
 	}
-	p.Residual = residual(conjs, picks2(p), where)
+	p.Residual = residual(conjs, p.Chosen, where)
+	if len(conjs) > 1 && allEnforced(conjs, p.Chosen) {
+		// The union of reads that each enforce their conjunct exactly
+		// returns only tuples satisfying one of them.
+		p.Residual = nil
+	}
 	p.order(consOf)
 	return nil
-}
-
-func picks2(p *Plan) map[int]*Access {
-	m := map[int]*Access{}
-	for _, c := range p.Chosen {
-		m[c.Conjunct] = c.Winner
-	}
-	return m
 }
 
 // mergeInto adds b's reads to a (same layout): the store serves the union of
@@ -274,6 +281,7 @@ func mergeInto(a, b *Access) {
 		}
 	}
 	a.Conjuncts = append(a.Conjuncts, b.Conjuncts...)
+	a.parts = append(a.parts, b.parts...)
 	if b.FanOut > a.FanOut {
 		a.FanOut = b.FanOut
 	}
@@ -299,14 +307,14 @@ func mergeInto(a, b *Access) {
 // residual is the part of the WHERE not enforced by the reads: with one
 // conjunct, its atoms on attributes the key does not pin exactly; with
 // several, the whole WHERE.
-func residual(conjs []Conjunct, winners map[int]*Access, where lang.Expr) lang.Expr {
+func residual(conjs []Conjunct, chosen []Choice, where lang.Expr) lang.Expr {
 	if len(conjs) != 1 || where == nil {
 		return where
 	}
-	acc := winners[0]
-	if acc == nil {
-		return nil
+	if len(chosen) == 0 {
+		return nil // unsatisfiable: nothing is read
 	}
+	acc := chosen[0].Winner
 	var out lang.Expr
 	for _, atom := range conjs[0] {
 		if enforced(atom, acc) {
@@ -319,6 +327,20 @@ func residual(conjs []Conjunct, winners map[int]*Access, where lang.Expr) lang.E
 		}
 	}
 	return out
+}
+
+func allEnforced(conjs []Conjunct, chosen []Choice) bool {
+	if len(chosen) == 0 {
+		return false
+	}
+	for _, ch := range chosen {
+		for _, atom := range conjs[ch.Conjunct] {
+			if !enforced(atom, ch.Winner) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func enforced(atom lang.Expr, acc *Access) bool {
@@ -350,19 +372,12 @@ func enforced(atom lang.Expr, acc *Access) bool {
 	return false
 }
 
-// order decides how the ORDER BY and LIMIT are met.
-func (p *Plan) order(consOf map[*Access][]map[int]*Constraint) {
-	if len(p.Accesses) == 0 {
-		return
-	}
-	if len(p.Accesses) > 1 {
-		p.Sort = len(p.OrderBy) > 0
-		return
-	}
-	acc := p.Accesses[0]
-	single := func(a int) bool {
+// singleIn reports, for the constraints of the conjuncts an access serves,
+// whether an attribute is pinned to one and the same value in all of them.
+func singleIn(consList []map[int]*Constraint) func(int) bool {
+	return func(a int) bool {
 		var v types.Value
-		for i, cons := range consOf[acc] {
+		for i, cons := range consList {
 			c := cons[a]
 			if !c.Fixed() || len(c.Points) != 1 {
 				return false
@@ -374,26 +389,44 @@ func (p *Plan) order(consOf map[*Access][]map[int]*Constraint) {
 		}
 		return true
 	}
-	provided := len(p.OrderBy) == 0
-	if !provided {
-		attrs, desc := orderKeys(acc, single)
-		if len(attrs) >= len(p.OrderBy) {
-			fwd, rev := true, true
-			for i, o := range p.OrderBy {
-				if attrs[i] != o.Attr {
-					fwd, rev = false, false
-					break
-				}
-				if desc[i] != o.Desc {
-					fwd = false
-				} else {
-					rev = false
-				}
-			}
-			provided = fwd || rev
-			p.Reverse = rev && !fwd
+}
+
+// provides reports whether an access yields the ORDER BY by itself, scanning
+// forward or (reverse) backward.
+func (p *Plan) provides(acc *Access, single func(int) bool) (ok, reverse bool) {
+	if len(p.OrderBy) == 0 {
+		return true, false
+	}
+	attrs, desc := orderKeys(acc, single)
+	if len(attrs) < len(p.OrderBy) {
+		return false, false
+	}
+	fwd, rev := true, true
+	for i, o := range p.OrderBy {
+		if attrs[i] != o.Attr {
+			return false, false
+		}
+		if desc[i] != o.Desc {
+			fwd = false
+		} else {
+			rev = false
 		}
 	}
+	return fwd || rev, rev && !fwd
+}
+
+// order decides how the ORDER BY and LIMIT are met.
+func (p *Plan) order(consOf [][]map[int]*Constraint) {
+	if len(p.Accesses) == 0 {
+		return
+	}
+	if len(p.Accesses) > 1 {
+		p.Sort = len(p.OrderBy) > 0
+		return
+	}
+	acc := p.Accesses[0]
+	provided, reverse := p.provides(acc, singleIn(consOf[0]))
+	p.Reverse = reverse
 	p.Sort = !provided
 	p.Merge = provided && len(p.OrderBy) > 0 && len(acc.Reads) > 1
 	if p.Limit >= 0 && !p.Sort && p.Residual == nil && !acc.Layout.WideRows() {

@@ -6,6 +6,8 @@
 // Layout: table "__kvschema", row "catalog", family "d"; one cell per
 // version, qualifier = the version as 8 bytes big-endian, value = the whole
 // definition script (canonical text). Versions only grow; the newest wins.
+// Row "version" holds the newest version number alone, written in the same
+// atomic batch, so clients can check cheaply whether they are current.
 package registry
 
 import (
@@ -21,9 +23,27 @@ import (
 const Table = "__kvschema"
 
 const (
-	family = "d"
-	row    = "catalog"
+	family     = "d"
+	row        = "catalog"
+	versionRow = "version"
 )
+
+// Version returns the newest saved version (0 if none) with one small read.
+func Version(ctx context.Context, s store.Store) (uint64, error) {
+	r, ok, err := s.ReadRow(ctx, Table, []byte(versionRow))
+	if errors.Is(err, store.ErrNoTable) || err == nil && !ok {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("registry: %w", err)
+	}
+	for _, c := range r.Cells {
+		if c.Family == family && len(c.Value) == 8 {
+			return binary.BigEndian.Uint64(c.Value), nil
+		}
+	}
+	return 0, nil
+}
 
 // ErrConflict means another client saved a newer version first.
 var ErrConflict = errors.New("registry: definitions were changed concurrently; reopen and retry")
@@ -62,7 +82,10 @@ func Save(ctx context.Context, s store.Store, prev uint64, script string) (uint6
 	}
 	q := make([]byte, 8)
 	binary.BigEndian.PutUint64(q, prev+1)
-	err = s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: Table, Row: []byte(row), Family: family, Qualifier: q, Value: []byte(script)}})
+	err = s.Apply(ctx, []store.Mutation{
+		{Kind: store.SetCell, Table: Table, Row: []byte(row), Family: family, Qualifier: q, Value: []byte(script)},
+		{Kind: store.SetCell, Table: Table, Row: []byte(versionRow), Family: family, Qualifier: []byte{}, Value: q},
+	})
 	if err != nil {
 		return 0, fmt.Errorf("registry: %w", err)
 	}

@@ -54,11 +54,13 @@ func (r *runner) run(ctx context.Context, file string, src []byte) error {
 	for _, st := range stmts {
 		fmt.Fprintf(r.out, "\n%s;\n", lang.Print(st))
 		if _, isExplain := st.(*lang.Explain); r.explain && !isExplain && !isDefine(st) {
-			plan, err := r.db.Explain(ctx, lang.Print(st))
+			// Explain the parsed statement itself, not a reprint of it, so
+			// that an error names the script's file:line:col.
+			res, _, err := r.db.RunStatement(ctx, &lang.Explain{At: st.Pos(), Stmt: st})
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(r.out, indent(plan))
+			fmt.Fprint(r.out, indent(res.Plan))
 		}
 		res, rows, err := r.db.RunStatement(ctx, st)
 		if err != nil {
@@ -213,6 +215,10 @@ func shell(ctx context.Context, url string, in io.Reader, out io.Writer) error {
 		line, err := next(prompt)
 		if errors.Is(err, io.EOF) {
 			fmt.Fprintln(out)
+			if strings.TrimSpace(buf.String()) != "" {
+				// Say so rather than drop the statement silently.
+				fmt.Fprintln(out, "error: statement not run: input ended before its ';'")
+			}
 			return nil
 		}
 		if err != nil {

@@ -1,0 +1,560 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fig6 is seed 003's Fig. 6.
+const fig6 = `
+DEFINE RELATION r {
+  k1 STRING key,
+  k2 STRING key,
+  v1 STRING,
+  v2 INT
+};
+
+DEFINE PRIMARY SCHEMA s1 FOR r {
+  TABLE 's1',
+  ROW suffix('-'){k1}:k2,
+  FAMILY 'f',
+  QUALIFIER '',
+  VALUE suffix('-'){v1}:v2
+};
+
+DEFINE SCHEMA s2 FOR r {
+  TABLE 's2',
+  ROW size{k2}:k1,
+  FAMILY 'f',
+  QUALIFIER attr_name['k1','k2'],
+  VALUE attr_value['k1','k2']
+};
+`
+
+// seed003Insert and seed003Scan are the trace lines of seed 003 §4.
+var (
+	seed003Insert = []string{
+		`batch begin`,
+		`put "s1", "a1-b", "f:", "x-\x00\x00\x00d"`,
+		`put "s2", "\x01ba1", "f:v1", "x"`,
+		`put "s2", "\x01ba1", "f:v2", "\x00\x00\x00d"`,
+		`batch end (3 mutations)`,
+	}
+	seed003Scan = `scan 's1', {STARTROW=>'a1-b', STOPROW=>'a1-c'}`
+)
+
+// run executes the CLI in-process with args and stdin; it returns everything
+// written to stdout and stderr.
+func run(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := rootCmd()
+	var out bytes.Buffer
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetIn(strings.NewReader(stdin))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+func mustRun(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, err := run(t, stdin, args...)
+	if err != nil {
+		t.Fatalf("kvschema %q: %v\noutput:\n%s", args, err, out)
+	}
+	return out
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func splitLines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }
+
+// after returns the lines that follow the first line equal to marker (nil if
+// there is none).
+func after(t *testing.T, out, marker string) []string {
+	t.Helper()
+	ls := splitLines(out)
+	for i, l := range ls {
+		if l == marker {
+			return ls[i+1:]
+		}
+	}
+	t.Fatalf("output lacks line %q:\n%s", marker, out)
+	return nil
+}
+
+func equalLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) < len(want) {
+		t.Fatalf("%s: got %d lines, want at least %d:\n%s", what, len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s line %d:\n got %q\nwant %q", what, i, got[i], want[i])
+		}
+	}
+}
+
+func TestExecPebblePersists(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	url := "pebble:" + dir + "?sync=false"
+	run1 := writeFile(t, "run1.kvs", fig6+`
+INSERT INTO r VALUES ('a1', 'b', 'x', 100);
+SELECT * FROM r;
+`)
+	out := mustRun(t, "", "exec", "--store", url, "-f", run1)
+	equalLines(t, "first SELECT", after(t, out, "SELECT * FROM r;"), []string{
+		"k1  k2  v1  v2",
+		"a1  b   x   100",
+		"(1 row)",
+	})
+	if !strings.Contains(out, "INSERT 1\n") {
+		t.Errorf("no INSERT count in:\n%s", out)
+	}
+
+	// Second run on the same store: the identical definitions are a no-op,
+	// and the SELECT sees both runs' rows.
+	run2 := writeFile(t, "run2.kvs", fig6+`
+INSERT INTO r VALUES ('a2', 'c', 'y', 200);
+SELECT * FROM r;
+SELECT k1, v2 FROM r WHERE k2 = 'b';
+`)
+	out = mustRun(t, "", "exec", "--store", url, "-f", run2)
+	got := after(t, out, "SELECT * FROM r;")
+	equalLines(t, "second SELECT", got, []string{
+		"k1  k2  v1  v2",
+		"a1  b   x   100",
+		"a2  c   y   200",
+		"(2 rows)",
+	})
+	equalLines(t, "SELECT through s2", after(t, out, "SELECT k1, v2 FROM r WHERE k2 = 'b';"), []string{
+		"k1  v2",
+		"a1  100",
+		"(1 row)",
+	})
+
+	// A different definition of an existing layout is refused.
+	changed := strings.Replace(fig6, "QUALIFIER '',", "QUALIFIER 'q',", 1)
+	out, err := run(t, "", "exec", "--store", url, "-e", changed)
+	if err == nil {
+		t.Errorf("redefining s1 differently succeeded:\n%s", out)
+	}
+	// ... and the store still answers with the old layout.
+	out = mustRun(t, "", "exec", "--store", url, "-e", "SELECT v1 FROM r WHERE k1 = 'a1' AND k2 = 'b';")
+	equalLines(t, "after refused redefinition", after(t, out, "SELECT v1 FROM r WHERE k1 = 'a1' AND k2 = 'b';"), []string{"v1", "x", "(1 row)"})
+}
+
+func TestExecTraceSeed003(t *testing.T) {
+	script := writeFile(t, "seed.kvs", fig6+`
+INSERT INTO r VALUES ('a1', 'b', 'x', 100);
+SELECT * FROM r WHERE k1='a1' AND k2='b';
+`)
+	out := mustRun(t, "", "exec", "--store", "mem:", "--trace", "-f", script)
+	equalLines(t, "INSERT trace", after(t, out, "INSERT INTO r VALUES ('a1', 'b', 'x', 100);"),
+		append(append([]string{}, seed003Insert...), "INSERT 1"))
+	equalLines(t, "SELECT trace", after(t, out, "SELECT * FROM r WHERE k1 = 'a1' AND k2 = 'b';"), []string{
+		seed003Scan,
+		"k1  k2  v1  v2",
+		"a1  b   x   100",
+		"(1 row)",
+	})
+
+	// Without --trace no key-value operation is printed.
+	out = mustRun(t, "", "exec", "--store", "mem:", "-f", script)
+	if strings.Contains(out, "put \"") || strings.Contains(out, "scan '") {
+		t.Errorf("trace printed without --trace:\n%s", out)
+	}
+}
+
+func TestExecExplain(t *testing.T) {
+	out := mustRun(t, "", "exec", "--store", "mem:", "--explain",
+		"-e", fig6,
+		"-e", "INSERT INTO r VALUES ('a1', 'b', 'x', 100);",
+		"-e", "SELECT * FROM r WHERE k1 = 'a1' AND k2 = 'b';")
+	got := after(t, out, "SELECT * FROM r WHERE k1 = 'a1' AND k2 = 'b';")
+	if len(got) == 0 || !strings.HasPrefix(got[0], "  | CLIENT PARALLEL 1-WAY RANGE SCAN OVER s1 ") {
+		t.Errorf("plan does not precede the SELECT's result:\n%s", out)
+	}
+	if !strings.Contains(out, "  | LAYOUT s1 CHOSEN") {
+		t.Errorf("no layout choice in:\n%s", out)
+	}
+	// The INSERT's plan too.
+	if !strings.Contains(out, "  | UPSERT 1 ROWS INTO r: 3 MUTATIONS OVER s1, s2 IN 1 ATOMIC BATCH") {
+		t.Errorf("no INSERT plan in:\n%s", out)
+	}
+	// The result still follows the plan.
+	if !strings.Contains(out, "a1  b   x   100\n(1 row)") {
+		t.Errorf("no result in:\n%s", out)
+	}
+
+	// An EXPLAIN statement prints its plan once, unindented, without running.
+	out = mustRun(t, "", "exec", "--store", "mem:", "-e", fig6, "-e", "EXPLAIN SELECT * FROM r WHERE k2 = 'b';")
+	got = after(t, out, "EXPLAIN SELECT * FROM r WHERE k2 = 'b';")
+	if len(got) == 0 || !strings.HasPrefix(got[0], "CLIENT PARALLEL 1-WAY RANGE SCAN OVER s2") {
+		t.Errorf("EXPLAIN output:\n%s", out)
+	}
+}
+
+func TestExecMultipleE(t *testing.T) {
+	out := mustRun(t, "", "exec",
+		"-e", "DEFINE RELATION t { k BIGINT KEY, v STRING };",
+		"-e", "DEFINE PRIMARY SCHEMA tp FOR t { TABLE 't', ROW ordered{k}, FAMILY 'f', QUALIFIER '', VALUE v };",
+		"-e", "INSERT INTO t VALUES (2, 'two'), (1, 'one'); INSERT INTO t VALUES (3, 'three');",
+		"-e", "SELECT * FROM t WHERE k >= 2;")
+	if !strings.Contains(out, "INSERT 2\n") || !strings.Contains(out, "INSERT 1\n") {
+		t.Errorf("INSERT counts missing:\n%s", out)
+	}
+	equalLines(t, "SELECT", after(t, out, "SELECT * FROM t WHERE k >= 2;"), []string{
+		"k  v", "2  two", "3  three", "(2 rows)",
+	})
+}
+
+func TestExecErrors(t *testing.T) {
+	badFile := writeFile(t, "bad.kvs", "DEFINE RELATION r { k STRING KEY };\n\n  SELEC * FROM r;\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want *regexp.Regexp // matched against the error text
+	}{
+		{"syntax -e", []string{"exec", "-e", "SELEC 1"}, regexp.MustCompile(`^-e#1:1:1: .*SELEC`)},
+		{"syntax second -e", []string{"exec", "-e", "DEFINE RELATION r { k STRING KEY };", "-e", "SELECT * FROM r WHERE;"}, regexp.MustCompile(`^-e#2:1:\d+: `)},
+		{"syntax file", []string{"exec", "-f", badFile}, regexp.MustCompile(`^` + regexp.QuoteMeta(badFile) + `:3:3: `)},
+		{"semantic error", []string{"exec", "-e", "DEFINE RELATION r { k STRING KEY, v INT };", "-e", "\n INSERT INTO r VALUES (1, 2);"}, regexp.MustCompile(`^-e#2:2:\d+: attribute k: `)},
+		{"unknown relation", []string{"exec", "-e", "SELECT * FROM nope;"}, regexp.MustCompile(`^-e#1:1:1: unknown relation nope`)},
+		{"explain keeps position", []string{"exec", "--explain", "-e", "DEFINE RELATION r { k STRING KEY, v INT };", "-e", "\n\n  SELECT * FROM r WHERE zz = 1;"}, regexp.MustCompile(`^-e#2:3:25: relation r has no attribute zz`)},
+		{"nothing to run", []string{"exec"}, regexp.MustCompile(`nothing to run`)},
+		{"missing file", []string{"exec", "-f", filepath.Join(t.TempDir(), "absent.kvs")}, regexp.MustCompile(`absent\.kvs`)},
+		{"unknown scheme", []string{"exec", "--store", "foo:bar", "-e", "SELECT * FROM r;"}, regexp.MustCompile(`unknown scheme "foo" \(known: .*mem.*pebble`)},
+		{"no scheme", []string{"exec", "--store", "nocolon", "-e", "SELECT * FROM r;"}, regexp.MustCompile(`want SCHEME:`)},
+		{"stray argument", []string{"exec", "-e", "SELECT * FROM r;", "extra"}, regexp.MustCompile(`unknown command|accepts 0 arg`)},
+		{"unknown subcommand", []string{"frobnicate"}, regexp.MustCompile(`unknown command`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, "", tc.args...)
+			if err == nil {
+				t.Fatalf("no error; output:\n%s", out)
+			}
+			if !tc.want.MatchString(err.Error()) {
+				t.Errorf("error %q does not match %s", err, tc.want)
+			}
+		})
+	}
+
+	// A syntax error anywhere in a script stops it before it runs.
+	dir := t.TempDir()
+	url := "pebble:" + dir
+	_, err := run(t, "", "exec", "--store", url, "-e", fig6+"INSERT INTO r VALUES ('a', 'b', 'c', 1); SELEC;")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	// Nothing of -e#1 ran: the relation was never defined.
+	out, err := run(t, "", "exec", "--store", url, "-e", "SELECT * FROM r;")
+	if err == nil || !strings.Contains(err.Error(), "unknown relation r") {
+		t.Errorf("after a syntax error, the script's earlier statements ran: %v\n%s", err, out)
+	}
+}
+
+const shellScript = `DEFINE RELATION r {
+  k STRING KEY,
+  v INT
+};
+DEFINE PRIMARY SCHEMA p FOR r {
+  TABLE 't', ROW k, FAMILY 'f', QUALIFIER '', VALUE v
+};
+.trace on
+INSERT INTO r
+  VALUES ('a', 1);
+.trace off
+INSERT INTO r VALUES ('b', 2);
+SELECT * FROM nope;
+.explain on
+SELECT * FROM r WHERE k = 'a';
+.explain off
+SELECT v FROM r WHERE k = 'b'; SELECT
+  k FROM r WHERE v = 1;
+.schema
+.help
+.quit
+SELECT * FROM r;
+`
+
+func TestShellScript(t *testing.T) {
+	out := mustRun(t, shellScript, "shell", "--store", "mem:")
+
+	// Multi-line statements get the continuation prompt.
+	if !strings.Contains(out, "kvschema> DEFINE RELATION r {\n      ...   k STRING KEY,\n") {
+		t.Errorf("no continuation prompt:\n%s", out)
+	}
+	// .trace on: the first INSERT shows its put; the second (trace off) does not.
+	equalLines(t, "traced INSERT", after(t, out, "INSERT INTO r VALUES ('a', 1);"), []string{
+		`put "t", "a", "f:", "\x00\x00\x00\x01"`,
+		"INSERT 1",
+	})
+	equalLines(t, "untraced INSERT", after(t, out, "INSERT INTO r VALUES ('b', 2);"), []string{"INSERT 1"})
+	// An error is printed and the shell goes on.
+	equalLines(t, "error", after(t, out, "SELECT * FROM nope;"), []string{"error: shell:1:1: unknown relation nope"})
+	// .explain on prints the plan before the result.
+	got := after(t, out, "SELECT * FROM r WHERE k = 'a';")
+	if len(got) < 1 || !strings.HasPrefix(got[0], "  | CLIENT PARALLEL 1-WAY RANGE SCAN OVER p ['a']") {
+		t.Errorf(".explain on: no plan:\n%s", out)
+	}
+	if !strings.Contains(strings.Join(got, "\n"), "k  v\na  1\n(1 row)") {
+		t.Errorf(".explain on: no result:\n%s", out)
+	}
+	// Two statements on one line, and one spanning lines.
+	equalLines(t, "first of two", after(t, out, "SELECT v FROM r WHERE k = 'b';"), []string{"v", "2", "(1 row)"})
+	equalLines(t, "second of two", after(t, out, "SELECT k FROM r WHERE v = 1;"), []string{"k", "a", "(1 row)"})
+	// .schema prints the definitions.
+	schema := strings.Join(after(t, out, "kvschema> .schema"), "\n")
+	for _, frag := range []string{"DEFINE RELATION r {\n  k STRING KEY,\n  v INT\n};", "DEFINE PRIMARY SCHEMA p FOR r {\n  TABLE 't',"} {
+		if !strings.Contains(schema, frag) {
+			t.Errorf(".schema lacks %q:\n%s", frag, schema)
+		}
+	}
+	if !strings.Contains(out, ".trace on|off") {
+		t.Errorf(".help printed nothing:\n%s", out)
+	}
+	// .quit ends the shell: the statement after it is not run.
+	if strings.Contains(out, "SELECT * FROM r;") {
+		t.Errorf("shell went on after .quit:\n%s", out)
+	}
+	if strings.Contains(out, "put \"t\", \"b\"") {
+		t.Errorf("trace stayed on after .trace off:\n%s", out)
+	}
+}
+
+func TestShellEOF(t *testing.T) {
+	// End of input ends the shell without error, also mid-statement.
+	out := mustRun(t, "DEFINE RELATION r { k STRING KEY };\nSELECT *\nFROM r\n", "shell", "--store", "mem:")
+	if !strings.HasSuffix(out, "kvschema> SELECT *\n      ... FROM r\n\nerror: statement not run: input ended before its ';'\n") {
+		t.Errorf("output:\n%q", out)
+	}
+	// An empty input, too.
+	if out := mustRun(t, "", "shell"); out != "\n" {
+		t.Errorf("empty input: output %q", out)
+	}
+}
+
+func TestShellPebblePersists(t *testing.T) {
+	url := "pebble:" + t.TempDir()
+	mustRun(t, fig6+"INSERT INTO r VALUES ('a1', 'b', 'x', 100);\n", "shell", "--store", url)
+	out := mustRun(t, ".schema\nSELECT * FROM r;\n", "shell", "--store", url)
+	if !strings.Contains(out, "DEFINE SCHEMA s2 FOR r {") {
+		t.Errorf(".schema after reopening:\n%s", out)
+	}
+	equalLines(t, "SELECT after reopening", after(t, out, "SELECT * FROM r;"), []string{
+		"k1  k2  v1  v2", "a1  b   x   100", "(1 row)",
+	})
+}
+
+func TestDemo(t *testing.T) {
+	out := mustRun(t, "", "demo")
+	if !strings.HasPrefix(out, "-- store pebble:") {
+		t.Errorf("demo does not name its store:\n%s", out)
+	}
+	equalLines(t, "demo INSERT", after(t, out, "INSERT INTO r VALUES ('a1', 'b', 'x', 100);"),
+		append(append([]string{}, seed003Insert...), "INSERT 1"))
+	equalLines(t, "demo SELECT", after(t, out, "SELECT * FROM r WHERE k1 = 'a1' AND k2 = 'b';"), []string{
+		seed003Scan, "k1  k2  v1  v2", "a1  b   x   100", "(1 row)",
+	})
+	for _, frag := range []string{
+		// The salted layout is pre-split into 4 buckets: defining
+		// events_by_kind backfills from 4 bucket scans.
+		`scan 'events', {STARTROW=>'\x00', STOPROW=>'\x01'}`,
+		`scan 'events', {STARTROW=>'\x03', STOPROW=>'\x04'}`,
+		"CLIENT PARALLEL 1-WAY RANGE SCAN OVER events_by_user [1]",
+		"4-way salted fan-out",
+		"CLIENT PARALLEL 1-WAY RANGE SCAN OVER events_by_kind ['bid',5.0] - ['bid',20.0]",
+		"INSERT 4\n",
+		"UPDATE 1\n",
+		"DELETE 1\n",
+	} {
+		if !strings.Contains(out, frag) {
+			t.Errorf("demo output lacks %q", frag)
+		}
+	}
+	// The final SELECT: the walk-through's end state.
+	equalLines(t, "final SELECT", after(t, out, "SELECT * FROM events;"), []string{
+		"scan 'events_by_kind'",
+		"user_id  ts                               kind    amount",
+		"1        TIMESTAMP '2026-11-01 10:00:00'  bid     12.5",
+		"1        TIMESTAMP '2026-11-02 09:30:00'  bid     40.0",
+		"2        TIMESTAMP '2026-11-01 11:00:00'  refund  -3.25",
+		"(3 rows)",
+	})
+	if !strings.HasSuffix(out, "(3 rows)\n") {
+		t.Errorf("demo output does not end with the final result:\n...%s", out[max(0, len(out)-300):])
+	}
+	// The temporary store is removed.
+	m := regexp.MustCompile(`^-- store pebble:(\S+)`).FindStringSubmatch(out)
+	if m != nil {
+		if _, err := os.Stat(filepath.Dir(m[1])); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("demo left its store %s behind (%v)", m[1], err)
+		}
+	}
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	binDir    string
+)
+
+// binary builds the command once per test process.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "kvschema-bin-")
+		if buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "kvschema")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = errors.New(string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v", buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+func TestBinaryExitStatus(t *testing.T) {
+	bin := binary(t)
+	cmd := exec.Command(bin, "exec", "-e", "SELECT * FROM r WHERE;")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("want exit status 1, got %v", err)
+	}
+	if !regexp.MustCompile(`^kvschema: -e#1:1:\d+: `).MatchString(stderr.String()) {
+		t.Errorf("stderr %q", stderr.String())
+	}
+
+	// Success: exit 0, results on stdout, nothing on stderr.
+	cmd = exec.Command(bin, "exec", "-e", fig6, "-e", "INSERT INTO r VALUES ('a1','b','x',100);")
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if stderr.Len() != 0 || !strings.Contains(stdout.String(), "INSERT 1") {
+		t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+	}
+
+	// The shell reading a pipe (not a terminal).
+	cmd = exec.Command(bin, "shell")
+	cmd.Stdin = strings.NewReader(fig6 + ".trace on\nINSERT INTO r VALUES ('a1','b','x',100);\n")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	equalLines(t, "piped shell", after(t, string(b), "INSERT INTO r VALUES ('a1', 'b', 'x', 100);"), seed003Insert)
+}
+
+// TestShellTerminal drives the shell on a real terminal (line editing
+// through liner) with tmux, when tmux is installed.
+func TestShellTerminal(t *testing.T) {
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux not installed")
+	}
+	bin := binary(t)
+	home := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tm := func(args ...string) (string, error) {
+		c := exec.Command(tmux, append([]string{"-S", sock}, args...)...)
+		c.Env = append(os.Environ(), "HOME="+home, "TERM=xterm")
+		b, err := c.CombinedOutput()
+		return string(b), err
+	}
+	if out, err := tm("new-session", "-d", "-x", "200", "-y", "50", "-s", "kvs", bin+" shell --store mem:"); err != nil {
+		t.Skipf("tmux cannot start a session: %v %s", err, out)
+	}
+	defer tm("kill-server")
+	capture := func() string { s, _ := tm("capture-pane", "-p", "-t", "kvs"); return s }
+	waitFor := func(want string) string {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			s := capture()
+			if strings.Contains(s, want) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("terminal never showed %q:\n%s", want, s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	send := func(line string) {
+		t.Helper()
+		if strings.HasSuffix(line, ";") {
+			line = line[:len(line)-1] + `\;` // tmux takes a bare trailing ';' as a command separator
+		}
+		if out, err := tm("send-keys", "-t", "kvs", "-l", line); err != nil {
+			t.Fatalf("send-keys: %v %s", err, out)
+		}
+		if out, err := tm("send-keys", "-t", "kvs", "Enter"); err != nil {
+			t.Fatalf("send-keys: %v %s", err, out)
+		}
+	}
+	waitFor("kvschema>") // capture-pane drops trailing blanks
+	send("DEFINE RELATION r { k STRING KEY,")
+	waitFor("      ...")
+	send("v INT };")
+	send("DEFINE PRIMARY SCHEMA p FOR r { TABLE 't', ROW k, FAMILY 'f', QUALIFIER '', VALUE v };")
+	send(".trace on")
+	send("INSERT INTO r VALUES ('a', 7);")
+	waitFor(`put "t", "a", "f:", "\x00\x00\x00\x07"`)
+	send("SELECT * FROM r;")
+	waitFor("(1 row)")
+	send(".quit")
+	// The history file is written on exit.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(home, ".kvschema_history"))
+		if err == nil && strings.Contains(string(b), "SELECT * FROM r;") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history not written (%v): %q\nscreen:\n%s", err, b, capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
