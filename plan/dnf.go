@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"math"
 	"sort"
+	"time"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/schema"
@@ -221,8 +223,33 @@ func colLit(b *lang.Binary) (*lang.ColumnRef, *lang.Literal, lang.Op, bool) {
 // exactType reports whether v already is the canonical Go type of t (the
 // binder coerced it), so it can be key-encoded as is.
 func exactType(v types.Value, t types.Type) bool {
-	c, err := types.Coerce(v, t)
-	return err == nil && types.KindName(c) == types.KindName(v) && types.Compare(c, v) == 0
+	switch t {
+	case types.String:
+		_, ok := v.(string)
+		return ok
+	case types.Bytes:
+		_, ok := v.([]byte)
+		return ok
+	case types.BigInt:
+		_, ok := v.(int64)
+		return ok
+	case types.Int:
+		i, ok := v.(int64)
+		return ok && i >= math.MinInt32 && i <= math.MaxInt32
+	case types.Double:
+		_, ok := v.(float64)
+		return ok
+	case types.Float:
+		f, ok := v.(float64)
+		return ok && float64(float32(f)) == f
+	case types.Bool:
+		_, ok := v.(bool)
+		return ok
+	case types.Timestamp:
+		ts, ok := v.(time.Time)
+		return ok && ts.Location() == time.UTC && ts.Equal(ts.Truncate(types.TimestampPrecision))
+	}
+	return false
 }
 
 func (k *Constraint) intersect(pts []types.Value) {
