@@ -103,14 +103,14 @@ func (p partial) clone() partial {
 // walker derives an Access for one layout and one conjunct.
 type walker struct {
 	l     *schema.Layout
-	cons  map[int]*Constraint
+	cons  Constraints
 	parts []partial
 	acc   *Access
 	exact map[int]bool // attributes whose constraint the key enforces exactly
 }
 
 // Derive computes the access path of a conjunct on a layout.
-func Derive(l *schema.Layout, cons map[int]*Constraint) *Access {
+func Derive(l *schema.Layout, cons Constraints) *Access {
 	n := len(l.Relation.Attrs)
 	w := walker{l: l, cons: cons, acc: &Access{Layout: l}, exact: map[int]bool{}}
 	w.parts = []partial{{tuple: make([]types.Value, n), salt: -1}}

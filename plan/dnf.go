@@ -125,15 +125,27 @@ func (c *Constraint) Fixed() bool { return c != nil && c.HasPoints }
 // Bounded reports whether the constraint has at least one range bound.
 func (c *Constraint) Bounded() bool { return c != nil && !c.HasPoints && (c.HasLo || c.HasHi) }
 
-// Constraints summarizes a conjunct per attribute. unsat is true when no
+// Constraints holds a conjunct's constraint per attribute index (nil: none).
+type Constraints []*Constraint
+
+// ConstraintsOf summarizes a conjunct per attribute. unsat is true when no
 // tuple can satisfy it. Atoms that do not constrain a single attribute to
 // exactly-typed values (!=, IS NULL, column-vs-column, inexact numerics) are
 // left to the filter.
-func Constraints(c Conjunct, rel *schema.Relation) (cons map[int]*Constraint, unsat bool) {
-	cons = map[int]*Constraint{}
+func ConstraintsOf(c Conjunct, rel *schema.Relation) (cons Constraints, unsat bool) {
+	cons = make(Constraints, len(rel.Attrs))
+	var store []Constraint // one allocation for the conjunct's constraints
 	get := func(a int) *Constraint {
 		if cons[a] == nil {
-			cons[a] = &Constraint{}
+			if store == nil {
+				store = make([]Constraint, 0, len(c))
+			}
+			if len(store) == cap(store) {
+				cons[a] = &Constraint{} // never reallocate: pointers into store are live
+			} else {
+				store = append(store, Constraint{})
+				cons[a] = &store[len(store)-1]
+			}
 		}
 		return cons[a]
 	}
@@ -197,7 +209,7 @@ func Constraints(c Conjunct, rel *schema.Relation) (cons map[int]*Constraint, un
 		}
 	}
 	for _, k := range cons {
-		if !k.finish() {
+		if k != nil && !k.finish() {
 			return nil, true
 		}
 	}

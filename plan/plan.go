@@ -200,12 +200,12 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 	p.FullDNF = ok
 	type chosen struct {
 		idx  int
-		cons map[int]*Constraint
+		cons Constraints
 		acc  *Access
 	}
 	var picks []chosen
 	for i, c := range conjs {
-		cons, unsat := Constraints(c, rel)
+		cons, unsat := ConstraintsOf(c, rel)
 		if unsat {
 			continue
 		}
@@ -214,7 +214,7 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 			cands[j] = Derive(l, cons)
 			cands[j].Conjuncts = []int{i}
 			if len(p.OrderBy) > 0 && len(conjs) == 1 {
-				cands[j].ProvidesOrder, _ = p.provides(cands[j], singleIn([]map[int]*Constraint{cons}))
+				cands[j].ProvidesOrder, _ = p.provides(cands[j], singleIn([]Constraints{cons}))
 			}
 		}
 		w := ch.Choose(cands)
@@ -228,7 +228,7 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 		picks = append(picks, chosen{idx: i, cons: cons, acc: cands[w]})
 	}
 	// Conjuncts served by the same layout share one pass over it.
-	var consOf [][]map[int]*Constraint // per access
+	var consOf [][]Constraints // per access
 	for _, pk := range picks {
 		merged := false
 		for i, prev := range p.Accesses {
@@ -241,7 +241,7 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 		}
 		if !merged {
 			p.Accesses = append(p.Accesses, pk.acc)
-			consOf = append(consOf, []map[int]*Constraint{pk.cons})
+			consOf = append(consOf, []Constraints{pk.cons})
 		}
 	}
 	p.Dedupe = len(p.Accesses) > 1
@@ -374,7 +374,7 @@ func enforced(atom lang.Expr, acc *Access) bool {
 
 // singleIn reports, for the constraints of the conjuncts an access serves,
 // whether an attribute is pinned to one and the same value in all of them.
-func singleIn(consList []map[int]*Constraint) func(int) bool {
+func singleIn(consList []Constraints) func(int) bool {
 	return func(a int) bool {
 		var v types.Value
 		for i, cons := range consList {
@@ -416,7 +416,7 @@ func (p *Plan) provides(acc *Access, single func(int) bool) (ok, reverse bool) {
 }
 
 // order decides how the ORDER BY and LIMIT are met.
-func (p *Plan) order(consOf [][]map[int]*Constraint) {
+func (p *Plan) order(consOf [][]Constraints) {
 	if len(p.Accesses) == 0 {
 		return
 	}
