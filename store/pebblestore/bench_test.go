@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -73,6 +74,7 @@ func BenchmarkReadRow(b *testing.B) {
 		keys[i] = benchRowKey(i)
 	}
 	i := 0
+	stop := cpuTime(b)
 	for b.Loop() {
 		r, ok, err := s.ReadRow(ctx, benchTable, keys[order[i%benchRows]])
 		if err != nil || !ok || len(r.Cells[0].Value) != len(benchValue) {
@@ -80,6 +82,7 @@ func BenchmarkReadRow(b *testing.B) {
 		}
 		i++
 	}
+	stop()
 }
 
 func BenchmarkRawGet(b *testing.B) {
@@ -90,6 +93,7 @@ func BenchmarkRawGet(b *testing.B) {
 		keys[i] = benchCellKey(i)
 	}
 	i := 0
+	stop := cpuTime(b)
 	for b.Loop() {
 		v, closer, err := s.db.Get(keys[order[i%benchRows]])
 		if err != nil || len(v) != len(benchValue) {
@@ -98,6 +102,7 @@ func BenchmarkRawGet(b *testing.B) {
 		closer.Close()
 		i++
 	}
+	stop()
 }
 
 // benchStarts are the first rows of the 100-row ranges the scans read.
@@ -119,6 +124,7 @@ func BenchmarkReadRows100(b *testing.B) {
 	}
 	rs := store.RowSet{Ranges: make([]store.Range, 1)}
 	i := 0
+	stop := cpuTime(b)
 	for b.Loop() {
 		rs.Ranges[0] = ranges[i%len(ranges)]
 		n := 0
@@ -131,6 +137,7 @@ func BenchmarkReadRows100(b *testing.B) {
 		}
 		i++
 	}
+	stop()
 }
 
 func BenchmarkRawIter100(b *testing.B) {
@@ -144,6 +151,7 @@ func BenchmarkRawIter100(b *testing.B) {
 		}
 	}
 	i := 0
+	stop := cpuTime(b)
 	for b.Loop() {
 		it, err := s.db.NewIter(&bounds[i%len(bounds)])
 		if err != nil {
@@ -162,6 +170,7 @@ func BenchmarkRawIter100(b *testing.B) {
 		}
 		i++
 	}
+	stop()
 }
 
 func BenchmarkApply1000(b *testing.B) {
@@ -201,4 +210,22 @@ func BenchmarkRawBatch1000(b *testing.B) {
 		batch.Close()
 		i++
 	}
+}
+
+// cpuTime starts measuring the CPU time the process spends (GC included)
+// and returns a function that reports it per operation, as "cpu-ns/op": on
+// a shared machine it varies much less than the wall time.
+func cpuTime(b *testing.B) (stop func()) {
+	start := rusageNanos()
+	return func() {
+		b.ReportMetric(float64(rusageNanos()-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func rusageNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -32,17 +32,17 @@ func appendEnc(dst, b []byte) []byte {
 var errCorrupt = errors.New("pebblestore: malformed key")
 
 // encLen returns the length of the encoding at the start of k and whether
-// it has escapes.
+// it has escapes. A byte loop beats bytes.IndexByte on the short keys it
+// mostly sees, whose encodings of integers are full of escaped zeros; it
+// runs twice for every key Pebble splits.
 func encLen(k []byte) (n int, escaped bool, err error) {
-	for i := 0; ; {
-		j := bytes.IndexByte(k[i:], 0)
-		if j < 0 || i+j+1 >= len(k) {
-			return 0, false, errCorrupt
+	for i := 0; i+1 < len(k); i++ {
+		if k[i] != 0 {
+			continue
 		}
-		i += j + 1
-		switch k[i] {
+		switch k[i+1] {
 		case 0x01:
-			return i + 1, escaped, nil
+			return i + 2, escaped, nil
 		case 0xFF:
 			escaped = true
 			i++
@@ -50,19 +50,32 @@ func encLen(k []byte) (n int, escaped bool, err error) {
 			return 0, false, errCorrupt
 		}
 	}
+	return 0, false, errCorrupt
 }
 
-// appendDec appends the bytes whose encoding (terminator included) is enc.
-func appendDec(dst, enc []byte) []byte {
-	enc = enc[:len(enc)-2]
-	for {
-		i := bytes.IndexByte(enc, 0)
-		if i < 0 {
-			return append(dst, enc...)
+// decodeEnc writes to dst, which must be long enough, the bytes whose
+// encoding starts k (with or without escapes), and returns their length
+// and the encoding's.
+func decodeEnc(dst, k []byte) (n, encLen int, err error) {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c == 0 {
+			if i+1 == len(k) {
+				break
+			}
+			switch k[i+1] {
+			case 0x01:
+				return n, i + 2, nil
+			case 0xFF:
+				i++
+			default:
+				return 0, 0, errCorrupt
+			}
 		}
-		dst = append(dst, enc[:i+1]...)
-		enc = enc[i+2:]
+		dst[n] = c
+		n++
 	}
+	return 0, 0, errCorrupt
 }
 
 // tablePrefix is the prefix of every data key of a table.
@@ -75,4 +88,21 @@ func tablePrefix(table string) []byte {
 func endOfPrefix(p []byte) []byte {
 	p[len(p)-1] = 0x02
 	return p
+}
+
+// rowPrefixLen returns the length of 't' + enc(table) + enc(row) at the
+// start of k, or ok == false if k does not start with one.
+func rowPrefixLen(k []byte) (n int, ok bool) {
+	if len(k) == 0 || k[0] != dataPrefix {
+		return 0, false
+	}
+	t, _, err := encLen(k[1:])
+	if err != nil {
+		return 0, false
+	}
+	r, _, err := encLen(k[1+t:])
+	if err != nil {
+		return 0, false
+	}
+	return 1 + t + r, true
 }

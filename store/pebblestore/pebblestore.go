@@ -21,11 +21,17 @@
 //     DeleteRow is one range deletion over the row's prefix.
 //   - CreateTable writes the table's metadata in one write; an in-memory
 //     copy, loaded at Open, answers every table lookup.
-//   - A ReadRows call is one Pebble iterator (one consistent snapshot),
-//     re-bounded for each normalized range; ReadRow is one iterator bounded
-//     to the row. Every iterator is closed before the call returns.
-//   - Reads and Apply reuse pooled buffers: ReadRows allocates nothing per
-//     row, ReadRow allocates only the row it returns.
+//   - The database's Comparer orders keys bytewise but splits a data key
+//     after its row (see comparer), so that a row is a Pebble prefix.
+//   - A ReadRows call reads through one Pebble iterator (one consistent
+//     snapshot): exact keys only, sorted, with a prefix seek per key;
+//     otherwise re-bounded for each normalized range. ReadRow is one
+//     prefix seek.
+//   - Reads and Apply reuse spare readers: ReadRows allocates nothing per
+//     row, ReadRow allocates only the row it returns. A spare reader keeps
+//     its iterator for the next call until an Apply, flush or compaction
+//     makes it stale (see reader), so a read sees every Apply that
+//     returned before it started; Close closes the spare iterators.
 //   - Close waits for running calls (so it must not be called from a
 //     ReadRows callback); calls after it fail with store.ErrClosed.
 //
@@ -42,6 +48,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,10 +117,23 @@ type Store struct {
 	ddl    sync.Mutex                        // serializes CreateTable
 	tables atomic.Pointer[map[string]*table] // replaced, never changed, under ddl
 
-	mu      sync.Mutex // guards running and closed
-	idle    sync.Cond  // signalled when running drops to 0
-	running int
-	closed  bool
+	mu       sync.Mutex // guards running, closed and spare
+	idle     sync.Cond  // signalled when running drops to 0
+	running  int
+	closed   bool
+	spare    []*reader // readers not in use, at most maxSpare
+	maxSpare int
+
+	// gen counts the events after which an iterator cached by a reader is
+	// stale (see reader): every Apply, and every flush and compaction, so
+	// that cached iterators do not keep obsolete memtables and sstables
+	// alive. Flushes and compactions also start a sweep of the spare
+	// readers' iterators, unless one is pending.
+	gen      atomic.Uint64
+	sweeping atomic.Bool
+	// direct is set once DB() has handed out the database: writes may then
+	// bypass Apply and gen, so readers no longer cache iterators.
+	direct atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -134,7 +154,16 @@ func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("pebblestore: open: empty directory name")
 	}
-	popts := &pebble.Options{Logger: quietLogger{pebble.DefaultLogger}, CacheSize: opts.CacheSize}
+	s := &Store{write: pebble.Sync, maxSpare: 2 * runtime.GOMAXPROCS(0)}
+	popts := &pebble.Options{
+		Logger:    quietLogger{pebble.DefaultLogger},
+		CacheSize: opts.CacheSize,
+		Comparer:  comparer,
+		EventListener: &pebble.EventListener{
+			FlushEnd:      func(pebble.FlushInfo) { s.lsmChanged() },
+			CompactionEnd: func(pebble.CompactionInfo) { s.lsmChanged() },
+		},
+	}
 	if popts.CacheSize == 0 {
 		popts.CacheSize = DefaultCacheSize
 	}
@@ -142,7 +171,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, write: pebble.Sync}
+	s.db = db
 	if opts.NoSync {
 		s.write = pebble.NoSync
 	}
@@ -191,8 +220,13 @@ func newTable(name string, meta metadata) *table {
 	}
 }
 
-// DB is the underlying database, for benchmarks that compare with raw Pebble.
-func (s *Store) DB() *pebble.DB { return s.db }
+// DB is the underlying database, for benchmarks that compare with raw
+// Pebble. From the first call on, reads stop caching iterators, which
+// would not notice writes made directly to the database.
+func (s *Store) DB() *pebble.DB {
+	s.direct.Store(true)
+	return s.db
+}
 
 // Checkpoint writes a consistent copy of the database, including writes not
 // yet synced, to dir, which must not exist.
@@ -226,6 +260,72 @@ func (s *Store) exit() {
 	s.mu.Unlock()
 }
 
+// enterReader is enter for calls that use a reader, which it takes from
+// the spare ones (with their cached iterators) in the same critical
+// section; exitReader(r) ends the call and keeps r as a spare if there is
+// room, else closes its iterator.
+func (s *Store) enterReader(ctx context.Context) (*reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var r *reader
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, store.ErrClosed
+	}
+	s.running++
+	if n := len(s.spare); n > 0 {
+		r = s.spare[n-1]
+		s.spare[n-1] = nil
+		s.spare = s.spare[:n-1]
+	}
+	s.mu.Unlock()
+	if r == nil {
+		r = new(reader)
+	}
+	return r, nil
+}
+
+func (s *Store) exitReader(r *reader) {
+	r.trim()
+	if r.it != nil && r.gen != s.gen.Load() {
+		r.closeIter() // stale: do not keep what it pins
+	}
+	s.mu.Lock()
+	if len(s.spare) < s.maxSpare {
+		s.spare, r = append(s.spare, r), nil
+	}
+	if s.running--; s.running == 0 {
+		s.idle.Broadcast()
+	}
+	s.mu.Unlock()
+	if r != nil {
+		r.closeIter()
+	}
+}
+
+// lsmChanged makes the cached iterators stale after a flush or compaction
+// and closes the spare ones, which would keep the memtables and sstables
+// it made obsolete alive, in a goroutine: Pebble may call it holding its
+// own locks, which closing an iterator takes.
+func (s *Store) lsmChanged() {
+	s.gen.Add(1)
+	if !s.sweeping.Swap(true) {
+		go func() {
+			s.sweeping.Store(false)
+			gen := s.gen.Load()
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for _, r := range s.spare {
+				if r.it != nil && r.gen != gen {
+					r.closeIter()
+				}
+			}
+		}()
+	}
+}
+
 // Close waits for running calls and closes the database. Closing twice is
 // harmless.
 func (s *Store) Close() error {
@@ -238,7 +338,12 @@ func (s *Store) Close() error {
 	for s.running > 0 {
 		s.idle.Wait()
 	}
+	spare := s.spare
+	s.spare = nil
 	s.mu.Unlock()
+	for _, r := range spare {
+		r.closeIter()
+	}
 	return s.db.Close()
 }
 
@@ -321,50 +426,72 @@ func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
 	return out, nil
 }
 
-// ReadRow reads one row with an iterator bounded to its prefix. The row
+// ReadRow reads one row with a prefix seek (see comparer). The row
 // returned is the caller's.
 func (s *Store) ReadRow(ctx context.Context, name string, key []byte) (row store.Row, found bool, err error) {
-	if err := s.enter(ctx); err != nil {
+	r, err := s.enterReader(ctx)
+	if err != nil {
 		return store.Row{}, false, err
 	}
-	defer s.exit()
+	defer s.exitReader(r)
 	t, err := s.table(name)
 	if err != nil {
 		return store.Row{}, false, err
 	}
-	r := readers.Get().(*reader)
-	defer readers.Put(r)
-	r.key = appendEnc(append(r.key[:0], t.prefix...), key)
-	n := len(r.key)
-	r.key = append(r.key, r.key...)
-	r.iterOpts.LowerBound, r.iterOpts.UpperBound = r.key[:n], endOfPrefix(r.key[n:])
-	it, err := s.db.NewIter(&r.iterOpts)
+	it, err := r.iter(s, false)
 	if err != nil {
 		return store.Row{}, false, err
 	}
-	_, err = r.scan(it, t, false, func(store.Row) bool {
-		found = true
-		return false
-	})
-	if cerr := it.Close(); err == nil {
-		err = cerr
+	if found, err = r.readRow(it, t, key); err != nil {
+		return store.Row{}, false, r.fail(err)
 	}
-	if err != nil || !found {
-		return store.Row{}, false, err
+	if !found {
+		return store.Row{}, false, nil
 	}
 	return r.ownedRow(), true, nil
 }
 
-// ReadRows reads the rows of rs with one iterator, re-bounded for each
-// normalized range.
+// readRow assembles the row of key from its cells, which SeekPrefixGE and
+// Next yield in order and nothing else, and reports whether it has any.
+func (r *reader) readRow(it *pebble.Iterator, t *table, key []byte) (bool, error) {
+	r.key = appendEnc(append(r.key[:0], t.prefix...), key)
+	r.buf, r.cells = r.buf[:0], r.cells[:0]
+	r.encLen = len(r.key) - len(t.prefix)
+	r.escaped = r.encLen != len(key)+2
+	if r.escaped {
+		r.decoded = append(r.decoded[:0], key...)
+	}
+	for ok := it.SeekPrefixGE(r.key); ok; ok = it.Next() {
+		k := it.Key()[len(t.prefix):]
+		cell := r.encLen
+		if len(r.cells) == 0 {
+			cell = 0 // copy the row's encoded key along with the first cell
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return false, err
+		}
+		if err := r.addCell(t, k[cell:], len(k)-r.encLen, v); err != nil {
+			return false, err
+		}
+	}
+	return len(r.cells) > 0, it.Error()
+}
+
+// ReadRows reads the rows of rs with one iterator: a prefix seek per key
+// if rs has keys only, else re-bounded for each normalized range.
 func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) (err error) {
-	if err := s.enter(ctx); err != nil {
+	r, err := s.enterReader(ctx)
+	if err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.exitReader(r)
 	t, err := s.table(name)
 	if err != nil {
 		return err
+	}
+	if len(rs.Ranges) == 0 {
+		return r.readKeys(s, t, rs.Keys, opts, fn)
 	}
 	// A single non-empty range is already normalized: skipping Normalize
 	// saves an allocation on the commonest call.
@@ -378,52 +505,150 @@ func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts
 			slices.Reverse(ranges) // Normalize's slice is ours
 		}
 	}
-	r := readers.Get().(*reader)
-	defer readers.Put(r)
-	r.setBounds(t, ranges[0])
-	it, err := s.db.NewIter(&r.iterOpts)
+	it, err := r.iter(s, true)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := it.Close(); err == nil {
-			err = cerr
-		}
-	}()
 	n := 0
 	emit := func(row store.Row) bool {
 		n++
 		return fn(row) && n != opts.Limit
 	}
-	for i, rg := range ranges {
-		if i > 0 {
-			r.setBounds(t, rg)
-			it.SetBounds(r.iterOpts.LowerBound, r.iterOpts.UpperBound)
+	for _, rg := range ranges {
+		r.setBounds(it, t, rg)
+		more, err := r.scan(it, t, opts.Reverse, emit)
+		if err != nil {
+			return r.fail(err)
 		}
-		if more, err := r.scan(it, t, opts.Reverse, emit); err != nil || !more {
-			return err
+		if !more {
+			return nil
 		}
 	}
 	return nil
 }
 
-// readers pools the scratch space of reads.
-var readers = sync.Pool{New: func() any { return new(reader) }}
-
-// reader assembles rows from the cells an iterator yields, in buffers
-// reused from call to call.
-type reader struct {
-	iterOpts pebble.IterOptions
-	key      []byte       // iterator bounds (Pebble copies them), or a key being written
-	buf      []byte       // the row's encoded key, then each cell's family, 0x00, qualifier and value
-	encLen   int          // length of the row's encoded key; 0 between rows
-	escaped  bool         // whether that encoding has escapes, so decoded holds the key
-	decoded  []byte       // the row's key if escaped
-	cells    []store.Cell // the row's cells in iteration order, slicing buf in that order
+// readKeys reads the rows of keys, in key order, with one iterator and a
+// prefix seek per distinct key: ascending seeks step forward instead of
+// seeking afresh when the next row is near.
+func (r *reader) readKeys(s *Store, t *table, keys [][]byte, opts store.ReadOptions, fn func(store.Row) bool) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if len(keys) > 1 {
+		r.keys = append(r.keys[:0], keys...)
+		slices.SortFunc(r.keys, bytes.Compare)
+		r.keys = slices.CompactFunc(r.keys, bytes.Equal)
+		if opts.Reverse {
+			slices.Reverse(r.keys)
+		}
+		keys = r.keys
+		defer clear(r.keys) // keep none of the caller's keys
+	}
+	it, err := r.iter(s, false)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, k := range keys {
+		found, err := r.readRow(it, t, k)
+		if err != nil {
+			return r.fail(err)
+		}
+		if found {
+			if n++; !fn(r.row(false)) || n == opts.Limit {
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
-// setBounds bounds the iterator to the rows of rg.
-func (r *reader) setBounds(t *table, rg store.Range) {
+// reader assembles rows from the cells an iterator yields, in buffers
+// reused from call to call, and caches that iterator from call to call.
+//
+// Creating and closing a Pebble iterator costs about as much as a point
+// read itself, so a reader keeps its iterator while the store has no
+// newer state than the iterator's snapshot: until the next Apply, flush or
+// compaction bumps the store's gen. Since gen is loaded before the
+// iterator is created, and Apply bumps it after its commit, a call that
+// finds gen unchanged starts after no Apply the iterator does not see.
+type reader struct {
+	it      *pebble.Iterator // cached iterator, or nil
+	gen     uint64           // the store's gen before it was created
+	bounded bool             // whether it has bounds
+
+	keys    [][]byte     // the sorted keys of a ReadRows by keys
+	key     []byte       // iterator bounds (Pebble copies them), or a key being written
+	buf     []byte       // the row's encoded key, then each cell's family, 0x00, qualifier and value
+	encLen  int          // length of the row's encoded key; 0 between rows
+	escaped bool         // whether that encoding has escapes, so decoded holds the key
+	decoded []byte       // the row's key if escaped
+	cells   []store.Cell // the row's cells in iteration order, slicing buf in that order
+}
+
+// iter returns the reader's iterator, which sees every Apply that returned
+// before the call started, after dropping its bounds unless bounded.
+func (r *reader) iter(s *Store, bounded bool) (*pebble.Iterator, error) {
+	gen := s.gen.Load()
+	if r.it != nil && (r.gen != gen || s.direct.Load()) {
+		r.closeIter()
+	}
+	if r.it == nil {
+		it, err := s.db.NewIter(nil)
+		if err != nil {
+			return nil, err
+		}
+		r.it, r.gen, r.bounded = it, gen, false
+	} else if r.bounded && !bounded {
+		r.it.SetBounds(nil, nil)
+		r.bounded = false
+	}
+	return r.it, nil
+}
+
+// fail drops the iterator after an error, returning err or else the
+// iterator's own.
+func (r *reader) fail(err error) error {
+	if cerr := r.closeIter(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (r *reader) closeIter() error {
+	if r.it == nil {
+		return nil
+	}
+	err := r.it.Close()
+	r.it = nil
+	return err
+}
+
+// maxKeptBuf bounds the buffers a spare reader keeps.
+const maxKeptBuf = 1 << 20
+
+// trim drops buffers grown too big by a large row, so that spare readers
+// stay small.
+func (r *reader) trim() {
+	if cap(r.buf) > maxKeptBuf {
+		r.buf = nil
+	}
+	if cap(r.cells) > maxKeptBuf/64 {
+		r.cells = nil
+	}
+	if cap(r.keys) > maxKeptBuf/64 {
+		r.keys = nil
+	}
+	if cap(r.key) > maxKeptBuf {
+		r.key = nil
+	}
+	if cap(r.decoded) > maxKeptBuf {
+		r.decoded = nil
+	}
+}
+
+// setBounds bounds it to the rows of rg.
+func (r *reader) setBounds(it *pebble.Iterator, t *table, rg store.Range) {
 	b := appendEnc(append(r.key[:0], t.prefix...), rg.Start)
 	n := len(b)
 	b = append(b, t.prefix...)
@@ -433,7 +658,8 @@ func (r *reader) setBounds(t *table, rg store.Range) {
 		b = appendEnc(b, rg.End)
 	}
 	r.key = b
-	r.iterOpts.LowerBound, r.iterOpts.UpperBound = b[:n], b[n:]
+	it.SetBounds(b[:n], b[n:]) // which Pebble copies
+	r.bounded = true
 }
 
 // scan positions it at one end of its bounds and walks to the other,
@@ -488,16 +714,34 @@ func step(it *pebble.Iterator, reverse bool) bool {
 // startRow starts assembling the row of k, a data key without its table
 // prefix.
 func (r *reader) startRow(k []byte) error {
-	n, escaped, err := encLen(k)
-	if err != nil {
-		return err
-	}
 	r.buf, r.cells = r.buf[:0], r.cells[:0]
-	r.encLen, r.escaped = n, escaped
-	if escaped {
-		r.decoded = appendDec(r.decoded[:0], k[:n])
+	// One pass finds the encoding's end, and decodes it if it turns out to
+	// have escapes: else the key is the encoding without its terminator.
+	for i := 0; i+1 < len(k); i++ {
+		if k[i] != 0 {
+			continue
+		}
+		switch k[i+1] {
+		case 0x01:
+			r.encLen, r.escaped = i+2, false
+			return nil
+		case 0xFF:
+			if cap(r.decoded) < len(k) {
+				r.decoded = make([]byte, len(k))
+			}
+			r.decoded = r.decoded[:cap(r.decoded)]
+			copy(r.decoded, k[:i+1])
+			n, enc, err := decodeEnc(r.decoded[i+1:], k[i+2:])
+			if err != nil {
+				return err
+			}
+			r.decoded = r.decoded[:i+1+n]
+			r.encLen, r.escaped = i+2+enc, true
+			return nil
+		}
+		return errCorrupt
 	}
-	return nil
+	return errCorrupt
 }
 
 // addCell appends to buf the last n bytes of key, which are a cell's
@@ -584,18 +828,17 @@ func (t *table) family(b []byte) string {
 
 // Apply applies muts in one atomic batch.
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
-	if err := s.enter(ctx); err != nil {
+	r, err := s.enterReader(ctx)
+	if err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.exitReader(r)
 	if len(muts) == 0 {
 		return nil
 	}
 	tables := *s.tables.Load()
 	b := s.db.NewBatch()
 	defer b.Close()
-	r := readers.Get().(*reader)
-	defer readers.Put(r)
 	for i := range muts {
 		m := &muts[i]
 		t := tables[m.Table]
@@ -627,7 +870,9 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 		}
 		r.key = key
 	}
-	if err := b.Commit(s.write); err != nil {
+	err = b.Commit(s.write)
+	s.gen.Add(1) // after the commit: see reader
+	if err != nil {
 		return fmt.Errorf("pebblestore: apply: %w", err)
 	}
 	return nil
