@@ -137,10 +137,16 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		for _, a := range p.Project {
 			rows.cols = append(rows.cols, rel.Attrs[a].Name)
 		}
+		var tmp []types.Value
 		err = db.exec.Query(ctx, p, func(t []types.Value) bool {
-			out := make([]types.Value, len(p.Project))
+			// Tuples are fresh per row: project in place.
+			tmp = append(tmp[:0], t...)
+			out := t[:len(p.Project)]
+			if len(p.Project) > len(t) {
+				out = make([]types.Value, len(p.Project))
+			}
 			for i, a := range p.Project {
-				out[i] = t[a]
+				out[i] = tmp[a]
 			}
 			rows.rows = append(rows.rows, out)
 			return true
@@ -211,6 +217,7 @@ func (db *DB) insertTuples(st *lang.Insert, args []types.Value) (*schema.Relatio
 		}
 	}
 	tuples := make([][]types.Value, 0, len(st.Rows))
+	backing := make([]types.Value, len(st.Rows)*len(rel.Attrs)) // one allocation for all tuples
 	for _, row := range st.Rows {
 		at := st.At
 		if len(row) > 0 {
@@ -219,7 +226,8 @@ func (db *DB) insertTuples(st *lang.Insert, args []types.Value) (*schema.Relatio
 		if len(row) != len(cols) {
 			return nil, nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("INSERT INTO %s: %d values for %d attributes", rel.Name, len(row), len(cols))}
 		}
-		t := make([]types.Value, len(rel.Attrs))
+		t := backing[:len(rel.Attrs):len(rel.Attrs)]
+		backing = backing[len(rel.Attrs):]
 		for i, e := range row {
 			v, err := literal(e, args)
 			if err != nil {

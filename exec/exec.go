@@ -199,11 +199,15 @@ func (x *Executor) read(ctx context.Context, p *plan.Plan, acc *plan.Access, r p
 		}
 	}
 	opts := store.ReadOptions{Limit: p.PerRead, Reverse: p.Reverse}
+	var skip func(int) bool
+	if p.Unneeded != nil {
+		skip = func(a int) bool { return p.Unneeded[a] }
+	}
 	for _, table := range tables {
 		var derr error
 		stop := false
 		err := x.Store.ReadRows(ctx, table, r.Rows, opts, func(row store.Row) bool {
-			derr = acc.Layout.DecodeRow(table, row, func(t []types.Value) bool {
+			derr = acc.Layout.DecodeRowSkipping(table, row, skip, func(t []types.Value) bool {
 				if p.Residual != nil && !plan.Eval(p.Residual, p.Relation, t) {
 					return true
 				}

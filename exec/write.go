@@ -24,7 +24,8 @@ type Change struct {
 // cells are deleted: valid when no layout places a non-key attribute in its
 // cell coordinates (see NeedsOld).
 func Mutations(rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
-	var muts []store.Mutation
+	muts := make([]store.Mutation, 0, len(changes)*len(rel.Layouts))
+	var arena schema.Arena
 	del := func(cs []schema.Cell) {
 		for _, c := range cs {
 			muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
@@ -42,7 +43,7 @@ func Mutations(rel *schema.Relation, changes []Change) ([]store.Mutation, error)
 			if ch.New == nil {
 				continue
 			}
-			puts, nulls, err := l.PutCells(ch.New)
+			puts, nulls, err := l.PutCellsArena(ch.New, &arena)
 			if err != nil {
 				return nil, err
 			}
@@ -75,7 +76,17 @@ func NeedsOld(rel *schema.Relation) bool {
 func (x *Executor) Upsert(ctx context.Context, rel *schema.Relation, tuples [][]types.Value) (int, error) {
 	x.WriteMu.Lock()
 	defer x.WriteMu.Unlock()
-	// Last one wins within the statement.
+	if !NeedsOld(rel) {
+		// Blind writes: mutations apply in order, so a later tuple with the
+		// same key overwrites an earlier one cell by cell.
+		changes := make([]Change, len(tuples))
+		for i, t := range tuples {
+			changes[i].New = t
+		}
+		return len(tuples), x.apply(ctx, rel, changes)
+	}
+	// Last one wins within the statement: the old value each change reads
+	// must be the stored one, so duplicates are merged first.
 	index := map[string]int{}
 	var uniq [][]types.Value
 	for _, t := range tuples {
@@ -91,17 +102,12 @@ func (x *Executor) Upsert(ctx context.Context, rel *schema.Relation, tuples [][]
 		uniq = append(uniq, t)
 	}
 	changes := make([]Change, len(uniq))
-	for i, t := range uniq {
-		changes[i].New = t
+	olds, err := x.lookup(ctx, rel, uniq)
+	if err != nil {
+		return 0, err
 	}
-	if NeedsOld(rel) {
-		olds, err := x.lookup(ctx, rel, uniq)
-		if err != nil {
-			return 0, err
-		}
-		for i := range changes {
-			changes[i].Old = olds[i]
-		}
+	for i, t := range uniq {
+		changes[i] = Change{Old: olds[i], New: t}
 	}
 	return len(uniq), x.apply(ctx, rel, changes)
 }

@@ -45,9 +45,12 @@ type Plan struct {
 	Merge   bool // k-way merge of parallel ordered reads
 	Reverse bool // scan backwards to produce the order
 	Limit   int  // -1: none
-	PerRead int  // row limit pushed to each store read; 0: none
-	Dedupe  bool
-	FullDNF bool // false when DNF expansion was abandoned
+	// Unneeded marks attributes no step uses (not projected, filtered,
+	// sorted or de-duplicated on): decoding may skip them. nil: all used.
+	Unneeded []bool
+	PerRead  int // row limit pushed to each store read; 0: none
+	Dedupe   bool
+	FullDNF  bool // false when DNF expansion was abandoned
 }
 
 // Choice records the layout decision for one conjunct.
@@ -152,7 +155,58 @@ func Select(st *lang.Select, rel *schema.Relation, args []types.Value, ch Choose
 	if err := p.reads(where, ch); err != nil {
 		return nil, err
 	}
+	p.unneeded()
 	return p, nil
+}
+
+// unneeded computes Unneeded from the projection, residual filter, order
+// and de-duplication.
+func (p *Plan) unneeded() {
+	rel := p.Relation
+	need := make([]bool, len(rel.Attrs))
+	for _, a := range p.Project {
+		need[a] = true
+	}
+	for _, o := range p.OrderBy {
+		need[o.Attr] = true
+	}
+	if p.Dedupe {
+		for _, k := range rel.KeyIdx {
+			need[k] = true
+		}
+	}
+	var walk func(lang.Expr)
+	walk = func(e lang.Expr) {
+		switch x := e.(type) {
+		case *lang.ColumnRef:
+			need[rel.AttrIndex(x.Name)] = true
+		case *lang.Binary:
+			walk(x.L)
+			walk(x.R)
+		case *lang.Not:
+			walk(x.X)
+		case *lang.In:
+			walk(x.X)
+			for _, i := range x.List {
+				walk(i)
+			}
+		case *lang.Between:
+			walk(x.X)
+			walk(x.Lo)
+			walk(x.Hi)
+		case *lang.IsNull:
+			walk(x.X)
+		}
+	}
+	walk(p.Residual)
+	for i, n := range need {
+		if !n {
+			if p.Unneeded == nil {
+				p.Unneeded = make([]bool, len(need))
+			}
+			p.Unneeded[i] = true
+		}
+	}
 }
 
 // Reads plans the reads of the tuples matching a bound WHERE, for UPDATE

@@ -28,6 +28,7 @@ type decoder struct {
 	l      *Layout
 	tuple  []types.Value
 	set    attrSet
+	skip   func(int) bool // attributes not worth decoding; nil: none
 	branch int
 	field  string
 	whole  []byte
@@ -110,6 +111,13 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			b = b[len(e.Lit):]
 		case ElemAttr:
 			a := r.Attrs[e.Attr]
+			if n, ok := d.skipWidth(e, a); ok {
+				if len(b) < n {
+					return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
+				}
+				b = b[n:]
+				continue
+			}
 			var v types.Value
 			var n int
 			var err error
@@ -197,6 +205,23 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 	return nil
 }
 
+// skipWidth says whether element e can be stepped over without decoding:
+// its attribute is not wanted and its width is known without looking
+// (fixed-width types; variable-length ones are decoded anyway).
+func (d *decoder) skipWidth(e Element, a Attr) (int, bool) {
+	if d.skip == nil || !d.skip(e.Attr) || d.set.has(e.Attr) {
+		return 0, false
+	}
+	w := a.Type.FixedWidth()
+	if w == 0 {
+		return 0, false
+	}
+	if e.Enc != Natural && !a.Key {
+		return 0, false // nullable: a marker byte decides the width
+	}
+	return w, true
+}
+
 // decodeFamily decodes a cell's family; a constant family (checked by
 // OwnsFamily) holds nothing to decode.
 func (d *decoder) decodeFamily(fam string) error {
@@ -226,9 +251,20 @@ func (l *Layout) OwnsFamily(fam string) bool {
 // other layouts' families are skipped. Tuples are fresh slices the caller
 // may keep.
 func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value) bool) error {
+	return l.DecodeRowSkipping(table, row, nil, emit)
+}
+
+// DecodeRowSkipping is DecodeRow that may leave attributes for which skip
+// returns true NULL instead of decoding them (a query that does not use
+// them saves the work). Key attributes of layouts with wide rows are always
+// decoded: they tell the row's tuples apart.
+func (l *Layout) DecodeRowSkipping(table string, row store.Row, skip func(int) bool, emit func([]types.Value) bool) error {
 	r := l.Relation
 	n := len(r.Attrs)
-	base := decoder{l: l, tuple: make([]types.Value, n), set: newAttrSet(n)}
+	if l.wideRows {
+		skip = nil
+	}
+	base := decoder{l: l, tuple: make([]types.Value, n), set: newAttrSet(n), skip: skip}
 	if l.staticTable == "" {
 		if err := base.decodeField(&l.Table, []byte(table)); err != nil {
 			return err

@@ -564,6 +564,35 @@ func (en *encoder) field1(f *Field, dst []byte) ([]byte, error) {
 	return en.appendElems(dst, f.Elems)
 }
 
+// Arena is scratch space for encoding many cells with few allocations:
+// each encoding is built in a reused scratch buffer and copied into a large
+// chunk; the slices handed out are capped and never overwritten. The zero
+// Arena is ready; a nil *Arena allocates per encoding.
+type Arena struct {
+	buf, scratch []byte
+	cells        []Cell // reused by PutCellsArena
+}
+
+const arenaChunk = 64 << 10
+
+// encode runs an append-style encoding into the arena.
+func (a *Arena) encode(f func(dst []byte) ([]byte, error)) ([]byte, error) {
+	if a == nil {
+		return f(nil)
+	}
+	var err error
+	if a.scratch, err = f(a.scratch[:0]); err != nil {
+		return nil, err
+	}
+	n := len(a.scratch)
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(arenaChunk, n))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, a.scratch...)
+	return a.buf[start:len(a.buf):len(a.buf)], nil
+}
+
 // TableOf computes the table a tuple is stored in.
 func (l *Layout) TableOf(tuple []types.Value) (string, error) {
 	if l.staticTable != "" {
@@ -582,8 +611,12 @@ func (l *Layout) TableOf(tuple []types.Value) (string, error) {
 
 // RowKey computes the row key of a tuple.
 func (l *Layout) RowKey(tuple []types.Value) ([]byte, error) {
-	en := encoder{l: l, tuple: tuple, branch: noBranch}
-	k, err := en.field1(&l.Row, nil)
+	return l.rowKey(tuple, nil)
+}
+
+func (l *Layout) rowKey(tuple []types.Value, a *Arena) ([]byte, error) {
+	en := encoder{l: l, tuple: tuple, branch: noBranch, field: "ROW"}
+	k, err := a.encode(func(dst []byte) ([]byte, error) { return en.appendElems(dst, l.Row.Elems) })
 	if err == nil && len(k) > MaxRowKeyBytes {
 		err = en.fail(-1, "row key is %d bytes; the limit is %d", len(k), MaxRowKeyBytes)
 	}
@@ -601,22 +634,29 @@ type Cell struct {
 // its NULL branch attributes (deletes), which an upsert must remove so a NULL
 // overwrites an old value.
 func (l *Layout) PutCells(tuple []types.Value) (puts, deletes []Cell, err error) {
-	return l.cells(tuple, false)
+	return l.cells(tuple, false, nil)
+}
+
+// PutCellsArena is PutCells encoding into an arena (for batches). The
+// returned slices are valid until the next call with the same arena; the
+// bytes they point to stay valid.
+func (l *Layout) PutCellsArena(tuple []types.Value, a *Arena) (puts, deletes []Cell, err error) {
+	return l.cells(tuple, false, a)
 }
 
 // AllCells returns every cell a tuple may occupy in this layout, present or
 // not (all branch attributes and the existence marker): what a delete removes.
 func (l *Layout) AllCells(tuple []types.Value) ([]Cell, error) {
-	puts, deletes, err := l.cells(tuple, true)
+	puts, deletes, err := l.cells(tuple, true, nil)
 	return append(puts, deletes...), err
 }
 
-func (l *Layout) cells(tuple []types.Value, forDelete bool) (puts, deletes []Cell, err error) {
+func (l *Layout) cells(tuple []types.Value, forDelete bool, a *Arena) (puts, deletes []Cell, err error) {
 	table, err := l.TableOf(tuple)
 	if err != nil {
 		return nil, nil, err
 	}
-	row, err := l.RowKey(tuple)
+	row, err := l.rowKey(tuple, a)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -624,14 +664,19 @@ func (l *Layout) cells(tuple []types.Value, forDelete bool) (puts, deletes []Cel
 	// branch attribute may be NULL).
 	one := func(branch int, coordsOnly bool) (Cell, error) {
 		en := encoder{l: l, tuple: tuple, branch: branch}
-		fam, err := en.field1(&l.Family, nil)
-		if err != nil {
-			return Cell{}, err
+		fam := l.staticFamily // checked when the layout was defined
+		if fam == "" {
+			b, err := en.field1(&l.Family, nil)
+			if err != nil {
+				return Cell{}, err
+			}
+			if err := checkFamily(string(b)); err != nil {
+				return Cell{}, en.fail(-1, "%v", err)
+			}
+			fam = string(b)
 		}
-		if err := checkFamily(string(fam)); err != nil {
-			return Cell{}, en.fail(-1, "%v", err)
-		}
-		qual, err := en.field1(&l.Qualifier, nil)
+		en.field = l.Qualifier.Name
+		qual, err := a.encode(func(dst []byte) ([]byte, error) { return en.appendElems(dst, l.Qualifier.Elems) })
 		if err != nil {
 			return Cell{}, err
 		}
@@ -639,9 +684,10 @@ func (l *Layout) cells(tuple []types.Value, forDelete bool) (puts, deletes []Cel
 			return Cell{}, en.fail(-1, "qualifier is %d bytes; the limit is %d", len(qual), MaxQualifierBytes)
 		}
 		if coordsOnly {
-			return Cell{Table: table, Row: row, Cell: store.Cell{Family: string(fam), Qualifier: qual}}, nil
+			return Cell{Table: table, Row: row, Cell: store.Cell{Family: fam, Qualifier: qual}}, nil
 		}
-		val, err := en.field1(&l.Value, nil)
+		en.field = l.Value.Name
+		val, err := a.encode(func(dst []byte) ([]byte, error) { return en.appendElems(dst, l.Value.Elems) })
 		if err != nil {
 			return Cell{}, err
 		}
@@ -651,12 +697,16 @@ func (l *Layout) cells(tuple []types.Value, forDelete bool) (puts, deletes []Cel
 		if val == nil {
 			val = []byte{}
 		}
-		return Cell{Table: table, Row: row, Cell: store.Cell{Family: string(fam), Qualifier: qual, Value: val}}, nil
+		return Cell{Table: table, Row: row, Cell: store.Cell{Family: fam, Qualifier: qual, Value: val}}, nil
 	}
 	if l.Branches == nil {
 		c, err := one(noBranch, forDelete)
 		if err != nil {
 			return nil, nil, err
+		}
+		if a != nil {
+			a.cells = append(a.cells[:0], c)
+			return a.cells, nil, nil
 		}
 		return []Cell{c}, nil, nil
 	}

@@ -119,6 +119,29 @@ func Coerce(v Value, t Type) (Value, error) {
 	if v == nil {
 		return nil, nil
 	}
+	// Already canonical: return v itself (re-boxing would allocate).
+	switch x := v.(type) {
+	case string:
+		if t == String {
+			return v, nil
+		}
+	case []byte:
+		if t == Bytes {
+			return v, nil
+		}
+	case int64:
+		if t == BigInt || t == Int && x >= math.MinInt32 && x <= math.MaxInt32 {
+			return v, nil
+		}
+	case float64:
+		if t == Double || t == Float && float64(float32(x)) == x {
+			return v, nil
+		}
+	case bool:
+		if t == Bool {
+			return v, nil
+		}
+	}
 	switch t {
 	case String:
 		switch x := v.(type) {
