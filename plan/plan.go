@@ -116,6 +116,9 @@ func (PrefixChooser) Describe(a *Access) string {
 	if a.FanOut > 0 {
 		s += fmt.Sprintf(", %d-way salted fan-out", a.FanOut)
 	}
+	if a.ProvidesOrder {
+		s += ", key order gives the ORDER BY"
+	}
 	return s
 }
 
