@@ -9,36 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/types"
 )
 
 // fig6 is seed 003's Fig. 6, verbatim.
-const fig6 = `
-DEFINE RELATION r {
-  k1 STRING key,
-  k2 STRING key,
-  v1 STRING,
-  v2 INT
-};
-
-DEFINE PRIMARY SCHEMA s1 FOR r {
-  TABLE 's1',
-  ROW suffix('-'){k1}:k2,
-  FAMILY 'f',
-  QUALIFIER '',
-  VALUE suffix('-'){v1}:v2
-};
-
-DEFINE SCHEMA s2 FOR r {
-  TABLE 's2',
-  ROW size{k2}:k1,
-  FAMILY 'f',
-  QUALIFIER attr_name['k1','k2'],
-  VALUE attr_value['k1','k2']
-};
-`
+var fig6 = examples.Fig6
 
 func openTraced(t *testing.T, s store.Store) (*kvschema.DB, *bytes.Buffer) {
 	t.Helper()

@@ -4,6 +4,12 @@ package examples
 
 import _ "embed"
 
+// Fig6 is seed 003's Fig. 6 exactly as printed there: relation r and its
+// layouts s1 and s2. Tests use it as their golden fixture.
+//
+//go:embed fig6.kvs
+var Fig6 string
+
 // Seed003 is the walk-through of seed 003 extended with kvschema's own
 // constructs (ordered keys, DESC, salting): see seed003.kvs.
 //

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"errors"
+	"github.com/kvschema/kvschema/examples"
 	"math"
 	"strings"
 	"testing"
@@ -9,30 +10,9 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
-// fig6 is seed 003 Fig. 6, exactly as written there.
-const fig6 = `DEFINE RELATION r {
-  k1 STRING key,
-  k2 STRING key,
-  v1 STRING,
-  v2 INT
-};
-
-DEFINE PRIMARY SCHEMA s1 FOR r {
-  TABLE 's1',
-  ROW suffix('-'){k1}:k2,
-  FAMILY 'f',
-  QUALIFIER '',
-  VALUE suffix('-'){v1}:v2
-};
-
-DEFINE SCHEMA s2 FOR r {
-  TABLE 's2',
-  ROW size{k2}:k1,
-  FAMILY 'f',
-  QUALIFIER attr_name['k1','k2'],
-  VALUE attr_value['k1','k2']
-};
-INSERT INTO r VALUES ('a1', 'b', 'x', 100);
+// fig6 is seed 003 Fig. 6, exactly as written there, and the statements of
+// its §4.
+var fig6 = examples.Fig6 + `INSERT INTO r VALUES ('a1', 'b', 'x', 100);
 SELECT * FROM r WHERE k1='a1' AND k2='b';
 `
 

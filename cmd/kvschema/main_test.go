@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/kvschema/kvschema/examples"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,30 +16,7 @@ import (
 )
 
 // fig6 is seed 003's Fig. 6.
-const fig6 = `
-DEFINE RELATION r {
-  k1 STRING key,
-  k2 STRING key,
-  v1 STRING,
-  v2 INT
-};
-
-DEFINE PRIMARY SCHEMA s1 FOR r {
-  TABLE 's1',
-  ROW suffix('-'){k1}:k2,
-  FAMILY 'f',
-  QUALIFIER '',
-  VALUE suffix('-'){v1}:v2
-};
-
-DEFINE SCHEMA s2 FOR r {
-  TABLE 's2',
-  ROW size{k2}:k1,
-  FAMILY 'f',
-  QUALIFIER attr_name['k1','k2'],
-  VALUE attr_value['k1','k2']
-};
-`
+var fig6 = examples.Fig6
 
 // seed003Insert and seed003Scan are the trace lines of seed 003 §4.
 var (
