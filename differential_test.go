@@ -113,7 +113,13 @@ func genLayout(t *rapid.T, name string, attrs []diffAttr, primary bool) string {
 	if primary {
 		def += "PRIMARY "
 	}
-	def += fmt.Sprintf("SCHEMA %s FOR r { TABLE 't_%s', ROW %s", name, name, strings.Join(row, ":"))
+	table := fmt.Sprintf("'t_%s'", name)
+	if rapid.IntRange(0, 3).Draw(t, name+"_dyntable") == 0 {
+		// Seed 003 treats the table name as a field too: one store table
+		// per value of an attribute.
+		table = fmt.Sprintf("'t_%s_':ordered{%s}", name, attrs[perm[0]].name)
+	}
+	def += fmt.Sprintf("SCHEMA %s FOR r { TABLE %s, ROW %s", name, table, strings.Join(row, ":"))
 	if len(qual) > 0 {
 		def += ", QUALIFIER " + strings.Join(qual, ":")
 	}

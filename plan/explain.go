@@ -101,6 +101,12 @@ func accessLine(a *Access, reverse bool) string {
 	if a.Kind != FullScan && a.Kind != PointLookup {
 		step += " " + bounds(a)
 	}
+	for _, r := range a.Reads {
+		if r.Table == "" {
+			step += " IN EVERY TABLE OF THE LAYOUT" // TABLE depends on unfixed attributes
+			break
+		}
+	}
 	return fmt.Sprintf("CLIENT PARALLEL %d-WAY %s", max(len(a.Reads), 1), step)
 }
 

@@ -454,6 +454,13 @@ func (p *Plan) provides(acc *Access, single func(int) bool) (ok, reverse bool) {
 	if len(p.OrderBy) == 0 {
 		return true, false
 	}
+	for _, r := range acc.Reads {
+		if r.Table == "" {
+			// Every table of the layout, read one after the other: key
+			// order holds within each table only.
+			return false, false
+		}
+	}
 	attrs, desc := orderKeys(acc, single)
 	if len(attrs) < len(p.OrderBy) {
 		return false, false
