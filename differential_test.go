@@ -425,7 +425,17 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 				proj = append(proj, names[c])
 			}
 			stmt := "SELECT " + strings.Join(proj, ", ") + " FROM r"
-			if rapid.IntRange(0, 4).Draw(rt, "haswhere") > 0 {
+			switch rapid.IntRange(0, 9).Draw(rt, "where") {
+			case 0:
+			case 1:
+				// Past the planner's DNF bound (2^9 conjuncts): the whole
+				// WHERE becomes a filter.
+				var terms []string
+				for range 9 {
+					terms = append(terms, "("+genPredicate(rt, attrs, 2, &args)+" OR "+genPredicate(rt, attrs, 2, &args)+")")
+				}
+				stmt += " WHERE " + strings.Join(terms, " AND ")
+			default:
 				stmt += " WHERE " + genPredicate(rt, attrs, 0, &args)
 			}
 			ordered := rapid.Bool().Draw(rt, "ordered")

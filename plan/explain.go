@@ -44,6 +44,9 @@ func (p *Plan) Explain() string {
 		}
 		fmt.Fprintf(&b, "CLIENT %d ROW LIMIT\n", p.Limit)
 	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "NOTE %s\n", n)
+	}
 	for _, c := range p.Chosen {
 		label := ""
 		if len(p.Chosen) > 1 {

@@ -32,9 +32,8 @@ type OrderKey struct {
 // Plan is an executable read plan over one relation.
 type Plan struct {
 	Relation *schema.Relation
-	Filter   lang.Expr // bound WHERE, nil for none
-	// Residual is the part of Filter the key reads do not enforce exactly:
-	// the executor applies it to every decoded tuple.
+	// Residual is the part of the bound WHERE the key reads do not enforce
+	// exactly: the executor applies it to every decoded tuple.
 	Residual lang.Expr
 	Accesses []*Access
 	// Chosen records the layout decision of every satisfiable conjunct.
@@ -50,7 +49,7 @@ type Plan struct {
 	Unneeded []bool
 	PerRead  int // row limit pushed to each store read; 0: none
 	Dedupe   bool
-	FullDNF  bool // false when DNF expansion was abandoned
+	Notes    []string // remarks for EXPLAIN
 }
 
 // Choice records the layout decision for one conjunct.
@@ -252,9 +251,10 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 	if len(rel.Layouts) == 0 {
 		return fmt.Errorf("relation %s has no schema (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
 	}
-	p.Filter = where
 	conjs, ok := DNF(where)
-	p.FullDNF = ok
+	if !ok {
+		p.Notes = append(p.Notes, fmt.Sprintf("WHERE has more than %d conjuncts in disjunctive normal form: filtered over a full read", maxConjuncts))
+	}
 	type chosen struct {
 		idx  int
 		cons Constraints
@@ -310,6 +310,9 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 		}
 	}
 	p.Residual = residual(conjs, p.Chosen, where)
+	if !ok {
+		p.Residual = where // the empty fallback conjunct enforces nothing
+	}
 	if len(conjs) > 1 && allEnforced(conjs, p.Chosen) {
 		// The union of reads that each enforce their conjunct exactly
 		// returns only tuples satisfying one of them.
