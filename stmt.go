@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvschema/kvschema/exec"
@@ -20,6 +21,14 @@ type Stmt struct {
 	db   *DB
 	ast  lang.Statement
 	text string
+	// point caches a re-keyable point-lookup plan for this statement and
+	// the catalog it was planned against.
+	point atomic.Pointer[pointPlan]
+}
+
+type pointPlan struct {
+	cat *schema.Catalog
+	rb  *plan.PointRebind
 }
 
 // AST is the parsed statement.
@@ -27,14 +36,22 @@ func (s *Stmt) AST() lang.Statement { return s.ast }
 
 // Exec runs the statement, discarding rows.
 func (s *Stmt) Exec(ctx context.Context, args ...any) (Result, error) {
-	res, _, err := s.db.RunStatement(ctx, s.ast, args...)
+	res, _, err := s.runPositioned(ctx, args)
 	return res, err
+}
+
+func (s *Stmt) runPositioned(ctx context.Context, args []any) (Result, *Rows, error) {
+	res, rows, err := s.run(ctx, args)
+	if err != nil {
+		err = positioned(s.ast, err)
+	}
+	return res, rows, err
 }
 
 // Query runs the statement and returns its rows (an EXPLAIN returns one row
 // per plan line, in a column named PLAN).
 func (s *Stmt) Query(ctx context.Context, args ...any) (*Rows, error) {
-	res, rows, err := s.db.RunStatement(ctx, s.ast, args...)
+	res, rows, err := s.runPositioned(ctx, args)
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +107,7 @@ func values(args []any) ([]types.Value, error) {
 // RunStatement runs an already parsed statement (rows is nil except for
 // SELECT). Errors without a position get the statement's.
 func (db *DB) RunStatement(ctx context.Context, ast lang.Statement, args ...any) (Result, *Rows, error) {
-	res, rows, err := (&Stmt{db: db, ast: ast}).run(ctx, args)
-	if err != nil {
-		err = positioned(ast, err)
-	}
-	return res, rows, err
+	return (&Stmt{db: db, ast: ast}).runPositioned(ctx, args)
 }
 
 func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
@@ -129,7 +142,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err != nil {
 			return res, nil, err
 		}
-		p, err := plan.Select(st, rel, vals, db.chooser)
+		p, err := s.selectPlan(st, rel, vals)
 		if err != nil {
 			return res, nil, err
 		}
@@ -137,7 +150,8 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		for _, a := range p.Project {
 			rows.cols = append(rows.cols, rel.Attrs[a].Name)
 		}
-		var tmp []types.Value
+		var buf [16]types.Value
+		tmp := buf[:0]
 		err = db.exec.Query(ctx, p, func(t []types.Value) bool {
 			// Tuples are fresh per row: project in place.
 			tmp = append(tmp[:0], t...)
@@ -188,6 +202,27 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		return res, nil, err
 	}
 	return res, nil, &lang.Error{Pos: s.ast.Pos(), Msg: "unsupported statement"}
+}
+
+// selectPlan plans a SELECT, re-keying the statement's cached point-lookup
+// plan when it fits the arguments.
+func (s *Stmt) selectPlan(st *lang.Select, rel *schema.Relation, vals []types.Value) (*plan.Plan, error) {
+	cat := s.db.Catalog()
+	if pp := s.point.Load(); pp != nil && pp.cat == cat {
+		if p, ok := pp.rb.Plan(vals); ok {
+			return p, nil
+		}
+	}
+	p, err := plan.Select(st, rel, vals, s.db.chooser)
+	if err != nil {
+		return nil, err
+	}
+	if pp := s.point.Load(); pp == nil || pp.cat != cat {
+		if rb := plan.NewPointRebind(st, p, s.db.chooser); rb != nil {
+			s.point.Store(&pointPlan{cat: cat, rb: rb})
+		}
+	}
+	return p, nil
 }
 
 // insertTuples resolves an INSERT's rows into full tuples of the relation's

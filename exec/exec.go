@@ -38,54 +38,24 @@ type Executor struct {
 // Query runs a read plan and calls emit with each result tuple (full
 // tuples, not projected) until emit returns false.
 func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Value) bool) error {
-	var seen map[string]bool
+	q := &query{p: p, emit: emit}
 	if p.Dedupe {
-		seen = map[string]bool{}
-	}
-	var sorted [][]types.Value
-	n := 0
-	stopped := false
-	out := func(t []types.Value) bool {
-		if seen != nil {
-			k, err := keyID(p.Relation, t)
-			if err != nil || seen[k] {
-				return true
-			}
-			seen[k] = true
-		}
-		if p.Sort {
-			sorted = append(sorted, t)
-			return true
-		}
-		if p.Limit >= 0 && n >= p.Limit {
-			stopped = true
-			return false
-		}
-		n++
-		if !emit(t) {
-			stopped = true
-			return false
-		}
-		if p.Limit >= 0 && n >= p.Limit {
-			stopped = true
-			return false
-		}
-		return true
+		q.seen = map[string]bool{}
 	}
 	for _, acc := range p.Accesses {
 		if p.Limit == 0 {
 			break
 		}
-		if err := x.access(ctx, p, acc, out); err != nil {
+		if err := x.access(ctx, p, acc, q.out); err != nil {
 			return err
 		}
-		if stopped {
+		if q.stopped {
 			break
 		}
 	}
 	if p.Sort {
-		p.SortTuples(sorted)
-		for i, t := range sorted {
+		p.SortTuples(q.sorted)
+		for i, t := range q.sorted {
 			if p.Limit >= 0 && i >= p.Limit {
 				break
 			}
@@ -95,6 +65,42 @@ func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Va
 		}
 	}
 	return nil
+}
+
+// query is the state of one Query: de-duplication, sorting, the limit.
+type query struct {
+	p       *plan.Plan
+	emit    func([]types.Value) bool
+	seen    map[string]bool
+	sorted  [][]types.Value
+	n       int
+	stopped bool
+}
+
+// out takes a tuple from the reads; false stops them.
+func (q *query) out(t []types.Value) bool {
+	p := q.p
+	if q.seen != nil {
+		k, err := keyID(p.Relation, t)
+		if err != nil || q.seen[k] {
+			return true
+		}
+		q.seen[k] = true
+	}
+	if p.Sort {
+		q.sorted = append(q.sorted, t)
+		return true
+	}
+	if p.Limit >= 0 && q.n >= p.Limit {
+		q.stopped = true
+		return false
+	}
+	q.n++
+	if !q.emit(t) || p.Limit >= 0 && q.n >= p.Limit {
+		q.stopped = true
+		return false
+	}
+	return true
 }
 
 func keyID(rel *schema.Relation, t []types.Value) (string, error) {
@@ -199,40 +205,50 @@ func (x *Executor) read(ctx context.Context, p *plan.Plan, acc *plan.Access, r p
 		}
 	}
 	opts := store.ReadOptions{Limit: p.PerRead, Reverse: p.Reverse}
-	var skip func(int) bool
-	if p.Unneeded != nil {
-		skip = func(a int) bool { return p.Unneeded[a] }
-	}
+	rd := &reader{p: p, layout: acc.Layout, out: out}
 	for _, table := range tables {
-		var derr error
-		stop := false
-		err := x.Store.ReadRows(ctx, table, r.Rows, opts, func(row store.Row) bool {
-			derr = acc.Layout.DecodeRowSkipping(table, row, skip, func(t []types.Value) bool {
-				if p.Residual != nil && !plan.Eval(p.Residual, p.Relation, t) {
-					return true
-				}
-				if !out(t) {
-					stop = true
-					return false
-				}
-				return true
-			})
-			return derr == nil && !stop
-		})
+		rd.table = table
+		err := x.Store.ReadRows(ctx, table, r.Rows, opts, rd.row)
 		if err != nil {
 			if isNoTable(err) {
 				continue // a layout's table is created on first write
 			}
 			return fmt.Errorf("reading %s: %w", table, err)
 		}
-		if derr != nil {
-			return derr
+		if rd.err != nil {
+			return rd.err
 		}
-		if stop {
+		if rd.stop {
 			return nil
 		}
 	}
 	return nil
+}
+
+// reader decodes, filters and passes on the rows of one read.
+type reader struct {
+	p      *plan.Plan
+	layout *schema.Layout
+	out    func([]types.Value) bool
+	table  string
+	err    error
+	stop   bool
+}
+
+func (rd *reader) row(row store.Row) bool {
+	rd.err = rd.layout.DecodeRowSkipping(rd.table, row, rd.p.Unneeded, rd.tuple)
+	return rd.err == nil && !rd.stop
+}
+
+func (rd *reader) tuple(t []types.Value) bool {
+	if rd.p.Residual != nil && !plan.Eval(rd.p.Residual, rd.p.Relation, t) {
+		return true
+	}
+	if !rd.out(t) {
+		rd.stop = true
+		return false
+	}
+	return true
 }
 
 // layoutTables lists the store tables that belong to a layout whose TABLE

@@ -28,7 +28,7 @@ type decoder struct {
 	l      *Layout
 	tuple  []types.Value
 	set    attrSet
-	skip   func(int) bool // attributes not worth decoding; nil: none
+	skip   []bool // attributes not worth decoding; nil: none
 	branch int
 	field  string
 	whole  []byte
@@ -209,7 +209,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 // its attribute is not wanted and its width is known without looking
 // (fixed-width types; variable-length ones are decoded anyway).
 func (d *decoder) skipWidth(e Element, a Attr) (int, bool) {
-	if d.skip == nil || !d.skip(e.Attr) || d.set.has(e.Attr) {
+	if d.skip == nil || !d.skip[e.Attr] || d.set.has(e.Attr) {
 		return 0, false
 	}
 	w := a.Type.FixedWidth()
@@ -254,11 +254,11 @@ func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value)
 	return l.DecodeRowSkipping(table, row, nil, emit)
 }
 
-// DecodeRowSkipping is DecodeRow that may leave attributes for which skip
-// returns true NULL instead of decoding them (a query that does not use
+// DecodeRowSkipping is DecodeRow that may leave attributes marked in skip
+// NULL instead of decoding them (a query that does not use
 // them saves the work). Key attributes of layouts with wide rows are always
 // decoded: they tell the row's tuples apart.
-func (l *Layout) DecodeRowSkipping(table string, row store.Row, skip func(int) bool, emit func([]types.Value) bool) error {
+func (l *Layout) DecodeRowSkipping(table string, row store.Row, skip []bool, emit func([]types.Value) bool) error {
 	r := l.Relation
 	n := len(r.Attrs)
 	if l.wideRows {
