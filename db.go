@@ -179,7 +179,7 @@ func (db *DB) Prepare(src string) (*Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stmt{db: db, ast: ast, text: src}, nil
+	return &Stmt{db: db, ast: ast, text: src, params: lang.CountParams(ast)}, nil
 }
 
 // Script runs every statement of a script in order, calling each (if not

@@ -18,9 +18,10 @@ import (
 // arguments. Planning happens at each execution, against the catalog of
 // that moment, so a prepared statement follows later DEFINE SCHEMAs.
 type Stmt struct {
-	db   *DB
-	ast  lang.Statement
-	text string
+	db     *DB
+	ast    lang.Statement
+	text   string
+	params int // number of ? parameters
 	// point caches a re-keyable point-lookup plan for this statement and
 	// the catalog it was planned against.
 	point atomic.Pointer[pointPlan]
@@ -107,7 +108,7 @@ func values(args []any) ([]types.Value, error) {
 // RunStatement runs an already parsed statement (rows is nil except for
 // SELECT). Errors without a position get the statement's.
 func (db *DB) RunStatement(ctx context.Context, ast lang.Statement, args ...any) (Result, *Rows, error) {
-	return (&Stmt{db: db, ast: ast}).runPositioned(ctx, args)
+	return (&Stmt{db: db, ast: ast, params: lang.CountParams(ast)}).runPositioned(ctx, args)
 }
 
 func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
@@ -115,8 +116,8 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 	if err != nil {
 		return Result{}, nil, err
 	}
-	if n := lang.CountParams(s.ast); len(vals) > n {
-		return Result{}, nil, fmt.Errorf("%d arguments for %d parameters", len(vals), n)
+	if len(vals) > s.params {
+		return Result{}, nil, fmt.Errorf("%d arguments for %d parameters", len(vals), s.params)
 	}
 	db := s.db
 	res := Result{Statement: kindOf(s.ast)}
