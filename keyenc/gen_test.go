@@ -144,13 +144,3 @@ func sameValue(want, got types.Value) bool {
 	}
 	return true
 }
-
-func sign(c int) int {
-	switch {
-	case c < 0:
-		return -1
-	case c > 0:
-		return 1
-	}
-	return 0
-}

@@ -408,10 +408,6 @@ func b2i(b bool) int {
 	return 0
 }
 
-// Equal reports whether two values are equal (NULL equals NULL here; SQL's
-// three-valued comparison is the evaluator's business).
-func Equal(a, b Value) bool { return Compare(a, b) == 0 }
-
 // Format prints a value as a kvschema literal that the parser reads back to
 // the same value: 'it”s', 42, 1.5, TRUE, NULL, x'00ff',
 // TIMESTAMP '2024-01-02 03:04:05'.
