@@ -565,12 +565,12 @@ func (en *encoder) field1(f *Field, dst []byte) ([]byte, error) {
 }
 
 // Arena is scratch space for encoding many cells with few allocations:
-// each encoding is built in a reused scratch buffer and copied into a large
-// chunk; the slices handed out are capped and never overwritten. The zero
-// Arena is ready; a nil *Arena allocates per encoding.
+// encodings are appended to a large chunk, and the slices handed out are
+// capped so they are never overwritten. The zero Arena is ready; a nil
+// *Arena allocates per encoding.
 type Arena struct {
-	buf, scratch []byte
-	cells        []Cell // reused by PutCellsArena
+	buf   []byte
+	cells []Cell // reused by PutCellsArena
 }
 
 const arenaChunk = 64 << 10
@@ -580,17 +580,22 @@ func (a *Arena) encode(f func(dst []byte) ([]byte, error)) ([]byte, error) {
 	if a == nil {
 		return f(nil)
 	}
-	var err error
-	if a.scratch, err = f(a.scratch[:0]); err != nil {
-		return nil, err
-	}
-	n := len(a.scratch)
-	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]byte, 0, max(arenaChunk, n))
+	if cap(a.buf)-len(a.buf) < 256 {
+		a.buf = make([]byte, 0, arenaChunk)
 	}
 	start := len(a.buf)
-	a.buf = append(a.buf, a.scratch...)
-	return a.buf[start:len(a.buf):len(a.buf)], nil
+	out, err := f(a.buf)
+	if err != nil {
+		return nil, err // bytes past len(a.buf) are simply unused
+	}
+	if len(out) <= cap(a.buf) {
+		a.buf = out // append stayed within the chunk
+	} else {
+		// The encoding outgrew the chunk and append moved it: keep the
+		// moved copy for this value, start a new chunk for the next.
+		a.buf = nil
+	}
+	return out[start:len(out):len(out)], nil
 }
 
 // TableOf computes the table a tuple is stored in.
