@@ -25,6 +25,7 @@ type Stmt struct {
 	// point caches a re-keyable point-lookup plan for this statement and
 	// the catalog it was planned against.
 	point atomic.Pointer[pointPlan]
+	cols  atomic.Pointer[colNames]
 }
 
 type pointPlan struct {
@@ -147,26 +148,9 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err != nil {
 			return res, nil, err
 		}
-		rows := &Rows{}
-		for _, a := range p.Project {
-			rows.cols = append(rows.cols, rel.Attrs[a].Name)
-		}
-		var buf [16]types.Value
-		tmp := buf[:0]
-		err = db.exec.Query(ctx, p, func(t []types.Value) bool {
-			// Tuples are fresh per row: project in place.
-			tmp = append(tmp[:0], t...)
-			out := t[:len(p.Project)]
-			if len(p.Project) > len(t) {
-				out = make([]types.Value, len(p.Project))
-			}
-			for i, a := range p.Project {
-				out[i] = tmp[a]
-			}
-			rows.rows = append(rows.rows, out)
-			return true
-		})
-		if err != nil {
+		rows := newRows(s.columns(rel, p))
+		c := projector{rows: rows, project: p.Project}
+		if err := db.exec.Query(ctx, p, c.add); err != nil {
 			return res, nil, err
 		}
 		res.RowsAffected = int64(len(rows.rows))
@@ -203,6 +187,46 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		return res, nil, err
 	}
 	return res, nil, &lang.Error{Pos: s.ast.Pos(), Msg: "unsupported statement"}
+}
+
+// projector collects projected result rows.
+type projector struct {
+	rows    *Rows
+	project []int
+}
+
+// add projects a tuple in place (tuples are fresh per row) and keeps it.
+func (c *projector) add(t []types.Value) bool {
+	var buf [16]types.Value
+	tmp := append(buf[:0], t...)
+	out := t[:len(c.project)]
+	if len(c.project) > len(t) {
+		out = make([]types.Value, len(c.project))
+	}
+	for i, a := range c.project {
+		out[i] = tmp[a]
+	}
+	c.rows.rows = append(c.rows.rows, out)
+	return true
+}
+
+// columns names a plan's result columns, cached per catalog.
+func (s *Stmt) columns(rel *schema.Relation, p *plan.Plan) []string {
+	cat := s.db.Catalog()
+	if c := s.cols.Load(); c != nil && c.cat == cat && len(c.names) == len(p.Project) {
+		return c.names
+	}
+	names := make([]string, len(p.Project))
+	for i, a := range p.Project {
+		names[i] = rel.Attrs[a].Name
+	}
+	s.cols.Store(&colNames{cat: cat, names: names})
+	return names
+}
+
+type colNames struct {
+	cat   *schema.Catalog
+	names []string
 }
 
 // selectPlan plans a SELECT, re-keying the statement's cached point-lookup
@@ -413,9 +437,16 @@ func layoutNames(rel *schema.Relation) string {
 // Rows is the result of a query. It is fully materialized: Close is
 // optional.
 type Rows struct {
-	cols []string
-	rows [][]types.Value
-	i    int
+	cols  []string
+	rows  [][]types.Value
+	i     int
+	first [1][]types.Value // storage for the common one-row result
+}
+
+func newRows(cols []string) *Rows {
+	r := &Rows{cols: cols}
+	r.rows = r.first[:0]
+	return r
 }
 
 // Columns names the result columns.
@@ -440,7 +471,12 @@ func (r *Rows) Values() []types.Value {
 }
 
 // All returns every row, regardless of iteration.
-func (r *Rows) All() [][]types.Value { return r.rows }
+func (r *Rows) All() [][]types.Value {
+	if len(r.rows) == 0 {
+		return nil
+	}
+	return r.rows
+}
 
 // Len is the number of rows.
 func (r *Rows) Len() int { return len(r.rows) }

@@ -197,7 +197,9 @@ func (h *mergeHeap) Pop() any {
 
 // read runs one store read, decoding rows of the layout and filtering.
 func (x *Executor) read(ctx context.Context, p *plan.Plan, acc *plan.Access, r plan.Read, out func([]types.Value) bool) error {
-	tables := []string{r.Table}
+	var one [1]string
+	tables := one[:]
+	one[0] = r.Table
 	if r.Table == "" {
 		var err error
 		if tables, err = x.layoutTables(ctx, acc.Layout); err != nil {
