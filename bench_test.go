@@ -32,7 +32,7 @@ const (
 
 var benchVal = strings.Repeat("v", 100)
 
-func benchDB(b *testing.B) *kvschema.DB {
+func benchDB(b *testing.B) (*kvschema.DB, *pebblestore.Store) {
 	b.Helper()
 	ctx := context.Background()
 	s, err := pebblestore.Open(b.TempDir(), pebblestore.Options{NoSync: true})
@@ -47,7 +47,25 @@ func benchDB(b *testing.B) *kvschema.DB {
 	if err := db.Script(ctx, "bench", []byte(benchDefs), nil); err != nil {
 		b.Fatal(err)
 	}
-	return db
+	return db, s
+}
+
+// settle flushes and compacts after a load, so the timed reads do not race
+// background compactions (which made run-to-run times vary 3×).
+func settle(b *testing.B, compact func(context.Context) error) {
+	b.Helper()
+	if err := compact(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func rawCompact(db *pebble.DB) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := db.Flush(); err != nil {
+			return err
+		}
+		return db.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, true)
+	}
 }
 
 func insertStmt(rel string, cols int) string {
@@ -112,8 +130,9 @@ func rawKey(dst []byte, parts ...int64) []byte {
 
 func BenchmarkPointLookup(b *testing.B) {
 	ctx := context.Background()
-	db := benchDB(b)
+	db, s := benchDB(b)
 	loadKV(b, db)
+	settle(b, s.Compact)
 	st, err := db.Prepare("SELECT val FROM kv WHERE id = ?")
 	if err != nil {
 		b.Fatal(err)
@@ -130,6 +149,7 @@ func BenchmarkPointLookup(b *testing.B) {
 func BenchmarkRawPointLookup(b *testing.B) {
 	db := rawDB(b)
 	rawLoad(b, db, func(i int64) []byte { return rawKey(nil, i) })
+	settle(b, rawCompact(db))
 	var key []byte
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -164,8 +184,9 @@ func loadEV(b *testing.B, db *kvschema.DB) {
 
 func BenchmarkScan100(b *testing.B) {
 	ctx := context.Background()
-	db := benchDB(b)
+	db, s := benchDB(b)
 	loadEV(b, db)
+	settle(b, s.Compact)
 	st, err := db.Prepare("SELECT seq, val FROM ev WHERE grp = ?")
 	if err != nil {
 		b.Fatal(err)
@@ -183,6 +204,7 @@ func BenchmarkRawScan100(b *testing.B) {
 	db := rawDB(b)
 	per := int64(benchRows / benchGroups)
 	rawLoad(b, db, func(i int64) []byte { return rawKey(nil, i/per, i) })
+	settle(b, rawCompact(db))
 	var lo, hi []byte
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -207,7 +229,7 @@ func BenchmarkRawScan100(b *testing.B) {
 
 func BenchmarkInsertBatch1000(b *testing.B) {
 	ctx := context.Background()
-	db := benchDB(b)
+	db, _ := benchDB(b)
 	st, err := db.Prepare(insertStmt("kv", 2))
 	if err != nil {
 		b.Fatal(err)

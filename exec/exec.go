@@ -46,7 +46,7 @@ func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Va
 		if p.Limit == 0 {
 			break
 		}
-		if err := x.access(ctx, p, acc, q.out); err != nil {
+		if err := x.access(ctx, q, acc); err != nil {
 			return err
 		}
 		if q.stopped {
@@ -75,6 +75,7 @@ type query struct {
 	sorted  [][]types.Value
 	n       int
 	stopped bool
+	rd      reader // the reader of a single-read access, allocated with q
 }
 
 // out takes a tuple from the reads; false stops them.
@@ -119,9 +120,11 @@ var errStop = errors.New("stop")
 
 // access runs one access: one read streamed, or several in parallel then
 // merged (k-way by ORDER BY when the plan says so, else concatenated).
-func (x *Executor) access(ctx context.Context, p *plan.Plan, acc *plan.Access, out func([]types.Value) bool) error {
+func (x *Executor) access(ctx context.Context, q *query, acc *plan.Access) error {
+	p := q.p
 	if len(acc.Reads) == 1 {
-		return x.read(ctx, p, acc, acc.Reads[0], out)
+		q.rd = reader{p: p, layout: acc.Layout, q: q}
+		return x.read(ctx, acc, acc.Reads[0], &q.rd)
 	}
 	results := make([][][]types.Value, len(acc.Reads))
 	errs := make([]error, len(acc.Reads))
@@ -130,10 +133,11 @@ func (x *Executor) access(ctx context.Context, p *plan.Plan, acc *plan.Access, o
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = x.read(ctx, p, acc, r, func(t []types.Value) bool {
+			rd := &reader{p: p, layout: acc.Layout, sink: func(t []types.Value) bool {
 				results[i] = append(results[i], t)
 				return p.Limit < 0 || p.Sort || len(results[i]) < p.Limit
-			})
+			}}
+			errs[i] = x.read(ctx, acc, r, rd)
 		}()
 	}
 	wg.Wait()
@@ -143,7 +147,7 @@ func (x *Executor) access(ctx context.Context, p *plan.Plan, acc *plan.Access, o
 	if !p.Merge {
 		for _, ts := range results {
 			for _, t := range ts {
-				if !out(t) {
+				if !q.out(t) {
 					return nil
 				}
 			}
@@ -160,7 +164,7 @@ func (x *Executor) access(ctx context.Context, p *plan.Plan, acc *plan.Access, o
 	heap.Init(h)
 	for h.Len() > 0 {
 		top := h.items[0]
-		if !out(results[top.src][top.pos]) {
+		if !q.out(results[top.src][top.pos]) {
 			return nil
 		}
 		h.items[0].pos++
@@ -196,7 +200,7 @@ func (h *mergeHeap) Pop() any {
 }
 
 // read runs one store read, decoding rows of the layout and filtering.
-func (x *Executor) read(ctx context.Context, p *plan.Plan, acc *plan.Access, r plan.Read, out func([]types.Value) bool) error {
+func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *reader) error {
 	var one [1]string
 	tables := one[:]
 	one[0] = r.Table
@@ -206,8 +210,7 @@ func (x *Executor) read(ctx context.Context, p *plan.Plan, acc *plan.Access, r p
 			return err
 		}
 	}
-	opts := store.ReadOptions{Limit: p.PerRead, Reverse: p.Reverse}
-	rd := &reader{p: p, layout: acc.Layout, out: out}
+	opts := store.ReadOptions{Limit: rd.p.PerRead, Reverse: rd.p.Reverse}
 	for _, table := range tables {
 		rd.table = table
 		err := x.Store.ReadRows(ctx, table, r.Rows, opts, rd.row)
@@ -227,11 +230,13 @@ func (x *Executor) read(ctx context.Context, p *plan.Plan, acc *plan.Access, r p
 	return nil
 }
 
-// reader decodes, filters and passes on the rows of one read.
+// reader decodes, filters and passes on the rows of one read, to its
+// query (q) or, for parallel reads, to a sink.
 type reader struct {
 	p      *plan.Plan
 	layout *schema.Layout
-	out    func([]types.Value) bool
+	q      *query
+	sink   func([]types.Value) bool
 	table  string
 	err    error
 	stop   bool
@@ -246,11 +251,16 @@ func (rd *reader) tuple(t []types.Value) bool {
 	if rd.p.Residual != nil && !plan.Eval(rd.p.Residual, rd.p.Relation, t) {
 		return true
 	}
-	if !rd.out(t) {
-		rd.stop = true
-		return false
+	var more bool
+	if rd.q != nil {
+		more = rd.q.out(t)
+	} else {
+		more = rd.sink(t)
 	}
-	return true
+	if !more {
+		rd.stop = true
+	}
+	return more
 }
 
 // layoutTables lists the store tables that belong to a layout whose TABLE

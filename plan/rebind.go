@@ -118,7 +118,14 @@ func equalities(e lang.Expr, rel *schema.Relation, out *[]eqSource) bool {
 // normally.
 func (r *PointRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 	rel := r.tmpl.Relation
-	tuple := make([]types.Value, len(rel.Attrs))
+	// One allocation for the plan, its access, read, key and tuple.
+	b := &rebound{}
+	tuple := b.tuple[:0]
+	if len(rel.Attrs) > len(b.tuple) {
+		tuple = make([]types.Value, len(rel.Attrs))
+	} else {
+		tuple = b.tuple[:len(rel.Attrs)]
+	}
 	for _, e := range r.eqs {
 		v := e.lit
 		if e.param >= 0 {
@@ -134,12 +141,11 @@ func (r *PointRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 		}
 		tuple[e.attr] = c
 	}
-	key, err := r.layout.RowKey(tuple)
+	key, err := r.layout.AppendRowKey(b.key[:0], tuple)
 	if err != nil {
 		return nil, false
 	}
-	// One allocation for the plan, its access, read and key list.
-	b := &rebound{p: *r.tmpl, acc: *r.tmpl.Accesses[0]}
+	b.p, b.acc = *r.tmpl, *r.tmpl.Accesses[0]
 	b.keys[0] = key
 	b.reads[0] = b.acc.Reads[0]
 	b.reads[0].Rows = store.RowSet{Keys: b.keys[:]}
@@ -156,4 +162,6 @@ type rebound struct {
 	accs  [1]*Access
 	reads [1]Read
 	keys  [1][]byte
+	key   [64]byte        // the usual key fits
+	tuple [8]types.Value // the usual relation fits
 }

@@ -619,6 +619,17 @@ func (l *Layout) RowKey(tuple []types.Value) ([]byte, error) {
 	return l.rowKey(tuple, nil)
 }
 
+// AppendRowKey appends the row key of a tuple to dst.
+func (l *Layout) AppendRowKey(dst []byte, tuple []types.Value) ([]byte, error) {
+	en := encoder{l: l, tuple: tuple, branch: noBranch, field: "ROW"}
+	start := len(dst)
+	k, err := en.appendElems(dst, l.Row.Elems)
+	if err == nil && len(k)-start > MaxRowKeyBytes {
+		err = en.fail(-1, "row key is %d bytes; the limit is %d", len(k)-start, MaxRowKeyBytes)
+	}
+	return k, err
+}
+
 func (l *Layout) rowKey(tuple []types.Value, a *Arena) ([]byte, error) {
 	en := encoder{l: l, tuple: tuple, branch: noBranch, field: "ROW"}
 	k, err := a.encode(func(dst []byte) ([]byte, error) { return en.appendElems(dst, l.Row.Elems) })
