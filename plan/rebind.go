@@ -162,6 +162,6 @@ type rebound struct {
 	accs  [1]*Access
 	reads [1]Read
 	keys  [1][]byte
-	key   [64]byte        // the usual key fits
+	key   [64]byte       // the usual key fits
 	tuple [8]types.Value // the usual relation fits
 }
