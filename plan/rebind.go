@@ -120,11 +120,11 @@ func (r *PointRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 	rel := r.tmpl.Relation
 	// One allocation for the plan, its access, read, key and tuple.
 	b := &rebound{}
-	tuple := b.tuple[:0]
-	if len(rel.Attrs) > len(b.tuple) {
-		tuple = make([]types.Value, len(rel.Attrs))
-	} else {
+	var tuple []types.Value
+	if len(rel.Attrs) <= len(b.tuple) {
 		tuple = b.tuple[:len(rel.Attrs)]
+	} else {
+		tuple = make([]types.Value, len(rel.Attrs))
 	}
 	for _, e := range r.eqs {
 		v := e.lit
