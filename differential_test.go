@@ -132,13 +132,22 @@ func genLayout(t *rapid.T, name string, attrs []diffAttr, primary bool) string {
 func elem(t *rapid.T, layout string, a diffAttr, _ bool) string {
 	encs := []string{"ordered", "desc"}
 	if a.key { // natural cannot store NULL, which non-key values may be
-		encs = append(encs, "natural")
+		encs = append(encs, "natural", "size", "size2")
+		if a.typ == types.String || a.typ == types.Bytes {
+			encs = append(encs, "suffix") // no generated value contains '|'
+		}
 	}
 	switch rapid.SampledFrom(encs).Draw(t, layout+"_enc_"+a.name) {
 	case "ordered":
 		return "ordered{" + a.name + "}"
 	case "desc":
 		return "desc{" + a.name + "}"
+	case "size": // seed 003's length prefix
+		return "size{" + a.name + "}"
+	case "size2":
+		return "size(2){" + a.name + "}"
+	case "suffix": // seed 003's separator
+		return "suffix('|'){" + a.name + "}"
 	}
 	return a.name
 }

@@ -251,6 +251,12 @@ func (w *walker) walkRow() []store.Range {
 		case schema.ElemSize:
 			if w.expand("ROW", span, false) {
 				w.acc.FixedElems++
+				// A length-prefixed body matches its values exactly.
+				for _, b := range e.Body {
+					if b.Kind == schema.ElemAttr {
+						w.exact[b.Attr] = true
+					}
+				}
 				continue
 			}
 			return nil
