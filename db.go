@@ -92,15 +92,9 @@ func (db *DB) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cat := schema.NewCatalog()
-	stmts, err := lang.ParseScript("registry", []byte(script))
+	cat, err := schema.CatalogFromScript("registry", []byte(script))
 	if err != nil {
-		return fmt.Errorf("stored definitions are unreadable: %w", err)
-	}
-	for _, st := range stmts {
-		if err := cat.Define(st); err != nil {
-			return fmt.Errorf("stored definitions are invalid: %w", err)
-		}
+		return fmt.Errorf("stored definitions are invalid: %w", err)
 	}
 	db.mu.Lock()
 	db.cat, db.version = cat, version

@@ -24,17 +24,11 @@ DEFINE SCHEMA s3 FOR r { TABLE 's3', ROW salt(3){ordered{v2}}:ordered{v2}:desc{k
 
 func setup(t *testing.T) (*exec.Executor, *schema.Relation, store.Store) {
 	t.Helper()
-	stmts, err := lang.ParseScript("defs", []byte(defs))
+	cat, err := schema.CatalogFromScript("defs", []byte(defs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := schema.NewCatalog()
 	s := memstore.New()
-	for _, st := range stmts {
-		if err := cat.Define(st); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, name := range []string{"s1", "s2", "s3"} {
 		if err := s.CreateTable(context.Background(), store.TableSpec{Name: name, Families: []string{"f"}}); err != nil {
 			t.Fatal(err)

@@ -14,15 +14,9 @@ import (
 
 func catalog(t testing.TB, src string) *schema.Catalog {
 	t.Helper()
-	stmts, err := lang.ParseScript("defs", []byte(src))
+	c, err := schema.CatalogFromScript("defs", []byte(src))
 	if err != nil {
 		t.Fatal(err)
-	}
-	c := schema.NewCatalog()
-	for _, st := range stmts {
-		if err := c.Define(st); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return c
 }

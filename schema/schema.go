@@ -88,6 +88,22 @@ func NewCatalog() *Catalog {
 	return &Catalog{relByName: map[string]*Relation{}, layByName: map[string]*Layout{}}
 }
 
+// CatalogFromScript builds a catalog from a script of DEFINE statements (a
+// registry version, a test fixture). Errors carry file:line:col.
+func CatalogFromScript(file string, src []byte) (*Catalog, error) {
+	stmts, err := lang.ParseScript(file, src)
+	if err != nil {
+		return nil, err
+	}
+	c := NewCatalog()
+	for _, st := range stmts {
+		if err := c.Define(st); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
 // Relation looks a relation up by name (case-insensitive).
 func (c *Catalog) Relation(name string) *Relation { return c.relByName[strings.ToLower(name)] }
 

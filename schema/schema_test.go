@@ -8,7 +8,6 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
@@ -29,15 +28,10 @@ DEFINE SCHEMA t_index FOR t { TABLE 't_index', ROW desc{c}:ordered{a}:ordered{b}
 `
 
 func catalog(t testing.TB) *schema.Catalog {
-	stmts, err := lang.ParseScript("defs", []byte(defs))
+	t.Helper()
+	c, err := schema.CatalogFromScript("defs", []byte(defs))
 	if err != nil {
 		t.Fatal(err)
-	}
-	c := schema.NewCatalog()
-	for _, st := range stmts {
-		if err := c.Define(st); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return c
 }
