@@ -185,6 +185,10 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		n, err := db.exec.Update(ctx, p, nil)
 		res.RowsAffected = int64(n)
 		return res, nil, err
+	case *lang.Connect:
+		return res, nil, &lang.Error{Pos: st.At, Msg: "CONNECT and DISCONNECT change relationships of a conceptual model: run them on a schema from kvschema advise (in a client-defined relation, UPDATE the foreign-key attribute)"}
+	case *lang.DefineWorkload:
+		return res, nil, &lang.Error{Pos: st.At, Msg: "DEFINE WORKLOAD is an input of the advisor (kvschema advise --workload FILE), not a statement to run"}
 	}
 	return res, nil, &lang.Error{Pos: s.ast.Pos(), Msg: "unsupported statement"}
 }
@@ -258,13 +262,25 @@ func (db *DB) insertTuples(st *lang.Insert, args []types.Value) (*schema.Relatio
 		return nil, nil, err
 	}
 	cols := make([]int, 0, len(rel.Attrs))
-	if st.Columns == nil {
+	rows, columns := st.Rows, st.Columns
+	if len(st.Connect) > 0 {
+		// AND CONNECT TO fk(v) sets the foreign-key attribute fk: in the
+		// client a relationship is stored as the referencing attribute.
+		row := append([]lang.Expr(nil), st.Rows[0]...)
+		columns = append([]string(nil), st.Columns...)
+		for _, c := range st.Connect {
+			columns = append(columns, c.FK)
+			row = append(row, c.Value)
+		}
+		rows = [][]lang.Expr{row}
+	}
+	if columns == nil {
 		for i := range rel.Attrs {
 			cols = append(cols, i)
 		}
 	} else {
 		seen := map[int]bool{}
-		for _, c := range st.Columns {
+		for _, c := range columns {
 			a := rel.AttrIndex(c)
 			if a < 0 {
 				return nil, nil, &lang.Error{Pos: st.At, Msg: fmt.Sprintf("relation %s has no attribute %s", rel.Name, c)}
@@ -276,9 +292,9 @@ func (db *DB) insertTuples(st *lang.Insert, args []types.Value) (*schema.Relatio
 			cols = append(cols, a)
 		}
 	}
-	tuples := make([][]types.Value, 0, len(st.Rows))
-	backing := make([]types.Value, len(st.Rows)*len(rel.Attrs)) // one allocation for all tuples
-	for _, row := range st.Rows {
+	tuples := make([][]types.Value, 0, len(rows))
+	backing := make([]types.Value, len(rows)*len(rel.Attrs)) // one allocation for all tuples
+	for _, row := range rows {
 		at := st.At
 		if len(row) > 0 {
 			at = row[0].Pos()

@@ -28,20 +28,31 @@ type Statement interface {
 	statement()
 }
 
-// DefineRelation is `DEFINE RELATION name { attr TYPE [key], … }` (seed 003
-// Fig. 6). Attributes keep their declaration order.
+// DefineRelation is `DEFINE RELATION name [ROWS n] { attr TYPE [KEY] [SIZE n]
+// [CARDINALITY n] [REFERENCES rel REVERSE name], … }` (seed 003 Fig. 6,
+// extended with the statistics and foreign keys the advisor needs, so that one
+// definition serves both the client and the conceptual model). Attributes
+// keep their declaration order.
 type DefineRelation struct {
 	At    Pos
 	Name  string
+	Rows  int64 // estimated number of tuples; 0 when not declared
 	Attrs []AttrDef
 }
 
 // AttrDef is one attribute of a relation.
 type AttrDef struct {
-	At   Pos
-	Name string
-	Type types.Type
-	Key  bool // part of the relation's primary key
+	At          Pos
+	Name        string
+	Type        types.Type
+	Key         bool  // part of the relation's primary key
+	Size        int64 // average encoded size in bytes; 0 when not declared
+	Cardinality int64 // number of distinct values; 0 when not declared
+	// References names the relation this attribute is a foreign key to (the
+	// many-to-one side); Reverse names the one-to-many navigation back from
+	// that relation. Both are empty for an ordinary attribute.
+	References string
+	Reverse    string
 }
 
 // DefineSchema is `DEFINE [PRIMARY] SCHEMA name FOR relation { TABLE …, ROW …,
@@ -118,29 +129,67 @@ type AttrValues struct {
 	Exclude []string
 }
 
-// Insert is `INSERT INTO r [(c1, c2, …)] VALUES (…), (…)`.
+// Insert is `INSERT INTO r [(c1, c2, …)] VALUES (…), (…)` or NoSE's
+// `INSERT INTO r SET c1 = v1, … [AND CONNECT TO fk(v), …]` (SetForm: one row,
+// Columns in the order written).
 type Insert struct {
 	At       Pos
 	Relation string
 	Columns  []string // nil: all attributes in declaration order
 	Rows     [][]Expr
+	SetForm  bool
+	Connect  []Connection // SetForm only
 }
 
-// Select is `SELECT * | c1, c2 FROM r [WHERE e] [ORDER BY c [ASC|DESC], …]
-// [LIMIT n]`.
+// Connection is `fk(value)` in INSERT … AND CONNECT TO and in CONNECT.
+type Connection struct {
+	At    Pos
+	FK    string
+	Value Expr
+}
+
+// Connect is NoSE's `CONNECT r(key) TO fk(value)` or `DISCONNECT r(key) FROM
+// fk(value)`: it sets or clears one relationship of an existing tuple.
+type Connect struct {
+	At         Pos
+	Disconnect bool
+	Relation   string
+	Key        Expr
+	To         Connection
+}
+
+// Select is `SELECT * | c1, q.c2, q.* FROM r [alias] [.fk1.fk2…] [JOIN r2
+// [alias] ON e …] [WHERE e] [ORDER BY c [ASC|DESC], …] [LIMIT n]`.
+//
+// The FROM clause is either NoSE's path notation (Path: foreign-key names
+// walked from Relation, as in `FROM items.bids.user`) or SQL joins along
+// foreign keys (Joins); a single-relation SELECT has neither. Both name the
+// same query graph; the model package resolves them.
 type Select struct {
 	At       Pos
 	Star     bool
-	Columns  []string
+	Columns  []ColumnRef // ColumnRef.Star marks `q.*`
 	Relation string
+	Alias    string   // SQL alias of Relation; "" when absent
+	Path     []string // foreign-key steps after Relation (path notation)
+	Joins    []Join
 	Where    Expr // nil when absent
 	OrderBy  []OrderItem
 	Limit    Expr // nil when absent; a *Literal (integer) or a *Param
 }
 
+// Join is `JOIN relation [alias] ON e` in a SELECT's FROM clause.
+type Join struct {
+	At       Pos
+	Relation string
+	Alias    string
+	On       Expr
+}
+
 // OrderItem is one ORDER BY term.
 type OrderItem struct {
 	At     Pos
+	Qual   []string // qualifier path, as in ColumnRef
 	Column string
 	Desc   bool
 }
@@ -160,7 +209,7 @@ type Assignment struct {
 	Value  Expr
 }
 
-// Delete is `DELETE FROM r [WHERE e]`.
+// Delete is `DELETE FROM r [WHERE e]` (NoSE's `DELETE r …` parses too).
 type Delete struct {
 	At       Pos
 	Relation string
@@ -193,10 +242,49 @@ type Param struct {
 	Index int
 }
 
-// ColumnRef names an attribute of the statement's relation.
+// ColumnRef names an attribute: `c` of the statement's relation, or `q.c`
+// where the qualifier q is a relation, an alias or a path of foreign-key
+// names (`seller.region.id` has Qual [seller region]). Star marks `q.*` in a
+// select list (Name is then empty).
 type ColumnRef struct {
 	At   Pos
+	Qual []string
 	Name string
+	Star bool
+}
+
+// DefineWorkload is `DEFINE WORKLOAD name MIXES (m1, m2, …) { GROUP … }`: the
+// statements an application runs, grouped into transactions, each group
+// weighted per mix (every statement of a group carries the group's weight,
+// as in NoSE).
+type DefineWorkload struct {
+	At     Pos
+	Name   string
+	Mixes  []string
+	Groups []Group
+}
+
+// Group is `GROUP name WEIGHTS (mix w, …) { stmt; [-- tag] … }`. A mix not
+// listed does not run the group.
+type Group struct {
+	At         Pos
+	Name       string
+	Weights    []MixWeight
+	Statements []Tagged
+}
+
+// MixWeight is one `mix weight` of a group.
+type MixWeight struct {
+	At     Pos
+	Mix    string
+	Weight float64
+}
+
+// Tagged is a workload statement with the tag of the `-- tag` comment that
+// follows it on the same line ("" when there is none).
+type Tagged struct {
+	Tag  string
+	Stmt Statement
 }
 
 // Op is a binary operator.
@@ -268,6 +356,8 @@ func (s *Select) Pos() Pos         { return s.At }
 func (s *Update) Pos() Pos         { return s.At }
 func (s *Delete) Pos() Pos         { return s.At }
 func (s *Explain) Pos() Pos        { return s.At }
+func (s *Connect) Pos() Pos        { return s.At }
+func (s *DefineWorkload) Pos() Pos { return s.At }
 
 func (*DefineRelation) statement() {}
 func (*DefineSchema) statement()   {}
@@ -276,6 +366,8 @@ func (*Select) statement()         {}
 func (*Update) statement()         {}
 func (*Delete) statement()         {}
 func (*Explain) statement()        {}
+func (*Connect) statement()        {}
+func (*DefineWorkload) statement() {}
 
 func (e *AttrRef) Pos() Pos    { return e.At }
 func (e *Const) Pos() Pos      { return e.At }

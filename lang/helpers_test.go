@@ -10,7 +10,16 @@ import (
 // Shorthands for building expected ASTs; positions are left zero because
 // comparisons ignore them.
 
-func col(name string) *ColumnRef   { return &ColumnRef{Name: name} }
+func col(name string) *ColumnRef { return &ColumnRef{Name: name} }
+
+// cols is a select list of unqualified columns.
+func cols(names ...string) []ColumnRef {
+	cs := make([]ColumnRef, len(names))
+	for i, n := range names {
+		cs[i] = ColumnRef{Name: n}
+	}
+	return cs
+}
 func lit(v any) *Literal           { return &Literal{Value: v} }
 func prm(i int) *Param             { return &Param{Index: i} }
 func bin(op Op, l, r Expr) *Binary { return &Binary{Op: op, L: l, R: r} }

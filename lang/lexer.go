@@ -32,9 +32,12 @@ type token struct {
 	kind tokKind
 	pos  Pos
 	raw  string // the token's source text, for error messages
-	str  string
-	val  any
-	err  *Error
+	// trail is the text of a `--` comment that follows the token on the
+	// same line, trimmed (workload statement tags: `SELECT …; -- 1`).
+	trail string
+	str   string
+	val   any
+	err   *Error
 }
 
 // describe names the token for "found …" in error messages.
@@ -128,6 +131,10 @@ type lexer struct {
 	off       int // offset of the next unread byte
 	line      int // line of off
 	lineStart int // offset of the first byte of line
+	// trail is the first `--` comment skipped before any newline since the
+	// previous token, trimmed; lex attaches it to that token.
+	trail   string
+	newline bool // a newline was skipped since the previous token
 }
 
 // lex returns the tokens of src, ending with a tokEOF token, or with a
@@ -138,7 +145,11 @@ func lex(file, src string) []token {
 	l := &lexer{file: file, src: src, line: 1}
 	toks := make([]token, 0, len(src)/3+2) // a typical token takes about 3 bytes
 	for {
+		l.trail, l.newline = "", false
 		t := l.next()
+		if l.trail != "" && len(toks) > 0 {
+			toks[len(toks)-1].trail = l.trail
+		}
 		toks = append(toks, t)
 		if t.kind == tokEOF || t.kind == tokError {
 			return toks
@@ -180,15 +191,18 @@ func (l *lexer) skipSpace() *Error {
 			l.off++
 			l.line++
 			l.lineStart = l.off
+			l.newline = true
 		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
 			l.off++
 		case c == '#' || c == '-' && l.at(l.off+1) == '-':
 			end := strings.IndexByte(l.src[l.off:], '\n')
 			if end < 0 {
-				l.off = len(l.src)
-			} else {
-				l.off += end // the newline itself is handled above
+				end = len(l.src) - l.off
 			}
+			if c == '-' && !l.newline && l.trail == "" {
+				l.trail = strings.TrimSpace(l.src[l.off+2 : l.off+end])
+			}
+			l.off += end // the newline itself is handled above
 		case c == '/' && l.at(l.off+1) == '*':
 			end := strings.Index(l.src[l.off+2:], "*/")
 			if end < 0 {

@@ -11,7 +11,16 @@ func CountParams(st Statement) int {
 				see(e)
 			}
 		}
+		for _, c := range s.Connect {
+			see(c.Value)
+		}
+	case *Connect:
+		see(s.Key)
+		see(s.To.Value)
 	case *Select:
+		for _, j := range s.Joins {
+			see(j.On)
+		}
 		see(s.Where)
 		see(s.Limit)
 	case *Update:

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/kvschema/kvschema/types"
@@ -212,18 +213,26 @@ func (p *parser) statement() (Statement, error) {
 		return p.define()
 	case p.isKeyword("EXPLAIN"):
 		p.next()
-		if !p.isDML() {
-			return nil, p.unexpected("SELECT, INSERT, UPDATE or DELETE after EXPLAIN")
+		var s Statement
+		var err error
+		switch {
+		case p.isDML():
+			s, err = p.dml()
+		case p.isWord("CONNECT") || p.isWord("DISCONNECT"):
+			s, err = p.connect()
+		default:
+			return nil, p.unexpected("SELECT, INSERT, UPDATE, DELETE, CONNECT or DISCONNECT after EXPLAIN")
 		}
-		s, err := p.dml()
 		if err != nil {
 			return nil, err
 		}
 		return &Explain{At: t.pos, Stmt: s}, nil
 	case p.isDML():
 		return p.dml()
+	case p.isWord("CONNECT") || p.isWord("DISCONNECT"):
+		return p.connect()
 	}
-	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, EXPLAIN or DEFINE)")
+	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN or DEFINE)")
 }
 
 func (p *parser) isDML() bool {
@@ -256,8 +265,10 @@ func (p *parser) define() (Statement, error) {
 		return p.defineSchema(at, true)
 	case p.acceptWord("SCHEMA"):
 		return p.defineSchema(at, false)
+	case p.acceptWord("WORKLOAD"):
+		return p.defineWorkload(at)
 	}
-	return nil, p.unexpected("RELATION, SCHEMA or PRIMARY SCHEMA after DEFINE")
+	return nil, p.unexpected("RELATION, SCHEMA, PRIMARY SCHEMA or WORKLOAD after DEFINE")
 }
 
 // validTypes lists the type names for "unknown type" errors.
@@ -274,10 +285,15 @@ func (p *parser) defineRelation(at Pos) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	r := &DefineRelation{At: at, Name: name}
+	if p.acceptWord("ROWS") {
+		if r.Rows, err = p.count("after ROWS"); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.expectPunct("{", "after relation name"); err != nil {
 		return nil, err
 	}
-	r := &DefineRelation{At: at, Name: name}
 	for {
 		a, err := p.attrDef()
 		if err != nil {
@@ -308,7 +324,221 @@ func (p *parser) attrDef() (AttrDef, error) {
 		return AttrDef{}, errorAt(t.pos, fmt.Sprintf("unknown type '%s' (valid types: %s)", snippet(t.str), validTypes))
 	}
 	p.next()
-	return AttrDef{At: at, Name: name, Type: typ, Key: p.acceptWord("KEY")}, nil
+	a := AttrDef{At: at, Name: name, Type: typ}
+	for {
+		var err error
+		switch {
+		case !a.Key && p.acceptWord("KEY"):
+			a.Key = true
+		case a.Size == 0 && p.acceptWord("SIZE"):
+			a.Size, err = p.count("after SIZE")
+		case a.Cardinality == 0 && p.acceptWord("CARDINALITY"):
+			a.Cardinality, err = p.count("after CARDINALITY")
+		case a.References == "" && p.acceptWord("REFERENCES"):
+			if a.References, _, err = p.ident("referenced relation"); err != nil {
+				return AttrDef{}, err
+			}
+			if err := p.expectWord("REVERSE", "and the name of the reverse relationship after REFERENCES "+snippet(quoteIdent(a.References))); err != nil {
+				return AttrDef{}, err
+			}
+			a.Reverse, _, err = p.ident("name of the reverse relationship")
+		default:
+			return a, nil
+		}
+		if err != nil {
+			return AttrDef{}, err
+		}
+	}
+}
+
+// count parses a positive integer (ROWS, SIZE, CARDINALITY).
+func (p *parser) count(context string) (int64, error) {
+	t := p.peek()
+	if t.kind != tokInt || t.val.(int64) <= 0 {
+		return 0, p.unexpected("positive integer " + context)
+	}
+	p.next()
+	return t.val.(int64), nil
+}
+
+// defineWorkload parses the rest of DEFINE WORKLOAD name MIXES (…) { GROUP … }.
+func (p *parser) defineWorkload(at Pos) (Statement, error) {
+	name, _, err := p.ident("workload name")
+	if err != nil {
+		return nil, err
+	}
+	w := &DefineWorkload{At: at, Name: name}
+	if err := p.expectWord("MIXES", "after workload name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("(", "after MIXES"); err != nil {
+		return nil, err
+	}
+	for {
+		m, _, err := p.ident("mix name")
+		if err != nil {
+			return nil, err
+		}
+		w.Mixes = append(w.Mixes, m)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")", "or ',' after mix name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("{", "after MIXES (…)"); err != nil {
+		return nil, err
+	}
+	for !p.acceptPunct("}") {
+		g, err := p.group()
+		if err != nil {
+			return nil, err
+		}
+		w.Groups = append(w.Groups, g)
+	}
+	return w, nil
+}
+
+// group parses GROUP name WEIGHTS (mix w, …) { stmt; [-- tag] … }.
+func (p *parser) group() (Group, error) {
+	t := p.peek()
+	if err := p.expectWord("GROUP", "or '}' in workload"); err != nil {
+		return Group{}, err
+	}
+	name, _, err := p.ident("group name")
+	if err != nil {
+		return Group{}, err
+	}
+	g := Group{At: t.pos, Name: name}
+	if err := p.expectWord("WEIGHTS", "after group name"); err != nil {
+		return Group{}, err
+	}
+	if err := p.expectPunct("(", "after WEIGHTS"); err != nil {
+		return Group{}, err
+	}
+	for {
+		mix, at, err := p.ident("mix name")
+		if err != nil {
+			return Group{}, err
+		}
+		wt := p.peek()
+		var w float64
+		switch wt.kind {
+		case tokInt:
+			w = float64(wt.val.(int64))
+		case tokFloat:
+			w = wt.val.(float64)
+		default:
+			return Group{}, p.unexpected("weight (a number) after mix " + snippet(quoteIdent(mix)))
+		}
+		if w < 0 || math.IsInf(w, 0) || math.IsNaN(w) {
+			return Group{}, errorAt(wt.pos, "weight "+wt.raw+" must be a finite number ≥ 0")
+		}
+		p.next()
+		g.Weights = append(g.Weights, MixWeight{At: at, Mix: mix, Weight: w})
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")", "or ',' after weight"); err != nil {
+		return Group{}, err
+	}
+	if err := p.expectPunct("{", "after WEIGHTS (…)"); err != nil {
+		return Group{}, err
+	}
+	for {
+		if p.acceptPunct("}") {
+			return g, nil
+		}
+		if !p.isDML() && !p.isWord("CONNECT") && !p.isWord("DISCONNECT") {
+			return Group{}, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, CONNECT or DISCONNECT) or '}' in group " + snippet(quoteIdent(name)))
+		}
+		st, err := p.statement()
+		if err != nil {
+			return Group{}, err
+		}
+		last := &p.toks[max(p.i-1, 0)]
+		tag := last.trail
+		if p.acceptPunct(";") {
+			if t := p.toks[p.i-1].trail; tag == "" {
+				tag = t
+			}
+		} else if !p.isPunct("}") {
+			return Group{}, p.unexpected("';' or '}' after statement")
+		}
+		g.Statements = append(g.Statements, Tagged{Tag: tag, Stmt: st})
+	}
+}
+
+// connect parses CONNECT r(key) TO fk(value) and DISCONNECT r(key) FROM fk(value).
+func (p *parser) connect() (Statement, error) {
+	t := p.next()
+	s := &Connect{At: t.pos, Disconnect: strings.EqualFold(t.str, "DISCONNECT")}
+	var err error
+	if s.Relation, _, err = p.ident("relation name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("(", "and the tuple's key after relation name"); err != nil {
+		return nil, err
+	}
+	if s.Key, err = p.value(); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct(")", "after key"); err != nil {
+		return nil, err
+	}
+	if s.Disconnect {
+		err = p.expectKeyword("FROM", "after DISCONNECT r(key)")
+	} else {
+		err = p.expectWord("TO", "after CONNECT r(key)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.To, err = p.connection(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// connection parses fk(value).
+func (p *parser) connection() (Connection, error) {
+	fk, at, err := p.ident("foreign key name")
+	if err != nil {
+		return Connection{}, err
+	}
+	if err := p.expectPunct("(", "after foreign key name"); err != nil {
+		return Connection{}, err
+	}
+	v, err := p.value()
+	if err != nil {
+		return Connection{}, err
+	}
+	if err := p.expectPunct(")", "after value"); err != nil {
+		return Connection{}, err
+	}
+	return Connection{At: at, FK: fk, Value: v}, nil
+}
+
+// columnRef parses name or q1.q2.name; with star, `q.*` is accepted too.
+func (p *parser) columnRef(what string, star bool) (ColumnRef, error) {
+	name, at, err := p.ident(what)
+	if err != nil {
+		return ColumnRef{}, err
+	}
+	c := ColumnRef{At: at, Name: name}
+	for p.acceptPunct(".") {
+		c.Qual = append(c.Qual, c.Name)
+		if star && p.acceptPunct("*") {
+			c.Name, c.Star = "", true
+			return c, nil
+		}
+		if c.Name, _, err = p.ident("attribute name after '.'"); err != nil {
+			return ColumnRef{}, err
+		}
+	}
+	return c, nil
 }
 
 func (p *parser) defineSchema(at Pos, primary bool) (Statement, error) {
@@ -560,7 +790,7 @@ func (p *parser) selectStmt() (Statement, error) {
 		s.Star = true
 	} else {
 		for {
-			c, _, err := p.ident("column name or '*'")
+			c, err := p.columnRef("column name or '*'", true)
 			if err != nil {
 				return nil, err
 			}
@@ -577,6 +807,25 @@ func (p *parser) selectStmt() (Statement, error) {
 	if s.Relation, _, err = p.ident("relation name"); err != nil {
 		return nil, err
 	}
+	for p.acceptPunct(".") {
+		fk, _, err := p.ident("foreign key name after '.'")
+		if err != nil {
+			return nil, err
+		}
+		s.Path = append(s.Path, fk)
+	}
+	if s.Path == nil {
+		if s.Alias, err = p.alias(); err != nil {
+			return nil, err
+		}
+		for p.isWord("JOIN") || p.isWord("INNER") {
+			j, err := p.join()
+			if err != nil {
+				return nil, err
+			}
+			s.Joins = append(s.Joins, j)
+		}
+	}
 	if s.Where, err = p.where(); err != nil {
 		return nil, err
 	}
@@ -585,11 +834,11 @@ func (p *parser) selectStmt() (Statement, error) {
 			return nil, err
 		}
 		for {
-			c, at, err := p.ident("column name")
+			c, err := p.columnRef("column name", false)
 			if err != nil {
 				return nil, err
 			}
-			item := OrderItem{At: at, Column: c, Desc: p.acceptKeyword("DESC")}
+			item := OrderItem{At: c.At, Qual: c.Qual, Column: c.Name, Desc: p.acceptKeyword("DESC")}
 			if !item.Desc {
 				p.acceptKeyword("ASC")
 			}
@@ -614,6 +863,47 @@ func (p *parser) selectStmt() (Statement, error) {
 	return s, nil
 }
 
+// alias parses an optional `[AS] alias` after a relation in FROM.
+func (p *parser) alias() (string, error) {
+	if p.acceptWord("AS") {
+		a, _, err := p.ident("alias after AS")
+		return a, err
+	}
+	t := p.peek()
+	if (t.kind == tokIdent || t.kind == tokQuoted) && !p.isWord("JOIN") && !p.isWord("INNER") && !p.isWord("ON") {
+		p.next()
+		return t.str, nil
+	}
+	return "", nil
+}
+
+// join parses [INNER] JOIN relation [alias] ON e.
+func (p *parser) join() (Join, error) {
+	at := p.peek().pos
+	if p.acceptWord("INNER") {
+		if err := p.expectWord("JOIN", "after INNER"); err != nil {
+			return Join{}, err
+		}
+	} else {
+		p.next() // JOIN
+	}
+	rel, _, err := p.ident("relation name after JOIN")
+	if err != nil {
+		return Join{}, err
+	}
+	j := Join{At: at, Relation: rel}
+	if j.Alias, err = p.alias(); err != nil {
+		return Join{}, err
+	}
+	if err := p.expectWord("ON", "after JOIN "+snippet(quoteIdent(rel))); err != nil {
+		return Join{}, err
+	}
+	if j.On, err = p.expr(); err != nil {
+		return Join{}, err
+	}
+	return j, nil
+}
+
 // where parses an optional WHERE clause; the result is nil without one.
 func (p *parser) where() (Expr, error) {
 	if !p.acceptKeyword("WHERE") {
@@ -630,6 +920,9 @@ func (p *parser) insert() (Statement, error) {
 	var err error
 	if s.Relation, _, err = p.ident("relation name"); err != nil {
 		return nil, err
+	}
+	if p.acceptKeyword("SET") {
+		return p.insertSet(s)
 	}
 	if p.acceptPunct("(") {
 		for {
@@ -677,6 +970,51 @@ func (p *parser) insert() (Statement, error) {
 	}
 }
 
+// insertSet parses the rest of INSERT INTO r SET c = v, … [AND CONNECT TO
+// fk(v), …].
+func (p *parser) insertSet(s *Insert) (Statement, error) {
+	s.SetForm = true
+	var row []Expr
+	for {
+		c, _, err := p.ident("column name")
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expectPunct("=", "after column name"); err != nil {
+			return nil, err
+		}
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		s.Columns = append(s.Columns, c)
+		row = append(row, v)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	s.Rows = [][]Expr{row}
+	if !p.acceptKeyword("AND") {
+		return s, nil
+	}
+	if err := p.expectWord("CONNECT", "after AND"); err != nil {
+		return nil, err
+	}
+	if err := p.expectWord("TO", "after AND CONNECT"); err != nil {
+		return nil, err
+	}
+	for {
+		c, err := p.connection()
+		if err != nil {
+			return nil, err
+		}
+		s.Connect = append(s.Connect, c)
+		if !p.acceptPunct(",") {
+			return s, nil
+		}
+	}
+}
+
 func (p *parser) update() (Statement, error) {
 	s := &Update{At: p.next().pos}
 	var err error
@@ -711,9 +1049,7 @@ func (p *parser) update() (Statement, error) {
 
 func (p *parser) delete() (Statement, error) {
 	s := &Delete{At: p.next().pos}
-	if err := p.expectKeyword("FROM", "after DELETE"); err != nil {
-		return nil, err
-	}
+	p.acceptKeyword("FROM")
 	var err error
 	if s.Relation, _, err = p.ident("relation name"); err != nil {
 		return nil, err
@@ -936,8 +1272,11 @@ func (p *parser) operand() (Expr, error) {
 	case tokParam:
 		return p.param(), nil
 	case tokIdent, tokQuoted:
-		p.next()
-		return &ColumnRef{At: t.pos, Name: t.str}, nil
+		c, err := p.columnRef("attribute name", false)
+		if err != nil {
+			return nil, err
+		}
+		return &c, nil
 	case tokPunct:
 		if t.str != "(" {
 			break

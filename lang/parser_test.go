@@ -155,7 +155,7 @@ var stmtTests = []struct {
 		name: "select with columns, IN, NOT IN, BETWEEN, NOT BETWEEN, IS [NOT] NULL",
 		src: `select a, b from r where a in (1, ?, 'x') and b not in (?) or c between 1 and ? and d not between ? and 5
 			or e is null or f is not null`,
-		want: &Select{Columns: []string{"a", "b"}, Relation: "r", Where: or(or(or(
+		want: &Select{Columns: cols("a", "b"), Relation: "r", Where: or(or(or(
 			and(&In{X: col("a"), List: []Expr{lit(int64(1)), prm(0), lit("x")}}, &In{X: col("b"), List: []Expr{prm(1)}, Not: true}),
 			and(&Between{X: col("c"), Lo: lit(int64(1)), Hi: prm(2)}, &Between{X: col("d"), Lo: prm(3), Hi: lit(int64(5)), Not: true})),
 			&IsNull{X: col("e")}),
@@ -192,7 +192,7 @@ var stmtTests = []struct {
 	{
 		name:    "order by several columns, limit ?",
 		src:     `SELECT k FROM r WHERE k > ? ORDER BY a, b ASC, c DESC LIMIT ?`,
-		want:    &Select{Columns: []string{"k"}, Relation: "r", Where: bin(OpGt, col("k"), prm(0)), OrderBy: []OrderItem{{Column: "a"}, {Column: "b"}, {Column: "c", Desc: true}}, Limit: prm(1)},
+		want:    &Select{Columns: cols("k"), Relation: "r", Where: bin(OpGt, col("k"), prm(0)), OrderBy: []OrderItem{{Column: "a"}, {Column: "b"}, {Column: "c", Desc: true}}, Limit: prm(1)},
 		printed: `SELECT k FROM r WHERE k > ? ORDER BY a, b, c DESC LIMIT ?`,
 	},
 	{
@@ -203,7 +203,7 @@ var stmtTests = []struct {
 	{
 		name: "timestamp as a column name and as a literal",
 		src:  `SELECT timestamp FROM r WHERE timestamp >= TIMESTAMP '2024-01-02' AND Timestamp < timestamp '2024-01-02T10:00:00+02:00'`,
-		want: &Select{Columns: []string{"timestamp"}, Relation: "r", Where: and(
+		want: &Select{Columns: cols("timestamp"), Relation: "r", Where: and(
 			bin(OpGe, col("timestamp"), lit(ts("2024-01-02 00:00:00"))),
 			bin(OpLt, col("Timestamp"), lit(ts("2024-01-02 08:00:00"))))},
 		printed: `SELECT timestamp FROM r WHERE timestamp >= TIMESTAMP '2024-01-02 00:00:00' AND Timestamp < TIMESTAMP '2024-01-02 08:00:00'`,
@@ -250,7 +250,7 @@ var stmtTests = []struct {
 	{
 		name:    "quoted identifiers: reserved words, spaces, quotes, odd bytes",
 		src:     "SELECT \"from\", \"a b\", \"x\"\"y\", \"\x00\n\xff\" FROM \"SELECT\" WHERE \"where\" = 1",
-		want:    &Select{Columns: []string{"from", "a b", `x"y`, "\x00\n\xff"}, Relation: "SELECT", Where: eq(col("where"), lit(int64(1)))},
+		want:    &Select{Columns: cols("from", "a b", `x"y`, "\x00\n\xff"), Relation: "SELECT", Where: eq(col("where"), lit(int64(1)))},
 		printed: "SELECT \"from\", \"a b\", \"x\"\"y\", \"\x00\n\xff\" FROM \"SELECT\" WHERE \"where\" = 1",
 	},
 	{
@@ -383,7 +383,7 @@ var errorTests = []struct {
 	{"unknown field", "DEFINE SCHEMA s FOR r { ROW a, COLUMN b }", "1:32", "expected TABLE, ROW, FAMILY, QUALIFIER or VALUE, found 'COLUMN'"},
 	{"missing FOR", "DEFINE SCHEMA s r { ROW a }", "1:17", "expected FOR after schema name, found 'r'"},
 	{"PRIMARY without SCHEMA", "DEFINE PRIMARY RELATION r {a INT}", "1:16", "expected SCHEMA after DEFINE PRIMARY, found 'RELATION'"},
-	{"define what", "DEFINE TABLE t", "1:8", "expected RELATION, SCHEMA or PRIMARY SCHEMA after DEFINE"},
+	{"define what", "DEFINE TABLE t", "1:8", "expected RELATION, SCHEMA, PRIMARY SCHEMA or WORKLOAD after DEFINE"},
 	{"suffix without argument", "DEFINE SCHEMA s FOR r { ROW suffix{a} }", "1:29", "suffix takes exactly one string or binary argument"},
 	{"suffix with integer", "DEFINE SCHEMA s FOR r { ROW suffix(1){a} }", "1:29", "suffix takes exactly one string or binary argument"},
 	{"prefix with two arguments", "DEFINE SCHEMA s FOR r { ROW prefix('a', 'b'){a} }", "1:29", "prefix takes exactly one string or binary argument"},
@@ -410,7 +410,7 @@ var errorTests = []struct {
 	{"bad timestamp", "INSERT INTO r VALUES (TIMESTAMP 'yesterday')", "1:33", `invalid timestamp "yesterday"`},
 	{"timestamp year out of range", "INSERT INTO r VALUES (TIMESTAMP '9999-12-31T23:59:59-01:00')", "1:33", "out of range"},
 	{"missing FROM", "SELECT a, b WHERE a = 1", "1:13", "expected FROM after select list, found 'WHERE'"},
-	{"trailing garbage", "SELECT * FROM r garbage", "1:17", "expected ';' or end of input after statement, found 'garbage'"},
+	{"trailing garbage", "SELECT * FROM r alias garbage", "1:23", "expected ';' or end of input after statement, found 'garbage'"},
 	{"reserved word as identifier", "SELECT * FROM select", "1:15", "expected relation name, found reserved word 'select'"},
 	{"reserved word as column", "SELECT * FROM r WHERE order = 1", "1:23", "found reserved word 'order'"},
 	{"reserved word in schema", "DEFINE SCHEMA s FOR r { ROW a:limit }", "1:31", "found reserved word 'limit'"},
@@ -428,8 +428,8 @@ var errorTests = []struct {
 	{"column as insert value", "INSERT INTO r VALUES (a)", "1:23", "expected value (a literal or '?'), found 'a'"},
 	{"insert without VALUES", "INSERT INTO r SELECT", "1:15", "expected VALUES or '(' after relation name"},
 	{"update without SET", "UPDATE r a = 1", "1:10", "expected SET after relation name, found 'a'"},
-	{"delete without FROM", "DELETE r", "1:8", "expected FROM after DELETE, found 'r'"},
-	{"explain define", "EXPLAIN DEFINE RELATION r {a INT}", "1:9", "expected SELECT, INSERT, UPDATE or DELETE after EXPLAIN"},
+	{"delete without relation", "DELETE WHERE a = 1", "1:8", "expected relation name, found reserved word 'WHERE'"},
+	{"explain define", "EXPLAIN DEFINE RELATION r {a INT}", "1:9", "expected SELECT, INSERT, UPDATE, DELETE, CONNECT or DISCONNECT after EXPLAIN"},
 	{"not a statement", "\n\n  FROB", "3:3", "expected statement"},
 	{"missing semicolon", "SELECT * FROM r\nSELECT * FROM r", "2:1", "expected ';' or end of input after statement, found 'SELECT'"},
 	{"parse error before later lex error", "SELECT * FRM r; 'unterminated", "1:10", "expected FROM after select list, found 'FRM'"},
@@ -461,7 +461,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseStatementErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
-		{"", "1:1: expected statement (SELECT, INSERT, UPDATE, DELETE, EXPLAIN or DEFINE), found end of input"},
+		{"", "1:1: expected statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN or DEFINE), found end of input"},
 		{";", "1:1: expected statement"},
 		{"SELECT * FROM r;;", "1:17: expected end of input after statement, found ';'"},
 		{"SELECT * FROM r; SELECT * FROM r", "1:18: expected end of input after statement, found 'SELECT'"},

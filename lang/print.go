@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kvschema/kvschema/types"
@@ -77,7 +78,11 @@ func formatBytes(b []byte) string {
 func printStmt(b *strings.Builder, s Statement) {
 	switch s := s.(type) {
 	case *DefineRelation:
-		b.WriteString("DEFINE RELATION " + quoteIdent(s.Name) + " {")
+		b.WriteString("DEFINE RELATION " + quoteIdent(s.Name))
+		if s.Rows > 0 {
+			fmt.Fprintf(b, " ROWS %d", s.Rows)
+		}
+		b.WriteString(" {")
 		for i, a := range s.Attrs {
 			if i > 0 {
 				b.WriteByte(',')
@@ -86,8 +91,55 @@ func printStmt(b *strings.Builder, s Statement) {
 			if a.Key {
 				b.WriteString(" KEY")
 			}
+			if a.Size > 0 {
+				fmt.Fprintf(b, " SIZE %d", a.Size)
+			}
+			if a.Cardinality > 0 {
+				fmt.Fprintf(b, " CARDINALITY %d", a.Cardinality)
+			}
+			if a.References != "" {
+				b.WriteString(" REFERENCES " + quoteIdent(a.References) + " REVERSE " + quoteIdent(a.Reverse))
+			}
 		}
 		b.WriteString("\n}")
+	case *DefineWorkload:
+		b.WriteString("DEFINE WORKLOAD " + quoteIdent(s.Name) + " MIXES (")
+		printNames(b, s.Mixes)
+		b.WriteString(") {")
+		for _, g := range s.Groups {
+			b.WriteString("\n  GROUP " + quoteIdent(g.Name) + " WEIGHTS (")
+			for i, w := range g.Weights {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(quoteIdent(w.Mix) + " " + strconv.FormatFloat(w.Weight, 'g', -1, 64))
+			}
+			b.WriteString(") {")
+			for _, t := range g.Statements {
+				b.WriteString("\n    ")
+				printStmt(b, t.Stmt)
+				b.WriteByte(';')
+				if t.Tag != "" {
+					b.WriteString(" -- " + t.Tag)
+				}
+			}
+			b.WriteString("\n  }")
+		}
+		b.WriteString("\n}")
+	case *Connect:
+		if s.Disconnect {
+			b.WriteString("DISCONNECT ")
+		} else {
+			b.WriteString("CONNECT ")
+		}
+		b.WriteString(quoteIdent(s.Relation) + "(")
+		printExpr(b, s.Key)
+		if s.Disconnect {
+			b.WriteString(") FROM ")
+		} else {
+			b.WriteString(") TO ")
+		}
+		printConnection(b, s.To)
 	case *DefineSchema:
 		b.WriteString("DEFINE ")
 		if s.Primary {
@@ -112,6 +164,25 @@ func printStmt(b *strings.Builder, s Statement) {
 		b.WriteString("\n}")
 	case *Insert:
 		b.WriteString("INSERT INTO " + quoteIdent(s.Relation))
+		if s.SetForm {
+			b.WriteString(" SET ")
+			for i, c := range s.Columns {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(quoteIdent(c) + " = ")
+				printExpr(b, s.Rows[0][i])
+			}
+			for i, c := range s.Connect {
+				if i == 0 {
+					b.WriteString(" AND CONNECT TO ")
+				} else {
+					b.WriteString(", ")
+				}
+				printConnection(b, c)
+			}
+			break
+		}
 		if s.Columns != nil {
 			b.WriteString(" (")
 			printNames(b, s.Columns)
@@ -129,9 +200,28 @@ func printStmt(b *strings.Builder, s Statement) {
 		if s.Star {
 			b.WriteByte('*')
 		} else {
-			printNames(b, s.Columns)
+			for i, c := range s.Columns {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				printColumnRef(b, &c)
+			}
 		}
 		b.WriteString(" FROM " + quoteIdent(s.Relation))
+		for _, fk := range s.Path {
+			b.WriteString("." + quoteIdent(fk))
+		}
+		if s.Alias != "" {
+			b.WriteString(" AS " + quoteIdent(s.Alias))
+		}
+		for _, j := range s.Joins {
+			b.WriteString(" JOIN " + quoteIdent(j.Relation))
+			if j.Alias != "" {
+				b.WriteString(" AS " + quoteIdent(j.Alias))
+			}
+			b.WriteString(" ON ")
+			printExpr(b, j.On)
+		}
 		printWhere(b, s.Where)
 		for i, o := range s.OrderBy {
 			if i == 0 {
@@ -139,7 +229,7 @@ func printStmt(b *strings.Builder, s Statement) {
 			} else {
 				b.WriteString(", ")
 			}
-			b.WriteString(quoteIdent(o.Column))
+			printColumnRef(b, &ColumnRef{Qual: o.Qual, Name: o.Column})
 			if o.Desc {
 				b.WriteString(" DESC")
 			}
@@ -167,6 +257,23 @@ func printStmt(b *strings.Builder, s Statement) {
 	default:
 		panic(fmt.Sprintf("lang: cannot print statement %T", s))
 	}
+}
+
+func printConnection(b *strings.Builder, c Connection) {
+	b.WriteString(quoteIdent(c.FK) + "(")
+	printExpr(b, c.Value)
+	b.WriteByte(')')
+}
+
+func printColumnRef(b *strings.Builder, c *ColumnRef) {
+	for _, q := range c.Qual {
+		b.WriteString(quoteIdent(q) + ".")
+	}
+	if c.Star {
+		b.WriteByte('*')
+		return
+	}
+	b.WriteString(quoteIdent(c.Name))
 }
 
 func printNames(b *strings.Builder, names []string) {
@@ -301,7 +408,7 @@ func printExpr(b *strings.Builder, e Expr) {
 	case *Param:
 		b.WriteByte('?')
 	case *ColumnRef:
-		b.WriteString(quoteIdent(e.Name))
+		printColumnRef(b, e)
 	case *Binary:
 		// AND and OR are left-associative: a right child of the same
 		// operator needs parentheses, a left one does not.

@@ -118,7 +118,8 @@ func (g *astGen) value() Expr {
 func (g *astGen) expr(depth int) Expr {
 	if depth <= 0 || g.intn(0, 3) == 0 {
 		if g.intn(0, 2) == 0 {
-			return &ColumnRef{Name: g.ident()}
+			c := g.columnRef(false)
+			return &c
 		}
 		return g.value()
 	}
@@ -151,16 +152,60 @@ func (g *astGen) where() Expr {
 	return nil
 }
 
+// qual draws a qualifier path: usually none.
+func (g *astGen) qual() []string {
+	n := g.intn(-2, 2)
+	if n <= 0 {
+		return nil
+	}
+	q := make([]string, n)
+	for i := range q {
+		q[i] = g.ident()
+	}
+	return q
+}
+
+func (g *astGen) columnRef(star bool) ColumnRef {
+	c := ColumnRef{Qual: g.qual()}
+	if star && len(c.Qual) > 0 && rapid.Bool().Draw(g.t, "qstar") {
+		c.Star = true
+	} else {
+		c.Name = g.ident()
+	}
+	return c
+}
+
+func (g *astGen) connection() Connection {
+	return Connection{FK: g.ident(), Value: g.value()}
+}
+
 func (g *astGen) dml() Statement {
-	switch g.intn(0, 3) {
+	switch g.intn(0, 4) {
 	case 0:
 		s := &Select{Relation: g.ident(), Star: rapid.Bool().Draw(g.t, "star")}
 		if !s.Star {
-			s.Columns = g.idents()
+			for n := g.intn(1, 3); n > 0; n-- {
+				s.Columns = append(s.Columns, g.columnRef(true))
+			}
+		}
+		switch g.intn(0, 2) {
+		case 1:
+			s.Path = g.idents()
+		case 2:
+			if rapid.Bool().Draw(g.t, "alias") {
+				s.Alias = g.ident()
+			}
+			for n := g.intn(0, 2); n > 0; n-- {
+				j := Join{Relation: g.ident(), On: g.expr(2)}
+				if rapid.Bool().Draw(g.t, "alias") {
+					j.Alias = g.ident()
+				}
+				s.Joins = append(s.Joins, j)
+			}
 		}
 		s.Where = g.where()
 		for n := g.intn(0, 3); n > 0; n-- {
-			s.OrderBy = append(s.OrderBy, OrderItem{Column: g.ident(), Desc: rapid.Bool().Draw(g.t, "desc")})
+			s.OrderBy = append(s.OrderBy, OrderItem{Qual: g.qual(), Column: g.ident(), Desc: rapid.Bool().Draw(g.t, "desc")})
 		}
 		switch g.intn(0, 2) {
 		case 1:
@@ -168,6 +213,21 @@ func (g *astGen) dml() Statement {
 		case 2:
 			s.Limit = g.param()
 		}
+		return s
+	case 3:
+		s := &Insert{Relation: g.ident(), SetForm: true, Columns: g.idents()}
+		row := make([]Expr, len(s.Columns))
+		for i := range row {
+			row[i] = g.value()
+		}
+		s.Rows = [][]Expr{row}
+		for n := g.intn(0, 2); n > 0; n-- {
+			s.Connect = append(s.Connect, g.connection())
+		}
+		return s
+	case 4:
+		s := &Connect{Disconnect: rapid.Bool().Draw(g.t, "disconnect"), Relation: g.ident(), Key: g.value()}
+		s.To = g.connection()
 		return s
 	case 1:
 		s := &Insert{Relation: g.ident()}
@@ -251,15 +311,46 @@ func (g *astGen) optConcat() Concat {
 
 func (g *astGen) statement() Statement {
 	g.nparam = 0
-	switch g.intn(0, 3) {
+	switch g.intn(0, 4) {
+	case 4:
+		w := &DefineWorkload{Name: g.ident(), Mixes: g.idents()}
+		for n := g.intn(0, 3); n > 0; n-- {
+			grp := Group{Name: g.ident()}
+			for m := g.intn(1, 3); m > 0; m-- {
+				wt := rapid.OneOf(rapid.Float64Range(0, 1e6), rapid.SampledFrom([]float64{0, 1, 4.44, 53, 0.53, 1e-9, 1e300})).Draw(g.t, "weight")
+				grp.Weights = append(grp.Weights, MixWeight{Mix: g.ident(), Weight: wt})
+			}
+			for m := g.intn(0, 3); m > 0; m-- {
+				g.nparam = 0
+				st := g.dml()
+				if _, ok := st.(*Explain); ok {
+					continue
+				}
+				tag := rapid.OneOf(rapid.Just(""), rapid.StringMatching(`[A-Za-z0-9_]{1,8}( [a-z]{1,3})?`)).Draw(g.t, "tag")
+				grp.Statements = append(grp.Statements, Tagged{Tag: tag, Stmt: st})
+			}
+			w.Groups = append(w.Groups, grp)
+		}
+		return w
 	case 0:
 		s := &DefineRelation{Name: g.ident()}
+		if rapid.Bool().Draw(g.t, "rows") {
+			s.Rows = rapid.Int64Range(1, math.MaxInt64).Draw(g.t, "rows")
+		}
 		for n := g.intn(1, 4); n > 0; n-- {
-			s.Attrs = append(s.Attrs, AttrDef{
+			a := AttrDef{
 				Name: g.ident(),
 				Type: rapid.SampledFrom(types.AllTypes).Draw(g.t, "type"),
 				Key:  rapid.Bool().Draw(g.t, "key"),
-			})
+			}
+			if rapid.Bool().Draw(g.t, "stats") {
+				a.Size = rapid.Int64Range(1, 1<<40).Draw(g.t, "size")
+				a.Cardinality = rapid.Int64Range(1, 1<<40).Draw(g.t, "card")
+			}
+			if rapid.Bool().Draw(g.t, "fk") {
+				a.References, a.Reverse = g.ident(), g.ident()
+			}
+			s.Attrs = append(s.Attrs, a)
 		}
 		return s
 	case 1:

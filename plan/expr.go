@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/schema"
@@ -17,16 +18,34 @@ func errAt(p lang.Pos, format string, args ...any) error {
 // literals compared with an attribute are coerced to its type where that is
 // exact. The result contains no Param.
 func Bind(e lang.Expr, rel *schema.Relation, args []types.Value) (lang.Expr, error) {
+	return bind(e, rel, "", args)
+}
+
+// bind is Bind where columns may also be qualified by alias.
+func bind(e lang.Expr, rel *schema.Relation, alias string, args []types.Value) (lang.Expr, error) {
 	if e == nil {
 		return nil, nil
 	}
-	b := binder{rel: rel, args: args}
+	b := binder{rel: rel, alias: alias, args: args}
 	return b.expr(e)
 }
 
 type binder struct {
-	rel  *schema.Relation
-	args []types.Value
+	rel   *schema.Relation
+	alias string
+	args  []types.Value
+}
+
+// checkQual accepts an unqualified column or one qualified by the relation's
+// name or alias: a single-relation statement has nothing else to name.
+func checkQual(at lang.Pos, qual []string, rel *schema.Relation, alias string) error {
+	switch {
+	case len(qual) == 0:
+		return nil
+	case len(qual) == 1 && (qual[0] == rel.Name || alias != "" && qual[0] == alias):
+		return nil
+	}
+	return errAt(at, "%s does not name relation %s: a path of foreign keys needs a conceptual model (kvschema advise)", strings.Join(qual, "."), rel.Name)
 }
 
 // Arg returns parameter i, or an error naming it.
@@ -48,6 +67,9 @@ func (b *binder) expr(e lang.Expr) (lang.Expr, error) {
 		}
 		return &lang.Literal{At: x.At, Value: v}, nil
 	case *lang.ColumnRef:
+		if err := checkQual(x.At, x.Qual, b.rel, b.alias); err != nil {
+			return nil, err
+		}
 		if b.rel.AttrIndex(x.Name) < 0 {
 			return nil, errAt(x.At, "relation %s has no attribute %s", b.rel.Name, x.Name)
 		}

@@ -124,19 +124,34 @@ func (PrefixChooser) Describe(a *Access) string {
 // Select plans a SELECT over rel with bound arguments.
 func Select(st *lang.Select, rel *schema.Relation, args []types.Value, ch Chooser) (*Plan, error) {
 	p := &Plan{Relation: rel, Limit: -1}
+	if len(st.Path) > 0 || len(st.Joins) > 0 {
+		return nil, errAt(st.At, "a SELECT over a foreign-key path or JOIN needs a conceptual model: run it on a schema from kvschema advise")
+	}
 	if st.Star {
 		for i := range rel.Attrs {
 			p.Project = append(p.Project, i)
 		}
 	}
 	for _, c := range st.Columns {
-		a := rel.AttrIndex(c)
+		if err := checkQual(c.At, c.Qual, rel, st.Alias); err != nil {
+			return nil, err
+		}
+		if c.Star {
+			for i := range rel.Attrs {
+				p.Project = append(p.Project, i)
+			}
+			continue
+		}
+		a := rel.AttrIndex(c.Name)
 		if a < 0 {
-			return nil, errAt(st.At, "relation %s has no attribute %s", rel.Name, c)
+			return nil, errAt(c.At, "relation %s has no attribute %s", rel.Name, c.Name)
 		}
 		p.Project = append(p.Project, a)
 	}
 	for _, o := range st.OrderBy {
+		if err := checkQual(o.At, o.Qual, rel, st.Alias); err != nil {
+			return nil, err
+		}
 		a := rel.AttrIndex(o.Column)
 		if a < 0 {
 			return nil, errAt(o.At, "ORDER BY: relation %s has no attribute %s", rel.Name, o.Column)
@@ -150,7 +165,7 @@ func Select(st *lang.Select, rel *schema.Relation, args []types.Value, ch Choose
 		}
 		p.Limit = n
 	}
-	where, err := Bind(st.Where, rel, args)
+	where, err := bind(st.Where, rel, st.Alias, args)
 	if err != nil {
 		return nil, err
 	}
