@@ -1,0 +1,211 @@
+// Package model owns the conceptual model the advisor designs for: entities
+// with typed fields and statistics, and the relationships between them, both
+// built from the same DEFINE RELATION statements the client runs (a foreign
+// key attribute `seller BIGINT REFERENCES users REVERSE items_sold` is one
+// relationship navigable in both directions). It also resolves workload
+// statements — NoSE path notation or SQL joins along foreign keys — into query
+// graphs (query.go).
+//
+// Invariants:
+//   - Every entity has exactly one key field, a positive row count, and
+//     every field a positive size and a cardinality in [1, count].
+//   - Every relationship has a to-one side (the referencing attribute) and a
+//     to-many side (its reverse); Nav.Reverse links them. Foreign-key
+//     attributes are not Fields: they are navigations, as in NoSE.
+//   - Errors carry the file:line:col of the definition at fault.
+package model
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Model is a set of entities and the relationships between them.
+type Model struct {
+	Entities []*Entity
+	byName   map[string]*Entity
+}
+
+// Entity is one relation of the conceptual model.
+type Entity struct {
+	Name   string
+	Count  float64 // estimated number of tuples
+	Fields []*Field
+	Key    *Field
+	Navs   []*Nav // navigations leaving this entity, in declaration order
+	At     lang.Pos
+	fields map[string]*Field
+	navs   map[string]*Nav
+}
+
+// Field is a non-foreign-key attribute of an entity.
+type Field struct {
+	Entity      *Entity
+	Name        string
+	Type        types.Type
+	Size        float64 // bytes
+	Cardinality float64 // distinct values
+	Key         bool
+}
+
+// Nav is one direction of a relationship: from an entity to another by a
+// name (items.seller is to-one; its reverse users.items_sold is to-many).
+type Nav struct {
+	Name    string
+	From    *Entity
+	To      *Entity
+	Many    bool // to-many: the reverse of a foreign-key attribute
+	Reverse *Nav
+	Attr    string // the foreign-key attribute on the to-one side's From
+}
+
+func (f *Field) String() string { return f.Entity.Name + "." + f.Name }
+
+func (n *Nav) String() string { return n.From.Name + "." + n.Name }
+
+// Entity returns the entity named name, or nil.
+func (m *Model) Entity(name string) *Entity { return m.byName[name] }
+
+// Field returns the field named name, or nil.
+func (e *Entity) Field(name string) *Field { return e.fields[name] }
+
+// Nav returns the navigation named name leaving e, or nil.
+func (e *Entity) Nav(name string) *Nav { return e.navs[name] }
+
+// Fanout is the average number of To tuples per From tuple.
+func (n *Nav) Fanout() float64 {
+	if !n.Many {
+		return 1
+	}
+	return n.To.Count / n.From.Count
+}
+
+// defaultSize is the assumed encoded size of a type without a SIZE
+// statistic.
+func defaultSize(t types.Type) float64 {
+	if w := t.FixedWidth(); w > 0 {
+		return float64(w)
+	}
+	return 10
+}
+
+// Build makes a model from the DEFINE RELATION statements of a script; other
+// statements are ignored (a model file may also hold layouts for the client).
+func Build(stmts []lang.Statement) (*Model, error) {
+	m := &Model{byName: map[string]*Entity{}}
+	var fks []fkDef
+	for _, st := range stmts {
+		d, ok := st.(*lang.DefineRelation)
+		if !ok {
+			continue
+		}
+		if m.byName[d.Name] != nil {
+			return nil, errAt(d.At, "relation %s is defined twice", d.Name)
+		}
+		if d.Rows <= 0 {
+			return nil, errAt(d.At, "relation %s needs a row count for the advisor (DEFINE RELATION %s ROWS n {…})", d.Name, d.Name)
+		}
+		e := &Entity{Name: d.Name, Count: float64(d.Rows), At: d.At, fields: map[string]*Field{}, navs: map[string]*Nav{}}
+		for _, a := range d.Attrs {
+			if e.fields[a.Name] != nil || a.References != "" && fksHave(fks, e, a.Name) {
+				return nil, errAt(a.At, "relation %s: attribute %s is defined twice", d.Name, a.Name)
+			}
+			if a.References != "" {
+				if a.Key {
+					return nil, errAt(a.At, "relation %s: foreign key %s cannot be part of the key in the conceptual model", d.Name, a.Name)
+				}
+				fks = append(fks, fkDef{a, e})
+				continue
+			}
+			f := &Field{Entity: e, Name: a.Name, Type: a.Type, Size: float64(a.Size), Cardinality: float64(a.Cardinality), Key: a.Key}
+			if f.Size == 0 {
+				f.Size = defaultSize(a.Type)
+			}
+			if f.Cardinality == 0 || f.Key || f.Cardinality > e.Count {
+				f.Cardinality = e.Count
+			}
+			if f.Key {
+				if e.Key != nil {
+					return nil, errAt(a.At, "relation %s: the advisor needs exactly one key attribute (found %s and %s)", d.Name, e.Key.Name, a.Name)
+				}
+				e.Key = f
+			}
+			e.Fields = append(e.Fields, f)
+			e.fields[f.Name] = f
+		}
+		if e.Key == nil {
+			return nil, errAt(d.At, "relation %s has no key attribute", d.Name)
+		}
+		m.Entities = append(m.Entities, e)
+		m.byName[e.Name] = e
+	}
+	for _, k := range fks {
+		to := m.byName[k.def.References]
+		if to == nil {
+			return nil, errAt(k.def.At, "relation %s: %s REFERENCES unknown relation %s", k.from.Name, k.def.Name, k.def.References)
+		}
+		if k.def.Type != to.Key.Type {
+			return nil, errAt(k.def.At, "relation %s: foreign key %s is %s but %s.%s is %s", k.from.Name, k.def.Name, k.def.Type, to.Name, to.Key.Name, to.Key.Type)
+		}
+		one := &Nav{Name: k.def.Name, From: k.from, To: to, Attr: k.def.Name}
+		many := &Nav{Name: k.def.Reverse, From: to, To: k.from, Many: true, Attr: k.def.Name, Reverse: one}
+		one.Reverse = many
+		if err := k.from.addNav(one); err != nil {
+			return nil, errAt(k.def.At, "%v", err)
+		}
+		if err := to.addNav(many); err != nil {
+			return nil, errAt(k.def.At, "%v", err)
+		}
+	}
+	if len(m.Entities) == 0 {
+		return nil, fmt.Errorf("the model defines no relation")
+	}
+	return m, nil
+}
+
+// fkDef is a foreign-key attribute waiting for its target to be defined.
+type fkDef struct {
+	def  lang.AttrDef
+	from *Entity
+}
+
+func fksHave(fks []fkDef, e *Entity, name string) bool {
+	for _, k := range fks {
+		if k.from == e && k.def.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Entity) addNav(n *Nav) error {
+	if e.fields[n.Name] != nil || e.navs[n.Name] != nil {
+		return fmt.Errorf("relation %s already has an attribute or relationship named %s (from %s)", e.Name, n.Name, n.Reverse)
+	}
+	e.Navs = append(e.Navs, n)
+	e.navs[n.Name] = n
+	return nil
+}
+
+// FieldNames lists e's field names in declaration order.
+func (e *Entity) FieldNames() []string {
+	names := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// SortedEntities returns the entities by name (stable output orders).
+func (m *Model) SortedEntities() []*Entity {
+	es := append([]*Entity(nil), m.Entities...)
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	return es
+}
+
+func errAt(pos lang.Pos, format string, args ...any) error {
+	return &lang.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,213 @@
+package model
+
+import (
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/types"
+)
+
+// WriteKind classifies an entity-level write.
+type WriteKind uint8
+
+// Write kinds.
+const (
+	Insert WriteKind = iota + 1
+	Update
+	Delete
+	Connect
+	Disconnect
+)
+
+var writeNames = [...]string{Insert: "INSERT", Update: "UPDATE", Delete: "DELETE", Connect: "CONNECT", Disconnect: "DISCONNECT"}
+
+func (k WriteKind) String() string { return writeNames[k] }
+
+// Assign is one field set by an INSERT or UPDATE.
+type Assign struct {
+	Field *Field
+	Value lang.Expr
+}
+
+// Link is one relationship set by INSERT … AND CONNECT TO nav(value).
+type Link struct {
+	Nav   *Nav // a to-one navigation leaving the inserted entity
+	Value lang.Expr
+}
+
+// Write is an INSERT, UPDATE, DELETE, CONNECT or DISCONNECT resolved against
+// a model. Its predicates range over Graph, whose root is Entity.
+type Write struct {
+	Kind   WriteKind
+	Entity *Entity
+	Graph  *Graph
+	Set    []Assign
+	Links  []Link
+	Preds  []Pred    // UPDATE and DELETE: which tuples; CONNECT: the key
+	Nav    *Nav      // CONNECT and DISCONNECT: the relationship
+	Target lang.Expr // CONNECT and DISCONNECT: the other side's key
+	Stmt   lang.Statement
+}
+
+// SetsField reports whether the write assigns f.
+func (w *Write) SetsField(f *Field) bool {
+	for _, a := range w.Set {
+		if a.Field == f {
+			return true
+		}
+	}
+	return false
+}
+
+// LinksNav reports whether an INSERT connects the new tuple along nav.
+func (w *Write) LinksNav(nav *Nav) bool {
+	for _, l := range w.Links {
+		if l.Nav == nav {
+			return true
+		}
+	}
+	return false
+}
+
+// ResolveWrite resolves an INSERT, UPDATE, DELETE, CONNECT or DISCONNECT.
+func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
+	switch s := st.(type) {
+	case *lang.Insert:
+		return m.insert(s)
+	case *lang.Update:
+		w, r, err := m.start(Update, s.Relation, s.At, st)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range s.Set {
+			f := w.Entity.Field(a.Column)
+			switch {
+			case f == nil && w.Entity.Nav(a.Column) != nil:
+				return nil, errAt(a.At, "%s is a relationship: change it with CONNECT/DISCONNECT", a.Column)
+			case f == nil:
+				return nil, errAt(a.At, "relation %s has no attribute %s", w.Entity.Name, a.Column)
+			case f.Key:
+				return nil, errAt(a.At, "UPDATE cannot change the key %s (delete and insert instead)", f)
+			}
+			if err := checkValue(f, a.Value); err != nil {
+				return nil, err
+			}
+			w.Set = append(w.Set, Assign{Field: f, Value: a.Value})
+		}
+		return w, m.where(w, r, s.Where)
+	case *lang.Delete:
+		w, r, err := m.start(Delete, s.Relation, s.At, st)
+		if err != nil {
+			return nil, err
+		}
+		return w, m.where(w, r, s.Where)
+	case *lang.Connect:
+		kind := Connect
+		if s.Disconnect {
+			kind = Disconnect
+		}
+		w, _, err := m.start(kind, s.Relation, s.At, st)
+		if err != nil {
+			return nil, err
+		}
+		if w.Nav = w.Entity.Nav(s.To.FK); w.Nav == nil {
+			return nil, errAt(s.To.At, "relation %s has no relationship %s (its relationships: %s)", w.Entity.Name, s.To.FK, navNames(w.Entity))
+		}
+		if err := checkValue(w.Entity.Key, s.Key); err != nil {
+			return nil, err
+		}
+		if err := checkValue(w.Nav.To.Key, s.To.Value); err != nil {
+			return nil, err
+		}
+		w.Preds = []Pred{{Ref: FieldRef{Node: 0, Field: w.Entity.Key}, Op: Eq, Value: s.Key, At: s.At}}
+		w.Target = s.To.Value
+		return w, nil
+	}
+	return nil, errAt(st.Pos(), "%s is not a write", lang.Print(st))
+}
+
+func (m *Model) start(kind WriteKind, rel string, at lang.Pos, st lang.Statement) (*Write, *resolver, error) {
+	e := m.Entity(rel)
+	if e == nil {
+		return nil, nil, errAt(at, "unknown relation %s", rel)
+	}
+	g := &Graph{Nodes: []Node{{Entity: e, Parent: -1, Alias: e.Name}}}
+	return &Write{Kind: kind, Entity: e, Graph: g, Stmt: st}, &resolver{m: m, g: g}, nil
+}
+
+func (m *Model) where(w *Write, r *resolver, e lang.Expr) error {
+	preds, err := r.conjuncts(e)
+	if err != nil {
+		return err
+	}
+	if len(r.g.Nodes) > 1 {
+		return errAt(e.Pos(), "a %s's WHERE may only name attributes of %s", w.Kind, w.Entity.Name)
+	}
+	w.Preds = preds
+	return nil
+}
+
+func (m *Model) insert(s *lang.Insert) (*Write, error) {
+	w, _, err := m.start(Insert, s.Relation, s.At, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Rows) != 1 {
+		return nil, errAt(s.At, "a workload INSERT inserts one tuple (found %d rows)", len(s.Rows))
+	}
+	cols := s.Columns
+	if cols == nil {
+		return nil, errAt(s.At, "name the columns of a workload INSERT (INSERT INTO r SET a = ?, … or INSERT INTO r (a, …) VALUES (…))")
+	}
+	if len(cols) != len(s.Rows[0]) {
+		return nil, errAt(s.At, "INSERT INTO %s: %d values for %d attributes", s.Relation, len(s.Rows[0]), len(cols))
+	}
+	seen := map[string]bool{}
+	add := func(name string, v lang.Expr, at lang.Pos) error {
+		if seen[name] {
+			return errAt(at, "attribute %s is set twice", name)
+		}
+		seen[name] = true
+		if f := w.Entity.Field(name); f != nil {
+			if err := checkValue(f, v); err != nil {
+				return err
+			}
+			w.Set = append(w.Set, Assign{Field: f, Value: v})
+			return nil
+		}
+		nav := w.Entity.Nav(name)
+		if nav == nil || nav.Many {
+			return errAt(at, "relation %s has no attribute or foreign key %s", w.Entity.Name, name)
+		}
+		if err := checkValue(nav.To.Key, v); err != nil {
+			return err
+		}
+		w.Links = append(w.Links, Link{Nav: nav, Value: v})
+		return nil
+	}
+	for i, c := range cols {
+		if err := add(c, s.Rows[0][i], s.Rows[0][i].Pos()); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range s.Connect {
+		if err := add(c.FK, c.Value, c.At); err != nil {
+			return nil, err
+		}
+	}
+	if !w.SetsField(w.Entity.Key) {
+		return nil, errAt(s.At, "INSERT INTO %s must set its key %s", s.Relation, w.Entity.Key.Name)
+	}
+	return w, nil
+}
+
+func checkValue(f *Field, v lang.Expr) error {
+	switch x := v.(type) {
+	case *lang.Param:
+		return nil
+	case *lang.Literal:
+		if _, err := types.Coerce(x.Value, f.Type); err != nil {
+			return errAt(x.At, "%s: %v", f, err)
+		}
+		return nil
+	}
+	return errAt(v.Pos(), "%s takes a value or '?'", f)
+}
