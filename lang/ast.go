@@ -253,6 +253,31 @@ type ColumnRef struct {
 	Star bool
 }
 
+// DefineColumnFamily is `DEFINE COLUMN FAMILY name FOR relation { PARTITION
+// KEY (a, …), CLUSTERING KEY (b, …), VALUES (c, …) }`: a column family over a
+// join of relations along foreign keys, as the advisor recommends it. Its
+// attributes are paths from the root relation (items.seller.region.id); the
+// join is the tree those paths span. CLUSTERING KEY and VALUES may be empty
+// lists.
+type DefineColumnFamily struct {
+	At         Pos
+	Name       string
+	Relation   string
+	Partition  []ColumnRef
+	Clustering []ColumnRef
+	Values     []ColumnRef
+}
+
+// DefineIndex is `DEFINE SECONDARY INDEX name ON family (attribute)`: an index
+// from a non-partition-key attribute of a column family to its partition
+// key.
+type DefineIndex struct {
+	At     Pos
+	Name   string
+	Family string
+	Column ColumnRef
+}
+
 // DefineWorkload is `DEFINE WORKLOAD name MIXES (m1, m2, …) { GROUP … }`: the
 // statements an application runs, grouped into transactions, each group
 // weighted per mix (every statement of a group carries the group's weight,
@@ -349,25 +374,29 @@ type IsNull struct {
 	Not bool
 }
 
-func (s *DefineRelation) Pos() Pos { return s.At }
-func (s *DefineSchema) Pos() Pos   { return s.At }
-func (s *Insert) Pos() Pos         { return s.At }
-func (s *Select) Pos() Pos         { return s.At }
-func (s *Update) Pos() Pos         { return s.At }
-func (s *Delete) Pos() Pos         { return s.At }
-func (s *Explain) Pos() Pos        { return s.At }
-func (s *Connect) Pos() Pos        { return s.At }
-func (s *DefineWorkload) Pos() Pos { return s.At }
+func (s *DefineRelation) Pos() Pos     { return s.At }
+func (s *DefineSchema) Pos() Pos       { return s.At }
+func (s *Insert) Pos() Pos             { return s.At }
+func (s *Select) Pos() Pos             { return s.At }
+func (s *Update) Pos() Pos             { return s.At }
+func (s *Delete) Pos() Pos             { return s.At }
+func (s *Explain) Pos() Pos            { return s.At }
+func (s *Connect) Pos() Pos            { return s.At }
+func (s *DefineColumnFamily) Pos() Pos { return s.At }
+func (s *DefineIndex) Pos() Pos        { return s.At }
+func (s *DefineWorkload) Pos() Pos     { return s.At }
 
-func (*DefineRelation) statement() {}
-func (*DefineSchema) statement()   {}
-func (*Insert) statement()         {}
-func (*Select) statement()         {}
-func (*Update) statement()         {}
-func (*Delete) statement()         {}
-func (*Explain) statement()        {}
-func (*Connect) statement()        {}
-func (*DefineWorkload) statement() {}
+func (*DefineRelation) statement()     {}
+func (*DefineSchema) statement()       {}
+func (*Insert) statement()             {}
+func (*Select) statement()             {}
+func (*Update) statement()             {}
+func (*Delete) statement()             {}
+func (*Explain) statement()            {}
+func (*Connect) statement()            {}
+func (*DefineColumnFamily) statement() {}
+func (*DefineIndex) statement()        {}
+func (*DefineWorkload) statement()     {}
 
 func (e *AttrRef) Pos() Pos    { return e.At }
 func (e *Const) Pos() Pos      { return e.At }

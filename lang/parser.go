@@ -267,8 +267,18 @@ func (p *parser) define() (Statement, error) {
 		return p.defineSchema(at, false)
 	case p.acceptWord("WORKLOAD"):
 		return p.defineWorkload(at)
+	case p.acceptWord("COLUMN"):
+		if err := p.expectWord("FAMILY", "after DEFINE COLUMN"); err != nil {
+			return nil, err
+		}
+		return p.defineColumnFamily(at)
+	case p.acceptWord("SECONDARY"):
+		if err := p.expectWord("INDEX", "after DEFINE SECONDARY"); err != nil {
+			return nil, err
+		}
+		return p.defineIndex(at)
 	}
-	return nil, p.unexpected("RELATION, SCHEMA, PRIMARY SCHEMA or WORKLOAD after DEFINE")
+	return nil, p.unexpected("RELATION, SCHEMA, PRIMARY SCHEMA, WORKLOAD, COLUMN FAMILY or SECONDARY INDEX after DEFINE")
 }
 
 // validTypes lists the type names for "unknown type" errors.
@@ -359,6 +369,103 @@ func (p *parser) count(context string) (int64, error) {
 	}
 	p.next()
 	return t.val.(int64), nil
+}
+
+// defineColumnFamily parses the rest of DEFINE COLUMN FAMILY.
+func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
+	d := &DefineColumnFamily{At: at}
+	var err error
+	if d.Name, _, err = p.ident("column family name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectWord("FOR", "after column family name"); err != nil {
+		return nil, err
+	}
+	if d.Relation, _, err = p.ident("relation name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("{", "after FOR relation"); err != nil {
+		return nil, err
+	}
+	if err := p.expectWord("PARTITION", "KEY (…) to start the column family"); err != nil {
+		return nil, err
+	}
+	if d.Partition, err = p.keyList("PARTITION", false); err != nil {
+		return nil, err
+	}
+	if len(d.Partition) == 0 {
+		return nil, errorAt(at, "column family "+d.Name+" needs at least one partition key attribute")
+	}
+	if p.acceptPunct(",") && p.acceptWord("CLUSTERING") {
+		if d.Clustering, err = p.keyList("CLUSTERING", false); err != nil {
+			return nil, err
+		}
+		p.acceptPunct(",")
+	}
+	if p.acceptKeyword("VALUES") {
+		if d.Values, err = p.keyList("VALUES", true); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expectPunct("}", "to end the column family"); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// keyList parses [KEY] ( a, b, … ) after PARTITION, CLUSTERING or VALUES.
+func (p *parser) keyList(what string, values bool) ([]ColumnRef, error) {
+	if !values {
+		if err := p.expectWord("KEY", "after "+what); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expectPunct("(", "after "+what); err != nil {
+		return nil, err
+	}
+	out := []ColumnRef{}
+	if p.acceptPunct(")") {
+		return out, nil
+	}
+	for {
+		c, err := p.columnRef("attribute", false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")", "or ',' in "+what+" list"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// defineIndex parses the rest of DEFINE SECONDARY INDEX name ON family (attr).
+func (p *parser) defineIndex(at Pos) (Statement, error) {
+	d := &DefineIndex{At: at}
+	var err error
+	if d.Name, _, err = p.ident("index name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectWord("ON", "after index name"); err != nil {
+		return nil, err
+	}
+	if d.Family, _, err = p.ident("column family name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("(", "after column family name"); err != nil {
+		return nil, err
+	}
+	if d.Column, err = p.columnRef("indexed attribute", false); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct(")", "after indexed attribute"); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // defineWorkload parses the rest of DEFINE WORKLOAD name MIXES (…) { GROUP … }.

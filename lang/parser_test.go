@@ -383,7 +383,7 @@ var errorTests = []struct {
 	{"unknown field", "DEFINE SCHEMA s FOR r { ROW a, COLUMN b }", "1:32", "expected TABLE, ROW, FAMILY, QUALIFIER or VALUE, found 'COLUMN'"},
 	{"missing FOR", "DEFINE SCHEMA s r { ROW a }", "1:17", "expected FOR after schema name, found 'r'"},
 	{"PRIMARY without SCHEMA", "DEFINE PRIMARY RELATION r {a INT}", "1:16", "expected SCHEMA after DEFINE PRIMARY, found 'RELATION'"},
-	{"define what", "DEFINE TABLE t", "1:8", "expected RELATION, SCHEMA, PRIMARY SCHEMA or WORKLOAD after DEFINE"},
+	{"define what", "DEFINE TABLE t", "1:8", "expected RELATION, SCHEMA, PRIMARY SCHEMA, WORKLOAD, COLUMN FAMILY or SECONDARY INDEX after DEFINE"},
 	{"suffix without argument", "DEFINE SCHEMA s FOR r { ROW suffix{a} }", "1:29", "suffix takes exactly one string or binary argument"},
 	{"suffix with integer", "DEFINE SCHEMA s FOR r { ROW suffix(1){a} }", "1:29", "suffix takes exactly one string or binary argument"},
 	{"prefix with two arguments", "DEFINE SCHEMA s FOR r { ROW prefix('a', 'b'){a} }", "1:29", "prefix takes exactly one string or binary argument"},

@@ -126,6 +126,18 @@ func printStmt(b *strings.Builder, s Statement) {
 			b.WriteString("\n  }")
 		}
 		b.WriteString("\n}")
+	case *DefineColumnFamily:
+		b.WriteString("DEFINE COLUMN FAMILY " + quoteIdent(s.Name) + " FOR " + quoteIdent(s.Relation) + " {\n  PARTITION KEY (")
+		printRefs(b, s.Partition)
+		b.WriteString("),\n  CLUSTERING KEY (")
+		printRefs(b, s.Clustering)
+		b.WriteString("),\n  VALUES (")
+		printRefs(b, s.Values)
+		b.WriteString(")\n}")
+	case *DefineIndex:
+		b.WriteString("DEFINE SECONDARY INDEX " + quoteIdent(s.Name) + " ON " + quoteIdent(s.Family) + " (")
+		printColumnRef(b, &s.Column)
+		b.WriteByte(')')
 	case *Connect:
 		if s.Disconnect {
 			b.WriteString("DISCONNECT ")
@@ -256,6 +268,15 @@ func printStmt(b *strings.Builder, s Statement) {
 		printStmt(b, s.Stmt)
 	default:
 		panic(fmt.Sprintf("lang: cannot print statement %T", s))
+	}
+}
+
+func printRefs(b *strings.Builder, cs []ColumnRef) {
+	for i := range cs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		printColumnRef(b, &cs[i])
 	}
 }
 

@@ -311,7 +311,18 @@ func (g *astGen) optConcat() Concat {
 
 func (g *astGen) statement() Statement {
 	g.nparam = 0
-	switch g.intn(0, 4) {
+	switch g.intn(0, 6) {
+	case 5:
+		refs := func(min int) []ColumnRef {
+			out := []ColumnRef{}
+			for n := g.intn(min, 3); n > 0; n-- {
+				out = append(out, g.columnRef(false))
+			}
+			return out
+		}
+		return &DefineColumnFamily{Name: g.ident(), Relation: g.ident(), Partition: refs(1), Clustering: refs(0), Values: refs(0)}
+	case 6:
+		return &DefineIndex{Name: g.ident(), Family: g.ident(), Column: g.columnRef(false)}
 	case 4:
 		w := &DefineWorkload{Name: g.ident(), Mixes: g.idents()}
 		for n := g.intn(0, 3); n > 0; n-- {

@@ -47,9 +47,12 @@ func (g *Graph) Neighbors(n int) []Edge {
 
 // Step returns the node reached from n by nav, or -1.
 func (g *Graph) Step(n int, nav *Nav) int {
-	for _, e := range g.Neighbors(n) {
-		if e.Nav == nav {
-			return e.To
+	if nd := g.Nodes[n]; nd.Parent >= 0 && nd.Via.Reverse == nav {
+		return nd.Parent
+	}
+	for i := range g.Nodes {
+		if g.Nodes[i].Parent == n && g.Nodes[i].Via == nav {
+			return i
 		}
 	}
 	return -1

@@ -1,0 +1,494 @@
+// Package advisor owns schema recommendation (seed 000, NoSE extended with
+// secondary indexes): given a conceptual model, a weighted workload, a
+// storage budget and a cost profile, it enumerates candidate column families
+// and secondary indexes (enumerate.go), plans every query and every write's
+// support queries over them (planner.go, update.go), costs the plans
+// (package cost) and picks the structures and plans of least total cost with
+// an exact 0-1 integer program (ilp.go, solved by package solver).
+//
+// Invariants of a Result:
+//   - every plan reads only recommended indexes, and every recommended SI
+//     has a recommended base CF;
+//   - TotalCost is the weighted sum of the chosen query plans, support-query
+//     plans and write costs, recomputed from them (not read from the
+//     solver), and TotalSize ≤ the budget;
+//   - the solution is optimal for the enumerated candidates (the solver
+//     proves it; a time limit makes the Result say so); among optimal
+//     solutions the one with fewest, then smallest, structures is chosen.
+package advisor
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/solver"
+	"github.com/kvschema/kvschema/workload"
+)
+
+// Options configure one advisor run.
+type Options struct {
+	Mix     string
+	Budget  float64 // bytes; 0 or +Inf: unlimited
+	Profile cost.Profile
+	Mode    Mode
+	Solver  solver.Solver
+	// Progress, when set, receives a line per stage.
+	Progress func(stage string)
+}
+
+// Result is a recommendation.
+type Result struct {
+	Mode    Mode
+	Mix     string
+	Budget  float64
+	Profile cost.Profile
+	Indexes []*physical.Index // recommended, by name
+	Queries []*QueryPlan
+	Writes  []*WritePlan
+
+	TotalCost float64
+	TotalSize float64
+	Stats     Stats
+}
+
+// QueryPlan is the plan of one workload query.
+type QueryPlan struct {
+	Statement *workload.Statement
+	Weight    float64
+	Plan      *physical.Plan
+}
+
+// WritePlan is how one write keeps every recommended index it touches
+// correct.
+type WritePlan struct {
+	Statement *workload.Statement
+	Weight    float64
+	Indexes   []*IndexUpkeep
+	Cost      float64 // unweighted: writes plus support queries
+}
+
+// IndexUpkeep is one write's work on one index.
+type IndexUpkeep struct {
+	Index         *physical.Index
+	Puts, Deletes float64
+	WriteCost     float64
+	Support       []*physical.Plan
+}
+
+// Stats describe the search.
+type Stats struct {
+	Candidates, CandidateSIs int
+	QuerySteps, SupportSteps int // arcs of the plan DAGs
+	Variables, Constraints   int
+	Solves                   int
+	EnumerateTime, PlanTime  time.Duration
+	SolveTime, TotalTime     time.Duration
+	Solver                   string
+	Gap                      float64
+	Optimal                  bool
+}
+
+// InfeasibleError says the budget cannot hold any schema that answers the
+// workload, and what budget would.
+type InfeasibleError struct {
+	Budget    float64
+	MinBudget float64
+}
+
+func (e *InfeasibleError) Error() string {
+	return fmt.Sprintf("no schema answering the workload fits in %s; the smallest budget that works is %s (%.0f bytes)",
+		FormatBytes(e.Budget), FormatBytes(e.MinBudget), math.Ceil(e.MinBudget))
+}
+
+func (o Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// support is a distinct support query of one write.
+type support struct {
+	write  *workload.Statement
+	query  *model.Query
+	dag    *dag
+	needBy []*physical.Index
+}
+
+// Advise recommends a schema for the statements of mix.
+func Advise(ctx context.Context, m *model.Model, w *workload.Workload, opt Options) (*Result, error) {
+	start := time.Now()
+	if !w.HasMix(opt.Mix) {
+		return nil, fmt.Errorf("workload %s has no mix %q (its mixes: %s)", w.Name, opt.Mix, strings.Join(w.Mixes, ", "))
+	}
+	if opt.Budget <= 0 {
+		opt.Budget = math.Inf(1)
+	}
+	if err := opt.Profile.Validate(); err != nil {
+		return nil, err
+	}
+	var queries, writes []*workload.Statement
+	for _, s := range w.Statements {
+		if s.Weight(opt.Mix) <= 0 {
+			continue
+		}
+		if s.Query != nil {
+			queries = append(queries, s)
+		} else {
+			writes = append(writes, s)
+		}
+	}
+	if len(queries) == 0 {
+		return nil, fmt.Errorf("mix %s has no query: nothing to design for", opt.Mix)
+	}
+	res := &Result{Mode: opt.Mode, Mix: opt.Mix, Budget: opt.Budget, Profile: opt.Profile}
+
+	// Enumerate.
+	en := newEnumerator(opt.Mode)
+	for _, s := range queries {
+		en.forQuery(s.Query)
+	}
+	if opt.Mode != Normalized {
+		en.merge()
+		if opt.Mode == WithSI {
+			en.secondary()
+		}
+	}
+	upkeeps := map[*workload.Statement]map[*physical.Index]upkeep{}
+	computeUpkeep := func() {
+		for _, s := range writes {
+			if upkeeps[s] == nil {
+				upkeeps[s] = map[*physical.Index]upkeep{}
+			}
+			for _, x := range en.list {
+				if _, done := upkeeps[s][x]; done {
+					continue
+				}
+				if u, ok := maintain(s.Write, x); ok {
+					upkeeps[s][x] = u
+				}
+			}
+		}
+	}
+	computeUpkeep()
+	// Candidates for the support queries (one round, as NoSE does twice
+	// without benefit: support queries of support CFs are planned over the
+	// same pool).
+	seenSupport := map[string]bool{}
+	for _, s := range writes {
+		for _, u := range upkeeps[s] {
+			for _, q := range u.support {
+				if k := queryKey(q); !seenSupport[k] {
+					seenSupport[k] = true
+					en.forQuery(q)
+				}
+			}
+		}
+	}
+	if opt.Mode != Normalized {
+		en.merge()
+	}
+	computeUpkeep()
+	for _, x := range en.list {
+		if x.Kind == physical.SI {
+			res.Stats.CandidateSIs++
+		}
+	}
+	res.Stats.Candidates = len(en.list)
+	res.Stats.EnumerateTime = time.Since(start)
+	opt.progress("enumerated %d candidates (%d SIs) in %v", len(en.list), res.Stats.CandidateSIs, res.Stats.EnumerateTime.Round(time.Millisecond))
+
+	// Plan support queries; drop indexes that cannot be maintained, until
+	// nothing changes.
+	planStart := time.Now()
+	usable := map[*physical.Index]bool{}
+	for _, x := range en.list {
+		usable[x] = true
+	}
+	var supports []*support
+	for {
+		var list []*physical.Index
+		for _, x := range en.list {
+			if usable[x] {
+				list = append(list, x)
+			}
+		}
+		p := newPool(list)
+		supports = supports[:0]
+		byKey := map[string]*support{}
+		dropped := false
+		for _, s := range writes {
+			for _, x := range list {
+				u, ok := upkeeps[s][x]
+				if !ok {
+					continue
+				}
+				for _, q := range u.support {
+					k := s.Tag + "\x00" + queryKey(q)
+					sp := byKey[k]
+					if sp == nil {
+						sp = &support{write: s, query: q, dag: planDAG(q, opt.Profile, p)}
+						byKey[k] = sp
+						supports = append(supports, sp)
+					}
+					if !sp.dag.states[0].live {
+						usable[x] = false
+						dropped = true
+					}
+					sp.needBy = append(sp.needBy, x)
+				}
+			}
+		}
+		if !dropped {
+			break
+		}
+	}
+	var list []*physical.Index
+	for _, x := range en.list {
+		if usable[x] {
+			list = append(list, x)
+		}
+	}
+	p := newPool(list)
+	qdags := make([]*dag, len(queries))
+	for i, s := range queries {
+		qdags[i] = planDAG(s.Query, opt.Profile, p)
+		if !qdags[i].states[0].live {
+			return nil, fmt.Errorf("%s: no plan answers this query with the candidate structures", s.Text())
+		}
+	}
+	// Drop dominated indexes, then re-plan over what remains.
+	writeCost := map[*physical.Index]float64{}
+	for _, s := range writes {
+		for x, u := range upkeeps[s] {
+			writeCost[x] += s.Weight(opt.Mix) * u.cost(opt.Profile)
+		}
+	}
+	supportsOf := map[*physical.Index]map[*support]bool{}
+	all := append([]*dag(nil), qdags...)
+	for _, sp := range supports {
+		all = append(all, sp.dag)
+		for _, x := range sp.needBy {
+			if supportsOf[x] == nil {
+				supportsOf[x] = map[*support]bool{}
+			}
+			supportsOf[x][sp] = true
+		}
+	}
+	if drop := dominated(all, writeCost, supportsOf, p); len(drop) > 0 {
+		var kept []*physical.Index
+		for _, x := range list {
+			if !drop[x] {
+				kept = append(kept, x)
+			}
+		}
+		p = newPool(kept)
+		for i, s := range queries {
+			qdags[i] = planDAG(s.Query, opt.Profile, p)
+		}
+		var live []*support
+		for _, sp := range supports {
+			sp.dag = planDAG(sp.query, opt.Profile, p)
+			var need []*physical.Index
+			for _, x := range sp.needBy {
+				if !drop[x] {
+					need = append(need, x)
+				}
+			}
+			if sp.needBy = need; len(need) > 0 {
+				live = append(live, sp)
+			}
+		}
+		supports = live
+		opt.progress("dropped %d dominated candidates", len(drop))
+	}
+	for _, d := range qdags {
+		res.Stats.QuerySteps += len(d.liveArcs())
+	}
+	for _, sp := range supports {
+		res.Stats.SupportSteps += len(sp.dag.liveArcs())
+	}
+	res.Stats.PlanTime = time.Since(planStart)
+	opt.progress("planned %d queries (%d possible steps) and %d support queries (%d possible steps) in %v",
+		len(queries), res.Stats.QuerySteps, len(supports), res.Stats.SupportSteps, res.Stats.PlanTime.Round(time.Millisecond))
+
+	// Solve.
+	prob := buildILP(opt, queries, qdags, writes, upkeeps, supports, p)
+	res.Stats.Variables, res.Stats.Constraints = prob.m.NumVars(), prob.m.NumConstraints()
+	opt.progress("integer program: %d variables, %d constraints", res.Stats.Variables, res.Stats.Constraints)
+	solveStart := time.Now()
+	sol, err := prob.solve(ctx, opt, &res.Stats)
+	if err == errInfeasible {
+		relaxed := opt
+		relaxed.Budget = math.Inf(1)
+		least, err := buildILP(relaxed, queries, qdags, writes, upkeeps, supports, p).minBudget(ctx, relaxed, &res.Stats)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &InfeasibleError{Budget: opt.Budget, MinBudget: least}
+	}
+	res.Stats.SolveTime = time.Since(solveStart)
+	if err != nil {
+		return nil, err
+	}
+	prob.extract(sol, res)
+	name(res.Indexes)
+	res.Stats.TotalTime = time.Since(start)
+	opt.progress("solved in %v (%d solver runs): cost %.6g, size %s", res.Stats.SolveTime.Round(time.Millisecond), res.Stats.Solves, res.TotalCost, FormatBytes(res.TotalSize))
+	return res, nil
+}
+
+// name gives the recommended indexes readable, unique names, in a stable
+// order.
+func name(xs []*physical.Index) {
+	sort.Slice(xs, func(i, j int) bool { return xs[i].Key < xs[j].Key })
+	used := map[string]int{}
+	for _, x := range xs {
+		var ents []string
+		for _, n := range x.Graph.Nodes {
+			ents = append(ents, n.Entity.Name)
+		}
+		var keys []string
+		for _, a := range x.Hash {
+			if a.Node == 0 {
+				keys = append(keys, a.Field.Name)
+			} else {
+				keys = append(keys, x.Graph.Nodes[a.Node].Entity.Name+"_"+a.Field.Name)
+			}
+		}
+		base := strings.ToLower(x.Kind.String()) + "_" + strings.Join(ents, "_") + "_by_" + strings.Join(keys, "_")
+		used[base]++
+		if used[base] > 1 {
+			base = fmt.Sprintf("%s_%d", base, used[base])
+		}
+		x.Name = base
+	}
+	sort.Slice(xs, func(i, j int) bool { return xs[i].Name < xs[j].Name })
+}
+
+// FormatBytes writes a byte count with a binary-free SI unit (161MB = 161e6).
+func FormatBytes(b float64) string {
+	if math.IsInf(b, 1) {
+		return "unlimited"
+	}
+	for _, u := range []struct {
+		unit string
+		v    float64
+	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
+		if b >= u.v {
+			return fmt.Sprintf("%.4g%s", b/u.v, u.unit)
+		}
+	}
+	return fmt.Sprintf("%.0fB", b)
+}
+
+// ParseBytes reads a budget: a number of bytes with an optional suffix
+// B, kB/KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of
+// 1024); "unlimited" or "0" means no budget.
+func ParseBytes(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if strings.EqualFold(t, "unlimited") || t == "0" {
+		return math.Inf(1), nil
+	}
+	units := []struct {
+		suf string
+		mul float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mul := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suf) {
+			t, mul = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.mul
+			break
+		}
+	}
+	var v float64
+	if _, err := fmt.Sscanf(t, "%g", &v); err != nil || fmt.Sprint(v) == "" || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("budget %q: want a positive number of bytes, e.g. 161000000, 161MB or 2GiB", s)
+	}
+	var rest string
+	if n, _ := fmt.Sscanf(t, "%g%s", &v, &rest); n == 2 {
+		return 0, fmt.Errorf("budget %q: unknown unit %q (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, rest)
+	}
+	return v * mul, nil
+}
+
+// dominated finds indexes no optimal schema needs: J is dominated by I when
+// every lookup step that reads J can read I instead between the same plan
+// states at no higher cost, I is no larger, costs writes no more, needs no
+// support query J does not, and can carry every SI J can. Replacing J by I
+// in any solution then costs no more, so J can go. Among equivalent
+// indexes the one with the smaller key stays.
+func dominated(dags []*dag, writeCost map[*physical.Index]float64, supportsOf map[*physical.Index]map[*support]bool, p *pool) map[*physical.Index]bool {
+	type use struct {
+		d        *dag
+		from, to int
+	}
+	uses := map[*physical.Index][]use{}
+	costAt := map[use]map[*physical.Index]float64{}
+	for _, d := range dags {
+		for _, a := range d.liveArcs() {
+			arc := d.arcs[a]
+			u := use{d, arc.from, arc.to}
+			x := arc.step.Index
+			if costAt[u] == nil {
+				costAt[u] = map[*physical.Index]float64{}
+			}
+			if c, ok := costAt[u][x]; !ok || arc.step.Cost < c {
+				if !ok {
+					uses[x] = append(uses[x], u)
+				}
+				costAt[u][x] = arc.step.Cost
+			}
+		}
+	}
+	baseOf := map[*physical.Index][]*physical.Index{}
+	for si, bs := range p.bases {
+		for _, b := range bs {
+			baseOf[b] = append(baseOf[b], si)
+		}
+	}
+	out := map[*physical.Index]bool{}
+	for j, us := range uses {
+		if j.Kind == physical.SI {
+			continue
+		}
+		for i := range costAt[us[0]] {
+			if i == j || out[i] || i.Kind == physical.SI || i.Size > j.Size || writeCost[i] > writeCost[j] {
+				continue
+			}
+			if i.Size == j.Size && writeCost[i] == writeCost[j] && i.Key > j.Key && len(uses[i]) == len(us) {
+				continue // equivalent: keep the smaller key
+			}
+			ok := true
+			for _, u := range us {
+				ci, has := costAt[u][i]
+				if !has || ci > costAt[u][j] {
+					ok = false
+					break
+				}
+			}
+			for sp := range supportsOf[i] {
+				if ok && !supportsOf[j][sp] {
+					ok = false
+				}
+			}
+			for _, si := range baseOf[j] {
+				if ok && !isBase(si, i) {
+					ok = false
+				}
+			}
+			if ok {
+				out[j] = true
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,377 @@
+package advisor
+
+import (
+	"sort"
+
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+)
+
+// Mode selects the kinds of structures the advisor may recommend.
+type Mode uint8
+
+// Modes.
+const (
+	// WithSI recommends CFs and secondary indexes (seed 000).
+	WithSI Mode = iota
+	// NoSI recommends CFs only (NoSE).
+	NoSI
+	// Normalized is the paper's baseline: one CF per entity keyed by its
+	// key, plus CFs mapping each query's equality attributes to entity keys.
+	Normalized
+)
+
+func (m Mode) String() string {
+	return [...]string{"cf+si", "cf", "normalized"}[m]
+}
+
+// enumerator collects candidate indexes, deduplicated by identity.
+type enumerator struct {
+	mode  Mode
+	byKey map[string]*physical.Index
+	list  []*physical.Index
+}
+
+func newEnumerator(mode Mode) *enumerator {
+	return &enumerator{mode: mode, byKey: map[string]*physical.Index{}}
+}
+
+func (e *enumerator) add(x *physical.Index) *physical.Index {
+	x.Finish()
+	if old := e.byKey[x.Key]; old != nil {
+		return old
+	}
+	e.byKey[x.Key] = x
+	e.list = append(e.list, x)
+	return x
+}
+
+// shape describes a query for enumeration: per node, its equality fields,
+// and the fields it needs.
+type shape struct {
+	q      *model.Query
+	eq     map[int][]*model.Field
+	rng    *model.FieldRef
+	order  []model.FieldRef
+	needed map[int][]*model.Field
+}
+
+func shapeOf(q *model.Query) *shape {
+	s := &shape{q: q, eq: map[int][]*model.Field{}, needed: map[int][]*model.Field{}}
+	addField := func(m map[int][]*model.Field, r model.FieldRef) {
+		for _, f := range m[r.Node] {
+			if f == r.Field {
+				return
+			}
+		}
+		m[r.Node] = append(m[r.Node], r.Field)
+	}
+	for _, p := range q.Preds {
+		switch {
+		case p.Op == model.Eq:
+			addField(s.eq, p.Ref)
+		case p.Op.IsRange() && s.rng == nil:
+			r := p.Ref
+			s.rng = &r
+		}
+	}
+	for _, o := range q.OrderBy {
+		s.order = append(s.order, o.Ref)
+	}
+	for _, r := range neededFields(q) {
+		addField(s.needed, r)
+	}
+	for _, fs := range s.eq {
+		sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+	}
+	return s
+}
+
+// subtrees lists the connected node sets of a query graph (each sorted).
+func subtrees(g *model.Graph) [][]int {
+	n := len(g.Nodes)
+	if n > 12 {
+		n = 12 // beyond this the query is split only along its first 12 nodes
+	}
+	var out [][]int
+	for mask := 1; mask < 1<<n; mask++ {
+		var nodes []int
+		for i := 0; i < n; i++ {
+			if mask&(1<<i) != 0 {
+				nodes = append(nodes, i)
+			}
+		}
+		if connected(g, nodes) {
+			out = append(out, nodes)
+		}
+	}
+	if len(g.Nodes) > n {
+		all := make([]int, len(g.Nodes))
+		for i := range all {
+			all[i] = i
+		}
+		out = append(out, all)
+	}
+	return out
+}
+
+func connected(g *model.Graph, nodes []int) bool {
+	in := map[int]bool{}
+	for _, v := range nodes {
+		in[v] = true
+	}
+	seen := map[int]bool{nodes[0]: true}
+	stack := []int{nodes[0]}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, e := range g.Neighbors(v) {
+			if in[e.To] && !seen[e.To] {
+				seen[e.To] = true
+				stack = append(stack, e.To)
+			}
+		}
+	}
+	return len(seen) == len(nodes)
+}
+
+// build canonicalizes an index over query nodes: hash, order and extra are
+// query field references.
+func build(kind physical.Kind, q *model.Graph, nodes []int, root int, hash, order, extra []model.FieldRef) *physical.Index {
+	g, from := physical.Canon(physical.Sub{Graph: q, Root: root, Nodes: nodes})
+	to := map[int]int{}
+	for i, v := range from {
+		to[v] = i
+	}
+	conv := func(rs []model.FieldRef) []physical.Attr {
+		out := make([]physical.Attr, 0, len(rs))
+		for _, r := range rs {
+			if n, ok := to[r.Node]; ok {
+				out = append(out, physical.Attr{Node: n, Field: r.Field})
+			}
+		}
+		return out
+	}
+	return &physical.Index{Kind: kind, Graph: g, Hash: conv(hash), Order: conv(order), Extra: conv(extra)}
+}
+
+func refs(node int, fs []*model.Field) []model.FieldRef {
+	out := make([]model.FieldRef, len(fs))
+	for i, f := range fs {
+		out[i] = model.FieldRef{Node: node, Field: f}
+	}
+	return out
+}
+
+// forQuery adds the CFs that plans of q can use: for every connected part of
+// its graph, CFs keyed by the part's equality attributes (first steps: the
+// whole graph gives the materialized view) and CFs keyed by the key of one
+// of its entities (later steps of join plans), each with the part's needed
+// fields as values or with keys only.
+func (e *enumerator) forQuery(q *model.Query) {
+	if e.mode == Normalized {
+		e.normalized(q)
+		return
+	}
+	s := shapeOf(q)
+	g := q.Graph
+	for _, nodes := range subtrees(g) {
+		in := map[int]bool{}
+		for _, v := range nodes {
+			in[v] = true
+		}
+		var ids, needed, eqAll []model.FieldRef
+		for _, v := range nodes {
+			ids = append(ids, model.FieldRef{Node: v, Field: g.Nodes[v].Entity.Key})
+			needed = append(needed, refs(v, s.needed[v])...)
+			eqAll = append(eqAll, refs(v, s.eq[v])...)
+		}
+		var rng, ord []model.FieldRef
+		if s.rng != nil && in[s.rng.Node] {
+			rng = []model.FieldRef{*s.rng}
+		}
+		for _, o := range s.order {
+			if in[o.Node] {
+				ord = append(ord, o)
+			}
+		}
+		clustering := func(skip int) []model.FieldRef {
+			var out []model.FieldRef
+			for _, r := range eqAll {
+				if r.Node != skip {
+					out = append(out, r)
+				}
+			}
+			out = append(out, rng...)
+			out = append(out, ord...)
+			return append(out, ids...)
+		}
+		extras := [][]model.FieldRef{needed}
+		if len(nodes) > 1 {
+			extras = append(extras, nil)
+		}
+		// First steps: keyed by the equality attributes of one entity.
+		for _, h := range nodes {
+			if len(s.eq[h]) == 0 {
+				continue
+			}
+			hashes := [][]model.FieldRef{refs(h, s.eq[h])}
+			if len(s.eq[h]) > 1 {
+				for _, f := range s.eq[h] {
+					hashes = append(hashes, refs(h, []*model.Field{f}))
+				}
+			}
+			for _, hash := range hashes {
+				order := clustering(h)
+				if len(hash) == 1 && len(s.eq[h]) > 1 {
+					order = append(refs(h, s.eq[h]), order...)
+				}
+				for _, ex := range extras {
+					e.add(build(physical.CF, g, nodes, h, hash, order, ex))
+				}
+			}
+		}
+		// Later steps: keyed by the key of one entity.
+		for _, v := range nodes {
+			hash := []model.FieldRef{{Node: v, Field: g.Nodes[v].Entity.Key}}
+			// One clustering order suffices: a later step reads whole
+			// partitions unless an equality or range binds a prefix, and
+			// the order below puts those first.
+			for _, ex := range extras {
+				e.add(build(physical.CF, g, nodes, v, hash, clustering(-1), ex))
+			}
+		}
+	}
+}
+
+// normalized adds the baseline's CFs for q: one per entity of the query
+// keyed by its key with all its fields, and one per entity with equality
+// predicates mapping them to the keys of every entity of the query.
+func (e *enumerator) normalized(q *model.Query) {
+	s := shapeOf(q)
+	g := q.Graph
+	var all []int
+	var ids []model.FieldRef
+	for v := range g.Nodes {
+		all = append(all, v)
+		ids = append(ids, model.FieldRef{Node: v, Field: g.Nodes[v].Entity.Key})
+	}
+	for v, nd := range g.Nodes {
+		e.add(entityCF(nd.Entity))
+		if len(s.eq[v]) > 0 && !(len(s.eq[v]) == 1 && s.eq[v][0].Key && len(g.Nodes) == 1) {
+			e.add(build(physical.CF, g, all, v, refs(v, s.eq[v]), ids, nil))
+		}
+	}
+}
+
+// entityCF is CF([e.key] [] → [every other field of e]).
+func entityCF(ent *model.Entity) *physical.Index {
+	g := &model.Graph{Nodes: []model.Node{{Entity: ent, Parent: -1, Alias: ent.Name}}}
+	x := &physical.Index{Kind: physical.CF, Graph: g, Hash: []physical.Attr{{Node: 0, Field: ent.Key}}}
+	for _, f := range ent.Fields {
+		if f != ent.Key {
+			x.Extra = append(x.Extra, physical.Attr{Node: 0, Field: f})
+		}
+	}
+	return x
+}
+
+// merge adds, for CFs with the same graph, partition key and clustering
+// key, the CF holding the union of their values (seed 000 §3.2).
+func (e *enumerator) merge() {
+	groups := map[string][]*physical.Index{}
+	var order []string
+	for _, x := range e.list {
+		if x.Kind != physical.CF {
+			continue
+		}
+		k := physical.GraphKey(x.Graph) + "|" + keyText(x, x.Hash) + "|" + keyText(x, x.Order)
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], x)
+	}
+	for _, k := range order {
+		grp := groups[k]
+		if len(grp) < 2 {
+			continue
+		}
+		e.add(union(grp...))
+	}
+}
+
+func keyText(x *physical.Index, as []physical.Attr) string {
+	s := ""
+	for _, a := range as {
+		s += x.AttrName(a) + ","
+	}
+	return s
+}
+
+func union(xs ...*physical.Index) *physical.Index {
+	u := &physical.Index{Kind: physical.CF, Graph: xs[0].Graph, Hash: xs[0].Hash, Order: xs[0].Order}
+	for _, x := range xs {
+		u.Extra = append(u.Extra, x.Extra...)
+	}
+	return u
+}
+
+// secondary adds SIs per Algorithm 1 of seed 000: for each CF X, each of its
+// partition-key attributes h and each other attribute f, an SI on h whose
+// value is the key of f's entity (and one whose value is the key of h's
+// entity), each with the CF keyed by that key that can carry it (the
+// "additional CF"). The SI's base CF is left to the ILP.
+func (e *enumerator) secondary() {
+	for _, x := range append([]*physical.Index(nil), e.list...) {
+		if x.Kind != physical.CF {
+			continue
+		}
+		for _, f := range append(append([]physical.Attr(nil), x.Order...), x.Extra...) {
+			for _, h := range x.Hash {
+				for _, k := range []physical.Attr{
+					{Node: f.Node, Field: x.Graph.Nodes[f.Node].Entity.Key},
+					{Node: h.Node, Field: x.Graph.Nodes[h.Node].Entity.Key},
+				} {
+					if h == k {
+						continue
+					}
+					e.addSI(x, h, k)
+				}
+			}
+		}
+	}
+}
+
+// addSI adds SI(h → k) over x's graph and the CF keyed by k that carries it.
+func (e *enumerator) addSI(x *physical.Index, h, k physical.Attr) {
+	nodes := make([]int, len(x.Graph.Nodes))
+	for i := range nodes {
+		nodes[i] = i
+	}
+	toRef := func(as []physical.Attr) []model.FieldRef {
+		out := make([]model.FieldRef, len(as))
+		for i, a := range as {
+			out[i] = model.FieldRef{Node: a.Node, Field: a.Field}
+		}
+		return out
+	}
+	hr, kr := toRef([]physical.Attr{h})[0], toRef([]physical.Attr{k})[0]
+	e.add(build(physical.SI, x.Graph, nodes, k.Node, []model.FieldRef{hr}, nil, []model.FieldRef{kr}))
+	var order []model.FieldRef
+	for _, a := range toRef(x.Order) {
+		if a != kr {
+			order = append(order, a)
+		}
+	}
+	extra := toRef(x.Extra)
+	for _, a := range toRef(x.Hash) {
+		switch {
+		case a == kr:
+		case a.Field.Key:
+			order = append(order, a) // every entity's key stays in the key
+		default:
+			extra = append(extra, a)
+		}
+	}
+	e.add(build(physical.CF, x.Graph, nodes, k.Node, []model.FieldRef{kr}, order, extra))
+}

@@ -1,0 +1,428 @@
+package advisor
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/solver"
+	"github.com/kvschema/kvschema/workload"
+)
+
+// The integer program (seed 000 eq. 7–11, built sparsely over plan DAGs):
+//
+//	x_i ∈ {0,1}   index i is recommended
+//	f_a ∈ {0,1}   arc (lookup step) a of a query's plan DAG is taken
+//
+//	minimize  Σ_q w_q Σ_{a ∈ q} cost_a f_a                       (queries)
+//	        + Σ_s w_s Σ_{a ∈ s} cost_a f_a                       (support queries)
+//	        + Σ_u Σ_i w_u write_{u,i} x_i                        (writes, eq. 6)
+//	s.t.  Σ_{a leaves start(q)} f_a = 1        every workload query is answered
+//	      Σ_{a enters v} f_a = Σ_{a leaves v} f_a   for every inner state v:
+//	                                           a plan is a start-to-end path (eq. 10)
+//	      Σ_{a ∈ q reads i} f_a ≤ K_{q,i} x_i  plans read recommended indexes (eq. 8)
+//	      Σ_{a leaves start(s)} f_a ≥ x_i       a maintained index's support query runs
+//	      Σ_{a leaves start(s)} f_a ≤ 1
+//	      x_si ≤ Σ_{b ∈ bases(si)} x_b          an SI has a base CF, chosen here (eq. 11)
+//	      Σ_i size_i x_i ≤ budget               (eq. 9)
+//
+// K_{q,i} is the number of ways index i embeds in q's graph (how often one
+// plan can read it); almost always 1. Variables exist only for steps of
+// complete plans and for indexes they read, so RUBiS has a few thousand
+// variables where NoSE's dense (query × index) program has 435,000.
+type ilp struct {
+	m       *solver.Model
+	x       map[*physical.Index]solver.Var
+	indexes []*physical.Index
+	queries []*workload.Statement
+	qdags   []*dag
+	qvars   []map[int]solver.Var // per query: arc → variable
+	writes  []*workload.Statement
+	upkeeps map[*workload.Statement]map[*physical.Index]upkeep
+	sups    []*support
+	svars   []map[int]solver.Var
+	mix     string
+	cost    []solver.Term // phase-1 objective
+	budget  []solver.Term
+	budgetC bool
+	scale   float64 // a lower bound on the workload's query cost
+	pool    *pool
+	needs   map[*physical.Index][]*support
+}
+
+// flow adds the variables and constraints of one plan DAG and returns its
+// arc variables and the terms of the flow leaving its start.
+func (pr *ilp) flow(name string, d *dag, weight float64, xv func(*physical.Index) solver.Var) (map[int]solver.Var, []solver.Term) {
+	vars := map[int]solver.Var{}
+	in := map[int][]solver.Term{}
+	out := map[int][]solver.Term{}
+	usage := map[*physical.Index][]solver.Term{}
+	maps := map[*physical.Index]map[string]bool{}
+	var order []*physical.Index
+	for _, a := range d.liveArcs() {
+		arc := d.arcs[a]
+		v := pr.m.AddVar(fmt.Sprintf("f %s %d", name, a), solver.Binary, 0, 1)
+		vars[a] = v
+		t := solver.Term{Var: v, Coef: 1}
+		out[arc.from] = append(out[arc.from], t)
+		in[arc.to] = append(in[arc.to], t)
+		pr.cost = append(pr.cost, solver.Term{Var: v, Coef: weight * arc.step.Cost})
+		x := arc.step.Index
+		if usage[x] == nil {
+			order = append(order, x)
+			maps[x] = map[string]bool{}
+		}
+		usage[x] = append(usage[x], t)
+		maps[x][fmt.Sprint(arc.step.Map)] = true
+	}
+	for i, st := range d.states {
+		if i == 0 || !st.live || st.end {
+			continue
+		}
+		terms := append([]solver.Term(nil), in[i]...)
+		for _, t := range out[i] {
+			terms = append(terms, solver.Term{Var: t.Var, Coef: -1})
+		}
+		pr.m.AddConstraint(fmt.Sprintf("%s state %d", name, i), terms, solver.EQ, 0)
+	}
+	for _, x := range order {
+		k := float64(len(maps[x]))
+		pr.m.AddConstraint(name+" reads "+x.Key, append(usage[x], solver.Term{Var: xv(x), Coef: -k}), solver.LE, 0)
+	}
+	return vars, out[0]
+}
+
+func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes []*workload.Statement,
+	upkeeps map[*workload.Statement]map[*physical.Index]upkeep, sups []*support, p *pool) *ilp {
+	pr := &ilp{m: solver.NewModel(), x: map[*physical.Index]solver.Var{}, queries: queries, qdags: qdags,
+		writes: writes, upkeeps: upkeeps, mix: opt.Mix}
+	xv := func(i *physical.Index) solver.Var {
+		if v, ok := pr.x[i]; ok {
+			return v
+		}
+		v := pr.m.AddVar("x "+i.Key, solver.Binary, 0, 1)
+		pr.x[i] = v
+		pr.indexes = append(pr.indexes, i)
+		return v
+	}
+	for qi, s := range queries {
+		if pl := qdags[qi].cheapest(); pl != nil {
+			pr.scale += s.Weight(opt.Mix) * pl.Cost
+		}
+		vars, start := pr.flow("q"+s.Tag, qdags[qi], s.Weight(opt.Mix), xv)
+		pr.qvars = append(pr.qvars, vars)
+		pr.m.AddConstraint("answer "+s.Tag, start, solver.EQ, 1)
+	}
+	// Close the program over what chosen indexes need: an SI's possible
+	// base CFs, and the support queries (and the indexes their plans read)
+	// of every index that writes change.
+	needMap := map[*physical.Index][]*support{}
+	pr.pool, pr.needs = p, needMap
+	for _, sp := range sups {
+		seen := map[*physical.Index]bool{}
+		for _, i := range sp.needBy {
+			if !seen[i] {
+				seen[i] = true
+				needMap[i] = append(needMap[i], sp)
+			}
+		}
+	}
+	added := map[*support][]solver.Term{}
+	addSupport := func(sp *support) []solver.Term {
+		if start, ok := added[sp]; ok {
+			return start
+		}
+		si := len(pr.sups)
+		vars, start := pr.flow(fmt.Sprintf("s%d", si), sp.dag, sp.write.Weight(opt.Mix), xv)
+		added[sp] = start
+		pr.sups = append(pr.sups, sp)
+		pr.svars = append(pr.svars, vars)
+		pr.m.AddConstraint(fmt.Sprintf("support %d at most once", si), start, solver.LE, 1)
+		return start
+	}
+	for k := 0; k < len(pr.indexes); k++ {
+		i := pr.indexes[k]
+		if i.Kind == physical.SI {
+			for _, b := range p.bases[i] {
+				xv(b)
+			}
+		}
+		for _, sp := range needMap[i] {
+			start := addSupport(sp)
+			pr.m.AddConstraint("support of "+i.Key, append(append([]solver.Term(nil), start...), solver.Term{Var: pr.x[i], Coef: -1}), solver.GE, 0)
+		}
+	}
+	// Write costs of every index in the program (indexes only support
+	// queries need are in it too).
+	for k := 0; k < len(pr.indexes); k++ {
+		i := pr.indexes[k]
+		c := 0.0
+		for _, s := range writes {
+			if u, ok := upkeeps[s][i]; ok {
+				c += s.Weight(opt.Mix) * u.cost(opt.Profile)
+			}
+		}
+		if c > 0 {
+			pr.cost = append(pr.cost, solver.Term{Var: pr.x[i], Coef: c})
+		}
+	}
+	// Every SI needs a base CF in the schema; the ILP picks which.
+	for k := 0; k < len(pr.indexes); k++ {
+		i := pr.indexes[k]
+		if i.Kind != physical.SI {
+			continue
+		}
+		terms := []solver.Term{{Var: pr.x[i], Coef: 1}}
+		for _, b := range p.bases[i] {
+			if v, ok := pr.x[b]; ok {
+				terms = append(terms, solver.Term{Var: v, Coef: -1})
+			}
+		}
+		pr.m.AddConstraint("base of "+i.Key, terms, solver.LE, 0)
+	}
+	for _, i := range pr.indexes {
+		pr.budget = append(pr.budget, solver.Term{Var: pr.x[i], Coef: i.Size})
+	}
+	if !math.IsInf(opt.Budget, 1) {
+		pr.m.AddConstraint("budget", pr.budget, solver.LE, opt.Budget)
+		pr.budgetC = true
+	}
+	return pr
+}
+
+// solve minimizes cost with ties broken towards fewer, then smaller,
+// indexes: the tie-breaking terms are scaled so that all of them together
+// weigh less than 1e-7 of the cheapest conceivable query cost, so they
+// never trade against a real cost difference (CBC's own optimality
+// tolerance is coarser) and one solver run suffices.
+func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solution, error) {
+	obj := append([]solver.Term(nil), pr.cost...)
+	n := float64(len(pr.indexes) + 1)
+	maxSize := 1.0
+	for _, i := range pr.indexes {
+		maxSize = max(maxSize, i.Size)
+	}
+	perIndex := 1e-7 * pr.scale / n
+	for _, i := range pr.indexes {
+		obj = append(obj, solver.Term{Var: pr.x[i], Coef: perIndex * (1 + i.Size/maxSize/n)})
+	}
+	pr.m.SetObjective(obj)
+	if start := pr.greedy(opt); start != nil {
+		pr.m.SetStart(start)
+	}
+	st.Solves++
+	sol, err := opt.Solver.Solve(ctx, pr.m)
+	if err != nil {
+		return nil, err
+	}
+	st.Solver = sol.Solver
+	st.Gap = sol.Gap
+	opt.progress("solver: %v in %v", sol.Status, sol.Time.Round(time.Millisecond))
+	switch sol.Status {
+	case solver.Optimal, solver.Feasible:
+		st.Optimal = sol.Status == solver.Optimal
+		return sol, nil
+	case solver.Infeasible:
+		if !pr.budgetC {
+			return nil, fmt.Errorf("the integer program is infeasible without a budget (a bug: every query has a plan)")
+		}
+		return nil, errInfeasible
+	}
+	return nil, fmt.Errorf("solver %s stopped with status %v", sol.Solver, sol.Status)
+}
+
+// errInfeasible reports that the budget is too small.
+var errInfeasible = fmt.Errorf("infeasible budget")
+
+// minBudget is the size of the smallest schema the program admits.
+func (pr *ilp) minBudget(ctx context.Context, opt Options, st *Stats) (float64, error) {
+	pr.m.SetObjective(pr.budget)
+	st.Solves++
+	sol, err := opt.Solver.Solve(ctx, pr.m)
+	if err != nil {
+		return 0, err
+	}
+	if sol.Status != solver.Optimal && sol.Status != solver.Feasible {
+		return 0, fmt.Errorf("solver %s: no schema answers the workload (status %v)", sol.Solver, sol.Status)
+	}
+	return sol.Objective, nil
+}
+
+// extract reads the chosen indexes and plans, and recomputes the totals
+// from them.
+func (pr *ilp) extract(sol *solver.Solution, res *Result) {
+	on := func(v solver.Var) bool { return sol.Values[v] > 0.5 }
+	chosen := map[*physical.Index]bool{}
+	for _, i := range pr.indexes {
+		if on(pr.x[i]) {
+			chosen[i] = true
+			res.Indexes = append(res.Indexes, i)
+			res.TotalSize += i.Size
+		}
+	}
+	for qi, s := range pr.queries {
+		pl := pr.qdags[qi].plan(path(pr.qdags[qi], pr.qvars[qi], on))
+		w := s.Weight(pr.mix)
+		res.Queries = append(res.Queries, &QueryPlan{Statement: s, Weight: w, Plan: pl})
+		res.TotalCost += w * pl.Cost
+	}
+	for _, s := range pr.writes {
+		wp := &WritePlan{Statement: s, Weight: s.Weight(pr.mix)}
+		var idx []*physical.Index
+		for i := range pr.upkeeps[s] {
+			if chosen[i] {
+				idx = append(idx, i)
+			}
+		}
+		sort.Slice(idx, func(a, b int) bool { return idx[a].Key < idx[b].Key })
+		for _, i := range idx {
+			u := pr.upkeeps[s][i]
+			iu := &IndexUpkeep{Index: i, Puts: u.puts, Deletes: u.deletes, WriteCost: u.cost(res.Profile)}
+			for si, sp := range pr.sups {
+				if sp.write != s || !needs(sp, i) {
+					continue
+				}
+				if pl := pr.supportPlan(si, on); pl != nil {
+					iu.Support = append(iu.Support, pl)
+				}
+			}
+			wp.Indexes = append(wp.Indexes, iu)
+			wp.Cost += iu.WriteCost
+		}
+		// Each chosen support query runs once per write, however many
+		// indexes need it.
+		for si, sp := range pr.sups {
+			if sp.write != s {
+				continue
+			}
+			if pl := pr.supportPlan(si, on); pl != nil {
+				wp.Cost += pl.Cost
+			}
+		}
+		res.Writes = append(res.Writes, wp)
+		res.TotalCost += wp.Weight * wp.Cost
+	}
+}
+
+func needs(sp *support, i *physical.Index) bool {
+	for _, x := range sp.needBy {
+		if x == i {
+			return true
+		}
+	}
+	return false
+}
+
+// path follows the chosen arcs of a DAG from its start to an end state.
+func path(d *dag, vars map[int]solver.Var, on func(solver.Var) bool) []int {
+	var p []int
+	for i := 0; !d.states[i].end; {
+		next := -1
+		for _, a := range d.states[i].out {
+			if v, ok := vars[a]; ok && on(v) {
+				next = a
+				break
+			}
+		}
+		if next < 0 {
+			return nil
+		}
+		p = append(p, next)
+		i = d.arcs[next].to
+	}
+	return p
+}
+
+// supportPlan is the chosen plan of support query si, or nil if it does not
+// run.
+func (pr *ilp) supportPlan(si int, on func(solver.Var) bool) *physical.Plan {
+	d := pr.sups[si].dag
+	p := path(d, pr.svars[si], on)
+	if p == nil {
+		return nil
+	}
+	return d.plan(p)
+}
+
+// greedy builds a feasible solution to start the solver from: every query
+// on its cheapest plan, every index those plans read kept up with its
+// cheapest support plans (and so on for the indexes those read), every SI
+// on a base CF. It returns nil when that schema exceeds the budget.
+func (pr *ilp) greedy(opt Options) []float64 {
+	val := make([]float64, pr.m.NumVars())
+	chosen := map[*physical.Index]bool{}
+	var queue []*physical.Index
+	take := func(d *dag, vars map[int]solver.Var) bool {
+		path := d.cheapestPath()
+		if path == nil {
+			return false
+		}
+		for _, a := range path {
+			v, ok := vars[a]
+			if !ok {
+				return false
+			}
+			val[v] = 1
+			if x := d.arcs[a].step.Index; !chosen[x] {
+				chosen[x] = true
+				queue = append(queue, x)
+			}
+		}
+		return true
+	}
+	for qi := range pr.queries {
+		if !take(pr.qdags[qi], pr.qvars[qi]) {
+			return nil
+		}
+	}
+	supportOf := map[*support]int{}
+	for si, sp := range pr.sups {
+		supportOf[sp] = si
+	}
+	routed := map[int]bool{}
+	for k := 0; k < len(queue); k++ {
+		x := queue[k]
+		if x.Kind == physical.SI {
+			base := false
+			for _, b := range pr.pool.bases[x] {
+				if chosen[b] {
+					base = true
+				}
+			}
+			if !base {
+				for _, b := range pr.pool.bases[x] {
+					if _, ok := pr.x[b]; ok {
+						chosen[b] = true
+						queue = append(queue, b)
+						break
+					}
+				}
+			}
+		}
+		for _, sp := range pr.needs[x] {
+			si := supportOf[sp]
+			if !routed[si] {
+				routed[si] = true
+				if !take(sp.dag, pr.svars[si]) {
+					return nil
+				}
+			}
+		}
+	}
+	size := 0.0
+	for x := range chosen {
+		v, ok := pr.x[x]
+		if !ok {
+			return nil
+		}
+		val[v] = 1
+		size += x.Size
+	}
+	if size > opt.Budget {
+		return nil
+	}
+	return val
+}

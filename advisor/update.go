@@ -1,0 +1,293 @@
+package advisor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+)
+
+// upkeep is what one write costs one index: the rows it puts and deletes
+// and the support queries that must run first to know them.
+type upkeep struct {
+	puts, deletes float64
+	support       []*model.Query
+}
+
+func (u upkeep) cost(p cost.Profile) float64 { return p.Insert(u.puts) + p.Delete(u.deletes) }
+
+// maintain works out how write w changes index x (false when it does not).
+// Support queries read what the write does not say: the keys of the rows to
+// rewrite or delete, the old values of changed key attributes, and the
+// fields of the entities a new tuple joins with.
+func maintain(w *model.Write, x *physical.Index) (upkeep, bool) {
+	var u upkeep
+	touched := false
+	for n, nd := range x.Graph.Nodes {
+		if nd.Entity != w.Entity {
+			continue
+		}
+		var part upkeep
+		var ok bool
+		switch w.Kind {
+		case model.Insert:
+			part, ok = insertUpkeep(w, x, n)
+		case model.Update:
+			part, ok = updateUpkeep(w, x, n)
+		case model.Delete:
+			part, ok = deleteUpkeep(w, x, n)
+		}
+		if ok {
+			touched = true
+			u.puts += part.puts
+			u.deletes += part.deletes
+			u.support = append(u.support, part.support...)
+		}
+	}
+	if w.Kind == model.Connect || w.Kind == model.Disconnect {
+		return connectUpkeep(w, x)
+	}
+	return u, touched
+}
+
+// perTuple is the number of join rows of x per tuple of node n's entity.
+func perTuple(x *physical.Index, n int) float64 {
+	return x.Entries / x.Graph.Nodes[n].Entity.Count
+}
+
+// component lists the nodes of x's graph reachable from start without
+// passing through avoid.
+func component(g *model.Graph, start, avoid int) []int {
+	seen := map[int]bool{start: true, avoid: true}
+	out := []int{start}
+	for i := 0; i < len(out); i++ {
+		for _, e := range g.Neighbors(out[i]) {
+			if !seen[e.To] {
+				seen[e.To] = true
+				out = append(out, e.To)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// supportQuery builds a query over the nodes of x's graph, rooted at root,
+// selecting the given attributes, with predicates on the root.
+func supportQuery(x *physical.Index, nodes []int, root int, sel []physical.Attr, preds []model.Pred) *model.Query {
+	g, from := physical.Canon(physical.Sub{Graph: x.Graph, Root: root, Nodes: nodes})
+	to := map[int]int{}
+	for i, v := range from {
+		to[v] = i
+	}
+	q := &model.Query{Graph: g}
+	for _, a := range sel {
+		if n, ok := to[a.Node]; ok {
+			q.Select = appendUnique(q.Select, model.FieldRef{Node: n, Field: a.Field})
+		}
+	}
+	for _, p := range preds {
+		p.Ref.Node = 0
+		q.Preds = append(q.Preds, p)
+	}
+	return q
+}
+
+func appendUnique(rs []model.FieldRef, r model.FieldRef) []model.FieldRef {
+	for _, x := range rs {
+		if x == r {
+			return rs
+		}
+	}
+	return append(rs, r)
+}
+
+func keyPred(f *model.Field) model.Pred {
+	return model.Pred{Ref: model.FieldRef{Node: 0, Field: f}, Op: model.Eq, Value: &lang.Param{}}
+}
+
+// insertUpkeep: a new tuple at node n of x joins only along relationships
+// the INSERT connects, and only to-one ones (it has no children yet).
+func insertUpkeep(w *model.Write, x *physical.Index, n int) (upkeep, bool) {
+	var u upkeep
+	for _, e := range x.Graph.Neighbors(n) {
+		if e.Nav.Many || !w.LinksNav(e.Nav) {
+			return upkeep{}, false
+		}
+		comp := component(x.Graph, e.To, n)
+		var sel []physical.Attr
+		for _, a := range x.Attrs() {
+			if contains(comp, a.Node) && !(a.Node == e.To && a.Field.Key) {
+				sel = append(sel, a)
+			}
+		}
+		if len(sel) > 0 {
+			u.support = append(u.support, supportQuery(x, comp, e.To, sel, []model.Pred{keyPred(e.Nav.To.Key)}))
+		}
+	}
+	// The new tuple joins the rows its links lead to (1 when x holds only
+	// its entity).
+	u.puts = perTuple(x, n)
+	return u, true
+}
+
+func contains(xs []int, v int) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// knownByPreds lists the fields of node n fixed by the write's equalities.
+func knownByPreds(w *model.Write) map[*model.Field]bool {
+	known := map[*model.Field]bool{}
+	for _, p := range w.Preds {
+		if p.Op == model.Eq {
+			known[p.Ref.Field] = true
+		}
+	}
+	return known
+}
+
+func whereSelectivity(w *model.Write) float64 {
+	s := 1.0
+	for _, p := range w.Preds {
+		s *= selectivity(p)
+	}
+	return s
+}
+
+// updateUpkeep: rows holding a changed field are rewritten; when the field
+// is part of x's key the old row is deleted too, and its old values read.
+func updateUpkeep(w *model.Write, x *physical.Index, n int) (upkeep, bool) {
+	changesKey, changes := false, false
+	for _, a := range x.Attrs() {
+		if a.Node == n && w.SetsField(a.Field) {
+			changes = true
+			if x.InKey(a) {
+				changesKey = true
+			}
+		}
+	}
+	if !changes {
+		return upkeep{}, false
+	}
+	rows := x.Entries * whereSelectivity(w)
+	u := upkeep{puts: rows}
+	known := knownByPreds(w)
+	var need []physical.Attr
+	candidates := append(append([]physical.Attr(nil), x.Hash...), x.Order...)
+	if changesKey {
+		u.deletes = rows
+		candidates = x.Attrs()
+	}
+	for _, a := range candidates {
+		if a.Node == n && known[a.Field] {
+			continue
+		}
+		if !changesKey && a.Node == n && w.SetsField(a.Field) {
+			continue
+		}
+		need = append(need, a)
+	}
+	if len(need) > 0 {
+		u.support = append(u.support, supportQuery(x, allNodes(x), n, need, w.Preds))
+	}
+	return u, true
+}
+
+func allNodes(x *physical.Index) []int {
+	out := make([]int, len(x.Graph.Nodes))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// deleteUpkeep: every row holding a deleted tuple goes; its key is read
+// unless the predicates fix it.
+func deleteUpkeep(w *model.Write, x *physical.Index, n int) (upkeep, bool) {
+	rows := x.Entries * whereSelectivity(w)
+	u := upkeep{deletes: rows}
+	known := knownByPreds(w)
+	var need []physical.Attr
+	for _, a := range append(append([]physical.Attr(nil), x.Hash...), x.Order...) {
+		if !(a.Node == n && known[a.Field]) {
+			need = append(need, a)
+		}
+	}
+	if len(need) > 0 {
+		u.support = append(u.support, supportQuery(x, allNodes(x), n, need, w.Preds))
+	}
+	return u, true
+}
+
+// connectUpkeep: CONNECT adds the join rows through the new edge, reading
+// both sides; DISCONNECT deletes them, reading their keys.
+func connectUpkeep(w *model.Write, x *physical.Index) (upkeep, bool) {
+	var u upkeep
+	touched := false
+	for n, nd := range x.Graph.Nodes {
+		if nd.Entity != w.Entity {
+			continue
+		}
+		for _, e := range x.Graph.Neighbors(n) {
+			if e.Nav != w.Nav {
+				continue
+			}
+			touched = true
+			a, b := component(x.Graph, n, e.To), component(x.Graph, e.To, n)
+			rows := joinPer(x, a, n) * joinPer(x, b, e.To)
+			attrs := x.Attrs()
+			if w.Kind == model.Disconnect {
+				u.deletes += rows
+				attrs = append(append([]physical.Attr(nil), x.Hash...), x.Order...)
+			} else {
+				u.puts += rows
+			}
+			for _, side := range []struct {
+				nodes []int
+				root  int
+			}{{a, n}, {b, e.To}} {
+				var sel []physical.Attr
+				for _, at := range attrs {
+					if contains(side.nodes, at.Node) && !(at.Node == side.root && at.Field.Key) {
+						sel = append(sel, at)
+					}
+				}
+				if len(sel) > 0 {
+					u.support = append(u.support, supportQuery(x, side.nodes, side.root, sel, []model.Pred{keyPred(x.Graph.Nodes[side.root].Entity.Key)}))
+				}
+			}
+		}
+	}
+	return u, touched
+}
+
+// joinPer is the number of join rows over nodes per tuple of root.
+func joinPer(x *physical.Index, nodes []int, root int) float64 {
+	g, _ := physical.Canon(physical.Sub{Graph: x.Graph, Root: root, Nodes: nodes})
+	return physical.JoinSize(g) / g.Nodes[0].Entity.Count
+}
+
+// queryKey identifies a support query for sharing between indexes.
+func queryKey(q *model.Query) string {
+	var b strings.Builder
+	b.WriteString(physical.GraphKey(q.Graph))
+	var sel []string
+	for _, r := range q.Select {
+		sel = append(sel, q.Graph.DescribeRef(r))
+	}
+	sort.Strings(sel)
+	b.WriteString("|" + strings.Join(sel, ","))
+	for _, p := range q.Preds {
+		fmt.Fprintf(&b, "|%s%s", q.Graph.DescribeRef(p.Ref), p.Op)
+	}
+	return b.String()
+}

@@ -1,0 +1,129 @@
+// Package cost owns the cost model the advisor minimizes: the constants of a
+// backend (a Profile) and the formulas of seed 000 — eq. 4 for a column-family
+// lookup, Algorithm 2 for steps through a secondary index, eq. 6 for writes.
+//
+// A lookup probing P partitions and returning R rows costs
+// IndexCost + P·PartitionCost + R·RowCost (eq. 4; NoSE's Cassandra model).
+// With S = CFQueryCost, D = SIQueryCost − CFQueryCost and J = S·max(R, 1):
+// an SI step that answers the query alone costs eq. 4 × SIQueryCost/S
+// (eq. 5); an SI step feeding its base CF costs
+// IndexCost + P·PartitionCost + R·RowCost·D/J; the base-CF step after it
+// IndexCost + P·PartitionCost·D/J + R·RowCost. Writing R rows costs
+// R·InsertCost, deleting them R·DeleteCost (eq. 6).
+package cost
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Profile holds one backend's constants, in seconds.
+type Profile struct {
+	Name          string  `json:"name"`
+	IndexCost     float64 `json:"index_cost"`
+	PartitionCost float64 `json:"partition_cost"`
+	RowCost       float64 `json:"row_cost"`
+	InsertCost    float64 `json:"insert_cost"`
+	DeleteCost    float64 `json:"delete_cost"`
+	CFQueryCost   float64 `json:"cf_query_cost"`
+	SIQueryCost   float64 `json:"si_query_cost"`
+}
+
+// Cassandra is the profile of the paper's setting: NoSE's measured Cassandra
+// constants and the SI extension's two latencies (shared/rubis/README.md).
+var Cassandra = Profile{
+	Name:          "cassandra",
+	IndexCost:     0.0078395645,
+	PartitionCost: 0.0013692786,
+	RowCost:       1.17093638386496e-05,
+	InsertCost:    0.013329108,
+	DeleteCost:    0.0013287903,
+	CFQueryCost:   0.001309539,
+	SIQueryCost:   0.001309539 + 0.0006026385,
+}
+
+// Builtin lists the profiles available by name.
+var Builtin = map[string]Profile{"cassandra": Cassandra}
+
+// Load returns the built-in profile called name, or reads a JSON profile
+// from the file name.
+func Load(name string) (Profile, error) {
+	if p, ok := Builtin[name]; ok {
+		return p, nil
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		names := make([]string, 0, len(Builtin))
+		for n := range Builtin {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Profile{}, fmt.Errorf("profile %q is neither built in (%s) nor a readable file: %v", name, strings.Join(names, ", "), err)
+	}
+	var p Profile
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Profile{}, fmt.Errorf("profile %s: %v", name, err)
+	}
+	if p.Name == "" {
+		p.Name = name
+	}
+	return p, p.Validate()
+}
+
+// Validate checks that every constant is usable.
+func (p Profile) Validate() error {
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"index_cost", p.IndexCost}, {"partition_cost", p.PartitionCost}, {"row_cost", p.RowCost},
+		{"insert_cost", p.InsertCost}, {"delete_cost", p.DeleteCost}, {"cf_query_cost", p.CFQueryCost}, {"si_query_cost", p.SIQueryCost}} {
+		if !(c.v >= 0) || c.v > 1e6 {
+			return fmt.Errorf("profile %s: %s = %v must be a finite number ≥ 0", p.Name, c.name, c.v)
+		}
+	}
+	if p.CFQueryCost <= 0 {
+		return fmt.Errorf("profile %s: cf_query_cost must be > 0 (it divides the SI formulas)", p.Name)
+	}
+	if p.SIQueryCost < p.CFQueryCost {
+		return fmt.Errorf("profile %s: si_query_cost (%v) must be ≥ cf_query_cost (%v)", p.Name, p.SIQueryCost, p.CFQueryCost)
+	}
+	return nil
+}
+
+// StepKind says how a lookup relates to secondary indexes.
+type StepKind uint8
+
+// Step kinds of Algorithm 2.
+const (
+	Plain   StepKind = iota // a CF lookup not next to an SI step
+	SIAlone                 // an SI lookup that answers the query by itself
+	SIFirst                 // an SI lookup feeding its base CF
+	AfterSI                 // the base-CF lookup after an SI lookup
+)
+
+// Lookup is the cost of one lookup step probing p partitions for r rows.
+func (p Profile) Lookup(kind StepKind, parts, rows float64) float64 {
+	base := p.IndexCost + parts*p.PartitionCost + rows*p.RowCost
+	d := p.SIQueryCost - p.CFQueryCost
+	j := p.CFQueryCost * max(rows, 1)
+	switch kind {
+	case SIAlone:
+		return base * p.SIQueryCost / p.CFQueryCost
+	case SIFirst:
+		return p.IndexCost + parts*p.PartitionCost + rows*p.RowCost*d/j
+	case AfterSI:
+		return p.IndexCost + parts*p.PartitionCost*d/j + rows*p.RowCost
+	}
+	return base
+}
+
+// Insert is the cost of writing rows rows.
+func (p Profile) Insert(rows float64) float64 { return rows * p.InsertCost }
+
+// Delete is the cost of deleting rows rows.
+func (p Profile) Delete(rows float64) float64 { return rows * p.DeleteCost }

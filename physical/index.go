@@ -1,0 +1,263 @@
+// Package physical owns the physical structures the advisor recommends and
+// the runtime executes: column families (CFs) materializing a join of
+// entities along relationships, keyed by a partition key and a clustering
+// key, and secondary indexes (SIs) on a CF's non-partition-key attribute;
+// and the query plans over them (plan.go), one representation shared by the
+// advisor (which costs them) and the runtime (which runs them).
+//
+// Invariants:
+//   - An Index's Graph is canonical: rooted at the node of its first
+//     partition-key attribute, children in order of navigation name, so two
+//     indexes over the same shape have equal graphs and equal Keys.
+//   - A CF's key holds the key of every entity of its graph (each CF row is
+//     one tuple of the join); its partition-key attributes belong to one node.
+//   - An SI has one partition-key attribute (the indexed attribute) and one
+//     value attribute (the partition key of its base CFs), over the graph of
+//     its base CFs.
+//   - Entries, Size and Partitions are pure functions of the model's
+//     statistics.
+package physical
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kvschema/kvschema/model"
+)
+
+// Kind distinguishes column families from secondary indexes.
+type Kind uint8
+
+// Index kinds.
+const (
+	CF Kind = iota + 1
+	SI
+)
+
+func (k Kind) String() string {
+	if k == SI {
+		return "SI"
+	}
+	return "CF"
+}
+
+// Attr is a field of one node of an index's graph.
+type Attr struct {
+	Node  int
+	Field *model.Field
+}
+
+// Index is a column family or a secondary index.
+type Index struct {
+	Kind  Kind
+	Graph *model.Graph
+	Hash  []Attr // partition key, sorted by name
+	Order []Attr // clustering key, in key order
+	Extra []Attr // value attributes, sorted by name
+	Key   string // canonical identity
+	Name  string // readable, unique within one advisor run
+
+	Entries    float64 // rows
+	EntrySize  float64 // bytes per row
+	Size       float64 // bytes
+	Partitions float64 // distinct partition keys
+}
+
+// AttrName writes an attribute as path.field (items.bids.date).
+func (x *Index) AttrName(a Attr) string {
+	return x.Graph.Describe(a.Node) + "." + a.Field.Name
+}
+
+// Attrs lists every attribute: partition key, clustering key, values.
+func (x *Index) Attrs() []Attr {
+	out := make([]Attr, 0, len(x.Hash)+len(x.Order)+len(x.Extra))
+	out = append(out, x.Hash...)
+	out = append(out, x.Order...)
+	return append(out, x.Extra...)
+}
+
+// Has reports whether the index stores attribute a.
+func (x *Index) Has(a Attr) bool {
+	for _, b := range x.Attrs() {
+		if b == a {
+			return true
+		}
+	}
+	return false
+}
+
+// InKey reports whether a is in the partition or clustering key.
+func (x *Index) InKey(a Attr) bool {
+	for _, b := range x.Hash {
+		if b == a {
+			return true
+		}
+	}
+	for _, b := range x.Order {
+		if b == a {
+			return true
+		}
+	}
+	return false
+}
+
+// RowsPerPartition is the average number of rows of one partition.
+func (x *Index) RowsPerPartition() float64 { return x.Entries / x.Partitions }
+
+// Sub is a connected set of nodes of a query graph with a chosen root: the
+// shape of an index before canonicalization.
+type Sub struct {
+	Graph *model.Graph
+	Root  int
+	Nodes []int // includes Root
+}
+
+// Canon builds the canonical graph of sub: the nodes reachable from Root
+// inside Nodes, children sorted by navigation name. It returns the graph
+// and, for each of its nodes, the query-graph node it came from.
+func Canon(sub Sub) (*model.Graph, []int) {
+	in := map[int]bool{}
+	for _, n := range sub.Nodes {
+		in[n] = true
+	}
+	g := &model.Graph{Nodes: []model.Node{{Entity: sub.Graph.Nodes[sub.Root].Entity, Parent: -1}}}
+	from := []int{sub.Root}
+	seen := map[int]bool{sub.Root: true}
+	for i := 0; i < len(from); i++ {
+		es := sub.Graph.Neighbors(from[i])
+		sort.Slice(es, func(a, b int) bool { return es[a].Nav.Name < es[b].Nav.Name })
+		for _, e := range es {
+			if !in[e.To] || seen[e.To] {
+				continue
+			}
+			seen[e.To] = true
+			g.Nodes = append(g.Nodes, model.Node{Entity: e.Nav.To, Parent: i, Via: e.Nav})
+			from = append(from, e.To)
+		}
+	}
+	for i := range g.Nodes {
+		g.Nodes[i].Alias = g.Describe(i)
+	}
+	return g, from
+}
+
+// GraphKey is the canonical text of a graph: its node paths.
+func GraphKey(g *model.Graph) string {
+	paths := make([]string, len(g.Nodes))
+	for i := range g.Nodes {
+		paths[i] = g.Describe(i)
+	}
+	return strings.Join(paths, ",")
+}
+
+// Finish sorts the unordered parts, drops duplicates between the parts,
+// computes the identity and the size estimates. Call it once the Graph and
+// attributes are set.
+func (x *Index) Finish() {
+	seen := map[Attr]bool{}
+	dedupe := func(as []Attr) []Attr {
+		out := as[:0:0]
+		for _, a := range as {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	x.sortAttrs(x.Hash)
+	x.Hash = dedupe(x.Hash)
+	x.Order = dedupe(x.Order)
+	x.sortAttrs(x.Extra)
+	x.Extra = dedupe(x.Extra)
+	var b strings.Builder
+	b.WriteString(x.Kind.String() + "[" + GraphKey(x.Graph) + "]")
+	for _, part := range [][]Attr{x.Hash, x.Order, x.Extra} {
+		b.WriteByte('|')
+		for i, a := range part {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(x.AttrName(a))
+		}
+	}
+	x.Key = b.String()
+	x.Entries = JoinSize(x.Graph)
+	x.EntrySize = 0
+	for _, a := range x.Attrs() {
+		x.EntrySize += a.Field.Size
+	}
+	x.Size = x.Entries * x.EntrySize
+	p := 1.0
+	for _, a := range x.Hash {
+		p *= a.Field.Cardinality
+	}
+	x.Partitions = min(max(p, 1), x.Entries)
+}
+
+func (x *Index) sortAttrs(as []Attr) {
+	sort.Slice(as, func(i, j int) bool { return x.AttrName(as[i]) < x.AttrName(as[j]) })
+}
+
+// JoinSize is the number of tuples of the join a graph describes: the
+// root's count times the fan-out of every navigation.
+func JoinSize(g *model.Graph) float64 {
+	n := g.Nodes[0].Entity.Count
+	for _, nd := range g.Nodes[1:] {
+		n *= nd.Via.Fanout()
+	}
+	return n
+}
+
+// Embeddings lists the ways x's graph maps onto query graph q: for each,
+// the q node of every x node.
+func (x *Index) Embeddings(q *model.Graph) [][]int {
+	var out [][]int
+	for v := range q.Nodes {
+		if q.Nodes[v].Entity != x.Graph.Nodes[0].Entity {
+			continue
+		}
+		m := make([]int, len(x.Graph.Nodes))
+		m[0] = v
+		ok := true
+		used := map[int]bool{v: true}
+		for i := 1; i < len(x.Graph.Nodes) && ok; i++ {
+			nd := x.Graph.Nodes[i]
+			t := q.Step(m[nd.Parent], nd.Via)
+			if t < 0 || used[t] {
+				ok = false
+				break
+			}
+			used[t] = true
+			m[i] = t
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (x *Index) String() string {
+	if x.Name != "" {
+		return x.Name
+	}
+	return x.Key
+}
+
+// Describe writes the index in the seed's notation:
+// CF([users.id] [users.firstname] → [users.lastname]) or SI([…] → […]).
+func (x *Index) Describe() string {
+	names := func(as []Attr) string {
+		s := make([]string, len(as))
+		for i, a := range as {
+			s[i] = x.AttrName(a)
+		}
+		return strings.Join(s, ", ")
+	}
+	if x.Kind == SI {
+		return fmt.Sprintf("SI([%s] → [%s])", names(x.Hash), names(x.Extra))
+	}
+	return fmt.Sprintf("CF([%s] [%s] → [%s])", names(x.Hash), names(x.Order), names(x.Extra))
+}

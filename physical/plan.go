@@ -1,0 +1,101 @@
+package physical
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/model"
+)
+
+// Lookup is one step of a plan: a read of Index whose graph is mapped onto
+// the query graph by Map. The first step binds its partition key from the
+// query's equality predicates; every later step is keyed by the key of
+// query node Link, fetched by an earlier step, and is executed as one
+// batched read for all the keys the previous step produced.
+type Lookup struct {
+	Index *Index
+	Map   []int // index node → query node
+	Link  int   // query node whose key is the partition key; -1 for the first step
+	// KeyPreds are the query predicates the key answers (indexes into
+	// Query.Preds): equalities on the partition key and a clustering-key
+	// prefix, then range predicates on the next clustering attribute.
+	KeyPreds []int
+	// Filters are predicates applied at the client after this step.
+	Filters []int
+	Kind    cost.StepKind
+	// Estimates: partitions probed, rows read, rows kept after filters and
+	// the step's cost.
+	Partitions, Rows, Kept, Cost float64
+}
+
+// Plan answers one query (or a write's support query): lookups, then a
+// client-side sort when no step delivers the ORDER BY, then the limit.
+type Plan struct {
+	Query *model.Query
+	Steps []Lookup
+	Sort  bool
+	Limit int64
+	Cost  float64
+	Rows  float64
+}
+
+// Indexes lists the distinct indexes the plan reads.
+func (p *Plan) Indexes() []*Index {
+	var out []*Index
+	seen := map[*Index]bool{}
+	for _, s := range p.Steps {
+		if !seen[s.Index] {
+			seen[s.Index] = true
+			out = append(out, s.Index)
+		}
+	}
+	return out
+}
+
+// Describe writes the plan one step per line, in the seed's vocabulary.
+func (p *Plan) Describe(indent string) string {
+	var b strings.Builder
+	g := p.Query.Graph
+	for i, s := range p.Steps {
+		what := "Index Lookup Column Family"
+		if s.Index.Kind == SI {
+			what = "Index Lookup Secondary Index"
+		}
+		fmt.Fprintf(&b, "%s%d. %s %s %s\n", indent, i+1, what, s.Index.Name, s.Index.Describe())
+		var key []string
+		for _, k := range s.KeyPreds {
+			key = append(key, predText(g, p.Query.Preds[k]))
+		}
+		if s.Link >= 0 {
+			key = append([]string{fmt.Sprintf("%s.%s = (from step %d)", g.Describe(s.Link), g.Nodes[s.Link].Entity.Key.Name, i)}, key...)
+		}
+		fmt.Fprintf(&b, "%s   key: %s; partitions %.4g, rows %.4g, cost %.6g\n", indent, strings.Join(key, " AND "), s.Partitions, s.Rows, s.Cost)
+		if len(s.Filters) > 0 {
+			var fs []string
+			for _, f := range s.Filters {
+				fs = append(fs, predText(g, p.Query.Preds[f]))
+			}
+			fmt.Fprintf(&b, "%s   client filter: %s → %.4g rows\n", indent, strings.Join(fs, " AND "), s.Kept)
+		}
+	}
+	if p.Sort {
+		var os []string
+		for _, o := range p.Query.OrderBy {
+			t := g.DescribeRef(o.Ref)
+			if o.Desc {
+				t += " DESC"
+			}
+			os = append(os, t)
+		}
+		fmt.Fprintf(&b, "%s   client sort by %s\n", indent, strings.Join(os, ", "))
+	}
+	if p.Limit > 0 {
+		fmt.Fprintf(&b, "%s   limit %d\n", indent, p.Limit)
+	}
+	return b.String()
+}
+
+func predText(g *model.Graph, p model.Pred) string {
+	return fmt.Sprintf("%s %s ?", g.DescribeRef(p.Ref), p.Op)
+}

@@ -1,0 +1,459 @@
+package solver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CBC solves models by running the COIN-OR CBC binary (Debian package
+// coinor-cbc, tested with 2.10.x) on an LP file in a temporary directory and
+// reading back its solution file. The zero value is ready to use. A CBC may
+// be used concurrently unless KeepFiles is set (runs would share the files).
+type CBC struct {
+	// Path is the cbc binary; "" looks up "cbc" in PATH.
+	Path string
+	// TimeLimit stops the search after this long (cbc "sec"); 0 means no
+	// limit. A stopped run reports Feasible or NoSolution. cbc checks the
+	// limit only now and then, so it may overrun it slightly.
+	TimeLimit time.Duration
+	// Threads is cbc's "threads" setting; 0 keeps cbc's default.
+	Threads int
+	// RelGap is cbc's "ratioGap": stop once the incumbent is proven within
+	// this relative gap of the optimum, and report it as Optimal with Gap
+	// set. 0 means prove optimality.
+	RelGap float64
+	// KeepFiles, if non-empty, is a directory (created if missing) where
+	// model.lp, solution.txt and cbc.log are written and kept for debugging,
+	// overwriting earlier ones.
+	KeepFiles string
+	// Args are extra cbc parameters placed before "solve", e.g.
+	// {"preprocess", "off"}.
+	Args []string
+}
+
+const (
+	cbcModelFile = "model.lp"
+	cbcSolFile   = "solution.txt"
+	cbcLogFile   = "cbc.log"
+	cbcStartFile = "start.sol"
+	cbcInstall   = "install it with `apt-get install coinor-cbc`"
+)
+
+// Name returns "cbc".
+func (c *CBC) Name() string { return "cbc" }
+
+func (c *CBC) binary() (string, error) {
+	name := c.Path
+	if name == "" {
+		name = "cbc"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("solver: cbc not found (%s): %w", cbcInstall, err)
+	}
+	return path, nil
+}
+
+// Available reports whether the cbc binary can be run: nil if it starts and
+// prints its banner, otherwise an error that tells the user how to install
+// it.
+func (c *CBC) Available() error {
+	path, err := c.binary()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// "-quit" makes cbc print its banner and exit without reading stdin.
+	out, err := exec.CommandContext(ctx, path, "-quit").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("solver: cannot run %s (%s): %w: %s", path, cbcInstall, err, tail(out))
+	}
+	if !bytes.Contains(out, []byte("CBC")) {
+		return fmt.Errorf("solver: %s does not look like COIN-OR CBC (%s): %s", path, cbcInstall, tail(out))
+	}
+	return nil
+}
+
+// Solve writes m as an LP file, runs
+//
+//	cbc model.lp [timeMode elapsed sec S] [threads N] ratioGap G solve solu solution.txt
+//
+// in a temporary directory and parses the solution file. An infeasible model
+// gives Status Infeasible and a nil error. If ctx is cancelled cbc is killed
+// and the context's error returned.
+func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
+	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("solver: cbc: %w", err)
+	}
+	if c.TimeLimit < 0 || c.Threads < 0 || c.RelGap < 0 || math.IsNaN(c.RelGap) {
+		return nil, fmt.Errorf("solver: cbc: negative TimeLimit, Threads or RelGap")
+	}
+	path, err := c.binary()
+	if err != nil {
+		return nil, err
+	}
+	if m.NumVars() == 0 {
+		// cbc cannot read a model without columns; the answer is trivial.
+		return trivial(m, "cbc", start), nil
+	}
+
+	dir := c.KeepFiles
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "kvschema-cbc-"); err != nil {
+			return nil, fmt.Errorf("solver: cbc: %w", err)
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("solver: cbc: %w", err)
+	}
+	if err := writeLPFile(filepath.Join(dir, cbcModelFile), m); err != nil {
+		return nil, fmt.Errorf("solver: cbc: writing model: %w", err)
+	}
+	startFile := ""
+	if len(m.start) > 0 {
+		startFile = cbcStartFile
+		if err := writeStart(filepath.Join(dir, startFile), m); err != nil {
+			return nil, fmt.Errorf("solver: cbc: writing start: %w", err)
+		}
+	}
+	// A stale solution file from a kept earlier run must not be mistaken
+	// for this run's answer.
+	if err := os.Remove(filepath.Join(dir, cbcSolFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("solver: cbc: %w", err)
+	}
+
+	// Relative file names with Dir set: cbc parses its command line itself,
+	// so paths with spaces or leading dashes never reach it.
+	cmd := exec.CommandContext(ctx, path, c.args(startFile)...)
+	cmd.Dir = dir
+	out := &headTail{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = 5 * time.Second // don't hang on pipes held by a killed cbc
+	runErr := cmd.Run()
+	if c.KeepFiles != "" {
+		_ = os.WriteFile(filepath.Join(dir, cbcLogFile), out.bytes(), 0o644)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("solver: cbc: %w", ctx.Err())
+	}
+	if runErr != nil {
+		return nil, fmt.Errorf("solver: cbc failed: %w\n%s", runErr, tail(out.bytes()))
+	}
+	// cbc exits 0 even when it cannot read the model; a missing solution
+	// file is the reliable sign of failure.
+	data, err := os.ReadFile(filepath.Join(dir, cbcSolFile))
+	if err != nil {
+		return nil, fmt.Errorf("solver: cbc wrote no solution: %w\n%s", err, tail(out.bytes()))
+	}
+	sol, err := decodeSolution(m, data)
+	if err != nil {
+		return nil, fmt.Errorf("solver: cbc: %w\n%s", err, tail(out.bytes()))
+	}
+	info := parseLog(out.bytes())
+	sol.Solver = "cbc"
+	if info.version != "" {
+		sol.Solver += " " + info.version
+	}
+	if sol.Status == Feasible || sol.Status == Optimal && c.RelGap > 0 {
+		sol.Gap = info.gap(sol.Objective)
+	}
+	sol.Time = time.Since(start)
+	return sol, nil
+}
+
+func (c *CBC) args(startFile string) []string {
+	args := []string{cbcModelFile}
+	if startFile != "" {
+		// A known solution spares cbc its own search for a first one
+		// (the feasibility pump takes most of the time on advisor models).
+		args = append(args, "mips", startFile)
+	}
+	if c.TimeLimit > 0 {
+		// cbc measures CPU time by default, summed over threads; the
+		// limit is meant as wall time.
+		args = append(args, "timeMode", "elapsed", "sec", formatNum(c.TimeLimit.Seconds()))
+	}
+	if c.Threads > 0 {
+		args = append(args, "threads", strconv.Itoa(c.Threads))
+	}
+	args = append(args, c.Args...)
+	return append(args, "ratioGap", formatNum(c.RelGap), "solve", "solu", cbcSolFile)
+}
+
+// writeStart writes m's start in cbc's solution-file format, which its
+// mipstart reader accepts: a status line, then "index name value" for every
+// nonzero variable.
+func writeStart(path string, m *Model) error {
+	var b strings.Builder
+	b.WriteString("Feasible - objective value 0\n")
+	for i, v := range m.start {
+		if i < len(m.vars) && v != 0 {
+			fmt.Fprintf(&b, "%d %s %s 0\n", i, colName(i), formatNum(v))
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+func writeLPFile(path string, m *Model) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := m.WriteLP(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// trivial solves a model without variables: every constraint is 0 (sense) rhs.
+func trivial(m *Model, solver string, start time.Time) *Solution {
+	s := &Solution{Status: Optimal, Values: []float64{}, Solver: solver}
+	if _, violated := m.Evaluate(nil); len(violated) > 0 {
+		s.Status, s.Values = Infeasible, nil
+	}
+	s = m.finish(s)
+	s.Time = time.Since(start)
+	return s
+}
+
+// solFile is the content of a cbc solution file ("solu").
+type solFile struct {
+	status Status
+	// objective is the header's number; for NoSolution it is the LP bound.
+	objective float64
+	cols      []solCol
+}
+
+type solCol struct {
+	index int
+	name  string
+	value float64
+}
+
+// parseSolution parses cbc's solution file. The first line is the status,
+// e.g. "Optimal - objective value 17.07", "Infeasible - objective value 3",
+// "Integer infeasible - objective value 1.5", "Unbounded - objective value 0",
+// "Stopped on time - objective value -6672" (has an incumbent) or
+// "Stopped on time (no integer solution - continuous used) - objective value 0".
+// Then one line per column cbc chooses to print (at least the nonzero ones):
+// index, name, value, reduced cost, prefixed by "**" when cbc flags the value
+// as infeasible.
+func parseSolution(data []byte) (*solFile, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("empty solution file")
+	}
+	header := strings.TrimSpace(sc.Text())
+	f := &solFile{}
+	text := header
+	if i := strings.LastIndex(header, " - objective value "); i >= 0 {
+		text = header[:i]
+		obj, err := strconv.ParseFloat(strings.TrimSpace(header[i+len(" - objective value "):]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad objective in solution header %q", clip(header))
+		}
+		f.objective = obj
+	}
+	switch {
+	case strings.HasPrefix(text, "Optimal"):
+		f.status = Optimal
+	case strings.HasPrefix(text, "Infeasible"), strings.HasPrefix(text, "Integer infeasible"),
+		strings.HasPrefix(text, "Primal infeasible"):
+		f.status = Infeasible
+	case strings.HasPrefix(text, "Unbounded"), strings.HasPrefix(text, "Dual infeasible"):
+		f.status = Unbounded
+	case strings.HasPrefix(text, "Stopped"):
+		// cbc falls back to the LP relaxation when it has no incumbent;
+		// that point is not a solution.
+		f.status = Feasible
+		if strings.Contains(text, "no integer solution") {
+			f.status = NoSolution
+		}
+	default:
+		return nil, fmt.Errorf("unknown status in solution header %q", clip(header))
+	}
+	for line := 2; sc.Scan(); line++ {
+		s := strings.TrimSpace(sc.Text())
+		s = strings.TrimSpace(strings.TrimPrefix(s, "**"))
+		if s == "" {
+			continue
+		}
+		fields := strings.Fields(s)
+		if len(fields) != 4 {
+			return nil, fmt.Errorf("solution line %d: want 4 fields, got %q", line, clip(s))
+		}
+		idx, err1 := strconv.Atoi(fields[0])
+		val, err2 := strconv.ParseFloat(fields[2], 64)
+		if err1 != nil || err2 != nil || idx < 0 || math.IsNaN(val) || math.IsInf(val, 0) {
+			return nil, fmt.Errorf("solution line %d: malformed %q", line, clip(s))
+		}
+		f.cols = append(f.cols, solCol{index: idx, name: fields[1], value: val})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// decodeSolution parses a solution file for m and maps its columns back to
+// variables by name. Values are kept only when they form a solution.
+func decodeSolution(m *Model, data []byte) (*Solution, error) {
+	f, err := parseSolution(data)
+	if err != nil {
+		return nil, err
+	}
+	s := &Solution{Status: f.status}
+	if f.status != Optimal && f.status != Feasible {
+		return m.finish(s), nil
+	}
+	s.Values = make([]float64, m.NumVars())
+	seen := make([]bool, m.NumVars())
+	for _, col := range f.cols {
+		v, ok := parseColName(col.name, m.NumVars())
+		if !ok {
+			return nil, fmt.Errorf("solution names unknown column %q", clip(col.name))
+		}
+		if seen[v] {
+			return nil, fmt.Errorf("solution names column %q twice", col.name)
+		}
+		seen[v] = true
+		s.Values[v] = col.value
+	}
+	return m.finish(s), nil
+}
+
+// parseColName inverts colName for indices below n; it accepts only the
+// canonical spelling so that each variable has exactly one name.
+func parseColName(name string, n int) (int, bool) {
+	digits, ok := strings.CutPrefix(name, "x")
+	if !ok || digits == "" || len(digits) > 1 && digits[0] == '0' ||
+		strings.Trim(digits, "0123456789") != "" {
+		return 0, false
+	}
+	i, err := strconv.Atoi(digits)
+	if err != nil || i >= n {
+		return 0, false
+	}
+	return i, true
+}
+
+// cbcLog is what Solve uses from cbc's console output.
+type cbcLog struct {
+	version  string  // from the banner, "Version: 2.10.8"
+	bound    float64 // "Lower bound:" of the final summary
+	hasBound bool
+	gapLine  float64 // "Gap:" of the final summary (printed with 2 decimals only)
+	hasGap   bool
+}
+
+func parseLog(out []byte) cbcLog {
+	var l cbcLog
+	for line := range strings.Lines(string(out)) {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		switch strings.TrimSpace(key) {
+		case "Version":
+			if l.version == "" && val != "" && !strings.ContainsAny(val, " \t") {
+				l.version = val
+			}
+		case "Lower bound":
+			if x, err := strconv.ParseFloat(val, 64); err == nil && !math.IsNaN(x) {
+				l.bound, l.hasBound = x, true
+			}
+		case "Gap":
+			if x, err := strconv.ParseFloat(val, 64); err == nil && !math.IsNaN(x) {
+				l.gapLine, l.hasGap = x, true
+			}
+		}
+	}
+	return l
+}
+
+// gap is the relative gap of objective to the final bound. It prefers the
+// bound over cbc's "Gap:" line, which is rounded to two decimals.
+func (l cbcLog) gap(objective float64) float64 {
+	switch {
+	case l.hasBound:
+		return math.Abs(objective-l.bound) / math.Max(1e-9, math.Abs(objective))
+	case l.hasGap:
+		return l.gapLine
+	}
+	return 0
+}
+
+// headTail keeps the start of cbc's output (the banner with the version) and
+// its end (the summary and any error), dropping the middle of long logs.
+type headTail struct {
+	head, tail []byte
+	dropped    bool
+}
+
+const (
+	headMax = 4 << 10
+	tailMax = 64 << 10
+)
+
+func (h *headTail) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := headMax - len(h.head); room > 0 {
+		k := min(room, len(p))
+		h.head = append(h.head, p[:k]...)
+		p = p[k:]
+	}
+	h.tail = append(h.tail, p...)
+	if len(h.tail) > 2*tailMax {
+		h.tail = append(h.tail[:0], h.tail[len(h.tail)-tailMax:]...)
+		h.dropped = true
+	}
+	return n, nil
+}
+
+func (h *headTail) bytes() []byte {
+	t, dropped := h.tail, h.dropped
+	if len(t) > tailMax {
+		t, dropped = t[len(t)-tailMax:], true
+	}
+	out := append([]byte{}, h.head...)
+	if dropped {
+		out = append(out, "\n[... output dropped ...]\n"...)
+	}
+	return append(out, t...)
+}
+
+// tail returns the last lines of cbc's output for error messages.
+func tail(out []byte) string {
+	const max = 2000
+	s := strings.TrimSpace(string(out))
+	if len(s) > max {
+		s = "..." + s[len(s)-max:]
+	}
+	return s
+}
+
+// clip shortens parser input quoted in errors.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

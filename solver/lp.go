@@ -1,0 +1,189 @@
+package solver
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+)
+
+// lpWrap is where expressions are wrapped. CPLEX-format readers reject lines
+// of 255 characters or more; one term is at most ~40 characters, so breaking
+// before a term that would pass lpWrap keeps every line well below the limit.
+const lpWrap = 78
+
+// lpCommentMax bounds a quoted human name in a comment line for the same
+// reason.
+const lpCommentMax = 200
+
+// WriteLP writes the model in the CPLEX LP format that CBC reads. Variables
+// are named x0, x1, … and constraints c0, c1, … by index, so human names
+// (which may contain any characters) never reach the parser; they appear only
+// in leading comment lines, quoted, as a debugging aid. Every variable is
+// listed in the objective, with coefficient 0 if need be, so that each one is
+// declared and columns are numbered in index order. Numbers use strconv's
+// shortest 'g' form. The output depends only on the model: the same model
+// always gives the same bytes. A model without variables cannot be written
+// (the format has no way to declare an empty objective).
+func (m *Model) WriteLP(w io.Writer) error {
+	if len(m.vars) == 0 {
+		return errors.New("solver: cannot write an LP file for a model without variables")
+	}
+	lw := &lpWriter{w: bufio.NewWriter(w)}
+
+	lw.str(`\ kvschema model: ` + strconv.Itoa(len(m.vars)) + " variables, " +
+		strconv.Itoa(len(m.cons)) + " constraints")
+	lw.newline()
+	for i, v := range m.vars {
+		lw.str(`\ ` + colName(i) + " " + kindNames[v.kind] + " " + quoteComment(v.name))
+		lw.newline()
+	}
+	for i, c := range m.cons {
+		lw.str(`\ ` + rowName(i) + " " + quoteComment(c.name))
+		lw.newline()
+	}
+
+	lw.str("Minimize")
+	lw.newline()
+	lw.str(" obj:")
+	obj := make([]float64, len(m.vars))
+	for _, t := range m.obj {
+		obj[t.Var] = t.Coef
+	}
+	for i, c := range obj {
+		lw.term(i == 0, c, colName(i))
+	}
+	lw.newline()
+
+	lw.str("Subject To")
+	lw.newline()
+	for i, c := range m.cons {
+		lw.str(" " + rowName(i) + ":")
+		if len(c.terms) == 0 {
+			// The format needs a variable in every row; 0·x0 keeps the
+			// row (and so its infeasibility) without changing it.
+			lw.term(true, 0, colName(0))
+		}
+		for j, t := range c.terms {
+			lw.term(j == 0, t.Coef, colName(int(t.Var)))
+		}
+		lw.token(senseOps[c.sense] + " " + formatNum(c.rhs))
+		lw.newline()
+	}
+
+	var bins, gens []int
+	for i, v := range m.vars {
+		switch v.kind {
+		case Binary:
+			bins = append(bins, i)
+		case Integer:
+			gens = append(gens, i)
+		}
+	}
+	if len(bins) < len(m.vars) {
+		lw.str("Bounds")
+		lw.newline()
+		for i, v := range m.vars {
+			if v.kind != Binary {
+				lw.str(" " + boundLine(colName(i), v.lo, v.hi))
+				lw.newline()
+			}
+		}
+	}
+	lw.nameList("Binaries", bins)
+	lw.nameList("Generals", gens)
+	lw.str("End")
+	lw.newline()
+	return lw.w.Flush()
+}
+
+var kindNames = [...]string{Binary: "binary", Integer: "integer", Continuous: "continuous"}
+
+var senseOps = [...]string{LE: "<=", GE: ">=", EQ: "="}
+
+func colName(i int) string { return "x" + strconv.Itoa(i) }
+func rowName(i int) string { return "c" + strconv.Itoa(i) }
+
+// formatNum prints the shortest representation that parses back exactly.
+func formatNum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// quoteComment makes an arbitrary name safe for a one-line comment: ASCII
+// only, escaped, and short.
+func quoteComment(name string) string {
+	q := strconv.QuoteToASCII(name)
+	if len(q) > lpCommentMax {
+		q = q[:lpCommentMax] + "..."
+	}
+	return q
+}
+
+// boundLine writes explicit bounds for a non-binary column, so the file does
+// not rely on the format's default bounds.
+func boundLine(col string, lo, hi float64) string {
+	switch {
+	case lo == hi:
+		return col + " = " + formatNum(lo)
+	case math.IsInf(lo, -1) && math.IsInf(hi, 1):
+		return col + " free"
+	case math.IsInf(hi, 1):
+		return col + " >= " + formatNum(lo)
+	case math.IsInf(lo, -1):
+		return "-inf <= " + col + " <= " + formatNum(hi)
+	default:
+		return formatNum(lo) + " <= " + col + " <= " + formatNum(hi)
+	}
+}
+
+// lpWriter writes lines, wrapping before a token that would make the current
+// line longer than lpWrap. bufio.Writer keeps the first error, so callers
+// only check Flush.
+type lpWriter struct {
+	w   *bufio.Writer
+	col int // length of the current line
+}
+
+func (lw *lpWriter) str(s string) {
+	lw.w.WriteString(s)
+	lw.col += len(s)
+}
+
+func (lw *lpWriter) newline() {
+	lw.w.WriteByte('\n')
+	lw.col = 0
+}
+
+// token appends " tok", or starts an indented continuation line with it.
+// Continuation lines start with a space so a reader never takes them for a
+// section keyword or a row label.
+func (lw *lpWriter) token(tok string) {
+	if lw.col+1+len(tok) > lpWrap {
+		lw.newline()
+		lw.str(" ")
+	}
+	lw.str(" " + tok)
+}
+
+// term appends coef·name with an explicit sign ("- 3 x1", "+ 0 x2"); the
+// first term of an expression omits a leading "+".
+func (lw *lpWriter) term(first bool, coef float64, name string) {
+	sign := "+ "
+	if coef < 0 {
+		sign, coef = "- ", -coef
+	} else if first {
+		sign = ""
+	}
+	lw.token(sign + formatNum(coef) + " " + name)
+}
+
+func (lw *lpWriter) nameList(section string, cols []int) {
+	if len(cols) == 0 {
+		return
+	}
+	lw.str(section)
+	lw.newline()
+	for _, i := range cols {
+		lw.token(colName(i))
+	}
+	lw.newline()
+}
