@@ -50,6 +50,7 @@ type Result struct {
 	Budget  float64
 	Profile cost.Profile
 	Indexes []*physical.Index // recommended, by name
+	Schema  *physical.Schema  // the same, with each SI's base CF
 	Queries []*QueryPlan
 	Writes  []*WritePlan
 
@@ -124,199 +125,14 @@ type support struct {
 // Advise recommends a schema for the statements of mix.
 func Advise(ctx context.Context, m *model.Model, w *workload.Workload, opt Options) (*Result, error) {
 	start := time.Now()
-	if !w.HasMix(opt.Mix) {
-		return nil, fmt.Errorf("workload %s has no mix %q (its mixes: %s)", w.Name, opt.Mix, strings.Join(w.Mixes, ", "))
-	}
 	if opt.Budget <= 0 {
 		opt.Budget = math.Inf(1)
 	}
-	if err := opt.Profile.Validate(); err != nil {
+	pb, res, err := prepare(m, w, opt)
+	if err != nil {
 		return nil, err
 	}
-	var queries, writes []*workload.Statement
-	for _, s := range w.Statements {
-		if s.Weight(opt.Mix) <= 0 {
-			continue
-		}
-		if s.Query != nil {
-			queries = append(queries, s)
-		} else {
-			writes = append(writes, s)
-		}
-	}
-	if len(queries) == 0 {
-		return nil, fmt.Errorf("mix %s has no query: nothing to design for", opt.Mix)
-	}
-	res := &Result{Mode: opt.Mode, Mix: opt.Mix, Budget: opt.Budget, Profile: opt.Profile}
-
-	// Enumerate.
-	en := newEnumerator(opt.Mode)
-	for _, s := range queries {
-		en.forQuery(s.Query)
-	}
-	if opt.Mode != Normalized {
-		en.merge()
-		if opt.Mode == WithSI {
-			en.secondary()
-		}
-	}
-	upkeeps := map[*workload.Statement]map[*physical.Index]upkeep{}
-	computeUpkeep := func() {
-		for _, s := range writes {
-			if upkeeps[s] == nil {
-				upkeeps[s] = map[*physical.Index]upkeep{}
-			}
-			for _, x := range en.list {
-				if _, done := upkeeps[s][x]; done {
-					continue
-				}
-				if u, ok := maintain(s.Write, x); ok {
-					upkeeps[s][x] = u
-				}
-			}
-		}
-	}
-	computeUpkeep()
-	// Candidates for the support queries (one round, as NoSE does twice
-	// without benefit: support queries of support CFs are planned over the
-	// same pool).
-	seenSupport := map[string]bool{}
-	for _, s := range writes {
-		for _, u := range upkeeps[s] {
-			for _, q := range u.support {
-				if k := queryKey(q); !seenSupport[k] {
-					seenSupport[k] = true
-					en.forQuery(q)
-				}
-			}
-		}
-	}
-	if opt.Mode != Normalized {
-		en.merge()
-	}
-	computeUpkeep()
-	for _, x := range en.list {
-		if x.Kind == physical.SI {
-			res.Stats.CandidateSIs++
-		}
-	}
-	res.Stats.Candidates = len(en.list)
-	res.Stats.EnumerateTime = time.Since(start)
-	opt.progress("enumerated %d candidates (%d SIs) in %v", len(en.list), res.Stats.CandidateSIs, res.Stats.EnumerateTime.Round(time.Millisecond))
-
-	// Plan support queries; drop indexes that cannot be maintained, until
-	// nothing changes.
-	planStart := time.Now()
-	usable := map[*physical.Index]bool{}
-	for _, x := range en.list {
-		usable[x] = true
-	}
-	var supports []*support
-	for {
-		var list []*physical.Index
-		for _, x := range en.list {
-			if usable[x] {
-				list = append(list, x)
-			}
-		}
-		p := newPool(list)
-		supports = supports[:0]
-		byKey := map[string]*support{}
-		dropped := false
-		for _, s := range writes {
-			for _, x := range list {
-				u, ok := upkeeps[s][x]
-				if !ok {
-					continue
-				}
-				for _, q := range u.support {
-					k := s.Tag + "\x00" + queryKey(q)
-					sp := byKey[k]
-					if sp == nil {
-						sp = &support{write: s, query: q, dag: planDAG(q, opt.Profile, p)}
-						byKey[k] = sp
-						supports = append(supports, sp)
-					}
-					if !sp.dag.states[0].live {
-						usable[x] = false
-						dropped = true
-					}
-					sp.needBy = append(sp.needBy, x)
-				}
-			}
-		}
-		if !dropped {
-			break
-		}
-	}
-	var list []*physical.Index
-	for _, x := range en.list {
-		if usable[x] {
-			list = append(list, x)
-		}
-	}
-	p := newPool(list)
-	qdags := make([]*dag, len(queries))
-	for i, s := range queries {
-		qdags[i] = planDAG(s.Query, opt.Profile, p)
-		if !qdags[i].states[0].live {
-			return nil, fmt.Errorf("%s: no plan answers this query with the candidate structures", s.Text())
-		}
-	}
-	// Drop dominated indexes, then re-plan over what remains.
-	writeCost := map[*physical.Index]float64{}
-	for _, s := range writes {
-		for x, u := range upkeeps[s] {
-			writeCost[x] += s.Weight(opt.Mix) * u.cost(opt.Profile)
-		}
-	}
-	supportsOf := map[*physical.Index]map[*support]bool{}
-	all := append([]*dag(nil), qdags...)
-	for _, sp := range supports {
-		all = append(all, sp.dag)
-		for _, x := range sp.needBy {
-			if supportsOf[x] == nil {
-				supportsOf[x] = map[*support]bool{}
-			}
-			supportsOf[x][sp] = true
-		}
-	}
-	if drop := dominated(all, writeCost, supportsOf, p); len(drop) > 0 {
-		var kept []*physical.Index
-		for _, x := range list {
-			if !drop[x] {
-				kept = append(kept, x)
-			}
-		}
-		p = newPool(kept)
-		for i, s := range queries {
-			qdags[i] = planDAG(s.Query, opt.Profile, p)
-		}
-		var live []*support
-		for _, sp := range supports {
-			sp.dag = planDAG(sp.query, opt.Profile, p)
-			var need []*physical.Index
-			for _, x := range sp.needBy {
-				if !drop[x] {
-					need = append(need, x)
-				}
-			}
-			if sp.needBy = need; len(need) > 0 {
-				live = append(live, sp)
-			}
-		}
-		supports = live
-		opt.progress("dropped %d dominated candidates", len(drop))
-	}
-	for _, d := range qdags {
-		res.Stats.QuerySteps += len(d.liveArcs())
-	}
-	for _, sp := range supports {
-		res.Stats.SupportSteps += len(sp.dag.liveArcs())
-	}
-	res.Stats.PlanTime = time.Since(planStart)
-	opt.progress("planned %d queries (%d possible steps) and %d support queries (%d possible steps) in %v",
-		len(queries), res.Stats.QuerySteps, len(supports), res.Stats.SupportSteps, res.Stats.PlanTime.Round(time.Millisecond))
+	queries, qdags, writes, upkeeps, supports, p := pb.queries, pb.qdags, pb.writes, pb.upkeeps, pb.supports, pb.pool
 
 	// Solve.
 	prob := buildILP(opt, queries, qdags, writes, upkeeps, supports, p)
@@ -339,6 +155,7 @@ func Advise(ctx context.Context, m *model.Model, w *workload.Workload, opt Optio
 	}
 	prob.extract(sol, res)
 	name(res.Indexes)
+	res.Schema = schemaOf(res, p)
 	res.Stats.TotalTime = time.Since(start)
 	opt.progress("solved in %v (%d solver runs): cost %.6g, size %s", res.Stats.SolveTime.Round(time.Millisecond), res.Stats.Solves, res.TotalCost, FormatBytes(res.TotalSize))
 	return res, nil
@@ -491,4 +308,251 @@ func dominated(dags []*dag, writeCost map[*physical.Index]float64, supportsOf ma
 		}
 	}
 	return out
+}
+
+// schemaOf pairs each recommended SI with its base CF: the one a plan reads
+// after it, else any recommended base.
+func schemaOf(res *Result, p *pool) *physical.Schema {
+	s := &physical.Schema{Indexes: res.Indexes, Base: map[*physical.Index]*physical.Index{}}
+	chosen := map[*physical.Index]bool{}
+	for _, x := range res.Indexes {
+		chosen[x] = true
+	}
+	var plans []*physical.Plan
+	for _, q := range res.Queries {
+		plans = append(plans, q.Plan)
+	}
+	for _, w := range res.Writes {
+		for _, u := range w.Indexes {
+			plans = append(plans, u.Support...)
+		}
+	}
+	for _, pl := range plans {
+		for i := 1; i < len(pl.Steps); i++ {
+			if pl.Steps[i-1].Index.Kind == physical.SI && s.Base[pl.Steps[i-1].Index] == nil {
+				s.Base[pl.Steps[i-1].Index] = pl.Steps[i].Index
+			}
+		}
+	}
+	for _, x := range res.Indexes {
+		if x.Kind == physical.SI && s.Base[x] == nil {
+			for _, b := range p.bases[x] {
+				if chosen[b] {
+					s.Base[x] = b
+					break
+				}
+			}
+		}
+	}
+	return s
+}
+
+// problem is an advisor run up to the integer program: the statements of
+// the mix, the plan DAGs of queries and support queries over the candidate
+// pool, and every candidate's upkeep.
+type problem struct {
+	queries, writes []*workload.Statement
+	qdags           []*dag
+	upkeeps         map[*workload.Statement]map[*physical.Index]upkeep
+	supports        []*support
+	pool            *pool
+}
+
+// prepare enumerates candidates and plans every query and support query.
+func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Result, error) {
+	start := time.Now()
+	if !w.HasMix(opt.Mix) {
+		return nil, nil, fmt.Errorf("workload %s has no mix %q (its mixes: %s)", w.Name, opt.Mix, strings.Join(w.Mixes, ", "))
+	}
+	if err := opt.Profile.Validate(); err != nil {
+		return nil, nil, err
+	}
+	var queries, writes []*workload.Statement
+	for _, s := range w.Statements {
+		if s.Weight(opt.Mix) <= 0 {
+			continue
+		}
+		if s.Query != nil {
+			queries = append(queries, s)
+		} else {
+			writes = append(writes, s)
+		}
+	}
+	if len(queries) == 0 {
+		return nil, nil, fmt.Errorf("mix %s has no query: nothing to design for", opt.Mix)
+	}
+	res := &Result{Mode: opt.Mode, Mix: opt.Mix, Budget: opt.Budget, Profile: opt.Profile}
+
+	// Enumerate.
+	en := newEnumerator(opt.Mode)
+	for _, s := range queries {
+		en.forQuery(s.Query)
+	}
+	if opt.Mode != Normalized {
+		en.merge()
+	}
+	upkeeps := map[*workload.Statement]map[*physical.Index]upkeep{}
+	computeUpkeep := func() {
+		for _, s := range writes {
+			if upkeeps[s] == nil {
+				upkeeps[s] = map[*physical.Index]upkeep{}
+			}
+			for _, x := range en.list {
+				if _, done := upkeeps[s][x]; done {
+					continue
+				}
+				if u, ok := maintain(s.Write, x); ok {
+					upkeeps[s][x] = u
+				}
+			}
+		}
+	}
+	computeUpkeep()
+	// Candidates for the support queries (one round, as NoSE does twice
+	// without benefit: support queries of support CFs are planned over the
+	// same pool).
+	seenSupport := map[string]bool{}
+	for _, s := range writes {
+		for _, u := range upkeeps[s] {
+			for _, q := range u.support {
+				if k := queryKey(q); !seenSupport[k] {
+					seenSupport[k] = true
+					en.forQuery(q)
+				}
+			}
+		}
+	}
+	if opt.Mode != Normalized {
+		en.merge()
+	}
+	// SIs come last, from every CF candidate, so that the CFs of the other
+	// modes are a subset of this one's (SIs can only lower the cost).
+	if opt.Mode == WithSI {
+		en.secondary()
+	}
+	computeUpkeep()
+	for _, x := range en.list {
+		if x.Kind == physical.SI {
+			res.Stats.CandidateSIs++
+		}
+	}
+	res.Stats.Candidates = len(en.list)
+	res.Stats.EnumerateTime = time.Since(start)
+	opt.progress("enumerated %d candidates (%d SIs) in %v", len(en.list), res.Stats.CandidateSIs, res.Stats.EnumerateTime.Round(time.Millisecond))
+
+	// Plan support queries; drop indexes that cannot be maintained, until
+	// nothing changes.
+	planStart := time.Now()
+	usable := map[*physical.Index]bool{}
+	for _, x := range en.list {
+		usable[x] = true
+	}
+	var supports []*support
+	for {
+		var list []*physical.Index
+		for _, x := range en.list {
+			if usable[x] {
+				list = append(list, x)
+			}
+		}
+		p := newPool(list)
+		supports = supports[:0]
+		byKey := map[string]*support{}
+		dropped := false
+		for _, s := range writes {
+			for _, x := range list {
+				u, ok := upkeeps[s][x]
+				if !ok {
+					continue
+				}
+				for _, q := range u.support {
+					k := s.Tag + "\x00" + queryKey(q)
+					sp := byKey[k]
+					if sp == nil {
+						sp = &support{write: s, query: q, dag: planDAG(q, opt.Profile, p)}
+						byKey[k] = sp
+						supports = append(supports, sp)
+					}
+					if !sp.dag.states[0].live {
+						usable[x] = false
+						dropped = true
+					}
+					sp.needBy = append(sp.needBy, x)
+				}
+			}
+		}
+		if !dropped {
+			break
+		}
+	}
+	var list []*physical.Index
+	for _, x := range en.list {
+		if usable[x] {
+			list = append(list, x)
+		}
+	}
+	p := newPool(list)
+	qdags := make([]*dag, len(queries))
+	for i, s := range queries {
+		qdags[i] = planDAG(s.Query, opt.Profile, p)
+		if !qdags[i].states[0].live {
+			return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures", s.Text())
+		}
+	}
+	// Drop dominated indexes, then re-plan over what remains.
+	writeCost := map[*physical.Index]float64{}
+	for _, s := range writes {
+		for x, u := range upkeeps[s] {
+			writeCost[x] += s.Weight(opt.Mix) * u.cost(opt.Profile)
+		}
+	}
+	supportsOf := map[*physical.Index]map[*support]bool{}
+	all := append([]*dag(nil), qdags...)
+	for _, sp := range supports {
+		all = append(all, sp.dag)
+		for _, x := range sp.needBy {
+			if supportsOf[x] == nil {
+				supportsOf[x] = map[*support]bool{}
+			}
+			supportsOf[x][sp] = true
+		}
+	}
+	if drop := dominated(all, writeCost, supportsOf, p); len(drop) > 0 {
+		var kept []*physical.Index
+		for _, x := range list {
+			if !drop[x] {
+				kept = append(kept, x)
+			}
+		}
+		p = newPool(kept)
+		for i, s := range queries {
+			qdags[i] = planDAG(s.Query, opt.Profile, p)
+		}
+		var live []*support
+		for _, sp := range supports {
+			sp.dag = planDAG(sp.query, opt.Profile, p)
+			var need []*physical.Index
+			for _, x := range sp.needBy {
+				if !drop[x] {
+					need = append(need, x)
+				}
+			}
+			if sp.needBy = need; len(need) > 0 {
+				live = append(live, sp)
+			}
+		}
+		supports = live
+		opt.progress("dropped %d dominated candidates", len(drop))
+	}
+	for _, d := range qdags {
+		res.Stats.QuerySteps += len(d.liveArcs())
+	}
+	for _, sp := range supports {
+		res.Stats.SupportSteps += len(sp.dag.liveArcs())
+	}
+	res.Stats.PlanTime = time.Since(planStart)
+	opt.progress("planned %d queries (%d possible steps) and %d support queries (%d possible steps) in %v",
+		len(queries), res.Stats.QuerySteps, len(supports), res.Stats.SupportSteps, res.Stats.PlanTime.Round(time.Millisecond))
+
+	return &problem{queries: queries, writes: writes, qdags: qdags, upkeeps: upkeeps, supports: supports, pool: p}, res, nil
 }

@@ -51,6 +51,8 @@ type ilp struct {
 	scale   float64 // a lower bound on the workload's query cost
 	pool    *pool
 	needs   map[*physical.Index][]*support
+	// supPlans caches the chosen plan of each support query.
+	supPlans map[int]*physical.Plan
 }
 
 // flow adds the variables and constraints of one plan DAG and returns its
@@ -339,12 +341,19 @@ func path(d *dag, vars map[int]solver.Var, on func(solver.Var) bool) []int {
 // supportPlan is the chosen plan of support query si, or nil if it does not
 // run.
 func (pr *ilp) supportPlan(si int, on func(solver.Var) bool) *physical.Plan {
-	d := pr.sups[si].dag
-	p := path(d, pr.svars[si], on)
-	if p == nil {
-		return nil
+	if pl, ok := pr.supPlans[si]; ok {
+		return pl
 	}
-	return d.plan(p)
+	d := pr.sups[si].dag
+	var pl *physical.Plan
+	if p := path(d, pr.svars[si], on); p != nil {
+		pl = d.plan(p)
+	}
+	if pr.supPlans == nil {
+		pr.supPlans = map[int]*physical.Plan{}
+	}
+	pr.supPlans[si] = pl // one plan per support query, shared by the indexes that need it
+	return pl
 }
 
 // greedy builds a feasible solution to start the solver from: every query

@@ -33,7 +33,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(execCmd(), shellCmd(), demoCmd())
+	root.AddCommand(execCmd(), shellCmd(), demoCmd(), adviseCmd(), costCmd(), exportCmd())
 	return root
 }
 

@@ -1,0 +1,278 @@
+package advisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+)
+
+// WriteText writes the recommendation for people: the schema, every
+// statement's plan, the write plans, the totals and the solver's figures.
+func (r *Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- kvschema advise: mode %s, mix %s, budget %s, profile %s\n\n", r.Mode, r.Mix, FormatBytes(r.Budget), r.Profile.Name)
+	b.WriteString("Schema\n")
+	for _, x := range r.Indexes {
+		fmt.Fprintf(&b, "  %s %s\n      %s rows × %.0f B = %s", x.Name, x.Describe(), fmtCount(x.Entries), x.EntrySize, FormatBytes(x.Size))
+		if base := r.Schema.Base[x]; base != nil {
+			fmt.Fprintf(&b, ", on %s", base.Name)
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("\nQuery plans\n")
+	for _, q := range r.Queries {
+		fmt.Fprintf(&b, "  [%s] %s\n      weight %g, cost %.6g (weighted %.6g), rows %.4g\n", q.Statement.Tag, q.Statement.Text(), q.Weight, q.Plan.Cost, q.Weight*q.Plan.Cost, q.Plan.Rows)
+		b.WriteString(q.Plan.Describe("      "))
+	}
+	b.WriteString("\nWrite plans\n")
+	for _, wp := range r.Writes {
+		fmt.Fprintf(&b, "  [%s] %s\n      weight %g, cost %.6g (weighted %.6g)\n", wp.Statement.Tag, wp.Statement.Text(), wp.Weight, wp.Cost, wp.Weight*wp.Cost)
+		if len(wp.Indexes) == 0 {
+			b.WriteString("      changes no recommended structure\n")
+		}
+		for _, u := range wp.Indexes {
+			fmt.Fprintf(&b, "      %s: put %.4g, delete %.4g rows, cost %.6g\n", u.Index.Name, u.Puts, u.Deletes, u.WriteCost)
+			for _, pl := range u.Support {
+				fmt.Fprintf(&b, "        support query %s\n", describeQuery(pl.Query))
+				b.WriteString(pl.Describe("          "))
+			}
+		}
+	}
+	st := r.Stats
+	fmt.Fprintf(&b, "\nTotal cost %.6g, total size %s (%.0f bytes)\n", r.TotalCost, FormatBytes(r.TotalSize), r.TotalSize)
+	if st.Solver != "" {
+		gap := "optimal"
+		if !st.Optimal {
+			gap = fmt.Sprintf("stopped with gap %.3g%%", 100*st.Gap)
+		}
+		fmt.Fprintf(&b, "Search: %d candidates (%d SIs), %d query and %d support-query plan steps; integer program %d variables, %d constraints; %s in %v (%s); total %v\n",
+			st.Candidates, st.CandidateSIs, st.QuerySteps, st.SupportSteps, st.Variables, st.Constraints, st.Solver,
+			st.SolveTime.Round(1e6), gap, st.TotalTime.Round(1e6))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func fmtCount(n float64) string {
+	if n == float64(int64(n)) {
+		return fmt.Sprintf("%d", int64(n))
+	}
+	return fmt.Sprintf("%.4g", n)
+}
+
+// JSON shapes.
+type jsonIndex struct {
+	Name       string   `json:"name"`
+	Kind       string   `json:"kind"`
+	Path       []string `json:"graph"`
+	Partition  []string `json:"partition_key"`
+	Clustering []string `json:"clustering_key"`
+	Values     []string `json:"values"`
+	Base       string   `json:"base,omitempty"`
+	Entries    float64  `json:"entries"`
+	EntrySize  float64  `json:"entry_size"`
+	Size       float64  `json:"size"`
+}
+
+type jsonStep struct {
+	Index      string   `json:"index"`
+	Kind       string   `json:"kind"`
+	Key        []string `json:"key"`
+	Filter     []string `json:"filter,omitempty"`
+	Partitions float64  `json:"partitions"`
+	Rows       float64  `json:"rows"`
+	Cost       float64  `json:"cost"`
+}
+
+type jsonPlan struct {
+	Statement string     `json:"statement"`
+	Group     string     `json:"group,omitempty"`
+	Weight    float64    `json:"weight,omitempty"`
+	Cost      float64    `json:"cost"`
+	Rows      float64    `json:"rows"`
+	Steps     []jsonStep `json:"steps"`
+	Sort      bool       `json:"sort,omitempty"`
+	Limit     int64      `json:"limit,omitempty"`
+}
+
+type jsonUpkeep struct {
+	Index     string     `json:"index"`
+	Puts      float64    `json:"puts"`
+	Deletes   float64    `json:"deletes"`
+	WriteCost float64    `json:"write_cost"`
+	Support   []jsonPlan `json:"support_queries,omitempty"`
+}
+
+type jsonWrite struct {
+	Statement string       `json:"statement"`
+	Group     string       `json:"group"`
+	Weight    float64      `json:"weight"`
+	Cost      float64      `json:"cost"`
+	Indexes   []jsonUpkeep `json:"indexes"`
+}
+
+type jsonResult struct {
+	Mode        string               `json:"mode"`
+	Mix         string               `json:"mix"`
+	Budget      *float64             `json:"budget"`
+	Profile     any                  `json:"profile"`
+	TotalCost   float64              `json:"total_cost"`
+	TotalSize   float64              `json:"total_size"`
+	Indexes     []jsonIndex          `json:"indexes"`
+	Plans       map[string]jsonPlan  `json:"plans"`
+	UpdatePlans map[string]jsonWrite `json:"update_plans"`
+	Solver      map[string]any       `json:"solver"`
+}
+
+func planJSON(p *physical.Plan) jsonPlan {
+	g := p.Query.Graph
+	out := jsonPlan{Cost: p.Cost, Rows: p.Rows, Sort: p.Sort, Limit: p.Limit, Steps: []jsonStep{}}
+	for _, s := range p.Steps {
+		js := jsonStep{Index: s.Index.Name, Kind: s.Index.Kind.String(), Partitions: s.Partitions, Rows: s.Rows, Cost: s.Cost, Key: []string{}}
+		if s.Link >= 0 {
+			js.Key = append(js.Key, g.DescribeRef(model.FieldRef{Node: s.Link, Field: g.Nodes[s.Link].Entity.Key})+" = (previous step)")
+		}
+		for _, k := range s.KeyPreds {
+			pr := p.Query.Preds[k]
+			js.Key = append(js.Key, g.DescribeRef(pr.Ref)+" "+pr.Op.String()+" "+lang.PrintExpr(pr.Value))
+		}
+		for _, k := range s.Filters {
+			pr := p.Query.Preds[k]
+			js.Filter = append(js.Filter, g.DescribeRef(pr.Ref)+" "+pr.Op.String()+" "+lang.PrintExpr(pr.Value))
+		}
+		out.Steps = append(out.Steps, js)
+	}
+	return out
+}
+
+// WriteJSON writes the recommendation as JSON: total_cost, total_size,
+// indexes, plans (keyed by statement tag) and update_plans.
+func (r *Result) WriteJSON(w io.Writer) error {
+	out := jsonResult{Mode: r.Mode.String(), Mix: r.Mix, Profile: r.Profile, TotalCost: r.TotalCost, TotalSize: r.TotalSize,
+		Indexes: []jsonIndex{}, Plans: map[string]jsonPlan{}, UpdatePlans: map[string]jsonWrite{}}
+	if r.Budget > 0 && r.Budget < 1e300 {
+		b := r.Budget
+		out.Budget = &b
+	}
+	for _, x := range r.Indexes {
+		ji := jsonIndex{Name: x.Name, Kind: x.Kind.String(), Entries: x.Entries, EntrySize: x.EntrySize, Size: x.Size}
+		for n := range x.Graph.Nodes {
+			ji.Path = append(ji.Path, x.Graph.Describe(n))
+		}
+		names := func(as []physical.Attr) []string {
+			s := []string{}
+			for _, a := range as {
+				s = append(s, x.AttrName(a))
+			}
+			return s
+		}
+		ji.Partition, ji.Clustering, ji.Values = names(x.Hash), names(x.Order), names(x.Extra)
+		if b := r.Schema.Base[x]; b != nil {
+			ji.Base = b.Name
+		}
+		out.Indexes = append(out.Indexes, ji)
+	}
+	for _, q := range r.Queries {
+		jp := planJSON(q.Plan)
+		jp.Statement, jp.Group, jp.Weight = q.Statement.Text(), q.Statement.Group, q.Weight
+		out.Plans[q.Statement.Tag] = jp
+	}
+	for _, wp := range r.Writes {
+		jw := jsonWrite{Statement: wp.Statement.Text(), Group: wp.Statement.Group, Weight: wp.Weight, Cost: wp.Cost, Indexes: []jsonUpkeep{}}
+		for _, u := range wp.Indexes {
+			ju := jsonUpkeep{Index: u.Index.Name, Puts: u.Puts, Deletes: u.Deletes, WriteCost: u.WriteCost}
+			for _, pl := range u.Support {
+				jp := planJSON(pl)
+				jp.Statement = describeQuery(pl.Query)
+				ju.Support = append(ju.Support, jp)
+			}
+			jw.Indexes = append(jw.Indexes, ju)
+		}
+		out.UpdatePlans[wp.Statement.Tag] = jw
+	}
+	st := r.Stats
+	out.Solver = map[string]any{
+		"name": st.Solver, "optimal": st.Optimal, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints,
+		"candidates": st.Candidates, "candidate_sis": st.CandidateSIs, "solves": st.Solves,
+		"enumerate_seconds": st.EnumerateTime.Seconds(), "plan_seconds": st.PlanTime.Seconds(),
+		"solve_seconds": st.SolveTime.Seconds(), "total_seconds": st.TotalTime.Seconds(),
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// WriteDDL writes the recommended schema in the kvschema language: the
+// model's relations (so that the file stands alone), then one DEFINE COLUMN
+// FAMILY per CF and one DEFINE SECONDARY INDEX per SI.
+func (r *Result) WriteDDL(w io.Writer, modelStmts []lang.Statement) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- Schema recommended by kvschema advise (mode %s, mix %s, budget %s, profile %s):\n-- total cost %.6g, total size %s.\n\n",
+		r.Mode, r.Mix, FormatBytes(r.Budget), r.Profile.Name, r.TotalCost, FormatBytes(r.TotalSize))
+	var rels []lang.Statement
+	for _, st := range modelStmts {
+		if _, ok := st.(*lang.DefineRelation); ok {
+			rels = append(rels, st)
+		}
+	}
+	b.WriteString(lang.PrintScript(rels))
+	for _, st := range r.Schema.Statements() {
+		b.WriteByte('\n')
+		if cf, ok := st.(*lang.DefineColumnFamily); ok {
+			if x := r.Schema.Index(cf.Name); x != nil {
+				fmt.Fprintf(&b, "-- %s: %s rows, %s\n", x.Describe(), fmtCount(x.Entries), FormatBytes(x.Size))
+			}
+		}
+		b.WriteString(lang.Print(st) + ";\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteDOT writes the schema and every statement's plan as a Graphviz
+// graph: each plan a chain of lookups (as seed 000 Fig. 3 draws one path of
+// the plan tree), each lookup linked to the index it reads.
+func (r *Result) WriteDOT(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("digraph kvschema {\n  rankdir=LR;\n  node [fontname=\"Helvetica\", fontsize=10];\n")
+	b.WriteString("  subgraph cluster_schema {\n    label=\"schema\";\n")
+	for _, x := range r.Indexes {
+		shape := "box"
+		if x.Kind == physical.SI {
+			shape = "ellipse"
+		}
+		fmt.Fprintf(&b, "    %q [shape=%s, label=%q];\n", "ix_"+x.Name, shape, x.Name+"\n"+x.Describe()+"\n"+FormatBytes(x.Size))
+		if base := r.Schema.Base[x]; base != nil {
+			fmt.Fprintf(&b, "    %q -> %q [style=dashed, label=\"on\"];\n", "ix_"+x.Name, "ix_"+base.Name)
+		}
+	}
+	b.WriteString("  }\n")
+	for qi, q := range r.Queries {
+		id := fmt.Sprintf("q%d", qi)
+		fmt.Fprintf(&b, "  subgraph cluster_%s {\n    label=%q;\n", id, "["+q.Statement.Tag+"] "+q.Statement.Text())
+		fmt.Fprintf(&b, "    %s_root [shape=plaintext, label=%q];\n", id, fmt.Sprintf("cost %.4g", q.Plan.Cost))
+		prev := id + "_root"
+		for si, s := range q.Plan.Steps {
+			node := fmt.Sprintf("%s_s%d", id, si)
+			kind := "Index Lookup CF"
+			if s.Index.Kind == physical.SI {
+				kind = "Index Lookup SI"
+			}
+			fmt.Fprintf(&b, "    %s [shape=box, style=rounded, label=%q];\n", node, fmt.Sprintf("%s %s\nP=%.3g R=%.3g cost %.4g", kind, s.Index.Name, s.Partitions, s.Rows, s.Cost))
+			fmt.Fprintf(&b, "    %s -> %s;\n", prev, node)
+			prev = node
+		}
+		b.WriteString("  }\n")
+		for si, s := range q.Plan.Steps {
+			fmt.Fprintf(&b, "  %s_s%d -> %q [style=dotted, arrowhead=none];\n", id, si, "ix_"+s.Index.Name)
+		}
+	}
+	b.WriteString("}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/export"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/solver"
+	"github.com/kvschema/kvschema/workload"
+)
+
+// inputs are the files the advisor commands read.
+type inputs struct {
+	modelFile, workloadFile, mix, profile string
+	modelStmts                            []lang.Statement
+	model                                 *model.Model
+	workload                              *workload.Workload
+	prof                                  cost.Profile
+}
+
+func (in *inputs) flags(c *cobra.Command) {
+	c.Flags().StringVar(&in.modelFile, "model", "", "conceptual model: a file of DEFINE RELATION statements (required)")
+	c.Flags().StringVar(&in.workloadFile, "workload", "", "workload: a file with one DEFINE WORKLOAD (required)")
+	c.Flags().StringVar(&in.mix, "mix", "", "mix of the workload to design for (default: its first mix)")
+	c.Flags().StringVar(&in.profile, "profile", "cassandra", "cost profile: a built-in name (cassandra) or a JSON file")
+	_ = c.MarkFlagRequired("model")
+	_ = c.MarkFlagRequired("workload")
+}
+
+func (in *inputs) load() error {
+	src, err := os.ReadFile(in.modelFile)
+	if err != nil {
+		return err
+	}
+	if in.modelStmts, err = lang.ParseScript(in.modelFile, src); err != nil {
+		return err
+	}
+	if in.model, err = model.Build(in.modelStmts); err != nil {
+		return err
+	}
+	wsrc, err := os.ReadFile(in.workloadFile)
+	if err != nil {
+		return err
+	}
+	if in.workload, err = workload.Parse(in.model, in.workloadFile, wsrc); err != nil {
+		return err
+	}
+	if in.mix == "" {
+		in.mix = in.workload.Mixes[0]
+	}
+	in.prof, err = cost.Load(in.profile)
+	return err
+}
+
+// output opens -o FILE, or stdout.
+func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
+	if path == "" || path == "-" {
+		return stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+func adviseCmd() *cobra.Command {
+	var in inputs
+	var budget, format, out string
+	var noSI, normalized, quiet bool
+	var timeLimit time.Duration
+	c := &cobra.Command{
+		Use:   "advise --model FILE --workload FILE [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
+		Short: "Recommend column families, secondary indexes and plans for a workload (seed 000)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if noSI && normalized {
+				return fmt.Errorf("--no-secondary-index and --normalized exclude each other")
+			}
+			if err := in.load(); err != nil {
+				return err
+			}
+			b, err := advisor.ParseBytes(budget)
+			if err != nil {
+				return err
+			}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: &solver.CBC{TimeLimit: timeLimit}}
+			switch {
+			case noSI:
+				opt.Mode = advisor.NoSI
+			case normalized:
+				opt.Mode = advisor.Normalized
+			}
+			if !quiet {
+				opt.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "advise:", s) }
+			}
+			if err := (&solver.CBC{}).Available(); err != nil {
+				return err
+			}
+			res, err := advisor.Advise(cmd.Context(), in.model, in.workload, opt)
+			if err != nil {
+				return err
+			}
+			w, closeOut, err := output(out, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "text":
+				err = res.WriteText(w)
+			case "json":
+				err = res.WriteJSON(w)
+			case "ddl":
+				err = res.WriteDDL(w, in.modelStmts)
+			case "dot":
+				err = res.WriteDOT(w)
+			default:
+				err = fmt.Errorf("unknown --format %q (text, json, ddl or dot)", format)
+			}
+			if cerr := closeOut(); err == nil {
+				err = cerr
+			}
+			return err
+		},
+	}
+	in.flags(c)
+	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024)")
+	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
+	c.Flags().BoolVar(&normalized, "normalized", false, "the paper's baseline: one CF per entity plus CFs from equality attributes to keys")
+	c.Flags().StringVar(&format, "format", "text", "output: text, json, ddl (kvschema language) or dot (Graphviz)")
+	c.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	c.Flags().DurationVar(&timeLimit, "time-limit", 0, "stop the solver after this long with its best schema (0: prove optimality)")
+	return c
+}
+
+// readSchema reads DEFINE COLUMN FAMILY / SECONDARY INDEX statements; the
+// model comes from modelStmts, or from the schema file's own relations.
+func readSchema(file string, m *model.Model) (*physical.Schema, *model.Model, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	stmts, err := lang.ParseScript(file, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m == nil {
+		if m, err = model.Build(stmts); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w (the schema file holds no usable model; pass --model)", file, err)
+		}
+	}
+	s, err := physical.ParseSchema(m, stmts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(s.Indexes) == 0 {
+		return nil, nil, fmt.Errorf("%s defines no column family", file)
+	}
+	return s, m, nil
+}
+
+func costCmd() *cobra.Command {
+	var in inputs
+	var schemaFile, format string
+	c := &cobra.Command{
+		Use:   "cost --schema FILE --model FILE --workload FILE [--mix NAME] [--profile NAME|FILE]",
+		Short: "Cost a given schema: best plan and cost of every statement, total cost and size",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := in.load(); err != nil {
+				return err
+			}
+			s, _, err := readSchema(schemaFile, in.model)
+			if err != nil {
+				return err
+			}
+			res, err := advisor.Evaluate(in.model, in.workload, s, advisor.Options{Mix: in.mix, Profile: in.prof})
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return res.WriteJSON(cmd.OutOrStdout())
+			}
+			return res.WriteText(cmd.OutOrStdout())
+		},
+	}
+	in.flags(c)
+	c.Flags().StringVar(&schemaFile, "schema", "", "schema file (DEFINE COLUMN FAMILY / DEFINE SECONDARY INDEX), e.g. from advise --format ddl (required)")
+	c.Flags().StringVar(&format, "format", "text", "output: text or json")
+	_ = c.MarkFlagRequired("schema")
+	return c
+}
+
+func exportCmd() *cobra.Command {
+	var schemaFile, modelFile, to, keyspace string
+	c := &cobra.Command{
+		Use:   "export --schema FILE --to cql [--model FILE]",
+		Short: "Write a schema as another system's DDL (cql: Cassandra)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var m *model.Model
+			if modelFile != "" {
+				src, err := os.ReadFile(modelFile)
+				if err != nil {
+					return err
+				}
+				stmts, err := lang.ParseScript(modelFile, src)
+				if err != nil {
+					return err
+				}
+				if m, err = model.Build(stmts); err != nil {
+					return err
+				}
+			}
+			s, _, err := readSchema(schemaFile, m)
+			if err != nil {
+				return err
+			}
+			switch to {
+			case "cql":
+				_, err = io.WriteString(cmd.OutOrStdout(), export.CQL(s, keyspace))
+				return err
+			}
+			return fmt.Errorf("unknown --to %q (supported: cql)", to)
+		},
+	}
+	c.Flags().StringVar(&schemaFile, "schema", "", "schema file, e.g. from advise --format ddl (required)")
+	c.Flags().StringVar(&modelFile, "model", "", "model file, when the schema file has no DEFINE RELATION statements")
+	c.Flags().StringVar(&to, "to", "cql", "target: cql")
+	c.Flags().StringVar(&keyspace, "keyspace", "", "CQL keyspace to qualify table names with")
+	_ = c.MarkFlagRequired("schema")
+	return c
+}

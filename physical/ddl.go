@@ -1,0 +1,225 @@
+package physical
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+)
+
+// Schema is a set of named indexes over one model: what DEFINE COLUMN
+// FAMILY and DEFINE SECONDARY INDEX statements describe, and what the
+// advisor recommends. Base maps each SI to the CF it is defined on.
+type Schema struct {
+	Indexes []*Index
+	Base    map[*Index]*Index
+}
+
+// Index returns the index called name, or nil.
+func (s *Schema) Index(name string) *Index {
+	for _, x := range s.Indexes {
+		if x.Name == name {
+			return x
+		}
+	}
+	return nil
+}
+
+// refOf writes attribute a as a column reference: its node's path from the
+// root, then the field.
+func refOf(x *Index, a Attr) lang.ColumnRef {
+	var qual []string
+	for n := a.Node; n > 0; n = x.Graph.Nodes[n].Parent {
+		qual = append([]string{x.Graph.Nodes[n].Via.Name}, qual...)
+	}
+	qual = append([]string{x.Graph.Nodes[0].Entity.Name}, qual...)
+	return lang.ColumnRef{Qual: qual, Name: a.Field.Name}
+}
+
+// Statements returns the definitions of the schema's indexes: every CF, then
+// every SI on its base CF.
+func (s *Schema) Statements() []lang.Statement {
+	var out []lang.Statement
+	refs := func(x *Index, as []Attr) []lang.ColumnRef {
+		out := []lang.ColumnRef{}
+		for _, a := range as {
+			out = append(out, refOf(x, a))
+		}
+		return out
+	}
+	for _, x := range s.Indexes {
+		if x.Kind != CF {
+			continue
+		}
+		out = append(out, &lang.DefineColumnFamily{Name: x.Name, Relation: x.Graph.Nodes[0].Entity.Name,
+			Partition: refs(x, x.Hash), Clustering: refs(x, x.Order), Values: refs(x, x.Extra)})
+	}
+	for _, x := range s.Indexes {
+		if x.Kind != SI {
+			continue
+		}
+		b := s.Base[x]
+		// The indexed attribute, written in the base CF's terms (same
+		// canonical graph, so the same node).
+		out = append(out, &lang.DefineIndex{Name: x.Name, Family: b.Name, Column: refOf(b, x.Hash[0])})
+	}
+	return out
+}
+
+// ParseSchema reads the DEFINE COLUMN FAMILY and DEFINE SECONDARY INDEX
+// statements of a script against a model (other statements are ignored).
+// Errors name the statement's position.
+func ParseSchema(m *model.Model, stmts []lang.Statement) (*Schema, error) {
+	s := &Schema{Base: map[*Index]*Index{}}
+	names := map[string]bool{}
+	for _, st := range stmts {
+		d, ok := st.(*lang.DefineColumnFamily)
+		if !ok {
+			continue
+		}
+		if names[d.Name] {
+			return nil, errAt(d.At, "%s is defined twice", d.Name)
+		}
+		names[d.Name] = true
+		x, err := columnFamily(m, d)
+		if err != nil {
+			return nil, err
+		}
+		s.Indexes = append(s.Indexes, x)
+	}
+	for _, st := range stmts {
+		d, ok := st.(*lang.DefineIndex)
+		if !ok {
+			continue
+		}
+		if names[d.Name] {
+			return nil, errAt(d.At, "%s is defined twice", d.Name)
+		}
+		names[d.Name] = true
+		base := s.Index(d.Family)
+		if base == nil {
+			return nil, errAt(d.At, "secondary index %s: no column family %s", d.Name, d.Family)
+		}
+		if len(base.Hash) != 1 {
+			return nil, errAt(d.At, "secondary index %s: %s must have a one-attribute partition key (the index maps to it)", d.Name, d.Family)
+		}
+		a, err := resolveAttr(base.Graph, d.Column)
+		if err != nil {
+			return nil, err
+		}
+		if !base.Has(a) || base.Hash[0] == a {
+			return nil, errAt(d.Column.At, "secondary index %s: %s is not a clustering or value attribute of %s", d.Name, lang.PrintExpr(&d.Column), d.Family)
+		}
+		x := &Index{Kind: SI, Graph: base.Graph, Hash: []Attr{a}, Extra: []Attr{base.Hash[0]}, Name: d.Name}
+		x.Finish()
+		s.Indexes = append(s.Indexes, x)
+		s.Base[x] = base
+	}
+	return s, nil
+}
+
+func errAt(pos lang.Pos, format string, args ...any) error {
+	return &lang.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// columnFamily builds a CF from its definition: the graph is the tree its
+// attribute paths span, canonicalized.
+func columnFamily(m *model.Model, d *lang.DefineColumnFamily) (*Index, error) {
+	root := m.Entity(d.Relation)
+	if root == nil {
+		return nil, errAt(d.At, "column family %s: unknown relation %s", d.Name, d.Relation)
+	}
+	g := &model.Graph{Nodes: []model.Node{{Entity: root, Parent: -1, Alias: root.Name}}}
+	resolve := func(cs []lang.ColumnRef) ([]model.FieldRef, error) {
+		var out []model.FieldRef
+		for _, c := range cs {
+			if len(c.Qual) == 0 || c.Qual[0] != root.Name {
+				return nil, errAt(c.At, "column family %s: write attributes as paths from %s (%s.field, %s.fk.field)", d.Name, root.Name, root.Name, root.Name)
+			}
+			n := 0
+			for _, step := range c.Qual[1:] {
+				nav := g.Nodes[n].Entity.Nav(step)
+				if nav == nil {
+					return nil, errAt(c.At, "column family %s: %s has no relationship %s", d.Name, g.Nodes[n].Entity.Name, step)
+				}
+				next := g.Step(n, nav)
+				if next < 0 {
+					g.Nodes = append(g.Nodes, model.Node{Entity: nav.To, Parent: n, Via: nav})
+					next = len(g.Nodes) - 1
+				}
+				n = next
+			}
+			f := g.Nodes[n].Entity.Field(c.Name)
+			if f == nil {
+				return nil, errAt(c.At, "column family %s: %s has no attribute %s", d.Name, g.Nodes[n].Entity.Name, c.Name)
+			}
+			out = append(out, model.FieldRef{Node: n, Field: f})
+		}
+		return out, nil
+	}
+	hash, err := resolve(d.Partition)
+	if err != nil {
+		return nil, err
+	}
+	order, err := resolve(d.Clustering)
+	if err != nil {
+		return nil, err
+	}
+	extra, err := resolve(d.Values)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hash[1:] {
+		if h.Node != hash[0].Node {
+			return nil, errAt(d.At, "column family %s: the partition key must belong to one relation of the path", d.Name)
+		}
+	}
+	if hash[0].Node != 0 {
+		return nil, errAt(d.At, "column family %s: the partition key must belong to %s, the relation after FOR", d.Name, root.Name)
+	}
+	inKey := map[int]bool{}
+	for _, r := range append(append([]model.FieldRef(nil), hash...), order...) {
+		if r.Field.Key {
+			inKey[r.Node] = true
+		}
+	}
+	for n := range g.Nodes {
+		if !inKey[n] {
+			return nil, errAt(d.At, "column family %s: the key of %s (%s) must be in the partition or clustering key, so that each row is one tuple of the join", d.Name, g.Describe(n), g.Nodes[n].Entity.Key.Name)
+		}
+	}
+	nodes := make([]int, len(g.Nodes))
+	for i := range nodes {
+		nodes[i] = i
+	}
+	cg, from := Canon(Sub{Graph: g, Root: 0, Nodes: nodes})
+	to := map[int]int{}
+	for i, v := range from {
+		to[v] = i
+	}
+	conv := func(rs []model.FieldRef) []Attr {
+		out := make([]Attr, len(rs))
+		for i, r := range rs {
+			out[i] = Attr{Node: to[r.Node], Field: r.Field}
+		}
+		return out
+	}
+	x := &Index{Kind: CF, Graph: cg, Hash: conv(hash), Order: conv(order), Extra: conv(extra), Name: d.Name}
+	x.Finish()
+	return x, nil
+}
+
+// resolveAttr finds the attribute a column reference names in a canonical
+// index graph.
+func resolveAttr(g *model.Graph, c lang.ColumnRef) (Attr, error) {
+	path := strings.Join(c.Qual, ".")
+	for n := range g.Nodes {
+		if g.Describe(n) == path {
+			if f := g.Nodes[n].Entity.Field(c.Name); f != nil {
+				return Attr{Node: n, Field: f}, nil
+			}
+		}
+	}
+	return Attr{}, errAt(c.At, "no attribute %s in the column family", lang.PrintExpr(&c))
+}
