@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func needCBC(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("cbc"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("cbc is not installed (CI installs coinor-cbc)")
+		}
+		t.Skip("cbc is not installed: apt-get install coinor-cbc")
+	}
+}
+
+const (
+	seed37Model    = "../../advisor/testdata/seed37_model.kvs"
+	seed37Workload = "../../advisor/testdata/seed37_workload.kvs"
+	rubisModel     = "../../examples/rubis/model.kvs"
+	rubisWorkload  = "../../examples/rubis/workload.kvs"
+)
+
+// advise → ddl → cost gives back the same totals; export --to cql writes
+// Cassandra DDL for the same schema.
+func TestAdviseCostExport(t *testing.T) {
+	needCBC(t)
+	dir := t.TempDir()
+	ddl := filepath.Join(dir, "schema.kvs")
+	mustRun(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7MB", "--format", "ddl", "-o", ddl)
+	text := mustRun(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7MB")
+	for _, want := range []string{
+		"si_user_by_firstname SI([user.firstname] → [user.id])",
+		"1. Index Lookup Secondary Index si_user_by_firstname",
+		"2. Index Lookup Column Family cf_user_by_id",
+		"Total cost 0.0269279, total size 6.6MB",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("advise text lacks %q:\n%s", want, text)
+		}
+	}
+	var advised, costed struct {
+		TotalCost float64 `json:"total_cost"`
+		TotalSize float64 `json:"total_size"`
+		Indexes   []struct {
+			Name string `json:"name"`
+			Kind string `json:"kind"`
+			Base string `json:"base"`
+		} `json:"indexes"`
+		Plans map[string]struct {
+			Steps []struct {
+				Index string `json:"index"`
+			} `json:"steps"`
+		} `json:"plans"`
+	}
+	out := mustRun(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7000000", "--format", "json")
+	if err := json.Unmarshal([]byte(out), &advised); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out = mustRun(t, "", "cost", "--schema", ddl, "--model", seed37Model, "--workload", seed37Workload, "--format", "json")
+	if err := json.Unmarshal([]byte(out), &costed); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if math.Abs(advised.TotalCost-costed.TotalCost) > 1e-12 || advised.TotalSize != costed.TotalSize || len(costed.Indexes) != 2 {
+		t.Errorf("advise says cost %v size %v; cost of its DDL says %v, %v", advised.TotalCost, advised.TotalSize, costed.TotalCost, costed.TotalSize)
+	}
+	if got := len(advised.Plans["by_firstname"].Steps); got != 2 || advised.Indexes[1].Base != "cf_user_by_id" {
+		t.Errorf("json: by_firstname has %d steps, SI base %q", got, advised.Indexes[1].Base)
+	}
+	cql := mustRun(t, "", "export", "--schema", ddl, "--to", "cql", "--keyspace", "ks")
+	want := `-- CF([user.id] [user.firstname] → [user.lastname, user.password])
+CREATE TABLE ks.cf_user_by_id (
+  user_id bigint,
+  user_firstname text,
+  user_lastname text,
+  user_password text,
+  PRIMARY KEY ((user_id), user_firstname)
+) WITH CLUSTERING ORDER BY (user_firstname ASC);
+
+-- SI([user.firstname] → [user.id])
+CREATE INDEX si_user_by_firstname ON ks.cf_user_by_id (user_firstname);
+
+`
+	if cql != want {
+		t.Errorf("cql:\n%s\nwant:\n%s", cql, want)
+	}
+	dot := mustRun(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7MB", "--format", "dot")
+	if !strings.HasPrefix(dot, "digraph kvschema {") || !strings.Contains(dot, `"ix_si_user_by_firstname" -> "ix_cf_user_by_id"`) {
+		t.Errorf("dot output:\n%s", dot)
+	}
+	if _, err := exec.LookPath("dot"); err == nil {
+		cmd := exec.Command("dot", "-Tsvg")
+		cmd.Stdin = strings.NewReader(dot)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("graphviz rejects the dot output: %v\n%s", err, b)
+		}
+	}
+}
+
+func TestAdviseRUBiSModes(t *testing.T) {
+	needCBC(t)
+	costs := map[string]float64{}
+	for _, mode := range []string{"", "--no-secondary-index", "--normalized"} {
+		args := []string{"advise", "-q", "--model", rubisModel, "--workload", rubisWorkload, "--mix", "bidding", "--format", "json"}
+		if mode != "" {
+			args = append(args, mode)
+		}
+		var res struct {
+			TotalCost float64 `json:"total_cost"`
+		}
+		if err := json.Unmarshal([]byte(mustRun(t, "", args...)), &res); err != nil {
+			t.Fatal(err)
+		}
+		costs[mode] = res.TotalCost
+	}
+	if !(costs[""] <= costs["--no-secondary-index"] && costs["--no-secondary-index"] < costs["--normalized"]) {
+		t.Errorf("modelled costs: with SIs %v, CFs only %v, normalized %v", costs[""], costs["--no-secondary-index"], costs["--normalized"])
+	}
+}
+
+func TestAdviseErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	model := write("m.kvs", "DEFINE RELATION u ROWS 10 { id BIGINT KEY, name STRING };\n")
+	for _, tc := range []struct {
+		workload string
+		args     []string
+		want     string
+	}{
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.nope = ?;\n }\n};", nil, "w.kvs:3:30: relation u has no attribute nope"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u.friends WHERE u.id = ?;\n }\n};", nil, "w.kvs:3:3: relation u has no relationship friends"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM v WHERE v.id = ?;\n }\n};", nil, "w.kvs:3:3: unknown relation v"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.name > ?;\n }\n};", nil, "w.kvs:3:3: the query needs an equality predicate"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (x 1) {\n  SELECT u.name FROM u WHERE u.id = ?;\n }\n};", nil, "w.kvs:2:19: group g: unknown mix x"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.id = ? OR u.id = ?;\n }\n};", nil, "w.kvs:3:30: a workload query's WHERE must be a conjunction"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.id = 'x';\n }\n};", nil, "w.kvs:3:37: u.id:"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.id = ?\n }", nil, "w.kvs:4:3: expected GROUP or '}' in workload, found end of input"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.id = ?;\n }\n};", []string{"--mix", "q"}, "workload w has no mix \"q\""},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.id = ?;\n }\n};", []string{"--budget", "12XB"}, "unknown unit"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.id = ?;\n }\n};", []string{"--budget", "10B"}, "the smallest budget that works is"},
+	} {
+		w := write("w.kvs", tc.workload)
+		args := append([]string{"advise", "-q", "--model", model, "--workload", w}, tc.args...)
+		if strings.Contains(tc.want, "smallest budget") {
+			if _, err := exec.LookPath("cbc"); err != nil {
+				continue
+			}
+		}
+		out, err := run(t, "", args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v (output %s), want error containing %q", tc.workload, err, out, tc.want)
+		}
+	}
+	bad := write("bad.kvs", "DEFINE RELATION u ROWS 10 { id BIGINT KEY, r BIGINT REFERENCES nowhere REVERSE us };\n")
+	if _, err := run(t, "", "advise", "--model", bad, "--workload", model); err == nil || !strings.Contains(err.Error(), "bad.kvs:1:44: relation u: r REFERENCES unknown relation nowhere") {
+		t.Errorf("unknown referenced relation: %v", err)
+	}
+}
