@@ -79,7 +79,22 @@ func component(g *model.Graph, start, avoid int) []int {
 // supportQuery builds a query over the nodes of x's graph, rooted at root,
 // selecting the given attributes, with predicates on the root.
 func supportQuery(x *physical.Index, nodes []int, root int, sel []physical.Attr, preds []model.Pred) *model.Query {
-	g, from := physical.Canon(physical.Sub{Graph: x.Graph, Root: root, Nodes: nodes})
+	// Only the entities whose fields are read, and those joining them to
+	// the root, matter: reading a field of one tuple does not need the
+	// rows it has elsewhere in the join.
+	keep := map[int]bool{root: true}
+	for _, a := range sel {
+		for _, n := range treePath(x.Graph, root, a.Node) {
+			keep[n] = true
+		}
+	}
+	var kept []int
+	for _, n := range nodes {
+		if keep[n] {
+			kept = append(kept, n)
+		}
+	}
+	g, from := physical.Canon(physical.Sub{Graph: x.Graph, Root: root, Nodes: kept})
 	to := map[int]int{}
 	for i, v := range from {
 		to[v] = i
@@ -290,4 +305,36 @@ func queryKey(q *model.Query) string {
 		fmt.Fprintf(&b, "|%s%s", q.Graph.DescribeRef(p.Ref), p.Op)
 	}
 	return b.String()
+}
+
+// treePath lists the nodes on the path between a and b in a tree graph.
+func treePath(g *model.Graph, a, b int) []int {
+	up := func(n int) []int {
+		var out []int
+		for ; n >= 0; n = g.Nodes[n].Parent {
+			out = append(out, n)
+		}
+		return out
+	}
+	pa, pb := up(a), up(b)
+	onA := map[int]bool{}
+	for _, n := range pa {
+		onA[n] = true
+	}
+	var out []int
+	lca := -1
+	for _, n := range pb {
+		out = append(out, n)
+		if onA[n] {
+			lca = n
+			break
+		}
+	}
+	for _, n := range pa {
+		if n == lca {
+			break
+		}
+		out = append(out, n)
+	}
+	return out
 }
