@@ -1,0 +1,118 @@
+package model
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kvschema/kvschema/lang"
+)
+
+const testModel = `
+DEFINE RELATION regions2 ROWS 5 { id BIGINT KEY, name STRING };
+DEFINE RELATION users ROWS 100 { id BIGINT KEY, rating BIGINT CARDINALITY 10, region2 BIGINT REFERENCES regions2 REVERSE users };
+DEFINE RELATION items ROWS 1000 { id BIGINT KEY, end_date TIMESTAMP, seller BIGINT REFERENCES users REVERSE items_sold };
+`
+
+func build(t *testing.T) *Model {
+	t.Helper()
+	ss, err := lang.ParseScript("m.kvs", []byte(testModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func resolve(t *testing.T, m *Model, src string) *Query {
+	t.Helper()
+	st, err := lang.ParseStatement("q", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := m.ResolveSelect(st.(*lang.Select))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// NoSE treats != as =, collapses two predicates on one field and rejects
+// digits in names; kvschema keeps each predicate as written.
+func TestPredicatesAsWritten(t *testing.T) {
+	m := build(t)
+	q := resolve(t, m, "SELECT items.id FROM items.seller.region2 WHERE region2.id = ? AND seller.rating != 3 AND items.end_date > ? AND items.end_date <= ?")
+	var ops []Op
+	for _, p := range q.Preds {
+		ops = append(ops, p.Op)
+	}
+	if want := []Op{Eq, Ne, Gt, Le}; len(ops) != 4 || ops[0] != want[0] || ops[1] != want[1] || ops[2] != want[2] || ops[3] != want[3] {
+		t.Fatalf("predicates %v, want %v", ops, want)
+	}
+	if q.Preds[2].Ref != q.Preds[3].Ref {
+		t.Errorf("both end_date bounds should name the same field")
+	}
+	if got := q.Graph.Describe(2); got != "items.seller.region2" {
+		t.Errorf("node 2 is %s", got)
+	}
+}
+
+// A path, a chain in WHERE and SQL joins along the same foreign keys give
+// the same query graph.
+func TestPathAndJoinSameGraph(t *testing.T) {
+	m := build(t)
+	shape := func(q *Query) []string {
+		var out []string
+		for n := range q.Graph.Nodes {
+			out = append(out, q.Graph.Nodes[n].Entity.Name)
+		}
+		for _, p := range q.Preds {
+			out = append(out, q.Graph.Nodes[p.Ref.Node].Entity.Name+"."+p.Ref.Field.Name+p.Op.String())
+		}
+		for _, r := range q.Select {
+			out = append(out, q.Graph.Nodes[r.Node].Entity.Name+"."+r.Field.Name)
+		}
+		return out
+	}
+	path := resolve(t, m, "SELECT items.id, seller.rating FROM items.seller WHERE seller.region2.id = ?")
+	join := resolve(t, m, "SELECT i.id, u.rating FROM items i JOIN users u ON i.seller = u.id JOIN regions2 r ON u.region2 = r.id WHERE r.id = ?")
+	reverse := resolve(t, m, "SELECT i.id, u.rating FROM regions2 r JOIN users u ON u.region2 = r.id JOIN items i ON i.seller = u.id WHERE r.id = ?")
+	a, b, c := shape(path), shape(join), shape(reverse)
+	if len(a) != len(b) || len(a) != len(c) {
+		t.Fatalf("path %v\njoin %v\nreverse %v", a, b, c)
+	}
+	count := func(xs []string) map[string]int {
+		m := map[string]int{}
+		for _, x := range xs {
+			m[x]++
+		}
+		return m
+	}
+	ca, cb, cc := count(a), count(b), count(c)
+	for k, v := range ca {
+		if cb[k] != v || cc[k] != v {
+			t.Fatalf("graphs differ at %s:\npath %v\njoin %v\nreverse %v", k, a, b, c)
+		}
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	m := build(t)
+	for _, tc := range []struct{ src, want string }{
+		{"SELECT items.id FROM items JOIN users ON items.id = users.id WHERE items.id = ?", "q:1:42: JOIN users ON items.id = users.id does not follow a declared foreign key"},
+		{"SELECT id FROM items JOIN users ON items.seller = users.id WHERE id = ?", "q:1:8: id is ambiguous"},
+		{"SELECT items.id FROM items WHERE items.seller.nope = ?", "q:1:34: relation users has no attribute nope"},
+		{"SELECT items.id FROM items WHERE items.id = ? LIMIT ?", "q:1:53: LIMIT must be a constant"},
+	} {
+		st, err := lang.ParseStatement("q", tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.ResolveSelect(st.(*lang.Select))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s…", tc.src, err, tc.want)
+		}
+	}
+}
