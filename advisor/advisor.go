@@ -41,6 +41,10 @@ type Options struct {
 	Solver  solver.Solver
 	// Progress, when set, receives a line per stage.
 	Progress func(stage string)
+	// ExactTies adds a second solver run that keeps the optimal cost and
+	// minimizes the schema's size; without it ties are broken by small
+	// objective terms, which CBC resolves only to its tolerances.
+	ExactTies bool
 }
 
 // Result is a recommendation.

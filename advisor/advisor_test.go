@@ -461,3 +461,21 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+// With ExactTies the cost stays optimal and the schema is no larger.
+func TestExactTies(t *testing.T) {
+	needCBC(t)
+	m, w := loadRUBiS(t, "workload.kvs")
+	plain, err := advise(t, m, w, "bidding", 0, WithSI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := Advise(context.Background(), m, w, Options{Mix: "bidding", Profile: cost.Cassandra, Solver: &solver.CBC{}, ExactTies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, exact)
+	if math.Abs(exact.TotalCost-plain.TotalCost) > 1e-6*plain.TotalCost || exact.TotalSize > plain.TotalSize {
+		t.Errorf("exact ties: cost %v size %v; plain: cost %v size %v", exact.TotalCost, exact.TotalSize, plain.TotalCost, plain.TotalSize)
+	}
+}

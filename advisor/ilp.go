@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -53,31 +54,48 @@ type ilp struct {
 	needs   map[*physical.Index][]*support
 	// supPlans caches the chosen plan of each support query.
 	supPlans map[int]*physical.Plan
+	chosen   func(*physical.Index) bool
 }
 
 // flow adds the variables and constraints of one plan DAG and returns its
 // arc variables and the terms of the flow leaving its start.
-func (pr *ilp) flow(name string, d *dag, weight float64, xv func(*physical.Index) solver.Var) (map[int]solver.Var, []solver.Term) {
+func (pr *ilp) flow(name string, d *dag, weight float64, xv func(*physical.Index) solver.Var, group bool) (map[int]solver.Var, []solver.Term) {
 	vars := map[int]solver.Var{}
 	in := map[int][]solver.Term{}
 	out := map[int][]solver.Term{}
-	usage := map[*physical.Index][]solver.Term{}
+	type key struct {
+		from, to int
+		cost     float64
+		arc      int // -1 when arcs are grouped
+	}
+	byKey := map[key]solver.Var{}
+	offers := map[solver.Var][]*physical.Index{}
+	var vorder []solver.Var
 	maps := map[*physical.Index]map[string]bool{}
-	var order []*physical.Index
 	for _, a := range d.liveArcs() {
 		arc := d.arcs[a]
-		v := pr.m.AddVar(fmt.Sprintf("f %s %d", name, a), solver.Binary, 0, 1)
+		k := key{arc.from, arc.to, arc.step.Cost, a}
+		if group {
+			k.arc = -1
+		}
+		v, ok := byKey[k]
+		if !ok {
+			v = pr.m.AddVar(fmt.Sprintf("f %s %d", name, a), solver.Binary, 0, 1)
+			byKey[k] = v
+			t := solver.Term{Var: v, Coef: 1}
+			out[arc.from] = append(out[arc.from], t)
+			in[arc.to] = append(in[arc.to], t)
+			pr.cost = append(pr.cost, solver.Term{Var: v, Coef: weight * arc.step.Cost})
+			vorder = append(vorder, v)
+		}
 		vars[a] = v
-		t := solver.Term{Var: v, Coef: 1}
-		out[arc.from] = append(out[arc.from], t)
-		in[arc.to] = append(in[arc.to], t)
-		pr.cost = append(pr.cost, solver.Term{Var: v, Coef: weight * arc.step.Cost})
 		x := arc.step.Index
-		if usage[x] == nil {
-			order = append(order, x)
+		if !slices.Contains(offers[v], x) {
+			offers[v] = append(offers[v], x)
+		}
+		if maps[x] == nil {
 			maps[x] = map[string]bool{}
 		}
-		usage[x] = append(usage[x], t)
 		maps[x][fmt.Sprint(arc.step.Map)] = true
 	}
 	for i, st := range d.states {
@@ -90,12 +108,37 @@ func (pr *ilp) flow(name string, d *dag, weight float64, xv func(*physical.Index
 		}
 		pr.m.AddConstraint(fmt.Sprintf("%s state %d", name, i), terms, solver.EQ, 0)
 	}
-	for _, x := range order {
+	// A step one index offers counts against that index's x, summed over
+	// the query (one plan reads an index at most as often as it embeds);
+	// a grouped step, which several indexes offer, needs one of them.
+	usage := map[*physical.Index][]solver.Term{}
+	var xorder []*physical.Index
+	for _, v := range vorder {
+		if xs := offers[v]; len(xs) == 1 {
+			if usage[xs[0]] == nil {
+				xorder = append(xorder, xs[0])
+			}
+			usage[xs[0]] = append(usage[xs[0]], solver.Term{Var: v, Coef: 1})
+			continue
+		}
+		terms := []solver.Term{{Var: v, Coef: 1}}
+		for _, x := range offers[v] {
+			terms = append(terms, solver.Term{Var: xv(x), Coef: -1})
+		}
+		pr.m.AddConstraint(fmt.Sprintf("%s step %d", name, v), terms, solver.LE, 0)
+	}
+	for _, x := range xorder {
 		k := float64(len(maps[x]))
 		pr.m.AddConstraint(name+" reads "+x.Key, append(usage[x], solver.Term{Var: xv(x), Coef: -k}), solver.LE, 0)
 	}
 	return vars, out[0]
 }
+
+// Support-query DAGs share one variable between equal-cost steps (see
+// flow): they are most of the program, and on RUBiS this halves solve
+// times; query DAGs keep a variable per step, whose tighter relaxation
+// pays off there.
+const groupQueries, groupSupports = false, true
 
 func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes []*workload.Statement,
 	upkeeps map[*workload.Statement]map[*physical.Index]upkeep, sups []*support, p *pool) *ilp {
@@ -114,7 +157,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes [
 		if pl := qdags[qi].cheapest(); pl != nil {
 			pr.scale += s.Weight(opt.Mix) * pl.Cost
 		}
-		vars, start := pr.flow("q"+s.Tag, qdags[qi], s.Weight(opt.Mix), xv)
+		vars, start := pr.flow("q"+s.Tag, qdags[qi], s.Weight(opt.Mix), xv, groupQueries)
 		pr.qvars = append(pr.qvars, vars)
 		pr.m.AddConstraint("answer "+s.Tag, start, solver.EQ, 1)
 	}
@@ -138,7 +181,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes [
 			return start
 		}
 		si := len(pr.sups)
-		vars, start := pr.flow(fmt.Sprintf("s%d", si), sp.dag, sp.write.Weight(opt.Mix), xv)
+		vars, start := pr.flow(fmt.Sprintf("s%d", si), sp.dag, sp.write.Weight(opt.Mix), xv, groupSupports)
 		added[sp] = start
 		pr.sups = append(pr.sups, sp)
 		pr.svars = append(pr.svars, vars)
@@ -196,20 +239,20 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes [
 }
 
 // solve minimizes cost with ties broken towards fewer, then smaller,
-// indexes: the tie-breaking terms are scaled so that all of them together
-// weigh less than 1e-7 of the cheapest conceivable query cost, so they
-// never trade against a real cost difference (CBC's own optimality
-// tolerance is coarser) and one solver run suffices.
+// indexes. The tie-breaking terms together weigh at most 1e-5 of a lower
+// bound on the query cost: large enough for CBC to resolve (smaller weights
+// fall under its tolerances), small enough that they only decide between
+// schemas whose costs agree to about 1e-5. One solver run suffices.
 func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solution, error) {
 	obj := append([]solver.Term(nil), pr.cost...)
 	n := float64(len(pr.indexes) + 1)
-	maxSize := 1.0
+	total := 1.0
 	for _, i := range pr.indexes {
-		maxSize = max(maxSize, i.Size)
+		total += i.Size
 	}
-	perIndex := 1e-7 * pr.scale / n
+	perIndex := 1e-5 * pr.scale / n
 	for _, i := range pr.indexes {
-		obj = append(obj, solver.Term{Var: pr.x[i], Coef: perIndex * (1 + i.Size/maxSize/n)})
+		obj = append(obj, solver.Term{Var: pr.x[i], Coef: perIndex * (1 + i.Size/total)})
 	}
 	pr.m.SetObjective(obj)
 	if start := pr.greedy(opt); start != nil {
@@ -226,6 +269,9 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 	switch sol.Status {
 	case solver.Optimal, solver.Feasible:
 		st.Optimal = sol.Status == solver.Optimal
+		if opt.ExactTies {
+			return pr.tieBreak(ctx, opt, st, sol)
+		}
 		return sol, nil
 	case solver.Infeasible:
 		if !pr.budgetC {
@@ -258,6 +304,8 @@ func (pr *ilp) minBudget(ctx context.Context, opt Options, st *Stats) (float64, 
 func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 	on := func(v solver.Var) bool { return sol.Values[v] > 0.5 }
 	chosen := map[*physical.Index]bool{}
+	isChosen := func(x *physical.Index) bool { return chosen[x] }
+	pr.chosen = isChosen
 	for _, i := range pr.indexes {
 		if on(pr.x[i]) {
 			chosen[i] = true
@@ -266,7 +314,7 @@ func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 		}
 	}
 	for qi, s := range pr.queries {
-		pl := pr.qdags[qi].plan(path(pr.qdags[qi], pr.qvars[qi], on))
+		pl := pr.qdags[qi].plan(path(pr.qdags[qi], pr.qvars[qi], on, isChosen))
 		w := s.Weight(pr.mix)
 		res.Queries = append(res.Queries, &QueryPlan{Statement: s, Weight: w, Plan: pl})
 		res.TotalCost += w * pl.Cost
@@ -319,12 +367,12 @@ func needs(sp *support, i *physical.Index) bool {
 }
 
 // path follows the chosen arcs of a DAG from its start to an end state.
-func path(d *dag, vars map[int]solver.Var, on func(solver.Var) bool) []int {
+func path(d *dag, vars map[int]solver.Var, on func(solver.Var) bool, chosen func(*physical.Index) bool) []int {
 	var p []int
 	for i := 0; !d.states[i].end; {
 		next := -1
 		for _, a := range d.states[i].out {
-			if v, ok := vars[a]; ok && on(v) {
+			if v, ok := vars[a]; ok && on(v) && chosen(d.arcs[a].step.Index) {
 				next = a
 				break
 			}
@@ -346,7 +394,7 @@ func (pr *ilp) supportPlan(si int, on func(solver.Var) bool) *physical.Plan {
 	}
 	d := pr.sups[si].dag
 	var pl *physical.Plan
-	if p := path(d, pr.svars[si], on); p != nil {
+	if p := path(d, pr.svars[si], on, pr.chosen); p != nil {
 		pl = d.plan(p)
 	}
 	if pr.supPlans == nil {
@@ -434,4 +482,23 @@ func (pr *ilp) greedy(opt Options) []float64 {
 		return nil
 	}
 	return val
+}
+
+// tieBreak pins the cost found (within 1e-7) and minimizes the total size
+// of the schema, starting from the solution in hand: exact where the
+// weighted tie-break of solve falls under CBC's tolerances.
+func (pr *ilp) tieBreak(ctx context.Context, opt Options, st *Stats, sol *solver.Solution) (*solver.Solution, error) {
+	pr.m.AddConstraint("cost pinned", pr.cost, solver.LE, sol.Objective*(1+1e-7)+1e-12)
+	pr.m.SetObjective(pr.budget)
+	pr.m.SetStart(sol.Values)
+	st.Solves++
+	s2, err := opt.Solver.Solve(ctx, pr.m)
+	if err != nil {
+		return nil, err
+	}
+	opt.progress("solver (size among equal-cost schemas): %v in %v", s2.Status, s2.Time.Round(time.Millisecond))
+	if s2.Status == solver.Optimal || s2.Status == solver.Feasible {
+		return s2, nil
+	}
+	return sol, nil
 }

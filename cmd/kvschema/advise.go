@@ -76,7 +76,7 @@ func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
 func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, format, out string
-	var noSI, normalized, quiet bool
+	var noSI, normalized, quiet, exactTies bool
 	var timeLimit time.Duration
 	c := &cobra.Command{
 		Use:   "advise --model FILE --workload FILE [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
@@ -93,7 +93,7 @@ func adviseCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: &solver.CBC{TimeLimit: timeLimit}}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: &solver.CBC{TimeLimit: timeLimit}, ExactTies: exactTies}
 			switch {
 			case noSI:
 				opt.Mode = advisor.NoSI
@@ -139,6 +139,7 @@ func adviseCmd() *cobra.Command {
 	c.Flags().StringVar(&format, "format", "text", "output: text, json, ddl (kvschema language) or dot (Graphviz)")
 	c.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	c.Flags().BoolVar(&exactTies, "exact-ties", false, "a second solver run: among schemas of the optimal cost, the smallest")
 	c.Flags().DurationVar(&timeLimit, "time-limit", 0, "stop the solver after this long with its best schema (0: prove optimality)")
 	return c
 }
