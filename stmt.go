@@ -58,10 +58,10 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (*Rows, error) {
 		return nil, err
 	}
 	if rows == nil {
-		rows = &Rows{cols: []string{"PLAN"}}
+		rows = newRows([]string{"PLAN"})
 		if res.Plan != "" {
 			for _, line := range strings.Split(strings.TrimRight(res.Plan, "\n"), "\n") {
-				rows.rows = append(rows.rows, []types.Value{line})
+				rows.add()[0] = line
 			}
 		}
 	}
@@ -153,7 +153,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err := db.exec.Query(ctx, p, c.add); err != nil {
 			return res, nil, err
 		}
-		res.RowsAffected = int64(len(rows.rows))
+		res.RowsAffected = int64(rows.n)
 		return res, rows, nil
 	case *lang.Update:
 		if err := db.current(ctx); err != nil {
@@ -195,18 +195,12 @@ type projector struct {
 	project []int
 }
 
-// add projects a tuple in place (tuples are fresh per row) and keeps it.
+// add keeps the projection of a tuple, which is only lent to it.
 func (c *projector) add(t []types.Value) bool {
-	var buf [16]types.Value
-	tmp := append(buf[:0], t...)
-	out := t[:len(c.project)]
-	if len(c.project) > len(t) {
-		out = make([]types.Value, len(c.project))
-	}
+	out := c.rows.add()
 	for i, a := range c.project {
-		out[i] = tmp[a]
+		out[i] = t[a]
 	}
-	c.rows.rows = append(c.rows.rows, out)
 	return true
 }
 
@@ -437,16 +431,58 @@ func layoutNames(rel *schema.Relation) string {
 // Rows is the result of a query. It is fully materialized: Close is
 // optional.
 type Rows struct {
-	cols  []string
-	rows  [][]types.Value
-	i     int
-	first [1][]types.Value // storage for the common one-row result
+	cols []string
+	// chunks hold the rows' values, len(cols) per row, in order: each chunk
+	// is filled before the next is made, twice as large up to
+	// maxChunkRows, so collecting rows never copies them.
+	chunks [][]types.Value
+	n      int             // number of rows
+	i      int             // rows Next has passed
+	next   rowPos          // where the row after the current one lies
+	cur    []types.Value   // the current row
+	all    [][]types.Value // All's answer, built on demand
+	inline [8][]types.Value
 }
+
+// rowPos is a row's position in Rows.chunks.
+type rowPos struct{ chunk, off int }
+
+const maxChunkRows = 64
 
 func newRows(cols []string) *Rows {
 	r := &Rows{cols: cols}
-	r.rows = r.first[:0]
+	r.chunks = r.inline[:0]
 	return r
+}
+
+// add appends a row of NULLs and returns it, for the caller to fill.
+func (r *Rows) add() []types.Value {
+	w := len(r.cols)
+	last := len(r.chunks) - 1
+	if last < 0 || cap(r.chunks[last])-len(r.chunks[last]) < w {
+		rows := 1
+		if last >= 0 {
+			rows = min(2*cap(r.chunks[last])/max(w, 1), maxChunkRows)
+		}
+		r.chunks = append(r.chunks, make([]types.Value, 0, rows*w))
+		last++
+	}
+	c := r.chunks[last]
+	n := len(c)
+	r.chunks[last] = c[:n+w]
+	r.n++
+	return c[n : n+w : n+w]
+}
+
+// rowAt returns the row at *p and moves *p past it.
+func (r *Rows) rowAt(p *rowPos) []types.Value {
+	w := len(r.cols)
+	for p.off+w > len(r.chunks[p.chunk]) {
+		p.chunk, p.off = p.chunk+1, 0
+	}
+	row := r.chunks[p.chunk][p.off : p.off+w : p.off+w]
+	p.off += w
+	return row
 }
 
 // Columns names the result columns.
@@ -454,32 +490,40 @@ func (r *Rows) Columns() []string { return r.cols }
 
 // Next advances to the next row.
 func (r *Rows) Next() bool {
-	if r.i >= len(r.rows) {
+	if r.i >= r.n {
 		return false
 	}
+	r.cur = r.rowAt(&r.next)
 	r.i++
 	return true
 }
 
 // Values is the current row (canonical Go values, nil for NULL), or nil
-// before the first Next, after the last, or after Close.
+// before the first Next or after Close.
 func (r *Rows) Values() []types.Value {
-	if r.i < 1 || r.i > len(r.rows) {
+	if r.i < 1 {
 		return nil
 	}
-	return r.rows[r.i-1]
+	return r.cur
 }
 
 // All returns every row, regardless of iteration.
 func (r *Rows) All() [][]types.Value {
-	if len(r.rows) == 0 {
+	if r.n == 0 {
 		return nil
 	}
-	return r.rows
+	if r.all == nil {
+		r.all = make([][]types.Value, r.n)
+		var p rowPos
+		for i := range r.all {
+			r.all[i] = r.rowAt(&p)
+		}
+	}
+	return r.all
 }
 
 // Len is the number of rows.
-func (r *Rows) Len() int { return len(r.rows) }
+func (r *Rows) Len() int { return r.n }
 
 // Scan copies the current row into pointers (*string, *int64, *int,
 // *float64, *bool, *time.Time, *[]byte, *any).
@@ -500,7 +544,10 @@ func (r *Rows) Scan(dest ...any) error {
 }
 
 // Close releases the rows.
-func (r *Rows) Close() error { r.rows = nil; return nil }
+func (r *Rows) Close() error {
+	*r = Rows{cols: r.cols}
+	return nil
+}
 
 func assign(dest any, v types.Value) error {
 	switch d := dest.(type) {
