@@ -22,15 +22,15 @@ type Stmt struct {
 	ast    lang.Statement
 	text   string
 	params int // number of ? parameters
-	// point caches a re-keyable point-lookup plan for this statement and
-	// the catalog it was planned against.
-	point atomic.Pointer[pointPlan]
-	cols  atomic.Pointer[colNames]
+	// rebind caches a re-keyable plan (point lookup or key-prefix scan)
+	// for this statement and the catalog it was planned against.
+	rebind atomic.Pointer[rebindPlan]
+	cols   atomic.Pointer[colNames]
 }
 
-type pointPlan struct {
+type rebindPlan struct {
 	cat *schema.Catalog
-	rb  *plan.PointRebind
+	rb  *plan.KeyRebind
 }
 
 // AST is the parsed statement.
@@ -223,11 +223,11 @@ type colNames struct {
 	names []string
 }
 
-// selectPlan plans a SELECT, re-keying the statement's cached point-lookup
+// selectPlan plans a SELECT, re-keying the statement's cached key-read
 // plan when it fits the arguments.
 func (s *Stmt) selectPlan(st *lang.Select, rel *schema.Relation, vals []types.Value) (*plan.Plan, error) {
 	cat := s.db.Catalog()
-	if pp := s.point.Load(); pp != nil && pp.cat == cat {
+	if pp := s.rebind.Load(); pp != nil && pp.cat == cat {
 		if p, ok := pp.rb.Plan(vals); ok {
 			return p, nil
 		}
@@ -236,9 +236,9 @@ func (s *Stmt) selectPlan(st *lang.Select, rel *schema.Relation, vals []types.Va
 	if err != nil {
 		return nil, err
 	}
-	if pp := s.point.Load(); pp == nil || pp.cat != cat {
-		if rb := plan.NewPointRebind(st, p, s.db.chooser); rb != nil {
-			s.point.Store(&pointPlan{cat: cat, rb: rb})
+	if pp := s.rebind.Load(); pp == nil || pp.cat != cat {
+		if rb := plan.NewKeyRebind(st, p, s.db.chooser); rb != nil {
+			s.rebind.Store(&rebindPlan{cat: cat, rb: rb})
 		}
 	}
 	return p, nil
