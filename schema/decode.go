@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"unsafe"
 
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/store"
@@ -33,7 +32,6 @@ type decoder struct {
 	branch int
 	field  string
 	whole  []byte
-	bytes  *valueBytes // where STRING and BYTES values go
 }
 
 // attrSet records which attributes a decoder has filled: a bitmask for the
@@ -81,18 +79,6 @@ func (d *decoder) put(a int, v types.Value) {
 		d.tuple[a] = v
 		d.set.add(a)
 	}
-}
-
-// natural decodes the natural encoding of a value of type t, the bytes of
-// STRING and BYTES values into d.bytes.
-func (d *decoder) natural(t types.Type, b []byte) (types.Value, error) {
-	switch t {
-	case types.String:
-		return d.bytes.str(b), nil
-	case types.Bytes:
-		return d.bytes.copyOf(b), nil
-	}
-	return keyenc.DecodeNatural(t, b)
 }
 
 // decodeField decodes a whole field.
@@ -144,7 +130,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 				} else if len(b) < n {
 					return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
 				}
-				v, err = d.natural(a.Type, b[:n])
+				v, err = keyenc.DecodeNatural(a.Type, b[:n])
 			case Ordered:
 				v, n, err = keyenc.DecodeOrdered(a.Type, b, !a.Key)
 			case Desc:
@@ -205,7 +191,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			} else if len(b) < n {
 				return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
 			}
-			v, err := d.natural(a.Type, b[:n])
+			v, err := keyenc.DecodeNatural(a.Type, b[:n])
 			if err != nil {
 				return d.fail("%s: %v", a.Name, err)
 			}
@@ -278,15 +264,12 @@ func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value)
 //
 // Ownership: the tuple slice Decode passes to emit is the decoder's, valid
 // only until emit returns (emit copies the slice to keep it). The values in
-// it are the caller's to keep: they never alias the row's bytes. The bytes
-// of STRING and BYTES values are carved from chunks the decoder shares
-// among values (see valueBytes): a kept value keeps its chunk alive.
+// it are the caller's to keep: they never alias the row's bytes.
 type RowDecoder struct {
 	l     *Layout
 	skip  []bool // attributes not worth decoding; nil: none
 	tuple []types.Value
 	small [8]types.Value // tuple's memory for the usual relation
-	bytes valueBytes
 }
 
 // Init readies d to decode rows of l, leaving the attributes marked in skip
@@ -314,7 +297,7 @@ func (d *RowDecoder) Decode(table string, row store.Row, emit func([]types.Value
 	r := l.Relation
 	n := len(r.Attrs)
 	clear(d.tuple)
-	base := decoder{l: l, tuple: d.tuple, set: newAttrSet(n), skip: d.skip, bytes: &d.bytes}
+	base := decoder{l: l, tuple: d.tuple, set: newAttrSet(n), skip: d.skip}
 	if l.staticTable == "" {
 		if err := base.decodeField(&l.Table, []byte(table)); err != nil {
 			return err
@@ -357,7 +340,7 @@ func (d *RowDecoder) Decode(table string, row store.Row, emit func([]types.Value
 		if !l.OwnsFamily(c.Family) {
 			continue
 		}
-		d := decoder{l: l, tuple: append([]types.Value(nil), base.tuple...), set: base.set.clone(), branch: noBranch, bytes: base.bytes}
+		d := decoder{l: l, tuple: append([]types.Value(nil), base.tuple...), set: base.set.clone(), branch: noBranch}
 		if err := d.decodeFamily(c.Family); err != nil {
 			return err
 		}
@@ -398,50 +381,4 @@ func (d *RowDecoder) Decode(table string, row store.Row, emit func([]types.Value
 		}
 	}
 	return nil
-}
-
-// valueBytes holds the bytes of decoded STRING and BYTES values: each is
-// copied into the free end of a chunk shared with other values, and a chunk
-// is never written again where a value lies. Strings therefore view their
-// chunk directly (they are immutable while they exist), and BYTES values are
-// capped sub-slices (appending to one copies). A value kept by a caller
-// keeps its whole chunk alive, so chunks stay small: they double from the
-// size of the first value up to maxValueChunk as a decoder is used, and
-// values too large to share one get memory of their own.
-type valueBytes struct {
-	buf  []byte
-	next int // size of the next chunk
-}
-
-const (
-	maxValueChunk = 16 << 10
-	maxSharedLen  = 1 << 10
-)
-
-// copyOf returns a copy of b in the arena, with cap == len (non-nil, as
-// BYTES values are).
-func (a *valueBytes) copyOf(b []byte) []byte {
-	if len(b) == 0 {
-		return []byte{}
-	}
-	if len(b) > maxSharedLen {
-		return append([]byte(nil), b...)
-	}
-	if cap(a.buf)-len(a.buf) < len(b) {
-		// The first chunk fits just the value: a decoder may see only one.
-		a.next = min(max(2*a.next, len(b)), maxValueChunk)
-		a.buf = make([]byte, 0, a.next)
-	}
-	start := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return a.buf[start:len(a.buf):len(a.buf)]
-}
-
-// str returns b as a string whose bytes lie in the arena.
-func (a *valueBytes) str(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	c := a.copyOf(b)
-	return unsafe.String(unsafe.SliceData(c), len(c))
 }
