@@ -441,7 +441,7 @@ type Rows struct {
 	next   rowPos          // where the row after the current one lies
 	cur    []types.Value   // the current row
 	all    [][]types.Value // All's answer, built on demand
-	inline [8][]types.Value
+	inline [4][]types.Value
 }
 
 // rowPos is a row's position in Rows.chunks.

@@ -236,7 +236,7 @@ func (r *KeyRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 		tuple[e.attr] = c
 	}
 	for _, g := range r.guards {
-		if _, err := g.layout.AppendElements(b.end[:0], g.field, g.elems, tuple); err != nil {
+		if _, err := g.layout.AppendElements(b.key[:0], g.field, g.elems, tuple); err != nil {
 			return nil, false
 		}
 	}
@@ -254,8 +254,10 @@ func (r *KeyRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 		if err != nil {
 			return nil, false
 		}
-		// store.PrefixRange(key), as the planner reads a fixed prefix.
-		b.ranges[0] = store.Range{Start: key, End: appendPrefixSuccessor(b.end[:0], key)}
+		// store.PrefixRange(key), as the planner reads a fixed prefix; the
+		// end follows the key in b.key when it fits.
+		n := len(key)
+		b.ranges[0] = store.Range{Start: key[:n:n], End: appendPrefixSuccessor(key[n:n], key)}
 		b.reads[0].Rows = store.RowSet{Ranges: b.ranges[:]}
 	}
 	b.acc.Reads = b.reads[:]
@@ -272,8 +274,7 @@ type rebound struct {
 	reads  [1]Read
 	keys   [1][]byte
 	ranges [1]store.Range
-	key    [64]byte       // the usual key fits
-	end    [64]byte       // and the end of its prefix range
+	key    [64]byte       // the usual key (and prefix range end) fits
 	tuple  [8]types.Value // the usual relation fits
 }
 
