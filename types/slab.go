@@ -1,10 +1,10 @@
 package types
 
-// Slab hands out tuples carved from shared backing arrays, for code that
-// keeps many tuples: one allocation serves many of them. The zero Slab is
-// ready; it is for one goroutine at a time.
+// Slab copies tuples into shared backing arrays, for code that keeps many
+// tuples: one allocation serves many of them. The zero Slab is ready; it is
+// for one goroutine at a time.
 //
-// A tuple it returns is the caller's (len == cap, so appending copies), but
+// A copy it returns is the caller's (len == cap, so appending copies), but
 // keeps its whole backing array alive: arrays grow from one tuple to
 // maxSlabTuples as a Slab is used, so that a query returning a few rows
 // allocates no more than it needs.
@@ -15,8 +15,9 @@ type Slab struct {
 
 const maxSlabTuples = 64
 
-// Make returns a tuple of n NULLs.
-func (s *Slab) Make(n int) []Value {
+// Copy returns a copy of t.
+func (s *Slab) Copy(t []Value) []Value {
+	n := len(t)
 	if n == 0 {
 		return []Value{}
 	}
@@ -24,14 +25,8 @@ func (s *Slab) Make(n int) []Value {
 		s.rows = min(max(2*s.rows, 1), maxSlabTuples)
 		s.free = make([]Value, n*s.rows)
 	}
-	t := s.free[:n:n]
+	out := s.free[:n:n]
 	s.free = s.free[n:]
-	return t
-}
-
-// Copy returns a copy of t from the slab.
-func (s *Slab) Copy(t []Value) []Value {
-	out := s.Make(len(t))
 	copy(out, t)
 	return out
 }
