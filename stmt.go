@@ -149,8 +149,10 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 			return res, nil, err
 		}
 		rows := newRows(s.columns(rel, p))
-		c := projector{rows: rows, project: p.Project}
-		if err := db.exec.Query(ctx, p, c.add); err != nil {
+		rows.project = p.Project
+		err = db.exec.Query(ctx, p, rows.addProjected)
+		rows.project = nil
+		if err != nil {
 			return res, nil, err
 		}
 		res.RowsAffected = int64(rows.n)
@@ -187,21 +189,6 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		return res, nil, err
 	}
 	return res, nil, &lang.Error{Pos: s.ast.Pos(), Msg: "unsupported statement"}
-}
-
-// projector collects projected result rows.
-type projector struct {
-	rows    *Rows
-	project []int
-}
-
-// add keeps the projection of a tuple, which is only lent to it.
-func (c *projector) add(t []types.Value) bool {
-	out := c.rows.add()
-	for i, a := range c.project {
-		out[i] = t[a]
-	}
-	return true
 }
 
 // columns names a plan's result columns, cached per catalog.
@@ -435,13 +422,13 @@ type Rows struct {
 	// chunks hold the rows' values, len(cols) per row, in order: each chunk
 	// is filled before the next is made, twice as large up to
 	// maxChunkRows, so collecting rows never copies them.
-	chunks [][]types.Value
-	n      int             // number of rows
-	i      int             // rows Next has passed
-	next   rowPos          // where the row after the current one lies
-	cur    []types.Value   // the current row
-	all    [][]types.Value // All's answer, built on demand
-	inline [4][]types.Value
+	chunks  [][]types.Value
+	n       int             // number of rows
+	i       int             // rows Next has passed
+	next    rowPos          // where the row after the current one lies
+	all     [][]types.Value // All's answer, built on demand
+	project []int           // while a query fills the rows: their attributes
+	inline  [4][]types.Value
 }
 
 // rowPos is a row's position in Rows.chunks.
@@ -453,6 +440,16 @@ func newRows(cols []string) *Rows {
 	r := &Rows{cols: cols}
 	r.chunks = r.inline[:0]
 	return r
+}
+
+// addProjected appends the projection of a query's tuple, which is only
+// lent to it.
+func (r *Rows) addProjected(t []types.Value) bool {
+	out := r.add()
+	for i, a := range r.project {
+		out[i] = t[a]
+	}
+	return true
 }
 
 // add appends a row of NULLs and returns it, for the caller to fill.
@@ -493,7 +490,7 @@ func (r *Rows) Next() bool {
 	if r.i >= r.n {
 		return false
 	}
-	r.cur = r.rowAt(&r.next)
+	r.rowAt(&r.next)
 	r.i++
 	return true
 }
@@ -504,7 +501,9 @@ func (r *Rows) Values() []types.Value {
 	if r.i < 1 {
 		return nil
 	}
-	return r.cur
+	p := r.next // just past the current row
+	w := len(r.cols)
+	return r.chunks[p.chunk][p.off-w : p.off : p.off]
 }
 
 // All returns every row, regardless of iteration.

@@ -41,7 +41,12 @@ type Executor struct {
 // types.Slab makes that cheap). The values in it are emit's to keep; they
 // never alias store memory.
 func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Value) bool) error {
-	q := &query{p: p, emit: emit}
+	q := queries.Get().(*query)
+	defer func() {
+		*q = query{} // keep nothing of this query alive
+		queries.Put(q)
+	}()
+	q.p, q.emit = p, emit
 	if p.Dedupe {
 		q.seen = map[string]bool{}
 	}
@@ -69,6 +74,12 @@ func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Va
 	}
 	return nil
 }
+
+// queries recycles query states: one is as large as a small result, and a
+// prepared point lookup would allocate it for each run. Nothing refers to a
+// query after Query returns: the store calls its reader's methods only
+// during ReadRows, and parallel reads end before their access does.
+var queries = sync.Pool{New: func() any { return new(query) }}
 
 // query is the state of one Query: de-duplication, sorting, the limit.
 type query struct {

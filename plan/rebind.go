@@ -257,8 +257,8 @@ func (r *KeyRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 		// store.PrefixRange(key), as the planner reads a fixed prefix; the
 		// end follows the key in b.key when it fits.
 		n := len(key)
-		b.ranges[0] = store.Range{Start: key[:n:n], End: appendPrefixSuccessor(key[n:n], key)}
-		b.reads[0].Rows = store.RowSet{Ranges: b.ranges[:]}
+		rg := store.Range{Start: key[:n:n], End: appendPrefixSuccessor(key[n:n], key)}
+		b.reads[0].Rows = store.RowSet{Ranges: []store.Range{rg}}
 	}
 	b.acc.Reads = b.reads[:]
 	b.acc.parts = nil // EXPLAIN plans afresh; bounds are not needed here
@@ -268,14 +268,13 @@ func (r *KeyRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 }
 
 type rebound struct {
-	p      Plan
-	acc    Access
-	accs   [1]*Access
-	reads  [1]Read
-	keys   [1][]byte
-	ranges [1]store.Range
-	key    [64]byte       // the usual key (and prefix range end) fits
-	tuple  [8]types.Value // the usual relation fits
+	p     Plan
+	acc   Access
+	accs  [1]*Access
+	reads [1]Read
+	keys  [1][]byte
+	key   [64]byte       // the usual key (and prefix range end) fits
+	tuple [8]types.Value // the usual relation fits
 }
 
 // appendPrefixSuccessor appends store.PrefixSuccessor(p) to dst; nil, as

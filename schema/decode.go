@@ -277,10 +277,10 @@ type RowDecoder struct {
 	dirty uint64         // attributes tuple may hold a value of (≤ 64 attributes)
 }
 
-// Init readies d to decode rows of l, leaving the attributes marked in skip
-// NULL instead of decoding them where that saves work (a query that does not
-// use them). Key attributes of layouts with wide rows are always decoded:
-// they tell the row's tuples apart.
+// Init readies the decoder for rows of l, leaving the attributes marked in
+// skip NULL instead of decoding them where that saves work (a query that
+// does not use them). Key attributes of layouts with wide rows are always
+// decoded: they tell the row's tuples apart.
 func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 	n := len(l.Relation.Attrs)
 	if l.wideRows {
