@@ -323,7 +323,7 @@ func (rd *RowDecoder) Decode(table string, row store.Row, emit func([]types.Valu
 	}
 	if !l.wideRows {
 		// Every cell of the row belongs to the one tuple the row key names.
-		d := base
+		d := &base
 		d.branch = noBranch
 		seen := false
 		for _, c := range row.Cells {
