@@ -22,15 +22,15 @@ type Stmt struct {
 	ast    lang.Statement
 	text   string
 	params int // number of ? parameters
-	// point caches a re-keyable point-lookup plan for this statement and
-	// the catalog it was planned against.
-	point atomic.Pointer[pointPlan]
-	cols  atomic.Pointer[colNames]
+	// rebind caches a re-keyable plan (point lookup or key-prefix scan)
+	// for this statement and the catalog it was planned against.
+	rebind atomic.Pointer[rebindPlan]
+	cols   atomic.Pointer[colNames]
 }
 
-type pointPlan struct {
+type rebindPlan struct {
 	cat *schema.Catalog
-	rb  *plan.PointRebind
+	rb  *plan.KeyRebind
 }
 
 // AST is the parsed statement.
@@ -58,10 +58,10 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (*Rows, error) {
 		return nil, err
 	}
 	if rows == nil {
-		rows = &Rows{cols: []string{"PLAN"}}
+		rows = newRows([]string{"PLAN"})
 		if res.Plan != "" {
 			for _, line := range strings.Split(strings.TrimRight(res.Plan, "\n"), "\n") {
-				rows.rows = append(rows.rows, []types.Value{line})
+				rows.add()[0] = line
 			}
 		}
 	}
@@ -149,11 +149,13 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 			return res, nil, err
 		}
 		rows := newRows(s.columns(rel, p))
-		c := projector{rows: rows, project: p.Project}
-		if err := db.exec.Query(ctx, p, c.add); err != nil {
+		rows.project = p.Project
+		err = db.exec.Query(ctx, p, rows.addProjected)
+		rows.project = nil
+		if err != nil {
 			return res, nil, err
 		}
-		res.RowsAffected = int64(len(rows.rows))
+		res.RowsAffected = int64(rows.n)
 		return res, rows, nil
 	case *lang.Update:
 		if err := db.current(ctx); err != nil {
@@ -193,27 +195,6 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 	return res, nil, &lang.Error{Pos: s.ast.Pos(), Msg: "unsupported statement"}
 }
 
-// projector collects projected result rows.
-type projector struct {
-	rows    *Rows
-	project []int
-}
-
-// add projects a tuple in place (tuples are fresh per row) and keeps it.
-func (c *projector) add(t []types.Value) bool {
-	var buf [16]types.Value
-	tmp := append(buf[:0], t...)
-	out := t[:len(c.project)]
-	if len(c.project) > len(t) {
-		out = make([]types.Value, len(c.project))
-	}
-	for i, a := range c.project {
-		out[i] = tmp[a]
-	}
-	c.rows.rows = append(c.rows.rows, out)
-	return true
-}
-
 // columns names a plan's result columns, cached per catalog.
 func (s *Stmt) columns(rel *schema.Relation, p *plan.Plan) []string {
 	cat := s.db.Catalog()
@@ -233,11 +214,11 @@ type colNames struct {
 	names []string
 }
 
-// selectPlan plans a SELECT, re-keying the statement's cached point-lookup
+// selectPlan plans a SELECT, re-keying the statement's cached key-read
 // plan when it fits the arguments.
 func (s *Stmt) selectPlan(st *lang.Select, rel *schema.Relation, vals []types.Value) (*plan.Plan, error) {
 	cat := s.db.Catalog()
-	if pp := s.point.Load(); pp != nil && pp.cat == cat {
+	if pp := s.rebind.Load(); pp != nil && pp.cat == cat {
 		if p, ok := pp.rb.Plan(vals); ok {
 			return p, nil
 		}
@@ -246,9 +227,9 @@ func (s *Stmt) selectPlan(st *lang.Select, rel *schema.Relation, vals []types.Va
 	if err != nil {
 		return nil, err
 	}
-	if pp := s.point.Load(); pp == nil || pp.cat != cat {
-		if rb := plan.NewPointRebind(st, p, s.db.chooser); rb != nil {
-			s.point.Store(&pointPlan{cat: cat, rb: rb})
+	if pp := s.rebind.Load(); pp == nil || pp.cat != cat {
+		if rb := plan.NewKeyRebind(st, p, s.db.chooser); rb != nil {
+			s.rebind.Store(&rebindPlan{cat: cat, rb: rb})
 		}
 	}
 	return p, nil
@@ -453,16 +434,68 @@ func layoutNames(rel *schema.Relation) string {
 // Rows is the result of a query. It is fully materialized: Close is
 // optional.
 type Rows struct {
-	cols  []string
-	rows  [][]types.Value
-	i     int
-	first [1][]types.Value // storage for the common one-row result
+	cols []string
+	// chunks hold the rows' values, len(cols) per row, in order: each chunk
+	// is filled before the next is made, twice as large up to
+	// maxChunkRows, so collecting rows never copies them.
+	chunks  [][]types.Value
+	n       int             // number of rows
+	i       int             // rows Next has passed
+	next    rowPos          // where the row after the current one lies
+	all     [][]types.Value // All's answer, built on demand
+	project []int           // while a query fills the rows: their attributes
+	inline  [4][]types.Value
 }
+
+// rowPos is a row's position in Rows.chunks.
+type rowPos struct{ chunk, off int }
+
+const maxChunkRows = 64
 
 func newRows(cols []string) *Rows {
 	r := &Rows{cols: cols}
-	r.rows = r.first[:0]
+	r.chunks = r.inline[:0]
 	return r
+}
+
+// addProjected appends the projection of a query's tuple, which is only
+// lent to it.
+func (r *Rows) addProjected(t []types.Value) bool {
+	out := r.add()
+	for i, a := range r.project {
+		out[i] = t[a]
+	}
+	return true
+}
+
+// add appends a row of NULLs and returns it, for the caller to fill.
+func (r *Rows) add() []types.Value {
+	w := len(r.cols)
+	last := len(r.chunks) - 1
+	if last < 0 || cap(r.chunks[last])-len(r.chunks[last]) < w {
+		rows := 1
+		if last >= 0 {
+			rows = min(2*cap(r.chunks[last])/max(w, 1), maxChunkRows)
+		}
+		r.chunks = append(r.chunks, make([]types.Value, 0, rows*w))
+		last++
+	}
+	c := r.chunks[last]
+	n := len(c)
+	r.chunks[last] = c[:n+w]
+	r.n++
+	return c[n : n+w : n+w]
+}
+
+// rowAt returns the row at *p and moves *p past it.
+func (r *Rows) rowAt(p *rowPos) []types.Value {
+	w := len(r.cols)
+	for p.off+w > len(r.chunks[p.chunk]) {
+		p.chunk, p.off = p.chunk+1, 0
+	}
+	row := r.chunks[p.chunk][p.off : p.off+w : p.off+w]
+	p.off += w
+	return row
 }
 
 // Columns names the result columns.
@@ -470,32 +503,42 @@ func (r *Rows) Columns() []string { return r.cols }
 
 // Next advances to the next row.
 func (r *Rows) Next() bool {
-	if r.i >= len(r.rows) {
+	if r.i >= r.n {
 		return false
 	}
+	r.rowAt(&r.next)
 	r.i++
 	return true
 }
 
 // Values is the current row (canonical Go values, nil for NULL), or nil
-// before the first Next, after the last, or after Close.
+// before the first Next or after Close.
 func (r *Rows) Values() []types.Value {
-	if r.i < 1 || r.i > len(r.rows) {
+	if r.i < 1 {
 		return nil
 	}
-	return r.rows[r.i-1]
+	p := r.next // just past the current row
+	w := len(r.cols)
+	return r.chunks[p.chunk][p.off-w : p.off : p.off]
 }
 
 // All returns every row, regardless of iteration.
 func (r *Rows) All() [][]types.Value {
-	if len(r.rows) == 0 {
+	if r.n == 0 {
 		return nil
 	}
-	return r.rows
+	if r.all == nil {
+		r.all = make([][]types.Value, r.n)
+		var p rowPos
+		for i := range r.all {
+			r.all[i] = r.rowAt(&p)
+		}
+	}
+	return r.all
 }
 
 // Len is the number of rows.
-func (r *Rows) Len() int { return len(r.rows) }
+func (r *Rows) Len() int { return r.n }
 
 // Scan copies the current row into pointers (*string, *int64, *int,
 // *float64, *bool, *time.Time, *[]byte, *any).
@@ -516,7 +559,10 @@ func (r *Rows) Scan(dest ...any) error {
 }
 
 // Close releases the rows.
-func (r *Rows) Close() error { r.rows = nil; return nil }
+func (r *Rows) Close() error {
+	*r = Rows{cols: r.cols}
+	return nil
+}
 
 func assign(dest any, v types.Value) error {
 	switch d := dest.(type) {

@@ -13,7 +13,7 @@ import (
 func (r *Rows) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(r.cols, "\t"))
-	for _, row := range r.rows {
+	for _, row := range r.All() {
 		cells := make([]string, len(row))
 		for i, v := range row {
 			cells[i] = Display(v)
@@ -23,7 +23,7 @@ func (r *Rows) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "(%d row%s)\n", len(r.rows), map[bool]string{true: "", false: "s"}[len(r.rows) == 1])
+	_, err := fmt.Fprintf(w, "(%d row%s)\n", r.n, map[bool]string{true: "", false: "s"}[r.n == 1])
 	return err
 }
 

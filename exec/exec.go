@@ -36,9 +36,17 @@ type Executor struct {
 }
 
 // Query runs a read plan and calls emit with each result tuple (full
-// tuples, not projected) until emit returns false.
+// tuples, not projected) until emit returns false. The tuple slice is
+// Query's, valid only until emit returns: emit copies it to keep it (a
+// types.Slab makes that cheap). The values in it are emit's to keep; they
+// never alias store memory.
 func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Value) bool) error {
-	q := &query{p: p, emit: emit}
+	q := queries.Get().(*query)
+	defer func() {
+		*q = query{} // keep nothing of this query alive
+		queries.Put(q)
+	}()
+	q.p, q.emit = p, emit
 	if p.Dedupe {
 		q.seen = map[string]bool{}
 	}
@@ -67,12 +75,19 @@ func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Va
 	return nil
 }
 
+// queries recycles query states: one is as large as a small result, and a
+// prepared point lookup would allocate it for each run. Nothing refers to a
+// query after Query returns: the store calls its reader's methods only
+// during ReadRows, and parallel reads end before their access does.
+var queries = sync.Pool{New: func() any { return new(query) }}
+
 // query is the state of one Query: de-duplication, sorting, the limit.
 type query struct {
 	p       *plan.Plan
 	emit    func([]types.Value) bool
 	seen    map[string]bool
 	sorted  [][]types.Value
+	slab    types.Slab // the tuples in sorted
 	n       int
 	stopped bool
 	rd      reader // the reader of a single-read access, allocated with q
@@ -89,7 +104,7 @@ func (q *query) out(t []types.Value) bool {
 		q.seen[k] = true
 	}
 	if p.Sort {
-		q.sorted = append(q.sorted, t)
+		q.sorted = append(q.sorted, q.slab.Copy(t))
 		return true
 	}
 	if p.Limit >= 0 && q.n >= p.Limit {
@@ -123,7 +138,8 @@ var errStop = errors.New("stop")
 func (x *Executor) access(ctx context.Context, q *query, acc *plan.Access) error {
 	p := q.p
 	if len(acc.Reads) == 1 {
-		q.rd = reader{p: p, layout: acc.Layout, q: q}
+		q.rd = reader{p: p, q: q}
+		q.rd.dec.Init(acc.Layout, p.Unneeded)
 		return x.read(ctx, acc, acc.Reads[0], &q.rd)
 	}
 	results := make([][][]types.Value, len(acc.Reads))
@@ -133,10 +149,12 @@ func (x *Executor) access(ctx context.Context, q *query, acc *plan.Access) error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rd := &reader{p: p, layout: acc.Layout, sink: func(t []types.Value) bool {
-				results[i] = append(results[i], t)
+			var slab types.Slab
+			rd := &reader{p: p, sink: func(t []types.Value) bool {
+				results[i] = append(results[i], slab.Copy(t))
 				return p.Limit < 0 || p.Sort || len(results[i]) < p.Limit
 			}}
+			rd.dec.Init(acc.Layout, p.Unneeded)
 			errs[i] = x.read(ctx, acc, r, rd)
 		}()
 	}
@@ -231,19 +249,20 @@ func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *
 }
 
 // reader decodes, filters and passes on the rows of one read, to its
-// query (q) or, for parallel reads, to a sink.
+// query (q) or, for parallel reads, to a sink. It must not be copied once
+// dec is initialized.
 type reader struct {
-	p      *plan.Plan
-	layout *schema.Layout
-	q      *query
-	sink   func([]types.Value) bool
-	table  string
-	err    error
-	stop   bool
+	p     *plan.Plan
+	dec   schema.RowDecoder // of the access's layout
+	q     *query
+	sink  func([]types.Value) bool
+	table string
+	err   error
+	stop  bool
 }
 
 func (rd *reader) row(row store.Row) bool {
-	rd.err = rd.layout.DecodeRowSkipping(rd.table, row, rd.p.Unneeded, rd.tuple)
+	rd.err = rd.dec.Decode(rd.table, row, rd.tuple)
 	return rd.err == nil && !rd.stop
 }
 

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,7 +49,8 @@ func query(t *testing.T, x *exec.Executor, rel *schema.Relation, src string, arg
 		t.Fatal(err)
 	}
 	var out [][]types.Value
-	if err := x.Query(context.Background(), p, func(tu []types.Value) bool { out = append(out, tu); return true }); err != nil {
+	// Query lends each tuple for the call only.
+	if err := x.Query(context.Background(), p, func(tu []types.Value) bool { out = append(out, slices.Clone(tu)); return true }); err != nil {
 		t.Fatal(err)
 	}
 	return out, p

@@ -120,7 +120,9 @@ func (x *Executor) Update(ctx context.Context, p *plan.Plan, change func(old []t
 	defer x.WriteMu.Unlock()
 	var changes []Change
 	var cerr error
+	var slab types.Slab
 	err := x.Query(ctx, p, func(t []types.Value) bool {
+		t = slab.Copy(t)
 		var nt []types.Value
 		if change != nil {
 			if nt, cerr = change(t); cerr != nil {
@@ -208,11 +210,12 @@ func (x *Executor) lookup(ctx context.Context, rel *schema.Relation, ts [][]type
 		}
 		want[k] = i
 	}
+	var slab types.Slab
 	collect := func(t []types.Value) bool {
 		k, err := keyID(rel, t)
 		if err == nil {
 			if i, ok := want[k]; ok {
-				out[i] = t
+				out[i] = slab.Copy(t)
 			}
 		}
 		return true
@@ -222,6 +225,8 @@ func (x *Executor) lookup(ctx context.Context, rel *schema.Relation, ts [][]type
 		// tuples with a planned read on their keys.
 		return out, x.lookupByPlan(ctx, rel, ts, collect)
 	}
+	var dec schema.RowDecoder
+	dec.Init(l, nil)
 	byTable := map[string][][]byte{}
 	for _, t := range ts {
 		table, err := l.TableOf(t)
@@ -236,7 +241,7 @@ func (x *Executor) lookup(ctx context.Context, rel *schema.Relation, ts [][]type
 	}
 	for table, keys := range byTable {
 		err := x.Store.ReadRows(ctx, table, store.RowSet{Keys: keys}, store.ReadOptions{}, func(row store.Row) bool {
-			return l.DecodeRow(table, row, collect) == nil
+			return dec.Decode(table, row, collect) == nil
 		})
 		if err != nil && !isNoTable(err) {
 			return nil, err

@@ -1,23 +1,41 @@
 package plan
 
 import (
+	"slices"
+
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
 
-// PointRebind re-keys a planned exact-key point lookup for new arguments, so
-// that a prepared statement run many times does not plan again: the WHERE
-// pins every attribute of one layout's row key by equality, so for other
+// KeyRebind re-keys a planned read of one row key, or of one key prefix, for
+// new arguments, so that a prepared statement run many times does not plan
+// again. The WHERE pins, by equality, exactly the attributes of the leading
+// elements of the chosen layout's row key: all of them (a point lookup) or
+// those before the first element it leaves open (a prefix scan). For other
 // arguments the planner would choose the same layout and produce the same
-// plan with another key. Arguments that could change the plan's shape (NULL,
-// a value needing inexact coercion, a value the layout cannot encode) make
-// Plan decline, and the caller plans normally.
-type PointRebind struct {
+// plan with another key or prefix. Arguments that could change the plan's
+// shape (NULL, a value needing inexact coercion, a value some layout cannot
+// encode) make Plan decline, and the caller plans normally.
+type KeyRebind struct {
 	tmpl   *Plan
 	layout *schema.Layout
 	eqs    []eqSource
+	// prefix is the leading ROW elements a prefix scan encodes; nil for a
+	// point lookup, which encodes the whole row key.
+	prefix []schema.Element
+	// guards are what the planner encodes for the other layouts' candidate
+	// accesses: a value one cannot encode changes that candidate (it reads
+	// nothing, which may win the choice).
+	guards []guard
+}
+
+// guard is elements of a layout's field that the equalities fix.
+type guard struct {
+	layout *schema.Layout
+	field  string
+	elems  []schema.Element
 }
 
 // eqSource is where an equality's value comes from.
@@ -27,9 +45,9 @@ type eqSource struct {
 	lit   types.Value
 }
 
-// NewPointRebind returns a rebinder for p, planned from st with chooser ch,
-// or nil when p is not such a point lookup.
-func NewPointRebind(st *lang.Select, p *Plan, ch Chooser) *PointRebind {
+// NewKeyRebind returns a rebinder for p, planned from st with chooser ch,
+// or nil when p is not such a read.
+func NewKeyRebind(st *lang.Select, p *Plan, ch Chooser) *KeyRebind {
 	if _, ok := ch.(PrefixChooser); !ok {
 		return nil // another chooser may weigh the values themselves
 	}
@@ -42,7 +60,12 @@ func NewPointRebind(st *lang.Select, p *Plan, ch Chooser) *PointRebind {
 		return nil
 	}
 	acc := p.Accesses[0]
-	if acc.Kind != PointLookup || !acc.Complete || len(acc.Reads) != 1 || acc.NumKeys() != 1 || acc.Layout.StaticTable() == "" {
+	if len(acc.Reads) != 1 || acc.FanOut > 0 || acc.RangeElem || acc.Layout.StaticTable() == "" {
+		return nil
+	}
+	point := acc.Kind == PointLookup && acc.Complete && acc.NumKeys() == 1 && acc.NumRanges() == 0
+	scan := acc.Kind == RangeScan && acc.FixedElems > 0 && acc.NumKeys() == 0 && acc.NumRanges() == 1
+	if !point && !scan {
 		return nil
 	}
 	rel := p.Relation
@@ -50,7 +73,13 @@ func NewPointRebind(st *lang.Select, p *Plan, ch Chooser) *PointRebind {
 	if !equalities(st.Where, rel, &eqs) {
 		return nil
 	}
-	// The equalities must be exactly the attributes of the row key.
+	eq := map[int]bool{}
+	for _, e := range eqs {
+		eq[e.attr] = true
+	}
+	// The planner's key is every element up to the first attribute (or
+	// size{…}) element the equalities leave open: constants and salts
+	// before it included.
 	inKey := map[int]bool{}
 	var walk func([]schema.Element)
 	walk = func(es []schema.Element) {
@@ -61,16 +90,81 @@ func NewPointRebind(st *lang.Select, p *Plan, ch Chooser) *PointRebind {
 			walk(e.Body)
 		}
 	}
-	walk(acc.Layout.Row.Elems)
-	if len(inKey) != len(eqs) {
-		return nil
-	}
-	for _, e := range eqs {
-		if !inKey[e.attr] {
-			return nil
+	es := acc.Layout.Row.Elems
+	n := 0
+	for ; n < len(es); n++ {
+		if e := es[n]; e.Kind == schema.ElemAttr && !eq[e.Attr] {
+			break
+		}
+		walk(es[n : n+1])
+		if !allIn(inKey, eq) {
+			break // a size{…} or salt body with an open attribute
 		}
 	}
-	return &PointRebind{tmpl: p, layout: acc.Layout, eqs: eqs}
+	if len(inKey) != len(eqs) || !allIn(inKey, eq) {
+		return nil // the equalities are not exactly those attributes
+	}
+	rb := &KeyRebind{tmpl: p, layout: acc.Layout, eqs: eqs}
+	if scan {
+		rb.prefix = es[:n]
+	} else if n != len(es) {
+		return nil
+	}
+	for _, l := range rel.Layouts {
+		if l != acc.Layout {
+			rb.guards = append(rb.guards, fixedElements(l, eq)...)
+		}
+	}
+	return rb
+}
+
+// fixedElements lists the elements of l the planner encodes when the
+// attributes in eq are fixed (see walker.walkTable and walker.walkRow):
+// TABLE if it has no other attribute, and ROW up to its first open
+// attribute or size{…}, but for salts over open attributes (fanned out).
+func fixedElements(l *schema.Layout, eq map[int]bool) []guard {
+	fixed := func(e schema.Element) bool {
+		ok := true
+		var walk func(schema.Element)
+		walk = func(e schema.Element) {
+			if e.Kind == schema.ElemAttr && !eq[e.Attr] {
+				ok = false
+			}
+			for _, b := range e.Body {
+				walk(b)
+			}
+		}
+		walk(e)
+		return ok
+	}
+	var out []guard
+	if l.StaticTable() == "" && !slices.ContainsFunc(l.Table.Elems, func(e schema.Element) bool { return !fixed(e) }) {
+		out = append(out, guard{l, "TABLE", l.Table.Elems})
+	}
+	var row []schema.Element
+	for _, e := range l.Row.Elems {
+		if !fixed(e) {
+			if e.Kind == schema.ElemSalt {
+				continue
+			}
+			break
+		}
+		row = append(row, e)
+	}
+	if len(row) > 0 {
+		out = append(out, guard{l, "ROW", row})
+	}
+	return out
+}
+
+// allIn reports whether every attribute in a is in b.
+func allIn(a, b map[int]bool) bool {
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // equalities collects `col = ?` / `col = literal` terms of a pure
@@ -116,7 +210,7 @@ func equalities(e lang.Expr, rel *schema.Relation, out *[]eqSource) bool {
 
 // Plan returns the plan for args, or ok == false when the caller must plan
 // normally.
-func (r *PointRebind) Plan(args []types.Value) (p *Plan, ok bool) {
+func (r *KeyRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 	rel := r.tmpl.Relation
 	// One allocation for the plan, its access, read, key and tuple.
 	b := &rebound{}
@@ -141,14 +235,31 @@ func (r *PointRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 		}
 		tuple[e.attr] = c
 	}
-	key, err := r.layout.AppendRowKey(b.key[:0], tuple)
-	if err != nil {
-		return nil, false
+	for _, g := range r.guards {
+		if _, err := g.layout.AppendElements(b.key[:0], g.field, g.elems, tuple); err != nil {
+			return nil, false
+		}
 	}
 	b.p, b.acc = *r.tmpl, *r.tmpl.Accesses[0]
-	b.keys[0] = key
 	b.reads[0] = b.acc.Reads[0]
-	b.reads[0].Rows = store.RowSet{Keys: b.keys[:]}
+	if r.prefix == nil {
+		key, err := r.layout.AppendRowKey(b.key[:0], tuple)
+		if err != nil {
+			return nil, false
+		}
+		b.keys[0] = key
+		b.reads[0].Rows = store.RowSet{Keys: b.keys[:]}
+	} else {
+		key, err := r.layout.AppendElements(b.key[:0], "ROW", r.prefix, tuple)
+		if err != nil {
+			return nil, false
+		}
+		// store.PrefixRange(key), as the planner reads a fixed prefix; the
+		// end follows the key in b.key when it fits.
+		n := len(key)
+		rg := store.Range{Start: key[:n:n], End: appendPrefixSuccessor(key[n:n], key)}
+		b.reads[0].Rows = store.RowSet{Ranges: []store.Range{rg}}
+	}
 	b.acc.Reads = b.reads[:]
 	b.acc.parts = nil // EXPLAIN plans afresh; bounds are not needed here
 	b.accs[0] = &b.acc
@@ -162,6 +273,19 @@ type rebound struct {
 	accs  [1]*Access
 	reads [1]Read
 	keys  [1][]byte
-	key   [64]byte       // the usual key fits
+	key   [64]byte       // the usual key (and prefix range end) fits
 	tuple [8]types.Value // the usual relation fits
+}
+
+// appendPrefixSuccessor appends store.PrefixSuccessor(p) to dst; nil, as
+// there, when p has none.
+func appendPrefixSuccessor(dst, p []byte) []byte {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] != 0xFF {
+			dst = append(dst, p[:i+1]...)
+			dst[len(dst)-1]++
+			return dst
+		}
+	}
+	return nil
 }

@@ -2,6 +2,9 @@ package plan_test
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -21,12 +24,13 @@ func catalog(t testing.TB, src string) *schema.Catalog {
 	return c
 }
 
-// TestPointRebindMatchesPlanner: for any arguments, a rebound point-lookup
-// plan reads exactly the key a fresh plan reads, through the same layout —
-// or declines, when the fresh plan would differ in shape (NULL, inexact
-// numbers, values a layout cannot encode).
-func TestPointRebindMatchesPlanner(t *testing.T) {
-	for _, defs := range []string{
+// TestKeyRebindMatchesPlanner: for any arguments, a rebound point-lookup
+// or prefix-scan plan reads exactly the keys and ranges a fresh plan reads,
+// through the same layout and in the same way — or declines, when the fresh
+// plan would differ in shape (NULL, inexact numbers, values a layout cannot
+// encode).
+func TestKeyRebindMatchesPlanner(t *testing.T) {
+	defsList := []string{
 		// salted, ordered and descending elements
 		`DEFINE RELATION r { k1 STRING KEY, k2 BIGINT KEY, v STRING };
 		 DEFINE PRIMARY SCHEMA s FOR r { ROW salt(4){ordered{k1}}:ordered{k1}:desc{k2}, VALUE ordered{v} };`,
@@ -34,45 +38,104 @@ func TestPointRebindMatchesPlanner(t *testing.T) {
 		`DEFINE RELATION r { k1 STRING KEY, k2 BIGINT KEY, v STRING };
 		 DEFINE PRIMARY SCHEMA s FOR r { ROW suffix('-'){k1}:k2, VALUE ordered{v} };
 		 DEFINE SCHEMA s2 FOR r { ROW ordered{k2}:ordered{v}:ordered{k1} };`,
-	} {
+		// a constant between the elements, a trailing natural string, size{}
+		`DEFINE RELATION r { k1 STRING KEY, k2 BIGINT KEY, v STRING };
+		 DEFINE PRIMARY SCHEMA s FOR r { ROW 'p':k2:'/':k1, VALUE ordered{v} };
+		 DEFINE SCHEMA s2 FOR r { ROW size{k1}:ordered{k2}, FAMILY 'g', VALUE v };`,
+	}
+	queries := []string{
+		"SELECT v FROM r WHERE k2 = ? AND k1 = ?",
+		"SELECT v FROM r WHERE k1 = ?",
+		"SELECT k1, v FROM r WHERE k2 = ?",
+		"SELECT * FROM r WHERE ? = k1 ORDER BY k2 DESC LIMIT 3",
+		"SELECT v FROM r WHERE k2 = 7 AND k1 = ?",
+	}
+	k1Gen := rapid.OneOf(rapid.Just[types.Value](nil), rapid.Map(rapid.SampledFrom([]string{"", "a", "a-", "-b", "/", "\x00", "\xff"}), func(s string) types.Value { return s }))
+	k2Gen := rapid.OneOf(rapid.Just[types.Value](nil), rapid.Map(rapid.Int64(), func(i int64) types.Value { return i }),
+		rapid.Map(rapid.Float64(), func(f float64) types.Value { return f }))
+	rebound := 0
+	for _, defs := range defsList {
 		c := catalog(t, defs)
 		rel := c.Relation("r")
-		st, err := lang.ParseStatement("", "SELECT v FROM r WHERE k2 = ? AND k1 = ?")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sel := st.(*lang.Select)
-		first, err := plan.Select(sel, rel, []types.Value{int64(1), "a"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rb := plan.NewPointRebind(sel, first, plan.PrefixChooser{})
-		if rb == nil {
-			t.Fatalf("no rebinder for\n%s", first.Explain())
-		}
-		rapid.Check(t, func(rt *rapid.T) {
-			args := []types.Value{
-				rapid.OneOf(rapid.Just[types.Value](nil), rapid.Map(rapid.Int64(), func(i int64) types.Value { return i }),
-					rapid.Map(rapid.Float64(), func(f float64) types.Value { return f })).Draw(rt, "k2"),
-				rapid.OneOf(rapid.Just[types.Value](nil), rapid.Map(rapid.SampledFrom([]string{"", "a", "a-", "-b", "\x00", "\xff"}), func(s string) types.Value { return s })).Draw(rt, "k1"),
-			}
-			fresh, err := plan.Select(sel, rel, args, nil)
+		for _, q := range queries {
+			st, err := lang.ParseStatement("", q)
 			if err != nil {
-				return // the planner rejects it; the rebinder is not asked
+				t.Fatal(err)
 			}
-			got, ok := rb.Plan(args)
-			if !ok {
-				return // declining is always safe
+			sel := st.(*lang.Select)
+			var gens []*rapid.Generator[types.Value]
+			first := []types.Value{}
+			// The parameters' attributes, in order of appearance.
+			for _, m := range paramAttr.FindAllStringSubmatch(q, -1) {
+				if m[1] == "k1" || m[2] == "k1" {
+					gens, first = append(gens, k1Gen), append(first, "a")
+				} else {
+					gens, first = append(gens, k2Gen), append(first, int64(1))
+				}
 			}
-			if len(fresh.Accesses) != 1 || fresh.Residual != nil {
-				rt.Fatalf("rebound %v, but the planner's plan differs in shape:\n%s", args, fresh.Explain())
+			p, err := plan.Select(sel, rel, first, nil)
+			if err != nil {
+				t.Fatal(err)
 			}
-			fa, ga := fresh.Accesses[0], got.Accesses[0]
-			if fa.Layout != ga.Layout || fa.Kind != ga.Kind || len(fa.Reads) != 1 || len(ga.Reads) != 1 ||
-				fa.Reads[0].Table != ga.Reads[0].Table || len(fa.Reads[0].Rows.Keys) != 1 ||
-				!bytes.Equal(fa.Reads[0].Rows.Keys[0], ga.Reads[0].Rows.Keys[0]) {
-				rt.Fatalf("args %v: fresh %+v vs rebound %+v", args, fa.Reads, ga.Reads)
+			rb := plan.NewKeyRebind(sel, p, plan.PrefixChooser{})
+			if rb == nil {
+				t.Logf("no rebinder for %s over\n%s", q, p.Explain())
+				continue
 			}
-		})
+			rebound++
+			rapid.Check(t, func(rt *rapid.T) {
+				args := make([]types.Value, len(gens))
+				for i, g := range gens {
+					args[i] = g.Draw(rt, fmt.Sprint("arg", i))
+				}
+				fresh, err := plan.Select(sel, rel, args, nil)
+				if err != nil {
+					return // the planner rejects it; the rebinder is not asked
+				}
+				got, ok := rb.Plan(args)
+				if !ok {
+					return // declining is always safe
+				}
+				if len(fresh.Accesses) != 1 || fresh.Residual != nil || fresh.Sort || fresh.Merge || fresh.Dedupe {
+					rt.Fatalf("%s: rebound %v, but the planner's plan differs in shape:\n%s", q, args, fresh.Explain())
+				}
+				fa, ga := fresh.Accesses[0], got.Accesses[0]
+				if fa.Layout != ga.Layout || fa.Kind != ga.Kind || !sameReads(fa.Reads, ga.Reads) ||
+					fresh.Reverse != got.Reverse || fresh.PerRead != got.PerRead || fresh.Limit != got.Limit ||
+					!slices.Equal(fresh.Unneeded, got.Unneeded) || !slices.Equal(fresh.Project, got.Project) {
+					rt.Fatalf("%s, args %v:\nfresh %s %+v\nrebound %s %+v", q, args, fresh.Explain(), fa.Reads, got.Explain(), ga.Reads)
+				}
+			})
+		}
 	}
+	if rebound < 8 {
+		t.Errorf("only %d query plans could be rebound", rebound)
+	}
+}
+
+// paramAttr finds "attr = ?" and "? = attr".
+var paramAttr = regexp.MustCompile(`(\w+) = \?|\? = (\w+)`)
+
+func sameReads(a, b []plan.Read) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		ra, rb := a[i], b[i]
+		if ra.Table != rb.Table || ra.Bucket != rb.Bucket || len(ra.Rows.Keys) != len(rb.Rows.Keys) || len(ra.Rows.Ranges) != len(rb.Rows.Ranges) {
+			return false
+		}
+		for j := range ra.Rows.Keys {
+			if !bytes.Equal(ra.Rows.Keys[j], rb.Rows.Keys[j]) {
+				return false
+			}
+		}
+		for j, r := range ra.Rows.Ranges {
+			o := rb.Rows.Ranges[j]
+			if !bytes.Equal(r.Start, o.Start) || !bytes.Equal(r.End, o.End) || (r.End == nil) != (o.End == nil) {
+				return false
+			}
+		}
+	}
+	return true
 }

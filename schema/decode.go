@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/store"
@@ -90,19 +91,8 @@ func (d *decoder) decodeField(f *Field, b []byte) error {
 // decodeElems decodes es from exactly b.
 func (d *decoder) decodeElems(es []Element, b []byte) error {
 	r := d.l.Relation
-	for i, e := range es {
-		// varEnd finds where a variable-length natural element ends: at the
-		// end of b when last, else at its separator constant.
-		varEnd := func() (int, error) {
-			if i == len(es)-1 {
-				return len(b), nil
-			}
-			n := bytes.Index(b, es[i+1].Lit)
-			if n < 0 {
-				return 0, d.fail("separator %q not found", es[i+1].Lit)
-			}
-			return n, nil
-		}
+	for i := range es {
+		e := &es[i]
 		switch e.Kind {
 		case ElemConst:
 			if !bytes.HasPrefix(b, e.Lit) {
@@ -110,7 +100,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			}
 			b = b[len(e.Lit):]
 		case ElemAttr:
-			a := r.Attrs[e.Attr]
+			a := &r.Attrs[e.Attr]
 			if n, ok := d.skipWidth(e, a); ok {
 				if len(b) < n {
 					return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
@@ -124,7 +114,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			switch e.Enc {
 			case Natural:
 				if n = a.Type.FixedWidth(); n == 0 {
-					if n, err = varEnd(); err != nil {
+					if n, err = d.varEnd(es, i, b); err != nil {
 						return err
 					}
 				} else if len(b) < n {
@@ -162,7 +152,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			}
 			b = b[1:]
 		case ElemAttrName:
-			n, err := varEnd()
+			n, err := d.varEnd(es, i, b)
 			if err != nil {
 				return err
 			}
@@ -181,11 +171,11 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			if d.branch == markerBranch {
 				continue
 			}
-			a := r.Attrs[d.branch]
+			a := &r.Attrs[d.branch]
 			n := a.Type.FixedWidth()
 			if n == 0 {
 				var err error
-				if n, err = varEnd(); err != nil {
+				if n, err = d.varEnd(es, i, b); err != nil {
 					return err
 				}
 			} else if len(b) < n {
@@ -205,10 +195,23 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 	return nil
 }
 
+// varEnd finds where the variable-length natural element es[i], which
+// starts b, ends: at the end of b when last, else at its separator constant.
+func (d *decoder) varEnd(es []Element, i int, b []byte) (int, error) {
+	if i == len(es)-1 {
+		return len(b), nil
+	}
+	n := bytes.Index(b, es[i+1].Lit)
+	if n < 0 {
+		return 0, d.fail("separator %q not found", es[i+1].Lit)
+	}
+	return n, nil
+}
+
 // skipWidth says whether element e can be stepped over without decoding:
 // its attribute is not wanted and its width is known without looking
 // (fixed-width types; variable-length ones are decoded anyway).
-func (d *decoder) skipWidth(e Element, a Attr) (int, bool) {
+func (d *decoder) skipWidth(e *Element, a *Attr) (int, bool) {
 	if d.skip == nil || !d.skip[e.Attr] || d.set.has(e.Attr) {
 		return 0, false
 	}
@@ -249,22 +252,67 @@ func (l *Layout) OwnsFamily(fam string) bool {
 // DecodeRow decodes the tuples stored in one row of table and calls emit for
 // each, in the order of their first cell, until emit returns false. Cells of
 // other layouts' families are skipped. Tuples are fresh slices the caller
-// may keep.
+// may keep. A reader decoding many rows uses a RowDecoder instead.
 func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value) bool) error {
-	return l.DecodeRowSkipping(table, row, nil, emit)
+	var d RowDecoder
+	d.Init(l, nil)
+	return d.Decode(table, row, func(t []types.Value) bool {
+		return emit(append([]types.Value(nil), t...))
+	})
 }
 
-// DecodeRowSkipping is DecodeRow that may leave attributes marked in skip
-// NULL instead of decoding them (a query that does not use
-// them saves the work). Key attributes of layouts with wide rows are always
+// RowDecoder decodes the rows of one layout, one after the other, reusing
+// its memory from row to row; it is for one reader at a time. Init readies
+// it (the zero RowDecoder is not ready).
+//
+// Ownership: the tuple slice Decode passes to emit is the decoder's, valid
+// only until emit returns (emit copies the slice to keep it, and does not
+// modify it). The values in it are the caller's to keep: they never alias
+// the row's bytes.
+type RowDecoder struct {
+	l     *Layout
+	skip  []bool // attributes not worth decoding; nil: none
+	tuple []types.Value
+	small [8]types.Value // tuple's memory for the usual relation
+	dirty uint64         // attributes tuple may hold a value of (≤ 64 attributes)
+}
+
+// Init readies the decoder for rows of l, leaving the attributes marked in
+// skip NULL instead of decoding them where that saves work (a query that
+// does not use them). Key attributes of layouts with wide rows are always
 // decoded: they tell the row's tuples apart.
-func (l *Layout) DecodeRowSkipping(table string, row store.Row, skip []bool, emit func([]types.Value) bool) error {
-	r := l.Relation
-	n := len(r.Attrs)
+func (rd *RowDecoder) Init(l *Layout, skip []bool) {
+	n := len(l.Relation.Attrs)
 	if l.wideRows {
 		skip = nil
 	}
-	base := decoder{l: l, tuple: make([]types.Value, n), set: newAttrSet(n), skip: skip}
+	rd.l, rd.skip, rd.dirty = l, skip, 0
+	if n <= len(rd.small) {
+		rd.tuple = rd.small[:n:n]
+		clear(rd.tuple)
+	} else {
+		rd.tuple = make([]types.Value, n)
+	}
+}
+
+// Decode decodes the tuples stored in one row of table and calls emit for
+// each, in the order of their first cell, until emit returns false. Cells of
+// other layouts' families are skipped. See RowDecoder for who owns what.
+func (rd *RowDecoder) Decode(table string, row store.Row, emit func([]types.Value) bool) error {
+	l := rd.l
+	r := l.Relation
+	n := len(r.Attrs)
+	// Reset the attributes the last row set (clearing the whole tuple
+	// costs more: each slot is a pointer write).
+	if n > 64 {
+		clear(rd.tuple)
+	} else {
+		for m := rd.dirty; m != 0; m &= m - 1 {
+			rd.tuple[bits.TrailingZeros64(m)] = nil
+		}
+		rd.dirty = ^uint64(0) >> (64 - n) // any, should this row fail
+	}
+	base := decoder{l: l, tuple: rd.tuple, set: newAttrSet(n), skip: rd.skip}
 	if l.staticTable == "" {
 		if err := base.decodeField(&l.Table, []byte(table)); err != nil {
 			return err
@@ -275,7 +323,7 @@ func (l *Layout) DecodeRowSkipping(table string, row store.Row, skip []bool, emi
 	}
 	if !l.wideRows {
 		// Every cell of the row belongs to the one tuple the row key names.
-		d := base
+		d := &base
 		d.branch = noBranch
 		seen := false
 		for _, c := range row.Cells {
@@ -293,11 +341,13 @@ func (l *Layout) DecodeRowSkipping(table string, row store.Row, skip []bool, emi
 				return err
 			}
 		}
+		rd.dirty = d.set.bits
 		if seen {
 			emit(d.tuple)
 		}
 		return nil
 	}
+	rd.dirty = base.set.bits // the tuples emitted below are copies
 	var (
 		order []string // tuple identities in first-seen order
 		byID  = map[string]*decoder{}

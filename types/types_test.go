@@ -84,3 +84,26 @@ func TestCompareTotalOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestSlabCopies: copies are independent of their source and of each
+// other, even when appended to.
+func TestSlabCopies(t *testing.T) {
+	var s Slab
+	src := []Value{int64(1), "a"}
+	var got [][]Value
+	for i := range 200 {
+		src[0] = int64(i)
+		got = append(got, s.Copy(src))
+	}
+	if ext := append(got[0], "x"); &ext[0] == &got[0][0] {
+		t.Fatal("appending to a copy wrote into the slab") // over got[1]
+	}
+	for i, c := range got {
+		if len(c) != 2 || c[0] != int64(i) || c[1] != "a" {
+			t.Fatalf("copy %d = %v", i, c)
+		}
+	}
+	if c := s.Copy(nil); c == nil || len(c) != 0 {
+		t.Fatalf("Copy(nil) = %#v, want an empty tuple", c)
+	}
+}

@@ -1,0 +1,32 @@
+package types
+
+// Slab copies tuples into shared backing arrays, for code that keeps many
+// tuples: one allocation serves many of them. The zero Slab is ready; it is
+// for one goroutine at a time.
+//
+// A copy it returns is the caller's (len == cap, so appending copies), but
+// keeps its whole backing array alive: arrays grow from one tuple to
+// maxSlabTuples as a Slab is used, so that a query returning a few rows
+// allocates no more than it needs.
+type Slab struct {
+	free []Value
+	rows int // tuples the last backing array was made for
+}
+
+const maxSlabTuples = 64
+
+// Copy returns a copy of t.
+func (s *Slab) Copy(t []Value) []Value {
+	n := len(t)
+	if n == 0 {
+		return []Value{}
+	}
+	if len(s.free) < n {
+		s.rows = min(max(2*s.rows, 1), maxSlabTuples)
+		s.free = make([]Value, n*s.rows)
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	copy(out, t)
+	return out
+}
