@@ -22,8 +22,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/model"
@@ -229,13 +231,14 @@ func ParseBytes(s string) (float64, error) {
 			break
 		}
 	}
-	var v float64
-	if _, err := fmt.Sscanf(t, "%g", &v); err != nil || fmt.Sprint(v) == "" || !(v > 0) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("budget %q: want a positive number of bytes, e.g. 161000000, 161MB or 2GiB", s)
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		if i := strings.IndexFunc(t, unicode.IsLetter); i > 0 {
+			return 0, fmt.Errorf("budget %q: unknown unit %q (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, t[i:])
+		}
 	}
-	var rest string
-	if n, _ := fmt.Sscanf(t, "%g%s", &v, &rest); n == 2 {
-		return 0, fmt.Errorf("budget %q: unknown unit %q (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, rest)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("budget %q: want a positive number of bytes, e.g. 161000000, 161MB or 2GiB", s)
 	}
 	return v * mul, nil
 }

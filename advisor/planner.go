@@ -88,6 +88,9 @@ type dag struct {
 	arcs   []*darc
 	byKey  map[string]int
 	embeds map[*physical.Index][][]int
+	// best caches the least-cost path (see cheapestPath).
+	best     []int
+	bestDone bool
 }
 
 type dstate struct {
@@ -377,12 +380,13 @@ func (d *dag) arc(i int, l physical.Lookup) {
 // provides reports whether lookup l fetches every field the query needs of
 // node n, apart from those an applied equality fixes.
 func (d *dag) provides(s *dstate, l physical.Lookup, n int) bool {
+	attrs := l.Index.Attrs()
 	for _, f := range d.needed[n] {
 		if d.fixed(s, n, f) {
 			continue
 		}
 		found := false
-		for _, a := range l.Index.Attrs() {
+		for _, a := range attrs {
 			if a.Field == f && l.Map[a.Node] == n {
 				found = true
 				break
@@ -545,8 +549,16 @@ func (d *dag) cheapest() *physical.Plan {
 	return d.plan(path)
 }
 
-// cheapestPath is the arcs of the least-cost plan, or nil.
+// cheapestPath is the arcs of the least-cost plan, or nil. It is computed
+// once (the integer program's scale and its start solution both ask).
 func (d *dag) cheapestPath() []int {
+	if !d.bestDone {
+		d.best, d.bestDone = d.shortestPath(), true
+	}
+	return d.best
+}
+
+func (d *dag) shortestPath() []int {
 	if len(d.states) == 0 || !d.states[0].live {
 		return nil
 	}

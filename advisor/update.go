@@ -25,6 +25,9 @@ func (u upkeep) cost(p cost.Profile) float64 { return p.Insert(u.puts) + p.Delet
 // rewrite or delete, the old values of changed key attributes, and the
 // fields of the entities a new tuple joins with.
 func maintain(w *model.Write, x *physical.Index) (upkeep, bool) {
+	if w.Kind == model.Connect || w.Kind == model.Disconnect {
+		return connectUpkeep(w, x)
+	}
 	var u upkeep
 	touched := false
 	for n, nd := range x.Graph.Nodes {
@@ -47,9 +50,6 @@ func maintain(w *model.Write, x *physical.Index) (upkeep, bool) {
 			u.deletes += part.deletes
 			u.support = append(u.support, part.support...)
 		}
-	}
-	if w.Kind == model.Connect || w.Kind == model.Disconnect {
-		return connectUpkeep(w, x)
 	}
 	return u, touched
 }

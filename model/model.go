@@ -109,10 +109,12 @@ func Build(stmts []lang.Statement) (*Model, error) {
 			return nil, errAt(d.At, "relation %s needs a row count for the advisor (DEFINE RELATION %s ROWS n {…})", d.Name, d.Name)
 		}
 		e := &Entity{Name: d.Name, Count: float64(d.Rows), At: d.At, fields: map[string]*Field{}, navs: map[string]*Nav{}}
+		names := map[string]bool{}
 		for _, a := range d.Attrs {
-			if e.fields[a.Name] != nil || a.References != "" && fksHave(fks, e, a.Name) {
+			if names[a.Name] {
 				return nil, errAt(a.At, "relation %s: attribute %s is defined twice", d.Name, a.Name)
 			}
+			names[a.Name] = true
 			if a.References != "" {
 				if a.Key {
 					return nil, errAt(a.At, "relation %s: foreign key %s cannot be part of the key in the conceptual model", d.Name, a.Name)
@@ -170,15 +172,6 @@ func Build(stmts []lang.Statement) (*Model, error) {
 type fkDef struct {
 	def  lang.AttrDef
 	from *Entity
-}
-
-func fksHave(fks []fkDef, e *Entity, name string) bool {
-	for _, k := range fks {
-		if k.from == e && k.def.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (e *Entity) addNav(n *Nav) error {

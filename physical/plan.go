@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 )
 
@@ -97,5 +98,5 @@ func (p *Plan) Describe(indent string) string {
 }
 
 func predText(g *model.Graph, p model.Pred) string {
-	return fmt.Sprintf("%s %s ?", g.DescribeRef(p.Ref), p.Op)
+	return fmt.Sprintf("%s %s %s", g.DescribeRef(p.Ref), p.Op, lang.PrintExpr(p.Value))
 }
