@@ -36,7 +36,10 @@ type Entity struct {
 	Fields []*Field
 	Key    *Field
 	Navs   []*Nav // navigations leaving this entity, in declaration order
-	At     lang.Pos
+	// Columns are the attributes of DEFINE RELATION in declaration order:
+	// fields and foreign keys. Data files and rows use this order.
+	Columns []Column
+	At      lang.Pos
 	fields map[string]*Field
 	navs   map[string]*Nav
 }
@@ -49,6 +52,15 @@ type Field struct {
 	Size        float64 // bytes
 	Cardinality float64 // distinct values
 	Key         bool
+}
+
+// Column is one declared attribute of a relation: a Field, or the
+// foreign-key attribute of a to-one Nav (Type is then the target key's).
+type Column struct {
+	Name  string
+	Type  types.Type
+	Field *Field // nil for a foreign key
+	Nav   *Nav   // the to-one navigation of a foreign key; nil for a field
 }
 
 // Nav is one direction of a relationship: from an entity to another by a
@@ -119,7 +131,8 @@ func Build(stmts []lang.Statement) (*Model, error) {
 				if a.Key {
 					return nil, errAt(a.At, "relation %s: foreign key %s cannot be part of the key in the conceptual model", d.Name, a.Name)
 				}
-				fks = append(fks, fkDef{a, e})
+				fks = append(fks, fkDef{a, e, len(e.Columns)})
+				e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type})
 				continue
 			}
 			f := &Field{Entity: e, Name: a.Name, Type: a.Type, Size: float64(a.Size), Cardinality: float64(a.Cardinality), Key: a.Key}
@@ -137,6 +150,7 @@ func Build(stmts []lang.Statement) (*Model, error) {
 			}
 			e.Fields = append(e.Fields, f)
 			e.fields[f.Name] = f
+			e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type, Field: f})
 		}
 		if e.Key == nil {
 			return nil, errAt(d.At, "relation %s has no key attribute", d.Name)
@@ -155,6 +169,7 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		one := &Nav{Name: k.def.Name, From: k.from, To: to, Attr: k.def.Name}
 		many := &Nav{Name: k.def.Reverse, From: to, To: k.from, Many: true, Attr: k.def.Name, Reverse: one}
 		one.Reverse = many
+		k.from.Columns[k.col].Nav = one
 		if err := k.from.addNav(one); err != nil {
 			return nil, errAt(k.def.At, "%v", err)
 		}
@@ -172,6 +187,7 @@ func Build(stmts []lang.Statement) (*Model, error) {
 type fkDef struct {
 	def  lang.AttrDef
 	from *Entity
+	col  int // index in from.Columns
 }
 
 func (e *Entity) addNav(n *Nav) error {
