@@ -40,8 +40,8 @@ type Entity struct {
 	// fields and foreign keys. Data files and rows use this order.
 	Columns []Column
 	At      lang.Pos
-	fields map[string]*Field
-	navs   map[string]*Nav
+	fields  map[string]*Field
+	navs    map[string]*Nav
 }
 
 // Field is a non-foreign-key attribute of an entity.
