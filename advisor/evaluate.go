@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/workload"
@@ -24,10 +25,7 @@ func Evaluate(m *model.Model, w *workload.Workload, s *physical.Schema, opt Opti
 	if err := opt.Profile.Validate(); err != nil {
 		return nil, err
 	}
-	p := newPool(s.Indexes)
-	for si, b := range s.Base {
-		p.bases[si] = []*physical.Index{b}
-	}
+	pl := NewPlanner(s, opt.Profile)
 	res := &Result{Mix: opt.Mix, Budget: opt.Budget, Profile: opt.Profile, Indexes: s.Indexes, Schema: s}
 	for _, x := range s.Indexes {
 		res.TotalSize += x.Size
@@ -37,46 +35,106 @@ func Evaluate(m *model.Model, w *workload.Workload, s *physical.Schema, opt Opti
 		if weight <= 0 {
 			continue
 		}
+		pos := st.AST.Pos()
 		if st.Query != nil {
-			pl := planDAG(st.Query, opt.Profile, p).cheapest()
-			if pl == nil {
-				return nil, fmt.Errorf("%s:%d:%d: statement %s: the schema cannot answer %s: %s", st.AST.Pos().File, st.AST.Pos().Line, st.AST.Pos().Col,
-					st.Tag, st.Text(), missing(st.Query))
+			plan, err := pl.Query(st.Query)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d:%d: statement %s: %s: %v", pos.File, pos.Line, pos.Col, st.Tag, st.Text(), err)
 			}
-			res.Queries = append(res.Queries, &QueryPlan{Statement: st, Weight: weight, Plan: pl})
-			res.TotalCost += weight * pl.Cost
+			res.Queries = append(res.Queries, &QueryPlan{Statement: st, Weight: weight, Plan: plan})
+			res.TotalCost += weight * plan.Cost
 			continue
 		}
+		ups, err := pl.Write(st.Write)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: statement %s: %v", pos.File, pos.Line, pos.Col, st.Tag, err)
+		}
 		wp := &WritePlan{Statement: st, Weight: weight}
-		seen := map[string]*physical.Plan{}
-		for _, x := range s.Indexes {
-			u, ok := maintain(st.Write, x)
-			if !ok {
-				continue
+		seen := map[*physical.Plan]bool{}
+		byIndex := map[*physical.Index]*IndexUpkeep{}
+		for _, u := range ups {
+			iu := byIndex[u.Index]
+			if iu == nil {
+				iu = &IndexUpkeep{Index: u.Index}
+				byIndex[u.Index] = iu
+				wp.Indexes = append(wp.Indexes, iu)
 			}
-			iu := &IndexUpkeep{Index: x, Puts: u.puts, Deletes: u.deletes, WriteCost: u.cost(opt.Profile)}
-			for _, q := range u.support {
-				k := queryKey(q)
-				pl, done := seen[k]
-				if !done {
-					pl = planDAG(q, opt.Profile, p).cheapest()
-					if pl == nil {
-						return nil, fmt.Errorf("%s:%d:%d: statement %s: the schema cannot keep %s up to date: nothing answers its support query %s (%s)",
-							st.AST.Pos().File, st.AST.Pos().Line, st.AST.Pos().Col, st.Tag, x.Name, describeQuery(q), missing(q))
-					}
-					seen[k] = pl
-					wp.Cost += pl.Cost
+			iu.Puts += u.Puts
+			iu.Deletes += u.Deletes
+			iu.WriteCost += u.WriteCost
+			wp.Cost += u.WriteCost
+			for _, sp := range u.AllSupports() {
+				iu.Support = append(iu.Support, sp.Plan)
+				if !seen[sp.Plan] {
+					seen[sp.Plan] = true
+					wp.Cost += sp.Plan.Cost
 				}
-				iu.Support = append(iu.Support, pl)
 			}
-			wp.Indexes = append(wp.Indexes, iu)
-			wp.Cost += iu.WriteCost
 		}
 		res.Writes = append(res.Writes, wp)
 		res.TotalCost += weight * wp.Cost
 	}
 	res.Stats.TotalTime = time.Since(start)
 	return res, nil
+}
+
+// Planner plans queries and writes over a deployed schema with the
+// advisor's planner and cost model: each query on its cheapest plan, each
+// write with the upkeep of every index it changes. The runtime executes what
+// it returns, so measured latency compares with the cost it predicts. It is
+// safe for concurrent use.
+type Planner struct {
+	schema *physical.Schema
+	prof   cost.Profile
+	pool   *pool
+}
+
+// NewPlanner plans over schema s with cost profile prof.
+func NewPlanner(s *physical.Schema, prof cost.Profile) *Planner {
+	p := newPool(s.Indexes)
+	for si, b := range s.Base {
+		p.bases[si] = []*physical.Index{b}
+	}
+	return &Planner{schema: s, prof: prof, pool: p}
+}
+
+// Query returns the cheapest plan of q, or an error saying which structure
+// the schema lacks.
+func (p *Planner) Query(q *model.Query) (*physical.Plan, error) {
+	if pl := planDAG(q, p.prof, p.pool).cheapest(); pl != nil {
+		return pl, nil
+	}
+	return nil, fmt.Errorf("the schema cannot answer it: %s", missing(q))
+}
+
+// Write returns the upkeep of every index w changes, support queries
+// planned (one plan shared by equal support queries).
+func (p *Planner) Write(w *model.Write) ([]*physical.Upkeep, error) {
+	var out []*physical.Upkeep
+	plans := map[string]*physical.Plan{}
+	for _, x := range p.schema.Indexes {
+		u, ok := maintain(w, x)
+		if !ok {
+			continue
+		}
+		for _, part := range u.parts {
+			part.WriteCost = p.prof.Insert(part.Puts) + p.prof.Delete(part.Deletes)
+			for _, sp := range part.AllSupports() {
+				k := queryKey(sp.Query)
+				pl, done := plans[k]
+				if !done {
+					if pl = planDAG(sp.Query, p.prof, p.pool).cheapest(); pl == nil {
+						return nil, fmt.Errorf("the schema cannot keep %s up to date: nothing answers its support query %s (%s)",
+							x.Name, describeQuery(sp.Query), missing(sp.Query))
+					}
+					plans[k] = pl
+				}
+				sp.Plan = pl
+			}
+			out = append(out, part)
+		}
+	}
+	return out, nil
 }
 
 // missing says what a schema lacks to answer q.

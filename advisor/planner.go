@@ -531,6 +531,8 @@ func (d *dag) plan(path []int) *physical.Plan {
 		p.Cost += d.arcs[a].step.Cost
 	}
 	last := d.states[d.arcs[path[len(path)-1]].to]
+	p.Ordered = last.ordered
+	p.Limited = last.limited
 	p.Sort = len(d.q.OrderBy) > 0 && !last.ordered
 	p.Rows = last.rows
 	if p.Limit > 0 {

@@ -12,10 +12,12 @@ import (
 )
 
 // upkeep is what one write costs one index: the rows it puts and deletes
-// and the support queries that must run first to know them.
+// and the support queries that must run first to know them; parts says
+// how, per occurrence of the written entity (what the runtime executes).
 type upkeep struct {
 	puts, deletes float64
 	support       []*model.Query
+	parts         []*physical.Upkeep
 }
 
 func (u upkeep) cost(p cost.Profile) float64 { return p.Insert(u.puts) + p.Delete(u.deletes) }
@@ -25,33 +27,43 @@ func (u upkeep) cost(p cost.Profile) float64 { return p.Insert(u.puts) + p.Delet
 // rewrite or delete, the old values of changed key attributes, and the
 // fields of the entities a new tuple joins with.
 func maintain(w *model.Write, x *physical.Index) (upkeep, bool) {
+	var parts []*physical.Upkeep
 	if w.Kind == model.Connect || w.Kind == model.Disconnect {
-		return connectUpkeep(w, x)
-	}
-	var u upkeep
-	touched := false
-	for n, nd := range x.Graph.Nodes {
-		if nd.Entity != w.Entity {
-			continue
-		}
-		var part upkeep
-		var ok bool
-		switch w.Kind {
-		case model.Insert:
-			part, ok = insertUpkeep(w, x, n)
-		case model.Update:
-			part, ok = updateUpkeep(w, x, n)
-		case model.Delete:
-			part, ok = deleteUpkeep(w, x, n)
-		}
-		if ok {
-			touched = true
-			u.puts += part.puts
-			u.deletes += part.deletes
-			u.support = append(u.support, part.support...)
+		parts = connectUpkeep(w, x)
+	} else {
+		for n, nd := range x.Graph.Nodes {
+			if nd.Entity != w.Entity {
+				continue
+			}
+			var part *physical.Upkeep
+			switch w.Kind {
+			case model.Insert:
+				part = insertUpkeep(w, x, n)
+			case model.Update:
+				part = updateUpkeep(w, x, n)
+			case model.Delete:
+				part = deleteUpkeep(w, x, n)
+			}
+			if part != nil {
+				parts = append(parts, part)
+			}
 		}
 	}
-	return u, touched
+	if len(parts) == 0 {
+		return upkeep{}, false
+	}
+	u := upkeep{parts: parts}
+	for _, p := range parts {
+		u.puts += p.Puts
+		u.deletes += p.Deletes
+		for _, s := range p.Supports {
+			u.support = append(u.support, s.Query)
+		}
+		if p.Replace != nil {
+			u.support = append(u.support, p.Replace.Query)
+		}
+	}
+	return u, true
 }
 
 // perTuple is the number of join rows of x per tuple of node n's entity.
@@ -78,7 +90,7 @@ func component(g *model.Graph, start, avoid int) []int {
 
 // supportQuery builds a query over the nodes of x's graph, rooted at root,
 // selecting the given attributes, with predicates on the root.
-func supportQuery(x *physical.Index, nodes []int, root int, sel []physical.Attr, preds []model.Pred) *model.Query {
+func supportQuery(x *physical.Index, nodes []int, root int, sel []physical.Attr, preds []model.Pred) *physical.Support {
 	// Only the entities whose fields are read, and those joining them to
 	// the root, matter: reading a field of one tuple does not need the
 	// rows it has elsewhere in the join.
@@ -109,7 +121,7 @@ func supportQuery(x *physical.Index, nodes []int, root int, sel []physical.Attr,
 		p.Ref.Node = 0
 		q.Preds = append(q.Preds, p)
 	}
-	return q
+	return &physical.Support{Query: q, From: from}
 }
 
 func appendUnique(rs []model.FieldRef, r model.FieldRef) []model.FieldRef {
@@ -127,32 +139,62 @@ func keyPred(f *model.Field) model.Pred {
 
 // insertUpkeep: a new tuple at node n of x joins only along relationships
 // the INSERT connects, and only to-one ones (it has no children yet).
-func insertUpkeep(w *model.Write, x *physical.Index, n int) (upkeep, bool) {
-	var u upkeep
+func insertUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
+	u := &physical.Upkeep{Index: x, Node: n, Kind: model.Insert, Edge: -1}
+	stored := x.Stored()
 	for _, e := range x.Graph.Neighbors(n) {
 		if e.Nav.Many || !w.LinksNav(e.Nav) {
-			return upkeep{}, false
+			return nil
 		}
 		comp := component(x.Graph, e.To, n)
 		var sel []physical.Attr
-		for _, a := range x.Attrs() {
+		for _, a := range stored {
 			if contains(comp, a.Node) && !(a.Node == e.To && a.Field.Key) {
 				sel = append(sel, a)
 			}
 		}
 		if len(sel) > 0 {
-			u.support = append(u.support, supportQuery(x, comp, e.To, sel, []model.Pred{keyPred(e.Nav.To.Key)}))
+			u.Supports = append(u.Supports, supportQuery(x, comp, e.To, sel, []model.Pred{keyPred(e.Nav.To.Key)}))
 		}
 	}
 	// The new tuple joins the rows its links lead to (1 when x holds only
 	// its entity).
-	u.puts = perTuple(x, n)
-	return u, true
+	u.Puts = perTuple(x, n)
+	return u
 }
 
 func contains(xs []int, v int) bool {
 	for _, x := range xs {
 		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// fixedBy reports whether the write's predicates alone identify the rows of
+// x holding the written tuples at node n: every predicate is an equality on
+// a key attribute of that node, and they fix every key attribute.
+func fixedBy(w *model.Write, x *physical.Index, n int) bool {
+	keys := x.KeyAttrs()
+	fixed := map[*model.Field]bool{}
+	for _, p := range w.Preds {
+		if p.Op != model.Eq || !containsAttr(keys, physical.Attr{Node: n, Field: p.Ref.Field}) {
+			return false
+		}
+		fixed[p.Ref.Field] = true
+	}
+	for _, a := range keys {
+		if a.Node != n || !fixed[a.Field] {
+			return false
+		}
+	}
+	return true
+}
+
+func containsAttr(as []physical.Attr, a physical.Attr) bool {
+	for _, b := range as {
+		if b == a {
 			return true
 		}
 	}
@@ -178,43 +220,65 @@ func whereSelectivity(w *model.Write) float64 {
 	return s
 }
 
+// rowsSupport is the support query of an UPDATE or DELETE: the rows of x
+// holding the tuples the write's predicates select, with the attributes
+// in need (it also checks predicates the key does not answer). Nil when
+// the predicates fix the one row.
+func rowsSupport(w *model.Write, x *physical.Index, n int, need []physical.Attr) *physical.Support {
+	if fixedBy(w, x, n) && len(need) == 0 {
+		return nil
+	}
+	if len(need) == 0 {
+		// Only the written tuple's own key attributes: read them, which
+		// checks the predicates and that the tuple exists.
+		for _, a := range x.KeyAttrs() {
+			if a.Node == n {
+				need = append(need, a)
+			}
+		}
+	}
+	return supportQuery(x, allNodes(x), n, need, w.Preds)
+}
+
 // updateUpkeep: rows holding a changed field are rewritten; when the field
 // is part of x's key the old row is deleted too, and its old values read.
-func updateUpkeep(w *model.Write, x *physical.Index, n int) (upkeep, bool) {
-	changesKey, changes := false, false
-	for _, a := range x.Attrs() {
+func updateUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
+	u := &physical.Upkeep{Index: x, Node: n, Kind: model.Update, Edge: -1}
+	changes := false
+	keys := x.KeyAttrs()
+	for _, a := range x.Stored() {
 		if a.Node == n && w.SetsField(a.Field) {
 			changes = true
-			if x.InKey(a) {
-				changesKey = true
+			if containsAttr(keys, a) {
+				u.ChangesKey = true
 			}
 		}
 	}
 	if !changes {
-		return upkeep{}, false
+		return nil
 	}
 	rows := x.Entries * whereSelectivity(w)
-	u := upkeep{puts: rows}
+	u.Puts = rows
 	known := knownByPreds(w)
 	var need []physical.Attr
-	candidates := append(append([]physical.Attr(nil), x.Hash...), x.Order...)
-	if changesKey {
-		u.deletes = rows
-		candidates = x.Attrs()
+	candidates := keys
+	if u.ChangesKey {
+		u.Deletes = rows
+		candidates = x.Stored()
 	}
 	for _, a := range candidates {
 		if a.Node == n && known[a.Field] {
 			continue
 		}
-		if !changesKey && a.Node == n && w.SetsField(a.Field) {
+		if !u.ChangesKey && a.Node == n && w.SetsField(a.Field) {
 			continue
 		}
 		need = append(need, a)
 	}
-	if len(need) > 0 {
-		u.support = append(u.support, supportQuery(x, allNodes(x), n, need, w.Preds))
+	if s := rowsSupport(w, x, n, need); s != nil {
+		u.Supports = append(u.Supports, s)
 	}
-	return u, true
+	return u
 }
 
 func allNodes(x *physical.Index) []int {
@@ -227,27 +291,27 @@ func allNodes(x *physical.Index) []int {
 
 // deleteUpkeep: every row holding a deleted tuple goes; its key is read
 // unless the predicates fix it.
-func deleteUpkeep(w *model.Write, x *physical.Index, n int) (upkeep, bool) {
-	rows := x.Entries * whereSelectivity(w)
-	u := upkeep{deletes: rows}
+func deleteUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
+	u := &physical.Upkeep{Index: x, Node: n, Kind: model.Delete, Edge: -1}
+	u.Deletes = x.Entries * whereSelectivity(w)
 	known := knownByPreds(w)
 	var need []physical.Attr
-	for _, a := range append(append([]physical.Attr(nil), x.Hash...), x.Order...) {
+	for _, a := range x.KeyAttrs() {
 		if !(a.Node == n && known[a.Field]) {
 			need = append(need, a)
 		}
 	}
-	if len(need) > 0 {
-		u.support = append(u.support, supportQuery(x, allNodes(x), n, need, w.Preds))
+	if s := rowsSupport(w, x, n, need); s != nil {
+		u.Supports = append(u.Supports, s)
 	}
-	return u, true
+	return u
 }
 
 // connectUpkeep: CONNECT adds the join rows through the new edge, reading
-// both sides; DISCONNECT deletes them, reading their keys.
-func connectUpkeep(w *model.Write, x *physical.Index) (upkeep, bool) {
-	var u upkeep
-	touched := false
+// both sides (after deleting the rows through the to-one side's old
+// partner); DISCONNECT deletes them, reading their keys.
+func connectUpkeep(w *model.Write, x *physical.Index) []*physical.Upkeep {
+	var parts []*physical.Upkeep
 	for n, nd := range x.Graph.Nodes {
 		if nd.Entity != w.Entity {
 			continue
@@ -256,15 +320,22 @@ func connectUpkeep(w *model.Write, x *physical.Index) (upkeep, bool) {
 			if e.Nav != w.Nav {
 				continue
 			}
-			touched = true
+			u := &physical.Upkeep{Index: x, Node: n, Kind: w.Kind, Edge: e.To}
 			a, b := component(x.Graph, n, e.To), component(x.Graph, e.To, n)
 			rows := joinPer(x, a, n) * joinPer(x, b, e.To)
-			attrs := x.Attrs()
+			attrs := x.Stored()
 			if w.Kind == model.Disconnect {
-				u.deletes += rows
-				attrs = append(append([]physical.Attr(nil), x.Hash...), x.Order...)
+				u.Deletes = rows
+				attrs = x.KeyAttrs()
 			} else {
-				u.puts += rows
+				u.Puts = rows
+				// The to-one side had at most one partner: its rows go.
+				one := n
+				if e.Nav.Many {
+					one = e.To
+				}
+				u.Replace = supportQuery(x, allNodes(x), one, x.KeyAttrs(), []model.Pred{keyPred(x.Graph.Nodes[one].Entity.Key)})
+				u.Deletes = perTuple(x, one)
 			}
 			for _, side := range []struct {
 				nodes []int
@@ -277,12 +348,13 @@ func connectUpkeep(w *model.Write, x *physical.Index) (upkeep, bool) {
 					}
 				}
 				if len(sel) > 0 {
-					u.support = append(u.support, supportQuery(x, side.nodes, side.root, sel, []model.Pred{keyPred(x.Graph.Nodes[side.root].Entity.Key)}))
+					u.Supports = append(u.Supports, supportQuery(x, side.nodes, side.root, sel, []model.Pred{keyPred(x.Graph.Nodes[side.root].Entity.Key)}))
 				}
 			}
+			parts = append(parts, u)
 		}
 	}
-	return u, touched
+	return parts
 }
 
 // joinPer is the number of join rows over nodes per tuple of root.

@@ -261,3 +261,41 @@ func (x *Index) Describe() string {
 	}
 	return fmt.Sprintf("CF([%s] [%s] → [%s])", names(x.Hash), names(x.Order), names(x.Extra))
 }
+
+// KeyAttrs lists the attributes that identify one row of x. For a CF they
+// are its partition and clustering keys. An SI row points at one row of its
+// base CF, as Cassandra's index tables do: the indexed attribute, the base
+// partition key, then the key of every entity of the graph (which identifies
+// the base row whatever the base's clustering key is), each attribute once.
+func (x *Index) KeyAttrs() []Attr {
+	out := append(append([]Attr(nil), x.Hash...), x.Order...)
+	if x.Kind == CF {
+		return out
+	}
+	out = append(out, x.Extra...)
+	for n, nd := range x.Graph.Nodes {
+		a := Attr{Node: n, Field: nd.Entity.Key}
+		if !containsAttr(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Stored lists every attribute a row of x holds: a CF's Attrs, an SI's
+// KeyAttrs.
+func (x *Index) Stored() []Attr {
+	if x.Kind == SI {
+		return x.KeyAttrs()
+	}
+	return x.Attrs()
+}
+
+func containsAttr(as []Attr, a Attr) bool {
+	for _, b := range as {
+		if b == a {
+			return true
+		}
+	}
+	return false
+}

@@ -35,10 +35,16 @@ type Lookup struct {
 type Plan struct {
 	Query *model.Query
 	Steps []Lookup
-	Sort  bool
-	Limit int64
-	Cost  float64
-	Rows  float64
+	// Ordered: the first lookup delivers the ORDER BY (scanning backwards
+	// when it is descending) and later steps keep that order.
+	Ordered bool
+	// Limited: the first lookup stops after Limit rows (nothing after it
+	// drops rows).
+	Limited bool
+	Sort    bool
+	Limit   int64
+	Cost    float64
+	Rows    float64
 }
 
 // Indexes lists the distinct indexes the plan reads.
