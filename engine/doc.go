@@ -1,0 +1,49 @@
+// Package engine runs the schemas the advisor recommends: the column families
+// (CFs) and secondary indexes (SIs) of a physical.Schema stored on a
+// store.Store, queries written against the conceptual model executed on the
+// plans the advisor's Planner chooses, entity-level writes that keep every
+// copy correct, bulk loading and verification.
+//
+// # Physical mapping
+//
+// Every index is one table named after it, with one family "v".
+//
+//   - A CF row is one tuple of the join its graph describes. Its row key is
+//     the partition key attributes (in name order) then the clustering key
+//     attributes (in order), each in keyenc's ordered, self-delimiting,
+//     nullable encoding, so byte order is value order and a partition is one
+//     contiguous key range. Each value attribute is one cell, qualifier =
+//     the attribute in path notation (items.bids.date), value in keyenc's
+//     natural encoding; NULL is the absence of the cell. A row with no
+//     non-NULL value holds the empty-qualifier marker cell.
+//   - An SI row points at one row of its base CF, as Cassandra's index
+//     tables do: its key is the indexed attribute, the base CF's partition
+//     key, then the key of every entity of the graph (physical.Index
+//     KeyAttrs), ordered-encoded; it holds only the marker cell. An SI
+//     lookup is a prefix scan of the indexed value; the step after it reads
+//     the base rows the entries name, all in one round trip.
+//
+// EXPLAIN prints each step's table and key; the trace store shows the
+// store operations themselves.
+//
+// # Execution
+//
+// A plan's first lookup is bound from the statement's parameters. Every
+// later lookup is one store round trip carrying the keys of all the rows the
+// previous steps produced (never one round trip per row); its rows are joined
+// to those rows on the shared entity keys. Client-side filters run after the
+// step that fetched their attributes, then the sort, the limit and the
+// projection.
+//
+// # Writes and isolation
+//
+// A write runs the support queries of every index upkeep the Planner lists,
+// computes every put and delete, and applies them in one store batch (atomic
+// on Pebble). Writers lock the entities they write and every entity their
+// support queries read (striped locks, acquired in a global order; when the
+// reads reveal an entity not yet locked, the write locks it and runs its
+// support queries again), so concurrent writes are serializable with respect
+// to the entities they touch and copies never disagree. Readers take no
+// locks: each round trip sees only whole batches, so a multi-step query reads
+// committed data per step (read committed), not one snapshot.
+package engine

@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Engine runs one physical schema over a store. It is safe for concurrent
+// use.
+type Engine struct {
+	st      store.Store
+	m       *model.Model
+	schema  *physical.Schema
+	prof    cost.Profile
+	planner *advisor.Planner
+	tables  map[*physical.Index]*table
+	byName  map[string]*table
+	locks   *lockTable
+
+	mu    sync.Mutex
+	stmts map[string]*Stmt
+}
+
+// New runs schema s (over model m) on st with cost profile prof (which
+// ranks plans). It does not create tables: see Deploy.
+func New(st store.Store, m *model.Model, s *physical.Schema, prof cost.Profile) *Engine {
+	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: advisor.NewPlanner(s, prof),
+		tables: map[*physical.Index]*table{}, byName: map[string]*table{}, locks: newLockTable(), stmts: map[string]*Stmt{}}
+	for _, x := range s.Indexes {
+		t := newTable(x)
+		e.tables[x] = t
+		e.byName[t.name] = t
+	}
+	return e
+}
+
+// Model returns the conceptual model.
+func (e *Engine) Model() *model.Model { return e.m }
+
+// Schema returns the physical schema.
+func (e *Engine) Schema() *physical.Schema { return e.schema }
+
+// Store returns the store.
+func (e *Engine) Store() store.Store { return e.st }
+
+// CreateTables creates the table of every index (idempotent).
+func (e *Engine) CreateTables(ctx context.Context) error {
+	for _, x := range e.schema.Indexes {
+		if err := e.st.CreateTable(ctx, e.tables[x].spec()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stmt is a prepared statement: a query with its plan, or a write with
+// its upkeeps.
+type Stmt struct {
+	e    *Engine
+	Text string
+	// Resolved and Plan: a query and its plan.
+	Resolved *model.Query
+	Plan     *physical.Plan
+	prog     *program
+	Write    *model.Write
+	// Upkeeps lists, for a write, how it keeps each index it changes.
+	Upkeeps []*physical.Upkeep
+	ups     []*upkeepProg
+	nparams int
+}
+
+// Prepare parses, resolves and plans one statement (cached by text).
+func (e *Engine) Prepare(text string) (*Stmt, error) {
+	e.mu.Lock()
+	s := e.stmts[text]
+	e.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	st, err := lang.ParseStatement("statement", text)
+	if err != nil {
+		return nil, err
+	}
+	s, err = e.PrepareAST(st)
+	if err != nil {
+		return nil, err
+	}
+	s.Text = text
+	e.mu.Lock()
+	if len(e.stmts) > 10000 {
+		e.stmts = map[string]*Stmt{}
+	}
+	e.stmts[text] = s
+	e.mu.Unlock()
+	return s, nil
+}
+
+// PrepareAST resolves and plans a parsed statement.
+func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
+	s := &Stmt{e: e, Text: lang.Print(st), nparams: lang.CountParams(st)}
+	if ex, ok := st.(*lang.Explain); ok {
+		st = ex.Stmt
+	}
+	if sel, ok := st.(*lang.Select); ok {
+		q, err := e.m.ResolveSelect(sel)
+		if err != nil {
+			return nil, err
+		}
+		pl, err := e.planner.Query(q)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", lang.Print(st), err)
+		}
+		prog, err := e.compile(pl)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", lang.Print(st), err)
+		}
+		s.Resolved, s.Plan, s.prog = q, pl, prog
+		return s, nil
+	}
+	w, err := e.m.ResolveWrite(st)
+	if err != nil {
+		return nil, err
+	}
+	ups, err := e.planner.Write(w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", lang.Print(st), err)
+	}
+	s.Write, s.Upkeeps = w, ups
+	for _, u := range ups {
+		up, err := e.compileUpkeep(w, u)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", lang.Print(st), err)
+		}
+		s.ups = append(s.ups, up)
+	}
+	return s, nil
+}
+
+// Result is the answer of a query.
+type Result struct {
+	Columns []string
+	Rows    [][]types.Value
+}
+
+// Query runs a prepared query.
+func (s *Stmt) Query(ctx context.Context, args ...types.Value) (*Result, error) {
+	if s.prog == nil {
+		return nil, errors.New("not a query: use Exec")
+	}
+	if err := s.checkArgs(args); err != nil {
+		return nil, err
+	}
+	vals, err := bindPreds(s.Resolved, args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Text, err)
+	}
+	rows, err := s.prog.run(ctx, s.e.st, vals)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Text, err)
+	}
+	res := &Result{Rows: make([][]types.Value, len(rows))}
+	for _, r := range s.Resolved.Select {
+		res.Columns = append(res.Columns, s.Resolved.Graph.DescribeRef(r))
+	}
+	for i, t := range rows {
+		out := make([]types.Value, len(s.prog.sel))
+		for j, k := range s.prog.sel {
+			out[j] = t[k]
+		}
+		res.Rows[i] = out
+	}
+	return res, nil
+}
+
+func (s *Stmt) checkArgs(args []types.Value) error {
+	if len(args) != s.nparams {
+		return fmt.Errorf("%s: %d parameters, %d values given", s.Text, s.nparams, len(args))
+	}
+	return nil
+}
+
+// Explain describes the plan: each step's index, key and estimates, and
+// the store tables and keys it reads; for a write, each upkeep and the plans
+// of its support queries.
+func (s *Stmt) Explain() string {
+	if s.prog != nil {
+		return fmt.Sprintf("%s\ncost %.6g\n%s", s.Text, s.Plan.Cost, s.prog.explain())
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", s.Text)
+	for _, u := range s.Upkeeps {
+		fmt.Fprintf(&b, "%s\n", u.Describe())
+		for i, sp := range u.AllSupports() {
+			fmt.Fprintf(&b, "  support %d: %s\n%s", i+1, describeSupport(sp), sp.Plan.Describe("    "))
+		}
+	}
+	return b.String()
+}
+
+func describeSupport(sp *physical.Support) string {
+	q := sp.Query
+	var sel, where []string
+	for _, r := range q.Select {
+		sel = append(sel, q.Graph.DescribeRef(r))
+	}
+	for _, p := range q.Preds {
+		where = append(where, q.Graph.DescribeRef(p.Ref)+" "+p.Op.String()+" "+lang.PrintExpr(p.Value))
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " WHERE " + strings.Join(where, " AND ")
+}

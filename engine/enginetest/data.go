@@ -1,0 +1,108 @@
+package enginetest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Data is generated entity data: rows per entity in Entity.Columns order.
+type Data struct {
+	Order []*model.Entity // referenced entities first
+	Rows  map[*model.Entity][][]types.Value
+}
+
+// ParentsFirst orders the entities so that every entity comes after those
+// its foreign keys reference (a self-reference is ignored).
+func ParentsFirst(m *model.Model) []*model.Entity {
+	var out []*model.Entity
+	done := map[*model.Entity]bool{}
+	var visit func(e *model.Entity, depth int)
+	visit = func(e *model.Entity, depth int) {
+		if done[e] || depth > len(m.Entities) {
+			return
+		}
+		for _, n := range e.Navs {
+			if !n.Many && n.To != e {
+				visit(n.To, depth+1)
+			}
+		}
+		if !done[e] {
+			done[e] = true
+			out = append(out, e)
+		}
+	}
+	for _, e := range m.SortedEntities() {
+		visit(e, 0)
+	}
+	return out
+}
+
+// Generate makes rows for every entity: count(e) rows, keys 1..n, foreign
+// keys uniform over the referenced keys (NULL with probability nullFK),
+// values drawn from small domains so that equality predicates match.
+func Generate(m *model.Model, count func(*model.Entity) int, seed uint64, nullFK float64) *Data {
+	d := &Data{Order: ParentsFirst(m), Rows: map[*model.Entity][][]types.Value{}}
+	r := rand.New(rand.NewPCG(seed, 7))
+	for _, e := range d.Order {
+		n := count(e)
+		for i := 1; i <= n; i++ {
+			row := make([]types.Value, len(e.Columns))
+			for j, c := range e.Columns {
+				switch {
+				case c.Field != nil && c.Field.Key:
+					row[j] = KeyValue(c.Type, i)
+				case c.Nav != nil:
+					if k := count(c.Nav.To); k > 0 && r.Float64() >= nullFK {
+						row[j] = KeyValue(c.Type, 1+r.IntN(k))
+					}
+				default:
+					row[j] = RandomValue(r, c.Type, int(min(c.Field.Cardinality, 8)))
+				}
+			}
+			d.Rows[e] = append(d.Rows[e], row)
+		}
+	}
+	return d
+}
+
+// KeyValue is the i-th key of type t.
+func KeyValue(t types.Type, i int) types.Value {
+	switch t {
+	case types.String:
+		return fmt.Sprintf("k%04d", i)
+	case types.Bytes:
+		return []byte(fmt.Sprintf("k%04d", i))
+	case types.Double, types.Float:
+		return float64(i)
+	case types.Timestamp:
+		return time.Unix(int64(i), 0).UTC()
+	case types.Bool:
+		return i%2 == 0
+	}
+	return int64(i)
+}
+
+// RandomValue draws a value of type t from a domain of about card values.
+func RandomValue(r *rand.Rand, t types.Type, card int) types.Value {
+	card = max(card, 1)
+	k := r.IntN(card)
+	switch t {
+	case types.String:
+		return fmt.Sprintf("s%d", k)
+	case types.Bytes:
+		return []byte{byte(k), 0, 0xff}
+	case types.Double, types.Float:
+		return float64(k) / 4
+	case types.Timestamp:
+		return time.Date(2024, 1, 1+k, 0, 0, 0, 0, time.UTC)
+	case types.Bool:
+		return k%2 == 0
+	case types.Int:
+		return int64(k - card/2)
+	}
+	return int64(k - card/2)
+}

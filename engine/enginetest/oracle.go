@@ -1,0 +1,359 @@
+// Package enginetest is the reference the engine's tests compare with: the
+// same entity data in SQLite (modernc.org/sqlite), one table per entity with
+// its declared columns (foreign keys included), queries translated from
+// their model graphs into SQL joins, and writes applied with the semantics
+// the engine documents (DELETE leaves referencing tuples unconnected,
+// CONNECT replaces the to-one side's partner).
+package enginetest
+
+import (
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/types"
+
+	_ "modernc.org/sqlite" // the reference database
+)
+
+// Oracle holds a model's entity data in SQLite.
+type Oracle struct {
+	DB *sql.DB
+	M  *model.Model
+}
+
+var dbSeq atomic.Int64
+
+// NewOracle creates an in-memory SQLite database with a table per entity.
+func NewOracle(m *model.Model) (*Oracle, error) {
+	db, err := sql.Open("sqlite", fmt.Sprintf("file:oracle%d?mode=memory&cache=shared", dbSeq.Add(1)))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	for _, e := range m.Entities {
+		var cols []string
+		for _, c := range e.Columns {
+			def := q(c.Name) + " " + sqlType(c.Type)
+			if c.Field != nil && c.Field.Key {
+				def += " PRIMARY KEY"
+			}
+			cols = append(cols, def)
+		}
+		if _, err := db.Exec("CREATE TABLE " + q(e.Name) + " (" + strings.Join(cols, ", ") + ")"); err != nil {
+			return nil, err
+		}
+	}
+	return &Oracle{DB: db, M: m}, nil
+}
+
+func q(name string) string { return `"` + name + `"` }
+
+func sqlType(t types.Type) string {
+	switch t {
+	case types.String:
+		return "TEXT"
+	case types.Bytes:
+		return "BLOB"
+	case types.Double, types.Float:
+		return "REAL"
+	}
+	return "INTEGER"
+}
+
+// Arg converts a value to what SQLite stores for it.
+func Arg(v types.Value) any {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case time.Time:
+		return x.UnixMicro()
+	}
+	return v
+}
+
+// FromSQL converts what SQLite returns back to a value of type t.
+func FromSQL(v any, t types.Type) types.Value {
+	if v == nil {
+		return nil
+	}
+	switch t {
+	case types.Bool:
+		return v.(int64) != 0
+	case types.Timestamp:
+		return time.UnixMicro(v.(int64)).UTC()
+	case types.String:
+		if b, ok := v.([]byte); ok {
+			return string(b)
+		}
+	case types.Double, types.Float:
+		if i, ok := v.(int64); ok {
+			return float64(i)
+		}
+	}
+	return v
+}
+
+// Insert adds one row (values in Entity.Columns order).
+func (o *Oracle) Insert(e *model.Entity, row []types.Value) error {
+	var cols, marks []string
+	var args []any
+	for i, c := range e.Columns {
+		cols = append(cols, q(c.Name))
+		marks = append(marks, "?")
+		args = append(args, Arg(row[i]))
+	}
+	_, err := o.DB.Exec("INSERT INTO "+q(e.Name)+" ("+strings.Join(cols, ", ")+") VALUES ("+strings.Join(marks, ", ")+")", args...)
+	return err
+}
+
+func value(x lang.Expr, args []types.Value, t types.Type) (any, error) {
+	var v types.Value
+	switch e := x.(type) {
+	case *lang.Literal:
+		v = e.Value
+	case *lang.Param:
+		v = args[e.Index]
+	default:
+		return nil, fmt.Errorf("not a value: %s", lang.PrintExpr(x))
+	}
+	if v == nil {
+		return nil, nil
+	}
+	c, err := types.Coerce(v, t)
+	if err != nil {
+		return nil, err
+	}
+	return Arg(c), nil
+}
+
+var sqlOps = map[model.Op]string{model.Eq: "=", model.Ne: "!=", model.Lt: "<", model.Le: "<=", model.Gt: ">", model.Ge: ">="}
+
+// Query answers a resolved query; rows hold the selected fields.
+func (o *Oracle) Query(qr *model.Query, args []types.Value) ([][]types.Value, error) {
+	g := qr.Graph
+	alias := func(n int) string { return fmt.Sprintf("n%d", n) }
+	from := q(g.Nodes[0].Entity.Name) + " AS n0"
+	for i := 1; i < len(g.Nodes); i++ {
+		nd := g.Nodes[i]
+		var on string
+		if nd.Via.Many { // child holds the foreign key to its parent
+			on = fmt.Sprintf("%s.%s = %s.%s", alias(i), q(nd.Via.Attr), alias(nd.Parent), q(g.Nodes[nd.Parent].Entity.Key.Name))
+		} else {
+			on = fmt.Sprintf("%s.%s = %s.%s", alias(nd.Parent), q(nd.Via.Attr), alias(i), q(nd.Entity.Key.Name))
+		}
+		from += " JOIN " + q(nd.Entity.Name) + " AS " + alias(i) + " ON " + on
+	}
+	col := func(r model.FieldRef) string { return alias(r.Node) + "." + q(r.Field.Name) }
+	var sel, where, order []string
+	for _, r := range qr.Select {
+		sel = append(sel, col(r))
+	}
+	var sqlArgs []any
+	for _, p := range qr.Preds {
+		v, err := value(p.Value, args, p.Ref.Field.Type)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, col(p.Ref)+" "+sqlOps[p.Op]+" ?")
+		sqlArgs = append(sqlArgs, v)
+	}
+	for _, ob := range qr.OrderBy {
+		d := ""
+		if ob.Desc {
+			d = " DESC"
+		}
+		order = append(order, col(ob.Ref)+d)
+	}
+	text := "SELECT " + strings.Join(sel, ", ") + " FROM " + from
+	if len(where) > 0 {
+		text += " WHERE " + strings.Join(where, " AND ")
+	}
+	if len(order) > 0 {
+		text += " ORDER BY " + strings.Join(order, ", ")
+	}
+	if qr.Limit > 0 {
+		text += fmt.Sprintf(" LIMIT %d", qr.Limit)
+	}
+	rows, err := o.DB.Query(text, sqlArgs...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", text, err)
+	}
+	defer rows.Close()
+	var out [][]types.Value
+	for rows.Next() {
+		raw := make([]any, len(sel))
+		ptrs := make([]any, len(sel))
+		for i := range raw {
+			ptrs[i] = &raw[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		r := make([]types.Value, len(sel))
+		for i, ref := range qr.Select {
+			r[i] = FromSQL(raw[i], ref.Field.Type)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Write applies a resolved write.
+func (o *Oracle) Write(w *model.Write, args []types.Value) error {
+	e := w.Entity
+	where := func() (string, []any, error) {
+		var conds []string
+		var vals []any
+		for _, p := range w.Preds {
+			v, err := value(p.Value, args, p.Ref.Field.Type)
+			if err != nil {
+				return "", nil, err
+			}
+			conds = append(conds, q(p.Ref.Field.Name)+" "+sqlOps[p.Op]+" ?")
+			vals = append(vals, v)
+		}
+		if len(conds) == 0 {
+			return "", nil, nil
+		}
+		return " WHERE " + strings.Join(conds, " AND "), vals, nil
+	}
+	switch w.Kind {
+	case model.Insert:
+		var cols, marks []string
+		var vals []any
+		for _, a := range w.Set {
+			v, err := value(a.Value, args, a.Field.Type)
+			if err != nil {
+				return err
+			}
+			cols, marks, vals = append(cols, q(a.Field.Name)), append(marks, "?"), append(vals, v)
+		}
+		for _, l := range w.Links {
+			v, err := value(l.Value, args, l.Nav.To.Key.Type)
+			if err != nil {
+				return err
+			}
+			cols, marks, vals = append(cols, q(l.Nav.Attr)), append(marks, "?"), append(vals, v)
+		}
+		_, err := o.DB.Exec("INSERT INTO "+q(e.Name)+" ("+strings.Join(cols, ", ")+") VALUES ("+strings.Join(marks, ", ")+")", vals...)
+		return err
+	case model.Update:
+		var sets []string
+		var vals []any
+		for _, a := range w.Set {
+			v, err := value(a.Value, args, a.Field.Type)
+			if err != nil {
+				return err
+			}
+			sets, vals = append(sets, q(a.Field.Name)+" = ?"), append(vals, v)
+		}
+		wh, wv, err := where()
+		if err != nil {
+			return err
+		}
+		_, err = o.DB.Exec("UPDATE "+q(e.Name)+" SET "+strings.Join(sets, ", ")+wh, append(vals, wv...)...)
+		return err
+	case model.Delete:
+		wh, wv, err := where()
+		if err != nil {
+			return err
+		}
+		// Tuples referencing the deleted ones are left unconnected.
+		for _, n := range e.Navs {
+			if n.Many {
+				sub := "SELECT " + q(e.Key.Name) + " FROM " + q(e.Name) + wh
+				if _, err := o.DB.Exec("UPDATE "+q(n.To.Name)+" SET "+q(n.Attr)+" = NULL WHERE "+q(n.Attr)+" IN ("+sub+")", wv...); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = o.DB.Exec("DELETE FROM "+q(e.Name)+wh, wv...)
+		return err
+	case model.Connect, model.Disconnect:
+		k, err := value(w.Preds[0].Value, args, e.Key.Type)
+		if err != nil {
+			return err
+		}
+		t, err := value(w.Target, args, w.Nav.To.Key.Type)
+		if err != nil {
+			return err
+		}
+		child, parentKey, childKey := e, t, k
+		if w.Nav.Many {
+			child, parentKey, childKey = w.Nav.To, k, t
+		}
+		if w.Kind == model.Connect {
+			_, err = o.DB.Exec("UPDATE "+q(child.Name)+" SET "+q(w.Nav.Attr)+" = ? WHERE "+q(child.Key.Name)+" = ?", parentKey, childKey)
+		} else {
+			_, err = o.DB.Exec("UPDATE "+q(child.Name)+" SET "+q(w.Nav.Attr)+" = NULL WHERE "+q(child.Key.Name)+" = ? AND "+q(w.Nav.Attr)+" = ?", childKey, parentKey)
+		}
+		return err
+	}
+	return fmt.Errorf("unknown write %v", w.Kind)
+}
+
+// Rows returns every row of an entity (Entity.Columns order), by key.
+func (o *Oracle) Rows(e *model.Entity) ([][]types.Value, error) {
+	var cols []string
+	for _, c := range e.Columns {
+		cols = append(cols, q(c.Name))
+	}
+	rows, err := o.DB.Query("SELECT " + strings.Join(cols, ", ") + " FROM " + q(e.Name) + " ORDER BY " + q(e.Key.Name))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]types.Value
+	for rows.Next() {
+		raw := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range raw {
+			ptrs[i] = &raw[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		r := make([]types.Value, len(cols))
+		for i, c := range e.Columns {
+			r[i] = FromSQL(raw[i], c.Type)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Canon writes rows as sorted text lines, for comparing multisets.
+func Canon(rows [][]types.Value) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		parts := make([]string, len(r))
+		for j, v := range r {
+			parts[j] = types.Format(v)
+		}
+		out[i] = strings.Join(parts, " | ")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lines writes rows as text lines in their order.
+func Lines(rows [][]types.Value) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		parts := make([]string, len(r))
+		for j, v := range r {
+			parts[j] = types.Format(v)
+		}
+		out[i] = strings.Join(parts, " | ")
+	}
+	return out
+}

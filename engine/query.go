@@ -1,0 +1,466 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// tuple is one partial result row: a value per slot (query field).
+type tuple []types.Value
+
+// program is a physical.Plan compiled against the tables: which slot each
+// index attribute fills, how each lookup is keyed.
+type program struct {
+	plan  *physical.Plan
+	q     *model.Query
+	slots map[model.FieldRef]int
+	steps []*stepProg
+	sel   []int
+	order []int
+	desc  []bool
+}
+
+// keySource says where a lookup's key attribute comes from.
+type keySource struct {
+	slot int // from the rows of earlier steps; -1 if not
+	eq   int // query predicate (equality); -1 if not
+}
+
+type stepProg struct {
+	l      physical.Lookup
+	t      *table
+	toSlot []int // per table attribute: the slot it fills, or -1
+	key    []keySource
+	// bound is the number of leading key sources (those from earlier
+	// rows, or equalities); ranges are the range predicates on the next
+	// key attribute.
+	ranges []int
+	// join lists the table attributes, beyond the key prefix, that must
+	// equal the earlier row's value (an SI's base rows: every entity key).
+	join    []int
+	filters []int
+	reverse bool
+	limit   int
+}
+
+func (e *Engine) compile(pl *physical.Plan) (*program, error) {
+	q := pl.Query
+	p := &program{plan: pl, q: q, slots: map[model.FieldRef]int{}}
+	slot := func(r model.FieldRef) int {
+		if s, ok := p.slots[r]; ok {
+			return s
+		}
+		p.slots[r] = len(p.slots)
+		return len(p.slots) - 1
+	}
+	for n, nd := range q.Graph.Nodes {
+		slot(model.FieldRef{Node: n, Field: nd.Entity.Key})
+	}
+	for _, r := range q.Select {
+		p.sel = append(p.sel, slot(r))
+	}
+	for _, pr := range q.Preds {
+		slot(pr.Ref)
+	}
+	for _, o := range q.OrderBy {
+		p.order = append(p.order, slot(o.Ref))
+		p.desc = append(p.desc, o.Desc)
+	}
+	filled := map[int]bool{}
+	for si, l := range pl.Steps {
+		t := e.tables[l.Index]
+		if t == nil {
+			return nil, fmt.Errorf("plan step %d reads %s, which is not in the schema", si+1, l.Index.Name)
+		}
+		sp := &stepProg{l: l, t: t, toSlot: make([]int, len(t.attrs)), filters: l.Filters}
+		ref := func(a physical.Attr) model.FieldRef { return model.FieldRef{Node: l.Map[a.Node], Field: a.Field} }
+		for i, a := range t.attrs {
+			sp.toSlot[i] = -1
+			if s, ok := p.slots[ref(a)]; ok {
+				sp.toSlot[i] = s
+			}
+		}
+		used := map[int]bool{}
+		eqOn := func(r model.FieldRef) int {
+			for _, k := range l.KeyPreds {
+				if !used[k] && q.Preds[k].Ref == r && q.Preds[k].Op == model.Eq {
+					return k
+				}
+			}
+			return -1
+		}
+		fromRows := func(i int) bool {
+			if si == 0 || sp.toSlot[i] < 0 || !filled[sp.toSlot[i]] {
+				return false
+			}
+			return i < t.nhash || l.Kind == cost.AfterSI
+		}
+		for i := 0; i < t.nkey; i++ {
+			r := ref(t.attrs[i])
+			if fromRows(i) {
+				sp.key = append(sp.key, keySource{slot: sp.toSlot[i], eq: -1})
+				continue
+			}
+			if k := eqOn(r); k >= 0 {
+				used[k] = true
+				sp.key = append(sp.key, keySource{slot: -1, eq: k})
+				continue
+			}
+			for _, k := range l.KeyPreds {
+				if !used[k] && q.Preds[k].Ref == r && q.Preds[k].Op.IsRange() {
+					used[k] = true
+					sp.ranges = append(sp.ranges, k)
+				}
+			}
+			break
+		}
+		if len(sp.key) < t.nhash {
+			return nil, fmt.Errorf("plan step %d: nothing binds the partition key of %s", si+1, t.name)
+		}
+		for _, k := range l.KeyPreds {
+			if !used[k] {
+				return nil, fmt.Errorf("plan step %d: the key of %s cannot answer %s", si+1, t.name, q.Graph.DescribeRef(q.Preds[k].Ref))
+			}
+		}
+		if l.Kind == cost.AfterSI {
+			for i := len(sp.key); i < t.nkey; i++ {
+				if sp.toSlot[i] >= 0 && filled[sp.toSlot[i]] {
+					sp.join = append(sp.join, i)
+				}
+			}
+		}
+		if si == 0 {
+			if pl.Ordered && len(q.OrderBy) > 0 && q.OrderBy[0].Desc {
+				sp.reverse = true
+			}
+			if pl.Limited {
+				sp.limit = int(pl.Limit)
+			}
+		}
+		for _, s := range sp.toSlot {
+			if s >= 0 {
+				filled[s] = true
+			}
+		}
+		p.steps = append(p.steps, sp)
+	}
+	return p, nil
+}
+
+// bindPreds gives each query predicate its value for args, coerced to the
+// field's type (nil: NULL, which no comparison satisfies).
+func bindPreds(q *model.Query, args []types.Value) ([]types.Value, error) {
+	vals := make([]types.Value, len(q.Preds))
+	for i, pr := range q.Preds {
+		v, err := exprValue(pr.Value, args)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			continue
+		}
+		if vals[i], err = types.Coerce(v, pr.Ref.Field.Type); err != nil {
+			return nil, fmt.Errorf("%s %s %s: %v", q.Graph.DescribeRef(pr.Ref), pr.Op, types.Format(v), err)
+		}
+	}
+	return vals, nil
+}
+
+func exprValue(x lang.Expr, args []types.Value) (types.Value, error) {
+	switch v := x.(type) {
+	case *lang.Literal:
+		return v.Value, nil
+	case *lang.Param:
+		if v.Index >= len(args) {
+			return nil, fmt.Errorf("%d:%d: parameter %d has no value (%d given)", v.At.Line, v.At.Col, v.Index+1, len(args))
+		}
+		return args[v.Index], nil
+	}
+	return nil, fmt.Errorf("%s is not a value", lang.PrintExpr(x))
+}
+
+// run executes the program with the predicates' values and returns the
+// result tuples (every slot), sorted and limited.
+func (p *program) run(ctx context.Context, st store.Store, vals []types.Value) ([]tuple, error) {
+	for _, v := range vals {
+		if v == nil {
+			// NULL satisfies no comparison (SQL's unknown).
+			return nil, nil
+		}
+	}
+	var rows []tuple
+	for si, sp := range p.steps {
+		var err error
+		if si == 0 {
+			rows, err = sp.first(ctx, st, p, vals)
+		} else {
+			if len(rows) == 0 {
+				return nil, nil
+			}
+			rows, err = sp.next(ctx, st, p, vals, rows)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if p.plan.Sort {
+		sort.SliceStable(rows, func(i, j int) bool {
+			for k, s := range p.order {
+				c := types.Compare(rows[i][s], rows[j][s])
+				if p.desc[k] {
+					c = -c
+				}
+				if c != 0 {
+					return c < 0
+				}
+			}
+			return false
+		})
+	}
+	if p.plan.Limit > 0 && int64(len(rows)) > p.plan.Limit {
+		rows = rows[:p.plan.Limit]
+	}
+	return rows, nil
+}
+
+// keyPrefix encodes the key sources of a lookup for one earlier row (nil
+// for the first step).
+func (sp *stepProg) keyPrefix(dst []byte, vals []types.Value, row tuple) ([]byte, bool, error) {
+	var err error
+	for i, ks := range sp.key {
+		var v types.Value
+		if ks.slot >= 0 {
+			v = row[ks.slot]
+		} else {
+			v = vals[ks.eq]
+		}
+		if v == nil {
+			return nil, false, nil // NULL joins nothing
+		}
+		if dst, err = keyenc.AppendOrdered(dst, sp.t.attrs[i].Field.Type, v, true); err != nil {
+			return nil, false, err
+		}
+	}
+	return dst, true, nil
+}
+
+// rangeOf narrows the partition prefix by the range predicates.
+func (sp *stepProg) rangeOf(prefix []byte, q *model.Query, vals []types.Value) (store.Range, error) {
+	r := store.PrefixRange(prefix)
+	if len(sp.ranges) == 0 {
+		return r, nil
+	}
+	typ := sp.t.attrs[len(sp.key)].Field.Type
+	// Non-NULL values only: NULL satisfies no comparison.
+	r.Start = append(append([]byte(nil), prefix...), 0x01)
+	for _, k := range sp.ranges {
+		b, err := keyenc.AppendOrdered(append([]byte(nil), prefix...), typ, vals[k], true)
+		if err != nil {
+			return r, err
+		}
+		switch q.Preds[k].Op {
+		case model.Ge:
+			r.Start = maxBytes(r.Start, b)
+		case model.Gt:
+			r.Start = maxBytes(r.Start, store.PrefixSuccessor(b))
+		case model.Lt:
+			r.End = minEnd(r.End, b)
+		case model.Le:
+			r.End = minEnd(r.End, store.PrefixSuccessor(b))
+		}
+	}
+	return r, nil
+}
+
+func maxBytes(a, b []byte) []byte {
+	if b == nil || string(a) >= string(b) {
+		return a
+	}
+	return b
+}
+
+func minEnd(a, b []byte) []byte {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case string(a) <= string(b):
+		return a
+	}
+	return b
+}
+
+func (sp *stepProg) first(ctx context.Context, st store.Store, p *program, vals []types.Value) ([]tuple, error) {
+	prefix, ok, err := sp.keyPrefix(nil, vals, nil)
+	if err != nil || !ok {
+		return nil, err
+	}
+	r, err := sp.rangeOf(prefix, p.q, vals)
+	if err != nil || r.Empty() {
+		return nil, err
+	}
+	var out []tuple
+	buf := make([]types.Value, len(sp.t.attrs))
+	err = st.ReadRows(ctx, sp.t.name, store.RowSet{Ranges: []store.Range{r}}, store.ReadOptions{Limit: sp.limit, Reverse: sp.reverse}, func(row store.Row) bool {
+		if _, err = sp.t.decode(row, buf); err != nil {
+			return false
+		}
+		t := make(tuple, len(p.slots))
+		sp.fill(t, buf)
+		if p.keep(t, sp.filters, vals) {
+			out = append(out, t)
+		}
+		return true
+	})
+	return out, err
+}
+
+func (sp *stepProg) fill(t tuple, vals []types.Value) {
+	for i, s := range sp.toSlot {
+		if s >= 0 {
+			t[s] = vals[i]
+		}
+	}
+}
+
+// next runs a later lookup for all earlier rows in one round trip and
+// joins.
+func (sp *stepProg) next(ctx context.Context, st store.Store, p *program, vals []types.Value, rows []tuple) ([]tuple, error) {
+	keys := make([]string, len(rows))
+	var ranges []store.Range
+	seen := map[string]bool{}
+	var buf []byte
+	for i, row := range rows {
+		k, ok, err := sp.keyPrefix(buf[:0], vals, row)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			keys[i] = "\xff-null" // matches no group
+			continue
+		}
+		keys[i] = string(k)
+		if !seen[keys[i]] {
+			seen[keys[i]] = true
+			r, err := sp.rangeOf([]byte(keys[i]), p.q, vals)
+			if err != nil {
+				return nil, err
+			}
+			if !r.Empty() {
+				ranges = append(ranges, r)
+			}
+		}
+		buf = k
+	}
+	if len(ranges) == 0 {
+		return nil, nil
+	}
+	groups := map[string][][]types.Value{}
+	var err error
+	dec := make([]types.Value, len(sp.t.attrs))
+	err = st.ReadRows(ctx, sp.t.name, store.RowSet{Ranges: ranges}, store.ReadOptions{}, func(r store.Row) bool {
+		if _, err = sp.t.decode(r, dec); err != nil {
+			return false
+		}
+		var k []byte
+		if k, err = sp.t.appendKey(nil, dec, len(sp.key)); err != nil {
+			return false
+		}
+		groups[string(k)] = append(groups[string(k)], append([]types.Value(nil), dec...))
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []tuple
+	for i, row := range rows {
+	match:
+		for _, g := range groups[keys[i]] {
+			for _, j := range sp.join {
+				if types.Compare(g[j], row[sp.toSlot[j]]) != 0 {
+					continue match
+				}
+			}
+			t := append(tuple(nil), row...)
+			sp.fill(t, g)
+			if p.keep(t, sp.filters, vals) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// keep applies the client-side filters.
+func (p *program) keep(t tuple, filters []int, vals []types.Value) bool {
+	for _, k := range filters {
+		pr := p.q.Preds[k]
+		v := t[p.slots[pr.Ref]]
+		if v == nil {
+			return false
+		}
+		c := types.Compare(v, vals[k])
+		var ok bool
+		switch pr.Op {
+		case model.Eq:
+			ok = c == 0
+		case model.Ne:
+			ok = c != 0
+		case model.Lt:
+			ok = c < 0
+		case model.Le:
+			ok = c <= 0
+		case model.Gt:
+			ok = c > 0
+		case model.Ge:
+			ok = c >= 0
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// explain writes the plan with each step's table and key.
+func (p *program) explain() string {
+	var b strings.Builder
+	b.WriteString(p.plan.Describe(""))
+	for i, sp := range p.steps {
+		var key []string
+		for j, ks := range sp.key {
+			name := sp.t.x.AttrName(sp.t.attrs[j])
+			if ks.slot >= 0 {
+				key = append(key, name+" (from step "+fmt.Sprint(i)+")")
+			} else {
+				key = append(key, name)
+			}
+		}
+		if len(sp.ranges) > 0 {
+			key = append(key, sp.t.x.AttrName(sp.t.attrs[len(sp.key)])+" range")
+		}
+		how := "range scan"
+		if i > 0 {
+			how = "batched multi-range read (one round trip for all keys)"
+		}
+		if sp.reverse {
+			how += ", reverse"
+		}
+		if sp.limit > 0 {
+			how += fmt.Sprintf(", stop after %d rows", sp.limit)
+		}
+		fmt.Fprintf(&b, "step %d: table %s, row key [%s]: %s\n", i+1, sp.t.name, strings.Join(key, "]["), how)
+	}
+	return b.String()
+}

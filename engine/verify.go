@@ -1,0 +1,375 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Dataset is entity data: per entity, tuples by key. A value may be
+// unknown (Verify without a reference knows only what the indexes store).
+type Dataset struct {
+	m    *model.Model
+	recs map[*model.Entity]map[string]*record
+	// conflicts found while merging copies (Verify without a reference).
+	conflicts []Difference
+}
+
+type record struct {
+	vals  []types.Value // Entity.Columns order
+	known []bool
+}
+
+// NewDataset returns an empty dataset over m.
+func NewDataset(m *model.Model) *Dataset {
+	d := &Dataset{m: m, recs: map[*model.Entity]map[string]*record{}}
+	for _, e := range m.Entities {
+		d.recs[e] = map[string]*record{}
+	}
+	return d
+}
+
+func encKey(e *model.Entity, v types.Value) string {
+	b, err := keyenc.AppendOrdered(nil, e.Key.Type, v, true)
+	if err != nil {
+		return "\xff" + types.Format(v)
+	}
+	return string(b)
+}
+
+func keyColumn(e *model.Entity) int {
+	for i, c := range e.Columns {
+		if c.Field == e.Key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Add adds one fully known tuple (Entity.Columns order).
+func (d *Dataset) Add(e *model.Entity, row []types.Value) {
+	known := make([]bool, len(row))
+	for i := range known {
+		known[i] = true
+	}
+	d.recs[e][encKey(e, row[keyColumn(e)])] = &record{vals: append([]types.Value(nil), row...), known: known}
+}
+
+// Len is the number of tuples of e.
+func (d *Dataset) Len(e *model.Entity) int { return len(d.recs[e]) }
+
+// learn merges what one index row says about one tuple's column.
+func (d *Dataset) learn(e *model.Entity, key types.Value, col int, v types.Value, where string) {
+	k := encKey(e, key)
+	r := d.recs[e][k]
+	if r == nil {
+		r = &record{vals: make([]types.Value, len(e.Columns)), known: make([]bool, len(e.Columns))}
+		kc := keyColumn(e)
+		r.vals[kc], r.known[kc] = key, true
+		d.recs[e][k] = r
+	}
+	if col < 0 {
+		return
+	}
+	if r.known[col] {
+		if types.Compare(r.vals[col], v) != 0 {
+			d.conflicts = append(d.conflicts, Difference{Index: where, Kind: "stale",
+				Row: fmt.Sprintf("%s %s", e.Name, types.Format(key)),
+				Detail: fmt.Sprintf("%s is %s here but %s in another copy", e.Columns[col].Name, types.Format(v), types.Format(r.vals[col]))})
+		}
+		return
+	}
+	r.vals[col], r.known[col] = v, true
+}
+
+// Difference is one way an index departs from the data it should hold.
+type Difference struct {
+	Index  string
+	Kind   string // missing, extra, stale
+	Row    string
+	Detail string
+}
+
+func (d Difference) String() string {
+	s := fmt.Sprintf("%s: %s row %s", d.Index, d.Kind, d.Row)
+	if d.Detail != "" {
+		s += ": " + d.Detail
+	}
+	return s
+}
+
+// Report is the outcome of Verify.
+type Report struct {
+	Rows        map[string]int // rows read per index
+	Differences []Difference
+}
+
+// Clean reports whether no difference was found.
+func (r *Report) Clean() bool { return len(r.Differences) == 0 }
+
+// String writes the report.
+func (r *Report) String() string {
+	var b strings.Builder
+	var names []string
+	for n := range r.Rows {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "%-40s %8d rows\n", n, r.Rows[n])
+	}
+	if r.Clean() {
+		b.WriteString("verify: clean\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "verify: %d differences\n", len(r.Differences))
+	for i, d := range r.Differences {
+		if i == 50 {
+			fmt.Fprintf(&b, "… and %d more\n", len(r.Differences)-50)
+			break
+		}
+		b.WriteString(d.String() + "\n")
+	}
+	return b.String()
+}
+
+// Verify checks that every index holds exactly the rows its definition
+// implies. With a reference dataset the expected rows are computed from it.
+// Without one, the entity data is rebuilt from the indexes themselves:
+// copies of one value that disagree are stale, and each index must hold
+// every row that the data known from all indexes implies for it (rows no
+// other index vouches for cannot be told from legitimate ones).
+func (e *Engine) Verify(ctx context.Context, ref *Dataset) (*Report, error) {
+	rep := &Report{Rows: map[string]int{}}
+	actual := map[*physical.Index]map[string][]types.Value{}
+	data := ref
+	if data == nil {
+		data = NewDataset(e.m)
+	}
+	for _, x := range e.schema.Indexes {
+		t := e.tables[x]
+		rows := map[string][]types.Value{}
+		var derr error
+		err := e.st.ReadRows(ctx, t.name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			vals := make([]types.Value, len(t.attrs))
+			if _, derr = t.decode(r, vals); derr != nil {
+				return false
+			}
+			rows[string(r.Key)] = vals
+			if ref == nil {
+				data.learnRow(t, vals)
+			}
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		if err != nil {
+			return nil, err
+		}
+		rep.Rows[x.Name] = len(rows)
+		actual[x] = rows
+	}
+	rep.Differences = append(rep.Differences, data.conflicts...)
+	j := newJoiner(data)
+	for _, x := range e.schema.Indexes {
+		t := e.tables[x]
+		want := map[string][]types.Value{}
+		wantKnown := map[string][]bool{}
+		err := j.rows(t, func(vals []types.Value, known []bool) error {
+			k, err := t.appendKey(nil, vals, t.nkey)
+			if err != nil {
+				return err
+			}
+			want[string(k)] = vals
+			wantKnown[string(k)] = known
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		got := actual[x]
+		for k, vals := range want {
+			g, ok := got[k]
+			if !ok {
+				rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "missing", Row: t.describeKey(vals)})
+				continue
+			}
+			for i := t.nkey; i < len(t.attrs); i++ {
+				if wantKnown[k][i] && types.Compare(g[i], vals[i]) != 0 {
+					rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "stale", Row: t.describeKey(vals),
+						Detail: fmt.Sprintf("%s is %s, want %s", x.AttrName(t.attrs[i]), types.Format(g[i]), types.Format(vals[i]))})
+				}
+			}
+		}
+		for k, vals := range got {
+			if _, ok := want[k]; !ok {
+				rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "extra", Row: t.describeKey(vals)})
+			}
+		}
+	}
+	sort.SliceStable(rep.Differences, func(a, b int) bool {
+		da, db := rep.Differences[a], rep.Differences[b]
+		if da.Index != db.Index {
+			return da.Index < db.Index
+		}
+		return da.Row < db.Row
+	})
+	return rep, nil
+}
+
+func (t *table) describeKey(vals []types.Value) string {
+	parts := make([]string, t.nkey)
+	for i := 0; i < t.nkey; i++ {
+		parts[i] = t.x.AttrName(t.attrs[i]) + "=" + types.Format(vals[i])
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// learnRow merges what one index row says about its tuples and links.
+func (d *Dataset) learnRow(t *table, vals []types.Value) {
+	g := t.x.Graph
+	keyOfNode := make([]types.Value, len(g.Nodes))
+	for i, a := range t.attrs {
+		if a.Field.Key {
+			keyOfNode[a.Node] = vals[i]
+		}
+	}
+	for n, nd := range g.Nodes {
+		d.learn(nd.Entity, keyOfNode[n], -1, nil, t.name)
+	}
+	for i, a := range t.attrs {
+		e := g.Nodes[a.Node].Entity
+		if a.Field.Key {
+			continue
+		}
+		for c, col := range e.Columns {
+			if col.Field == a.Field {
+				d.learn(e, keyOfNode[a.Node], c, vals[i], t.name)
+			}
+		}
+	}
+	// Each edge of the graph is a foreign key value of its to-one side.
+	for n := 1; n < len(g.Nodes); n++ {
+		nd := g.Nodes[n]
+		child, parent := n, nd.Parent
+		nav := nd.Via
+		if !nav.Many {
+			child, parent = nd.Parent, n
+		} else {
+			nav = nav.Reverse
+		}
+		e := g.Nodes[child].Entity
+		for c, col := range e.Columns {
+			if col.Nav == nav {
+				d.learn(e, keyOfNode[child], c, keyOfNode[parent], t.name)
+			}
+		}
+	}
+}
+
+// joiner computes the rows an index's definition implies from a dataset.
+type joiner struct {
+	d        *Dataset
+	children map[*model.Nav]map[string][]*record // to-many nav: parent key → child tuples
+}
+
+func newJoiner(d *Dataset) *joiner { return &joiner{d: d, children: map[*model.Nav]map[string][]*record{}} }
+
+func (j *joiner) childrenOf(nav *model.Nav) map[string][]*record {
+	if c, ok := j.children[nav]; ok {
+		return c
+	}
+	c := map[string][]*record{}
+	child := nav.To
+	col := -1
+	for i, cl := range child.Columns {
+		if cl.Nav == nav.Reverse {
+			col = i
+		}
+	}
+	keys := make([]string, 0, len(j.d.recs[child]))
+	for k := range j.d.recs[child] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r := j.d.recs[child][k]
+		if col >= 0 && r.known[col] && r.vals[col] != nil {
+			pk := encKey(nav.From, r.vals[col])
+			c[pk] = append(c[pk], r)
+		}
+	}
+	j.children[nav] = c
+	return c
+}
+
+// rows calls fn with every row of t implied by the data, and which of its
+// values are known.
+func (j *joiner) rows(t *table, fn func([]types.Value, []bool) error) error {
+	g := t.x.Graph
+	colOf := make([]int, len(t.attrs))
+	for i, a := range t.attrs {
+		colOf[i] = -1
+		for c, col := range g.Nodes[a.Node].Entity.Columns {
+			if col.Field == a.Field {
+				colOf[i] = c
+			}
+		}
+	}
+	recs := make([]*record, len(g.Nodes))
+	var walk func(n int) error
+	walk = func(n int) error {
+		if n == len(g.Nodes) {
+			vals := make([]types.Value, len(t.attrs))
+			known := make([]bool, len(t.attrs))
+			for i, a := range t.attrs {
+				r := recs[a.Node]
+				vals[i], known[i] = r.vals[colOf[i]], r.known[colOf[i]]
+			}
+			return fn(vals, known)
+		}
+		nd := g.Nodes[n]
+		parent := recs[nd.Parent]
+		if nd.Via.Many {
+			pk := encKey(nd.Via.From, parent.vals[keyColumn(nd.Via.From)])
+			for _, r := range j.childrenOf(nd.Via)[pk] {
+				recs[n] = r
+				if err := walk(n + 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		col := -1
+		for i, cl := range nd.Via.From.Columns {
+			if cl.Nav == nd.Via {
+				col = i
+			}
+		}
+		if col < 0 || !parent.known[col] || parent.vals[col] == nil {
+			return nil
+		}
+		r := j.d.recs[nd.Entity][encKey(nd.Entity, parent.vals[col])]
+		if r == nil {
+			return nil
+		}
+		recs[n] = r
+		return walk(n + 1)
+	}
+	root := g.Nodes[0].Entity
+	for _, r := range j.d.recs[root] {
+		recs[0] = r
+		if err := walk(1); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,541 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"sync"
+
+	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// upkeepProg is a physical.Upkeep compiled against its table.
+type upkeepProg struct {
+	u        *physical.Upkeep
+	t        *table
+	supports []*supportProg
+	replace  *supportProg
+	// setAt lists the table attributes at the written node the write
+	// assigns, with the assignment's index in Write.Set.
+	setAt map[int]int
+}
+
+// supportProg is a support query's program and where its slots land in the
+// index's row.
+type supportProg struct {
+	sp       *physical.Support
+	prog     *program
+	attrSlot []int // per table attribute: the support slot holding it, or -1
+	single   bool  // the support reads one entity: an empty answer means it does not exist
+}
+
+func (e *Engine) compileUpkeep(w *model.Write, u *physical.Upkeep) (*upkeepProg, error) {
+	t := e.tables[u.Index]
+	up := &upkeepProg{u: u, t: t, setAt: map[int]int{}}
+	for i, a := range t.attrs {
+		if a.Node != u.Node {
+			continue
+		}
+		for k, as := range w.Set {
+			if as.Field == a.Field {
+				up.setAt[i] = k
+			}
+		}
+	}
+	comp := func(sp *physical.Support) (*supportProg, error) {
+		prog, err := e.compile(sp.Plan)
+		if err != nil {
+			return nil, err
+		}
+		s := &supportProg{sp: sp, prog: prog, attrSlot: make([]int, len(t.attrs)), single: len(sp.Query.Graph.Nodes) == 1}
+		for i := range s.attrSlot {
+			s.attrSlot[i] = -1
+		}
+		for r, slot := range prog.slots {
+			if i, ok := t.pos[physical.Attr{Node: sp.From[r.Node], Field: r.Field}]; ok {
+				s.attrSlot[i] = slot
+			}
+		}
+		return s, nil
+	}
+	for _, sp := range u.Supports {
+		s, err := comp(sp)
+		if err != nil {
+			return nil, err
+		}
+		up.supports = append(up.supports, s)
+	}
+	if u.Replace != nil {
+		s, err := comp(u.Replace)
+		if err != nil {
+			return nil, err
+		}
+		up.replace = s
+	}
+	return up, nil
+}
+
+// entityKey identifies one entity tuple for locking.
+type entityKey struct {
+	e   *model.Entity
+	key string // ordered encoding of the key value
+}
+
+func keyOf(e *model.Entity, v types.Value) (entityKey, error) {
+	b, err := keyenc.AppendOrdered(nil, e.Key.Type, v, true)
+	return entityKey{e, string(b)}, err
+}
+
+// writeRun is one attempt at a write: its mutations and the entities it
+// read or wrote.
+type writeRun struct {
+	muts    []store.Mutation
+	touched map[entityKey]bool
+	written map[entityKey]bool
+}
+
+func (r *writeRun) touch(e *model.Entity, v types.Value) error {
+	if v == nil {
+		return nil
+	}
+	k, err := keyOf(e, v)
+	if err == nil {
+		r.touched[k] = true
+	}
+	return err
+}
+
+// Exec runs a prepared write and returns the number of entity tuples it
+// inserted, changed or deleted (for CONNECT and DISCONNECT, 1).
+func (s *Stmt) Exec(ctx context.Context, args ...types.Value) (int, error) {
+	if s.Write == nil {
+		return 0, errors.New("not a write: use Query")
+	}
+	if err := s.checkArgs(args); err != nil {
+		return 0, err
+	}
+	n, err := s.e.exec(ctx, s, args)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.Text, err)
+	}
+	return n, nil
+}
+
+func (e *Engine) exec(ctx context.Context, s *Stmt, args []types.Value) (int, error) {
+	w := s.Write
+	set := make([]types.Value, len(w.Set))
+	for i, as := range w.Set {
+		v, err := exprValue(as.Value, args)
+		if err != nil {
+			return 0, err
+		}
+		if v != nil {
+			if v, err = types.Coerce(v, as.Field.Type); err != nil {
+				return 0, fmt.Errorf("%s = %s: %v", as.Field.Name, types.Format(v), err)
+			}
+		}
+		if as.Field.Key && v == nil {
+			return 0, fmt.Errorf("%s: the key cannot be NULL", as.Field)
+		}
+		set[i] = v
+	}
+	// The entities known before reading: locked first.
+	want := map[entityKey]bool{}
+	static := &writeRun{touched: want}
+	for _, l := range w.Links {
+		v, err := exprValue(l.Value, args)
+		if err != nil {
+			return 0, err
+		}
+		if err := static.touch(l.Nav.To, v); err != nil {
+			return 0, err
+		}
+	}
+	for i, as := range w.Set {
+		if as.Field.Key {
+			if err := static.touch(w.Entity, set[i]); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, p := range w.Preds {
+		if p.Op == model.Eq && p.Ref.Field.Key {
+			v, err := exprValue(p.Value, args)
+			if err != nil {
+				return 0, err
+			}
+			if err := static.touch(w.Entity, v); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if w.Target != nil {
+		v, err := exprValue(w.Target, args)
+		if err != nil {
+			return 0, err
+		}
+		if err := static.touch(w.Nav.To, v); err != nil {
+			return 0, err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		held := e.locks.lock(want)
+		run, err := e.plan(ctx, s, args, set)
+		if err != nil {
+			e.locks.unlock(held)
+			return 0, err
+		}
+		missing := false
+		for k := range run.touched {
+			if !want[k] {
+				want[k] = true
+				missing = true
+			}
+		}
+		if missing && attempt < 50 {
+			// The support queries read entities not locked when they ran:
+			// lock them too and read again.
+			e.locks.unlock(held)
+			continue
+		}
+		if missing {
+			e.locks.unlock(held)
+			return 0, errors.New("the entities this write reads kept changing; gave up after 50 attempts")
+		}
+		if len(run.muts) > 0 {
+			err = e.st.Apply(ctx, run.muts)
+		}
+		e.locks.unlock(held)
+		if err != nil {
+			return 0, err
+		}
+		n := len(run.written)
+		if w.Kind == model.Insert || w.Kind == model.Connect || w.Kind == model.Disconnect {
+			n = 1
+		}
+		return n, nil
+	}
+}
+
+// plan runs every support query and computes the write's mutations.
+func (e *Engine) plan(ctx context.Context, s *Stmt, args, set []types.Value) (*writeRun, error) {
+	run := &writeRun{touched: map[entityKey]bool{}, written: map[entityKey]bool{}}
+	for _, up := range s.ups {
+		if err := up.apply(ctx, e.st, s.Write, args, set, run); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
+}
+
+// answer runs a support query and returns its rows as partial index rows.
+func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, args []types.Value, run *writeRun) ([][]types.Value, error) {
+	vals, err := bindPreds(sp.sp.Query, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := sp.prog.run(ctx, st, vals)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]types.Value, len(rows))
+	for i, r := range rows {
+		row := make([]types.Value, len(t.attrs))
+		for j, slot := range sp.attrSlot {
+			if slot >= 0 {
+				row[j] = r[slot]
+			}
+		}
+		// Every entity the support read is locked before the write lands.
+		for n, nd := range sp.sp.Query.Graph.Nodes {
+			if err := run.touch(nd.Entity, r[sp.prog.slots[model.FieldRef{Node: n, Field: nd.Entity.Key}]]); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = row
+	}
+	return out, nil
+}
+
+// supportFor returns the support rooted at index node n, or nil.
+func (up *upkeepProg) supportFor(n int) *supportProg {
+	for _, s := range up.supports {
+		if s.sp.From[0] == n {
+			return s
+		}
+	}
+	return nil
+}
+
+// side returns the partial rows of the part of the graph rooted at index
+// node n, whose entity has key k: the support's answer, or k alone.
+func (up *upkeepProg) side(ctx context.Context, st store.Store, n int, k types.Value, run *writeRun) ([][]types.Value, error) {
+	t := up.t
+	keyAt := t.pos[physical.Attr{Node: n, Field: t.x.Graph.Nodes[n].Entity.Key}]
+	var rows [][]types.Value
+	if sp := up.supportFor(n); sp != nil {
+		var err error
+		if rows, err = sp.answer(ctx, st, t, []types.Value{k}, run); err != nil {
+			return nil, err
+		}
+		if len(rows) == 0 && sp.single {
+			ent := t.x.Graph.Nodes[n].Entity
+			return nil, fmt.Errorf("no %s has %s = %s", ent.Name, ent.Key.Name, types.Format(k))
+		}
+	} else {
+		rows = [][]types.Value{make([]types.Value, len(t.attrs))}
+		if err := run.touch(t.x.Graph.Nodes[n].Entity, k); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range rows {
+		r[keyAt] = k
+	}
+	return rows, nil
+}
+
+// product combines partial rows of disjoint parts of the graph.
+func product(sides [][][]types.Value, width int) [][]types.Value {
+	out := [][]types.Value{make([]types.Value, width)}
+	for _, side := range sides {
+		var next [][]types.Value
+		for _, o := range out {
+			for _, r := range side {
+				c := append([]types.Value(nil), o...)
+				for i, v := range r {
+					if v != nil {
+						c[i] = v
+					}
+				}
+				next = append(next, c)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *model.Write, args, set []types.Value, run *writeRun) error {
+	t, u := up.t, up.u
+	g := t.x.Graph
+	var err error
+	switch u.Kind {
+	case model.Insert:
+		var sides [][][]types.Value
+		self := make([]types.Value, len(t.attrs))
+		for i, k := range up.setAt {
+			self[i] = set[k]
+		}
+		sides = append(sides, [][]types.Value{self})
+		for _, nb := range g.Neighbors(u.Node) {
+			var link types.Value
+			for _, l := range w.Links {
+				if l.Nav == nb.Nav {
+					if link, err = exprValue(l.Value, args); err != nil {
+						return err
+					}
+					if link != nil {
+						if link, err = types.Coerce(link, nb.Nav.To.Key.Type); err != nil {
+							return fmt.Errorf("%s: %v", l.Nav.Name, err)
+						}
+					}
+				}
+			}
+			if link == nil {
+				return nil // not connected: the new tuple joins nothing here
+			}
+			rows, err := up.side(ctx, st, nb.To, link, run)
+			if err != nil {
+				return fmt.Errorf("%s(%s): %w", nb.Nav.Name, types.Format(link), err)
+			}
+			sides = append(sides, rows)
+		}
+		for _, r := range product(sides, len(t.attrs)) {
+			if run.muts, err = t.put(run.muts, r); err != nil {
+				return err
+			}
+		}
+	case model.Update, model.Delete:
+		rows, err := up.target(ctx, st, w, args, run)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := run.touchWritten(g.Nodes[u.Node].Entity, r[t.pos[physical.Attr{Node: u.Node, Field: g.Nodes[u.Node].Entity.Key}]]); err != nil {
+				return err
+			}
+			if u.Kind == model.Delete {
+				if run.muts, err = t.del(run.muts, r); err != nil {
+					return err
+				}
+				continue
+			}
+			changed := make([]bool, len(t.attrs))
+			if u.ChangesKey {
+				if run.muts, err = t.del(run.muts, r); err != nil {
+					return err
+				}
+			}
+			for i, k := range up.setAt {
+				r[i] = set[k]
+				changed[i] = true
+			}
+			if u.ChangesKey {
+				run.muts, err = t.put(run.muts, r)
+			} else {
+				run.muts, err = t.setCells(run.muts, r, changed)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	case model.Connect, model.Disconnect:
+		k, err := exprValue(w.Preds[0].Value, args)
+		if err != nil {
+			return err
+		}
+		target, err := exprValue(w.Target, args)
+		if err != nil {
+			return err
+		}
+		if k, err = types.Coerce(k, w.Entity.Key.Type); err != nil {
+			return err
+		}
+		if target, err = types.Coerce(target, w.Nav.To.Key.Type); err != nil {
+			return err
+		}
+		if k == nil || target == nil {
+			return errors.New("CONNECT and DISCONNECT need both keys")
+		}
+		if up.replace != nil {
+			// The replaced partner belongs to the to-one side's tuple.
+			v := k
+			if w.Nav.Many {
+				v = target
+			}
+			old, err := up.replace.answer(ctx, st, t, []types.Value{v}, run)
+			if err != nil {
+				return err
+			}
+			for _, r := range old {
+				if run.muts, err = t.del(run.muts, r); err != nil {
+					return err
+				}
+			}
+		}
+		a, err := up.side(ctx, st, u.Node, k, run)
+		if err != nil {
+			return err
+		}
+		b, err := up.side(ctx, st, u.Edge, target, run)
+		if err != nil {
+			return err
+		}
+		for _, r := range product([][][]types.Value{a, b}, len(t.attrs)) {
+			if u.Kind == model.Connect {
+				run.muts, err = t.put(run.muts, r)
+			} else {
+				run.muts, err = t.del(run.muts, r)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *writeRun) touchWritten(e *model.Entity, v types.Value) error {
+	if v == nil {
+		return nil
+	}
+	k, err := keyOf(e, v)
+	if err == nil {
+		r.touched[k] = true
+		r.written[k] = true
+	}
+	return err
+}
+
+// target finds the rows an UPDATE or DELETE changes: its support's answer
+// completed by the values the predicates fix, or the one row they fix.
+func (up *upkeepProg) target(ctx context.Context, st store.Store, w *model.Write, args []types.Value, run *writeRun) ([][]types.Value, error) {
+	t, u := up.t, up.u
+	var rows [][]types.Value
+	if len(up.supports) > 0 {
+		var err error
+		if rows, err = up.supports[0].answer(ctx, st, t, args, run); err != nil {
+			return nil, err
+		}
+	} else {
+		rows = [][]types.Value{make([]types.Value, len(t.attrs))}
+	}
+	for _, p := range w.Preds {
+		if p.Op != model.Eq {
+			continue
+		}
+		i, ok := t.pos[physical.Attr{Node: u.Node, Field: p.Ref.Field}]
+		if !ok {
+			continue
+		}
+		v, err := exprValue(p.Value, args)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, nil
+		}
+		if v, err = types.Coerce(v, p.Ref.Field.Type); err != nil {
+			return nil, fmt.Errorf("%s: %v", p.Ref.Field, err)
+		}
+		for _, r := range rows {
+			if r[i] == nil {
+				r[i] = v
+			}
+		}
+	}
+	return rows, nil
+}
+
+// lockTable holds striped entity locks. A writer locks the stripes of its
+// entities in increasing order, so writers cannot deadlock.
+type lockTable struct {
+	seed    maphash.Seed
+	stripes [1024]sync.Mutex
+}
+
+func newLockTable() *lockTable { return &lockTable{seed: maphash.MakeSeed()} }
+
+func (l *lockTable) lock(keys map[entityKey]bool) []int {
+	seen := map[int]bool{}
+	var idx []int
+	for k := range keys {
+		var h maphash.Hash
+		h.SetSeed(l.seed)
+		h.WriteString(k.e.Name)
+		h.WriteByte(0)
+		h.WriteString(k.key)
+		i := int(h.Sum64() % uint64(len(l.stripes)))
+		if !seen[i] {
+			seen[i] = true
+			idx = append(idx, i)
+		}
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		l.stripes[i].Lock()
+	}
+	return idx
+}
+
+func (l *lockTable) unlock(idx []int) {
+	for _, i := range idx {
+		l.stripes[i].Unlock()
+	}
+}
