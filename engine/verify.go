@@ -81,7 +81,7 @@ func (d *Dataset) learn(e *model.Entity, key types.Value, col int, v types.Value
 	if r.known[col] {
 		if types.Compare(r.vals[col], v) != 0 {
 			d.conflicts = append(d.conflicts, Difference{Index: where, Kind: "stale",
-				Row: fmt.Sprintf("%s %s", e.Name, types.Format(key)),
+				Row:    fmt.Sprintf("%s %s", e.Name, types.Format(key)),
 				Detail: fmt.Sprintf("%s is %s here but %s in another copy", e.Columns[col].Name, types.Format(v), types.Format(r.vals[col]))})
 		}
 		return
@@ -281,7 +281,9 @@ type joiner struct {
 	children map[*model.Nav]map[string][]*record // to-many nav: parent key → child tuples
 }
 
-func newJoiner(d *Dataset) *joiner { return &joiner{d: d, children: map[*model.Nav]map[string][]*record{}} }
+func newJoiner(d *Dataset) *joiner {
+	return &joiner{d: d, children: map[*model.Nav]map[string][]*record{}}
+}
 
 func (j *joiner) childrenOf(nav *model.Nav) map[string][]*record {
 	if c, ok := j.children[nav]; ok {
