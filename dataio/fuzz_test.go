@@ -1,0 +1,80 @@
+package dataio
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/types"
+)
+
+var fuzzRows = [][]types.Value{
+	{int64(1), "a,b", int64(5), int64(-7), 1.5, 2.25, true, time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC), []byte{0, 1}, int64(3)},
+	{int64(2), `\N`, nil, nil, nil, nil, nil, nil, nil, nil},
+	{int64(3), "line\r\nbreak \"q\"", int64(0), int64(0), 0.0, -0.0, false, time.Unix(0, 0).UTC(), []byte{}, nil},
+}
+
+// fuzzRead reads src to the end and checks every row and error, then that
+// the rows read survive a round trip.
+func fuzzRead(t *testing.T, m *model.Model, src []byte, f Format) {
+	for _, e := range []string{"items", "tags"} {
+		ent := m.Entity(e)
+		r, err := NewReader(strings.NewReader(string(src)), "fuzz", f, ent)
+		if err != nil {
+			checkError(t, err)
+			continue
+		}
+		var rows [][]types.Value
+		for {
+			row, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				checkError(t, err)
+				break
+			}
+			checkRow(t, ent, row)
+			rows = append(rows, append([]types.Value(nil), row...))
+		}
+		// What was read is written and read back the same.
+		again, err := readAll(t, writeAll(t, f, ent, rows), "again", f, ent)
+		if err != nil || !sameRows(rows, again) {
+			t.Fatalf("rewrite: %v\nread  %#v\nagain %#v", err, rows, again)
+		}
+	}
+}
+
+func checkError(t *testing.T, err error) {
+	t.Helper()
+	var de *Error
+	if !errors.As(err, &de) {
+		t.Fatalf("error %v is %T, want *Error", err, err)
+	}
+	if de.File != "fuzz" || de.Line < 1 || de.Msg == "" {
+		t.Fatalf("error without file, line or message: %#v", de)
+	}
+}
+
+func FuzzReadCSV(f *testing.F) {
+	m := buildModel(f, testModel)
+	f.Add(writeAll(f, CSV, m.Entity("items"), fuzzRows))
+	f.Add(writeAll(f, CSV, m.Entity("tags"), [][]types.Value{{""}, {`\x`}, {"\r"}}))
+	for _, s := range []string{"", "id\n", "id,name\n1,\\\n", "id,raw\n1,\\x0\n", "id,small\n1,99999999999\n", "\"id\n", "id,id\n", "label\n\\N\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) { fuzzRead(t, m, src, CSV) })
+}
+
+func FuzzReadJSONL(f *testing.F) {
+	m := buildModel(f, testModel)
+	f.Add(writeAll(f, JSONL, m.Entity("items"), fuzzRows))
+	f.Add(writeAll(f, JSONL, m.Entity("tags"), [][]types.Value{{""}, {"é\n"}}))
+	for _, s := range []string{"", "{}", `{"id":1e400}`, `{"id":1,"weight":"NaN","price":"inf"}`, `{"id":1,"id":1}`, `[{"id":1}]`, "{\"label\":\"\\ud800\"}", `{"id":1,"created":"2024-01-01"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) { fuzzRead(t, m, src, JSONL) })
+}

@@ -1,0 +1,145 @@
+package dataio
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/types"
+)
+
+const testModel = `
+DEFINE RELATION owners ROWS 10 { id BIGINT KEY, name STRING };
+DEFINE RELATION items ROWS 100 {
+  id BIGINT KEY,
+  name STRING,
+  quantity BIGINT,
+  small INT,
+  price FLOAT,
+  weight DOUBLE,
+  ok BOOL,
+  created TIMESTAMP,
+  raw BYTES,
+  owner BIGINT REFERENCES owners REVERSE items
+};
+DEFINE RELATION tags ROWS 5 { label STRING KEY };
+DEFINE RELATION notes ROWS 5 { n INT KEY, item BIGINT REFERENCES items REVERSE notes, at TIMESTAMP };
+`
+
+// tb is what the helpers need of *testing.T and *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+func buildModel(t testing.TB, src string) *model.Model {
+	t.Helper()
+	stmts, err := lang.ParseScript("test.kvs", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// checkRow fails unless row holds, for each column, NULL or a canonical value
+// of the column's type, and a non-NULL key.
+func checkRow(t tb, e *model.Entity, row []types.Value) {
+	t.Helper()
+	if len(row) != len(e.Columns) {
+		t.Fatalf("row of %d values for %d columns", len(row), len(e.Columns))
+	}
+	for i, c := range e.Columns {
+		v := row[i]
+		if v == nil {
+			if c.Field == e.Key {
+				t.Fatalf("NULL key %s", c.Name)
+			}
+			continue
+		}
+		ok := false
+		switch x := v.(type) {
+		case string:
+			ok = c.Type == types.String
+		case int64:
+			ok = c.Type == types.BigInt || c.Type == types.Int && x >= math.MinInt32 && x <= math.MaxInt32
+		case float64:
+			ok = c.Type == types.Double || c.Type == types.Float && (math.IsNaN(x) || float64(float32(x)) == x)
+		case bool:
+			ok = c.Type == types.Bool
+		case time.Time:
+			ok = c.Type == types.Timestamp && x.Location() == time.UTC && x.Equal(x.Truncate(time.Microsecond))
+		case []byte:
+			ok = c.Type == types.Bytes
+		}
+		if !ok {
+			t.Fatalf("column %s (%s) holds %T %v", c.Name, c.Type, v, v)
+		}
+	}
+}
+
+// readAll reads every row (copied) or the first error.
+func readAll(t tb, src []byte, file string, f Format, e *model.Entity) ([][]types.Value, error) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(src), file, f, e)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]types.Value
+	for {
+		row, err := r.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, append([]types.Value(nil), row...))
+	}
+}
+
+func writeAll(t tb, f Format, e *model.Entity, rows [][]types.Value) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, f, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if err := w.Write(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func sameRows(a, b [][]types.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			x, y := a[i][j], b[i][j]
+			if (x == nil) != (y == nil) || types.Compare(x, y) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func negInf() float64 { return math.Inf(-1) }

@@ -1,0 +1,133 @@
+package dataio
+
+import (
+	"math"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/types"
+	"pgregory.net/rapid"
+)
+
+// Text that CSV quoting, the NULL marker and the string escape must survive.
+var trickyStrings = []string{
+	"", " ", `\N`, `\`, `\\`, `\\N`, `\r`, `\x00`, `\x`, "\r", "\n", "\r\n", "a\r\nb", "\n\r",
+	",", `"`, `""`, `a"b`, "a,b\nc", "\t", "\uFEFFbom", "é", "\x00", `\.`, " lead", "trail ",
+	"N", `N\`, "true", "NULL", "null",
+}
+
+func stringGen(validUTF8 bool) *rapid.Generator[string] {
+	gens := []*rapid.Generator[string]{
+		rapid.SampledFrom(trickyStrings),
+		rapid.String(),
+		rapid.Custom(func(t *rapid.T) string {
+			// Concatenations of the tricky pieces.
+			parts := rapid.SliceOfN(rapid.SampledFrom(trickyStrings), 1, 4).Draw(t, "parts")
+			s := ""
+			for _, p := range parts {
+				s += p
+			}
+			return s
+		}),
+	}
+	if !validUTF8 {
+		gens = append(gens, rapid.Custom(func(t *rapid.T) string {
+			return string(rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "bytes"))
+		}))
+	}
+	return rapid.OneOf(gens...)
+}
+
+var (
+	minTime = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
+)
+
+func valueGen(typ types.Type, validUTF8 bool) *rapid.Generator[types.Value] {
+	var g *rapid.Generator[types.Value]
+	switch typ {
+	case types.String:
+		g = rapid.Map(stringGen(validUTF8), func(s string) types.Value { return s })
+	case types.Int:
+		g = rapid.Map(rapid.Int32(), func(i int32) types.Value { return int64(i) })
+	case types.BigInt:
+		g = rapid.Map(rapid.OneOf(rapid.Int64(), rapid.SampledFrom([]int64{math.MinInt64, math.MaxInt64, 0, -1})),
+			func(i int64) types.Value { return i })
+	case types.Float:
+		g = rapid.Map(rapid.Uint32(), func(b uint32) types.Value { return float64(math.Float32frombits(b)) })
+	case types.Double:
+		g = rapid.Map(rapid.OneOf(
+			rapid.Map(rapid.Uint64(), math.Float64frombits),
+			rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 0.1, 1e21, math.Inf(1), math.Inf(-1), math.NaN(),
+				math.MaxFloat64, math.SmallestNonzeroFloat64, float64(float32(0.1))}),
+		), func(f float64) types.Value { return f })
+	case types.Bool:
+		g = rapid.Map(rapid.Bool(), func(b bool) types.Value { return b })
+	case types.Timestamp:
+		g = rapid.Map(rapid.Int64Range(minTime, maxTime), func(us int64) types.Value { return time.UnixMicro(us).UTC() })
+	case types.Bytes:
+		g = rapid.Map(rapid.SliceOfN(rapid.Byte(), 0, 12), func(b []byte) types.Value { return b })
+	default:
+		panic("type " + typ.String())
+	}
+	return g
+}
+
+func rowGen(e *model.Entity, validUTF8 bool) *rapid.Generator[[]types.Value] {
+	return rapid.Custom(func(t *rapid.T) []types.Value {
+		row := make([]types.Value, len(e.Columns))
+		for i, c := range e.Columns {
+			isKey := c.Field != nil && c.Field == e.Key
+			if !isKey && rapid.IntRange(0, 4).Draw(t, "null") == 0 {
+				continue
+			}
+			row[i] = valueGen(c.Type, validUTF8).Draw(t, c.Name)
+		}
+		return row
+	})
+}
+
+func TestRoundTripProperty(t *testing.T) {
+	m := buildModel(t, testModel)
+	rapid.Check(t, func(t *rapid.T) {
+		e := rapid.SampledFrom(m.Entities).Draw(t, "entity")
+		f := rapid.SampledFrom([]Format{CSV, JSONL}).Draw(t, "format")
+		rows := rapid.SliceOfN(rowGen(e, f == JSONL), 0, 6).Draw(t, "rows")
+		data := writeAll(t, f, e, rows)
+		got, err := readAll(t, data, "rt"+f.Ext(), f, e)
+		if err != nil {
+			t.Fatalf("read back: %v\n%s", err, data)
+		}
+		for _, row := range got {
+			checkRow(t, e, row)
+		}
+		if !sameRows(rows, got) {
+			t.Fatalf("round trip differs\nwrote %#v\nread  %#v\nfile:\n%s", rows, got, data)
+		}
+	})
+}
+
+// A string that is not valid UTF-8 survives CSV but is refused by JSON lines.
+func TestInvalidUTF8(t *testing.T) {
+	m := buildModel(t, testModel)
+	e := m.Entity("tags")
+	rows := [][]types.Value{{"\xff\xfe"}}
+	got, err := readAll(t, writeAll(t, CSV, e, rows), "tags.csv", CSV, e)
+	if err != nil || !sameRows(rows, got) {
+		t.Fatalf("CSV: %v %q", err, got)
+	}
+	w, _ := NewWriter(new(nopWriter), JSONL, e)
+	err = w.Write(rows[0])
+	if err == nil || err.Error() != "field label: string is not valid UTF-8, which JSON cannot hold (use CSV)" {
+		t.Fatalf("JSONL: %v", err)
+	}
+	if !utf8.ValidString("é") {
+		t.Fatal("sanity")
+	}
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
