@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Row is one entity tuple offered to Load, with where it came from.
+type Row struct {
+	Entity *model.Entity
+	Values []types.Value // Entity.Columns order; may be reused after the call
+	File   string
+	Line   int
+}
+
+// LoadError is a bad input row: its file, line and field.
+type LoadError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *LoadError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s:%d: field %s: %s", e.File, e.Line, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// LoadOptions configure Load.
+type LoadOptions struct {
+	// Identity names the data set (e.g. a hash of the files, or the
+	// generator's parameters). A load interrupted after some indexes were
+	// complete resumes with the others when run again with the same
+	// identity; a different identity on a store holding data is an error.
+	Identity string
+	// BatchBytes bounds the size of one store batch (default 4 MiB).
+	BatchBytes int
+	// Progress, when set, is called as indexes fill: the index, rows
+	// written so far to it and its expected row count.
+	Progress func(phase string, done, total int64)
+}
+
+// LoadStats describe a load.
+type LoadStats struct {
+	EntityRows int64 // tuples read
+	IndexRows  int64 // rows written, all indexes together
+	Skipped    int   // indexes already loaded by an earlier run
+	Read, Write time.Duration
+}
+
+// Load reads every tuple rows offers, checks them (types, keys, duplicate
+// keys, foreign keys), and only then writes the rows every index implies,
+// joins for denormalized CFs included, in large batches. Nothing is written
+// when a row is bad. Writes are idempotent puts, and each finished index is
+// recorded, so an interrupted load run again finishes without duplicates.
+func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) error, opt LoadOptions) (*LoadStats, error) {
+	if opt.BatchBytes <= 0 {
+		opt.BatchBytes = 4 << 20
+	}
+	st := &LoadStats{}
+	start := time.Now()
+	data := NewDataset(e.m)
+	type origin struct {
+		file string
+		line int
+	}
+	where := map[*model.Entity]map[string]origin{}
+	for _, ent := range e.m.Entities {
+		where[ent] = map[string]origin{}
+	}
+	err := rows(func(r Row) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ent := r.Entity
+		if len(r.Values) != len(ent.Columns) {
+			return &LoadError{File: r.File, Line: r.Line, Msg: fmt.Sprintf("%d values for the %d columns of %s", len(r.Values), len(ent.Columns), ent.Name)}
+		}
+		for i, c := range ent.Columns {
+			v := r.Values[i]
+			if v == nil {
+				if c.Field != nil && c.Field.Key {
+					return &LoadError{File: r.File, Line: r.Line, Field: c.Name, Msg: "missing key"}
+				}
+				continue
+			}
+			cv, err := types.Coerce(v, c.Type)
+			if err != nil {
+				return &LoadError{File: r.File, Line: r.Line, Field: c.Name, Msg: err.Error()}
+			}
+			r.Values[i] = cv
+		}
+		k := encKey(ent, r.Values[keyColumn(ent)])
+		if o, dup := where[ent][k]; dup {
+			return &LoadError{File: r.File, Line: r.Line, Field: ent.Key.Name, Msg: fmt.Sprintf("duplicate key %s (first at %s:%d)", types.Format(r.Values[keyColumn(ent)]), o.file, o.line)}
+		}
+		where[ent][k] = origin{r.File, r.Line}
+		data.Add(ent, r.Values)
+		st.EntityRows++
+		if opt.Progress != nil && st.EntityRows%50000 == 0 {
+			opt.Progress("read", st.EntityRows, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Foreign keys must name loaded tuples.
+	for _, ent := range e.m.Entities {
+		for c, col := range ent.Columns {
+			if col.Nav == nil {
+				continue
+			}
+			for k, r := range data.recs[ent] {
+				if v := r.vals[c]; v != nil && data.recs[col.Nav.To][encKey(col.Nav.To, v)] == nil {
+					o := where[ent][k]
+					return nil, &LoadError{File: o.file, Line: o.line, Field: col.Name, Msg: fmt.Sprintf("no %s has %s = %s (dangling foreign key)", col.Nav.To.Name, col.Nav.To.Key.Name, types.Format(v))}
+				}
+			}
+		}
+	}
+	st.Read = time.Since(start)
+	identity := opt.Identity
+	if identity == "" {
+		identity = "unnamed data set"
+	}
+	done, err := e.loadState(ctx, identity)
+	if err != nil {
+		return nil, err
+	}
+	wstart := time.Now()
+	j := newJoiner(data)
+	for _, x := range e.schema.Indexes {
+		t := e.tables[x]
+		if done[x.Name] {
+			st.Skipped++
+			continue
+		}
+		var muts []store.Mutation
+		size := 0
+		var n int64
+		flush := func() error {
+			if len(muts) == 0 {
+				return nil
+			}
+			err := e.st.Apply(ctx, muts)
+			muts, size = muts[:0], 0
+			return err
+		}
+		err := j.rows(t, func(vals []types.Value, _ []bool) error {
+			before := len(muts)
+			var err error
+			if muts, err = t.put(muts, vals); err != nil {
+				return err
+			}
+			for _, m := range muts[before:] {
+				size += len(m.Row) + len(m.Qualifier) + len(m.Value) + 16
+			}
+			n++
+			if size >= opt.BatchBytes {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if opt.Progress != nil {
+					opt.Progress(x.Name, n, int64(x.Entries))
+				}
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loading %s: %w", x.Name, err)
+		}
+		st.IndexRows += n
+		if opt.Progress != nil {
+			opt.Progress(x.Name, n, n)
+		}
+		if err := e.st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: metaTable, Row: []byte(metaLoadRow), Family: family, Qualifier: []byte("done:" + x.Name), Value: []byte{1}}}); err != nil {
+			return nil, err
+		}
+	}
+	st.Write = time.Since(wstart)
+	return st, nil
+}
+
+// loadState returns the indexes an earlier run of the same load finished,
+// and records the load's identity.
+func (e *Engine) loadState(ctx context.Context, identity string) (map[string]bool, error) {
+	if err := e.st.CreateTable(ctx, store.TableSpec{Name: metaTable, Families: []string{family}}); err != nil {
+		return nil, err
+	}
+	done := map[string]bool{}
+	r, ok, err := e.st.ReadRow(ctx, metaTable, []byte(metaLoadRow))
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		var old string
+		for _, c := range r.Cells {
+			if string(c.Qualifier) == "data" {
+				old = string(c.Value)
+			} else if len(c.Qualifier) > 5 && string(c.Qualifier[:5]) == "done:" {
+				done[string(c.Qualifier[5:])] = true
+			}
+		}
+		if old != identity {
+			return nil, fmt.Errorf("the store already holds another data set (%s); load %s into an empty store", old, identity)
+		}
+		return done, nil
+	}
+	err = e.st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: metaTable, Row: []byte(metaLoadRow), Family: family, Qualifier: []byte("data"), Value: []byte(identity)}})
+	return done, err
+}

@@ -1,0 +1,123 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/types"
+)
+
+// source offers generated data to Load as if read from files.
+func source(d *enginetest.Data) func(func(engine.Row) error) error {
+	return func(yield func(engine.Row) error) error {
+		for _, e := range d.Order {
+			for i, row := range d.Rows[e] {
+				if err := yield(engine.Row{Entity: e, Values: append([]types.Value(nil), row...), File: e.Name + ".csv", Line: i + 2}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+}
+
+func TestLoadMatchesInserts(t *testing.T) {
+	ctx := context.Background()
+	m, w := loadRUBiS(t, "workload.kvs")
+	res := advise(t, m, w, advisor.WithSI, 0)
+	en := engine.New(memstore.New(), m, res.Schema, cost.Cassandra)
+	if err := en.CreateTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := enginetest.Generate(m, tinyRUBiS, 5, 0.1)
+	st, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.EntityRows != 307 || st.IndexRows == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	or, err := enginetest.NewOracle(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range d.Order {
+		for _, row := range d.Rows[e] {
+			if err := or.Insert(e, row); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	checkVerify(t, ctx, en, or)
+	// A second run of the same load finds every index done.
+	st2, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2.Skipped != len(res.Schema.Indexes) || st2.IndexRows != 0 {
+		t.Fatalf("rerun: %+v", st2)
+	}
+	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "other"}); err == nil || !strings.Contains(err.Error(), "another data set") {
+		t.Fatalf("different data set: %v", err)
+	}
+}
+
+func TestLoadBadInput(t *testing.T) {
+	ctx := context.Background()
+	m, w := loadRUBiS(t, "workload.kvs")
+	res := advise(t, m, w, advisor.WithSI, 0)
+	items := m.Entity("items")
+	col := func(e *model.Entity, name string) int {
+		for i, c := range e.Columns {
+			if c.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return -1
+	}
+	cases := []struct {
+		name  string
+		break_ func(d *enginetest.Data)
+		want  string
+	}{
+		{"wrong type", func(d *enginetest.Data) { d.Rows[items][3][col(items, "quantity")] = "many" }, "items.csv:5: field quantity: "},
+		{"missing key", func(d *enginetest.Data) { d.Rows[items][2][col(items, "id")] = nil }, "items.csv:4: field id: missing key"},
+		{"duplicate key", func(d *enginetest.Data) { d.Rows[items][4][col(items, "id")] = int64(1) }, "items.csv:6: field id: duplicate key 1 (first at items.csv:2)"},
+		{"dangling foreign key", func(d *enginetest.Data) { d.Rows[items][6][col(items, "seller")] = int64(999) }, "items.csv:8: field seller: no users has id = 999 (dangling foreign key)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := memstore.New()
+			en := engine.New(st, m, res.Schema, cost.Cassandra)
+			if err := en.CreateTables(ctx); err != nil {
+				t.Fatal(err)
+			}
+			d := enginetest.Generate(m, tinyRUBiS, 5, 0)
+			c.break_(d)
+			_, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})
+			var le *engine.LoadError
+			if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("error %v, want prefix %q", err, c.want)
+			}
+			for _, x := range res.Schema.Indexes {
+				n := 0
+				if err := st.ReadRows(ctx, x.Name, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true }); err != nil {
+					t.Fatal(err)
+				}
+				if n != 0 {
+					t.Fatalf("%s holds %d rows after a failed load", x.Name, n)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/store"
+)
+
+// metaTable holds what a store needs to be reopened: the model and schema
+// scripts, the cost profile, and the progress of loads. Row "schema":
+// cells model, schema, profile; row "load": cell data (the identity of the
+// data being loaded) and one cell per index whose load finished.
+const metaTable = "__kvschema_engine"
+
+const (
+	metaSchemaRow = "schema"
+	metaLoadRow   = "load"
+)
+
+// ErrNoSchema is returned by Open for a store without a deployed schema.
+var ErrNoSchema = errors.New("the store holds no schema: run kvschema load --schema … first")
+
+// Deploy builds an engine from a model script and a schema script (DEFINE
+// COLUMN FAMILY / SECONDARY INDEX), records them in the store and creates
+// the tables. A store already holding a different schema is an error.
+func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*Engine, error) {
+	e, err := build(modelFile, modelSrc, schemaFile, schemaSrc, prof)
+	if err != nil {
+		return nil, err
+	}
+	e.setStore(st)
+	if old, ok, err := readMeta(ctx, st); err != nil {
+		return nil, err
+	} else if ok {
+		if old.Schema != string(schemaSrc) || old.Model != string(modelSrc) {
+			return nil, errors.New("the store already holds a different schema or model; use an empty store")
+		}
+	}
+	if err := st.CreateTable(ctx, store.TableSpec{Name: metaTable, Families: []string{family}}); err != nil {
+		return nil, err
+	}
+	if err := e.CreateTables(ctx); err != nil {
+		return nil, err
+	}
+	pj, err := json.Marshal(prof)
+	if err != nil {
+		return nil, err
+	}
+	err = st.Apply(ctx, []store.Mutation{
+		{Kind: store.SetCell, Table: metaTable, Row: []byte(metaSchemaRow), Family: family, Qualifier: []byte("model"), Value: modelSrc},
+		{Kind: store.SetCell, Table: metaTable, Row: []byte(metaSchemaRow), Family: family, Qualifier: []byte("schema"), Value: schemaSrc},
+		{Kind: store.SetCell, Table: metaTable, Row: []byte(metaSchemaRow), Family: family, Qualifier: []byte("profile"), Value: pj},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Open opens the engine deployed in a store.
+func Open(ctx context.Context, st store.Store) (*Engine, error) {
+	meta, ok, err := readMeta(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNoSchema
+	}
+	e, err := build("model (stored)", []byte(meta.Model), "schema (stored)", []byte(meta.Schema), meta.Profile)
+	if err != nil {
+		return nil, err
+	}
+	e.setStore(st)
+	return e, nil
+}
+
+type metaInfo struct {
+	Model, Schema string
+	Profile       cost.Profile
+}
+
+func readMeta(ctx context.Context, st store.Store) (metaInfo, bool, error) {
+	var m metaInfo
+	r, ok, err := st.ReadRow(ctx, metaTable, []byte(metaSchemaRow))
+	if errors.Is(err, store.ErrNoTable) || err == nil && !ok {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, err
+	}
+	for _, c := range r.Cells {
+		switch string(c.Qualifier) {
+		case "model":
+			m.Model = string(c.Value)
+		case "schema":
+			m.Schema = string(c.Value)
+		case "profile":
+			if err := json.Unmarshal(c.Value, &m.Profile); err != nil {
+				return m, false, fmt.Errorf("stored cost profile: %w", err)
+			}
+		}
+	}
+	return m, true, nil
+}
+
+// build parses the scripts into an engine without a store.
+func build(modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*Engine, error) {
+	ms, err := lang.ParseScript(modelFile, modelSrc)
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.Build(ms)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := lang.ParseScript(schemaFile, schemaSrc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := physical.ParseSchema(m, ss)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Indexes) == 0 {
+		return nil, fmt.Errorf("%s defines no column family", schemaFile)
+	}
+	if err := prof.Validate(); err != nil {
+		return nil, err
+	}
+	return New(nil, m, s, prof), nil
+}
+
+func (e *Engine) setStore(st store.Store) { e.st = st }
