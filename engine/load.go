@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -136,58 +139,63 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 		return nil, err
 	}
 	wstart := time.Now()
+	// Indexes load in parallel, one per worker: each is an independent
+	// join and its own stream of batches.
 	j := newJoiner(data)
 	for _, x := range e.schema.Indexes {
-		t := e.tables[x]
+		for _, nd := range x.Graph.Nodes[1:] {
+			if nd.Via.Many {
+				j.childrenOf(nd.Via) // built before the workers share j
+			}
+		}
+	}
+	var todo []*physical.Index
+	for _, x := range e.schema.Indexes {
 		if done[x.Name] {
 			st.Skipped++
-			continue
+		} else {
+			todo = append(todo, x)
 		}
-		var muts []store.Mutation
-		size := 0
-		var n int64
-		flush := func() error {
-			if len(muts) == 0 {
-				return nil
-			}
-			err := e.st.Apply(ctx, muts)
-			muts, size = muts[:0], 0
-			return err
-		}
-		err := j.rows(t, func(vals []types.Value, _ []bool) error {
-			before := len(muts)
-			var err error
-			if muts, err = t.put(muts, vals); err != nil {
-				return err
-			}
-			for _, m := range muts[before:] {
-				size += len(m.Row) + len(m.Qualifier) + len(m.Value) + 16
-			}
-			n++
-			if size >= opt.BatchBytes {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if opt.Progress != nil {
-					opt.Progress(x.Name, n, int64(x.Entries))
-				}
-				return flush()
-			}
-			return nil
-		})
-		if err == nil {
-			err = flush()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("loading %s: %w", x.Name, err)
-		}
-		st.IndexRows += n
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		next     int
+		wg       sync.WaitGroup
+	)
+	progress := func(phase string, done, total int64) {
 		if opt.Progress != nil {
-			opt.Progress(x.Name, n, n)
+			mu.Lock()
+			opt.Progress(phase, done, total)
+			mu.Unlock()
 		}
-		if err := e.st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: metaTable, Row: []byte(metaLoadRow), Family: family, Qualifier: []byte("done:" + x.Name), Value: []byte{1}}}); err != nil {
-			return nil, err
-		}
+	}
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(todo)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == len(todo) || firstErr != nil {
+					mu.Unlock()
+					return
+				}
+				x := todo[next]
+				next++
+				mu.Unlock()
+				n, err := e.loadIndex(ctx, j, x, opt.BatchBytes, progress)
+				mu.Lock()
+				st.IndexRows += n
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("loading %s: %w", x.Name, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
 	}
 	st.Write = time.Since(wstart)
 	return st, nil
@@ -220,4 +228,47 @@ func (e *Engine) loadState(ctx context.Context, identity string) (map[string]boo
 	}
 	err = e.st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: metaTable, Row: []byte(metaLoadRow), Family: family, Qualifier: []byte("data"), Value: []byte(identity)}})
 	return done, err
+}
+
+// loadIndex writes every row of x the data implies, then records x done.
+func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *physical.Index, batchBytes int, progress func(string, int64, int64)) (int64, error) {
+	t := e.tables[x]
+	var muts []store.Mutation
+	size := 0
+	var n int64
+	flush := func() error {
+		if len(muts) == 0 {
+			return nil
+		}
+		err := e.st.Apply(ctx, muts)
+		muts, size = muts[:0], 0
+		return err
+	}
+	err := j.rows(t, func(vals []types.Value, _ []bool) error {
+		before := len(muts)
+		var err error
+		if muts, err = t.put(muts, vals); err != nil {
+			return err
+		}
+		for _, m := range muts[before:] {
+			size += len(m.Row) + len(m.Qualifier) + len(m.Value) + 16
+		}
+		n++
+		if size >= batchBytes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			progress(x.Name, n, int64(x.Entries))
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return n, err
+	}
+	progress(x.Name, n, n)
+	return n, e.st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: metaTable, Row: []byte(metaLoadRow), Family: family, Qualifier: []byte("done:" + x.Name), Value: []byte{1}}})
 }

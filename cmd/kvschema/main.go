@@ -15,8 +15,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/tracestore"
 )
 
 func main() {
@@ -33,7 +36,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(execCmd(), shellCmd(), demoCmd(), adviseCmd(), costCmd(), exportCmd())
+	root.AddCommand(execCmd(), shellCmd(), demoCmd(), adviseCmd(), costCmd(), exportCmd(), loadCmd(), verifyCmd())
 	return root
 }
 
@@ -106,7 +109,12 @@ func execCmd() *cobra.Command {
 		Short: "Run statements from files or the command line",
 		Long: `Run kvschema statements (DEFINE RELATION, DEFINE SCHEMA, INSERT, SELECT,
 UPDATE, DELETE, EXPLAIN) against a store. Store URLs: mem: (in memory),
-pebble:DIR (on disk). Definitions persist in the store.`,
+pebble:DIR (on disk). Definitions persist in the store.
+
+On a store loaded with an advisor schema (kvschema load), statements are
+written against the conceptual model (path notation or joins along foreign
+keys; INSERT … AND CONNECT TO, CONNECT, DISCONNECT) and run on the plans the
+advisor's planner picks over the deployed column families and indexes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 && len(exprs) == 0 {
@@ -117,12 +125,31 @@ pebble:DIR (on disk). Definitions persist in the store.`,
 			if trace {
 				tw = out
 			}
-			db, err := open(cmd.Context(), url, tw)
+			st, err := store.Open(cmd.Context(), url)
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			r := &runner{db: db, out: out, explain: explain}
+			defer st.Close()
+			var r interface {
+				run(ctx context.Context, file string, src []byte) error
+			}
+			traced := st
+			if tw != nil {
+				traced = tracestore.New(st, tw)
+			}
+			if en, err := engine.Open(cmd.Context(), traced); err == nil {
+				// A store loaded with an advisor schema: model-level statements.
+				r = &engineRunner{en: en, out: out, explain: explain}
+			} else if !errors.Is(err, engine.ErrNoSchema) {
+				return err
+			} else {
+				db, err := kvschema.New(cmd.Context(), st, kvschema.Options{Trace: tw})
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				r = &runner{db: db, out: out, explain: explain}
+			}
 			for _, f := range files {
 				src, err := os.ReadFile(f)
 				if err != nil {

@@ -159,6 +159,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		Logger:    quietLogger{pebble.DefaultLogger},
 		CacheSize: opts.CacheSize,
 		Comparer:  comparer,
+		// Pebble's 4 MiB default memtable turns every bulk-load batch into a
+		// flushable batch and floods L0 with small files; 64 MiB absorbs
+		// them (measured: loads ~1.4× faster).
+		MemTableSize: 64 << 20,
 		EventListener: &pebble.EventListener{
 			FlushEnd:      func(pebble.FlushInfo) { s.lsmChanged() },
 			CompactionEnd: func(pebble.CompactionInfo) { s.lsmChanged() },

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/dataio"
+	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/rubis"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+func loadCmd() *cobra.Command {
+	var url, modelFile, schemaFile, profile, dataDir, generate string
+	var scale float64
+	var seed uint64
+	var quiet bool
+	c := &cobra.Command{
+		Use:   "load --store URL --model FILE --schema FILE (--data DIR | --generate rubis --scale S)",
+		Short: "Deploy a schema in a store and bulk-load entity data into every column family and index",
+		Long: `Deploy the schema (DEFINE COLUMN FAMILY / SECONDARY INDEX, e.g. the output of
+advise --format ddl) and its model in the store, then load entity data: one
+file per entity in DIR (ENTITY.csv with a header row, or ENTITY.jsonl), or
+rows from a generator. Every row is checked (types, keys, foreign keys)
+before anything is written. An interrupted load run again resumes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if (dataDir == "") == (generate == "") {
+				return errors.New("give exactly one of --data DIR and --generate rubis")
+			}
+			st, err := store.Open(ctx, url)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			en, err := deployOrOpen(ctx, st, modelFile, schemaFile, profile)
+			if err != nil {
+				return err
+			}
+			var errw io.Writer = cmd.ErrOrStderr()
+			if quiet {
+				errw = io.Discard
+			}
+			_, err = runLoad(ctx, en, dataDir, generate, scale, seed, errw, cmd.OutOrStdout())
+			return err
+		},
+	}
+	c.Flags().StringVar(&url, "store", "", "store URL: pebble:DIR or mem: (required)")
+	c.Flags().StringVar(&modelFile, "model", "", "conceptual model (DEFINE RELATION statements)")
+	c.Flags().StringVar(&schemaFile, "schema", "", "schema (DEFINE COLUMN FAMILY / SECONDARY INDEX); not needed if the store has one")
+	c.Flags().StringVar(&profile, "profile", "cassandra", "cost profile the runtime plans with")
+	c.Flags().StringVar(&dataDir, "data", "", "directory of entity files (ENTITY.csv or ENTITY.jsonl)")
+	c.Flags().StringVar(&generate, "generate", "", "generate the data instead: rubis")
+	c.Flags().Float64Var(&scale, "scale", 0.001, "generator scale factor (1.0 = 200,000 users)")
+	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bars")
+	_ = c.MarkFlagRequired("store")
+	return c
+}
+
+// deployOrOpen deploys model and schema files in st, or opens the schema
+// st already holds when none is given.
+func deployOrOpen(ctx context.Context, st store.Store, modelFile, schemaFile, profile string) (*engine.Engine, error) {
+	if schemaFile == "" {
+		return engine.Open(ctx, st)
+	}
+	if modelFile == "" {
+		return nil, errors.New("--schema needs --model")
+	}
+	msrc, err := os.ReadFile(modelFile)
+	if err != nil {
+		return nil, err
+	}
+	ssrc, err := os.ReadFile(schemaFile)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := cost.Load(profile)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Deploy(ctx, st, modelFile, msrc, schemaFile, ssrc, prof)
+}
+
+// runLoad loads files or generated data with progress on errw and a
+// summary on out.
+func runLoad(ctx context.Context, en *engine.Engine, dataDir, generate string, scale float64, seed uint64, errw, out io.Writer) (*engine.LoadStats, error) {
+	m := en.Model()
+	var src func(func(engine.Row) error) error
+	var identity string
+	switch {
+	case generate == "rubis":
+		identity = fmt.Sprintf("rubis scale %g seed %d", scale, seed)
+		src = func(yield func(engine.Row) error) error {
+			return rubis.Generate(ctx, m, rubis.Config{Scale: scale, Seed: seed}, func(e *model.Entity, row []types.Value) error {
+				return yield(engine.Row{Entity: e, Values: row, File: "generated " + e.Name})
+			})
+		}
+	case generate != "":
+		return nil, fmt.Errorf("unknown generator %q (known: rubis)", generate)
+	default:
+		files, err := dataio.Files(dataDir, m)
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s holds no entity files (ENTITY.csv or ENTITY.jsonl)", dataDir)
+		}
+		var parts []string
+		for _, f := range files {
+			fi, err := os.Stat(f.Path)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, fmt.Sprintf("%s:%d:%d", filepath.Base(f.Path), fi.Size(), fi.ModTime().UnixNano()))
+		}
+		identity = "files " + strings.Join(parts, ",")
+		src = func(yield func(engine.Row) error) error {
+			for _, f := range files {
+				fh, err := os.Open(f.Path)
+				if err != nil {
+					return err
+				}
+				r, err := dataio.NewReader(fh, f.Path, f.Format, f.Entity)
+				if err != nil {
+					fh.Close()
+					return err
+				}
+				for {
+					row, err := r.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						fh.Close()
+						return err
+					}
+					if err := yield(engine.Row{Entity: f.Entity, Values: row, File: f.Path, Line: r.Line()}); err != nil {
+						fh.Close()
+						return err
+					}
+				}
+				fh.Close()
+			}
+			return nil
+		}
+	}
+	var bar *progressbar.ProgressBar
+	var phase string
+	start := time.Now()
+	progress := func(p string, done, total int64) {
+		if p != phase {
+			if bar != nil {
+				_ = bar.Finish()
+				fmt.Fprintln(errw)
+			}
+			phase = p
+			max := total
+			if max <= 0 {
+				max = -1
+			}
+			bar = progressbar.NewOptions64(max, progressbar.OptionSetWriter(errw), progressbar.OptionSetDescription(fmt.Sprintf("%-36s", p)),
+				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("rows"), progressbar.OptionThrottle(100*time.Millisecond))
+		}
+		if total > 0 && done > total {
+			bar.ChangeMax64(done)
+		}
+		_ = bar.Set64(done)
+	}
+	st, err := en.Load(ctx, src, engine.LoadOptions{Identity: identity, Progress: progress})
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(errw)
+	}
+	if err != nil {
+		return nil, err
+	}
+	total := time.Since(start)
+	fmt.Fprintf(out, "loaded %d entity rows into %d index rows (%d indexes, %d already done) in %v: %.0f entity rows/s (read and check %v, write %v)\n",
+		st.EntityRows, st.IndexRows, len(en.Schema().Indexes), st.Skipped, total.Round(time.Millisecond), float64(st.EntityRows)/total.Seconds(),
+		st.Read.Round(time.Millisecond), st.Write.Round(time.Millisecond))
+	return st, nil
+}
+
+func verifyCmd() *cobra.Command {
+	var url, dataDir string
+	c := &cobra.Command{
+		Use:   "verify --store URL [--data DIR]",
+		Short: "Check that every column family and index holds exactly the rows its definition implies",
+		Long: `Without --data, the entity data is rebuilt from the indexes themselves: copies
+that disagree are stale, and every index must hold each row the data known from
+all indexes implies. With --data, the expected rows come from the entity files.
+Exits non-zero on any difference.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			st, err := store.Open(ctx, url)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			en, err := engine.Open(ctx, st)
+			if err != nil {
+				return err
+			}
+			var ref *engine.Dataset
+			if dataDir != "" {
+				if ref, err = readDataset(en.Model(), dataDir); err != nil {
+					return err
+				}
+			}
+			rep, err := en.Verify(ctx, ref)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(cmd.OutOrStdout(), rep)
+			if !rep.Clean() {
+				return fmt.Errorf("verify found %d differences", len(rep.Differences))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&url, "store", "", "store URL (required)")
+	c.Flags().StringVar(&dataDir, "data", "", "reference entity files")
+	_ = c.MarkFlagRequired("store")
+	return c
+}
+
+func readDataset(m *model.Model, dir string) (*engine.Dataset, error) {
+	files, err := dataio.Files(dir, m)
+	if err != nil {
+		return nil, err
+	}
+	d := engine.NewDataset(m)
+	for _, f := range files {
+		if err := dataio.ReadFile(f, func(row []types.Value) error {
+			d.Add(f.Entity, row)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// engineRunner runs model-level statements through an engine.
+type engineRunner struct {
+	en      *engine.Engine
+	out     io.Writer
+	explain bool
+}
+
+func (r *engineRunner) run(ctx context.Context, file string, src []byte) error {
+	stmts, err := lang.ParseScript(file, src)
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		fmt.Fprintf(r.out, "\n%s;\n", lang.Print(s))
+		st, err := r.en.PrepareAST(s)
+		if err != nil {
+			return err
+		}
+		if _, isExplain := s.(*lang.Explain); isExplain || r.explain {
+			fmt.Fprint(r.out, indent(st.Explain()))
+			if isExplain {
+				continue
+			}
+		}
+		if st.Write != nil {
+			n, err := st.Exec(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(r.out, "%s %d\n", st.Write.Kind, n)
+			continue
+		}
+		start := time.Now()
+		res, err := st.Query(ctx)
+		if err != nil {
+			return err
+		}
+		writeResult(r.out, res)
+		fmt.Fprintf(r.out, "(%d rows, %v)\n", len(res.Rows), time.Since(start).Round(time.Microsecond))
+	}
+	return nil
+}
+
+func writeResult(w io.Writer, res *engine.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
+	for i, row := range res.Rows {
+		if i == 20 {
+			fmt.Fprintf(tw, "… %d more\n", len(res.Rows)-20)
+			break
+		}
+		parts := make([]string, len(row))
+		for j, v := range row {
+			parts[j] = types.Format(v)
+		}
+		fmt.Fprintln(tw, strings.Join(parts, "\t"))
+	}
+	tw.Flush()
+}
