@@ -83,6 +83,12 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 			return err
 		}
 		ent := r.Entity
+		if where[ent] == nil {
+			// An entity of another build of the model: the same by name.
+			if ent = e.m.Entity(r.Entity.Name); ent == nil {
+				return &LoadError{File: r.File, Line: r.Line, Msg: fmt.Sprintf("unknown entity %q", r.Entity.Name)}
+			}
+		}
 		if len(r.Values) != len(ent.Columns) {
 			return &LoadError{File: r.File, Line: r.Line, Msg: fmt.Sprintf("%d values for the %d columns of %s", len(r.Values), len(ent.Columns), ent.Name)}
 		}

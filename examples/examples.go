@@ -15,3 +15,14 @@ var Fig6 string
 //
 //go:embed seed003.kvs
 var Seed003 string
+
+// RUBiSModel is the RUBiS conceptual model (rubis/model.kvs).
+//
+//go:embed rubis/model.kvs
+var RUBiSModel string
+
+// RUBiSWorkloadSecondary is the paper's 61-statement RUBiS workload
+// (rubis/workload_secondary.kvs).
+//
+//go:embed rubis/workload_secondary.kvs
+var RUBiSWorkloadSecondary string

@@ -345,7 +345,7 @@ func TestShellPebblePersists(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	out := mustRun(t, "", "demo")
+	out := mustRun(t, "", "demo", "--client")
 	if !strings.HasPrefix(out, "-- store pebble:") {
 		t.Errorf("demo does not name its store:\n%s", out)
 	}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvschema/kvschema/dataio"
+	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/rubis"
+)
+
+// TestAdviseLoadQueryVerify is the README's three-command path: advise to a
+// DDL file, load data files, query, verify, then a write and verify again.
+func TestAdviseLoadQueryVerify(t *testing.T) {
+	needCBC(t)
+	dir := t.TempDir()
+	ddl := filepath.Join(dir, "schema.kvs")
+	mustRun(t, "", "advise", "--model", "../../examples/rubis/model.kvs", "--workload", "../../examples/rubis/workload.kvs",
+		"--mix", "bidding", "--format", "ddl", "-o", ddl, "-q")
+	ms, err := lang.ParseScript("model.kvs", []byte(examples.RUBiSModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := rubis.WriteDir(context.Background(), data, m, rubis.Config{Scale: 0.0005, Seed: 3}, dataio.CSV); err != nil {
+		t.Fatal(err)
+	}
+	url := "pebble:" + filepath.Join(dir, "db")
+	out := mustRun(t, "", "load", "--store", url, "--model", "../../examples/rubis/model.kvs", "--schema", ddl, "--data", data, "-q")
+	if !strings.Contains(out, "loaded 17102 entity rows") {
+		t.Fatalf("load output:\n%s", out)
+	}
+	// Running it again finds every index loaded.
+	out = mustRun(t, "", "load", "--store", url, "--data", data, "-q")
+	if !strings.Contains(out, "17 already done") {
+		t.Fatalf("second load:\n%s", out)
+	}
+	out = mustRun(t, "", "exec", "--store", url, "--explain", "-e", "SELECT items.name FROM items WHERE items.id = 3")
+	for _, frag := range []string{"step 1: table cf_items_by_id, row key [items.id]: range scan", "items.name", "(1 rows,"} {
+		if !strings.Contains(out, frag) {
+			t.Fatalf("exec output lacks %q:\n%s", frag, out)
+		}
+	}
+	out = mustRun(t, "", "verify", "--store", url, "--data", data)
+	if !strings.Contains(out, "verify: clean") {
+		t.Fatalf("verify:\n%s", out)
+	}
+	mustRun(t, "", "exec", "--store", url, "-e", "INSERT INTO bids SET id = 900000, qty = 1, bid = 2.5, date = '2026-01-01 00:00:00' AND CONNECT TO item(3), user(2)",
+		"-e", "UPDATE items SET nb_of_bids = 7, max_bid = 2.5 WHERE items.id = 3")
+	out = mustRun(t, "", "verify", "--store", url)
+	if !strings.Contains(out, "verify: clean") {
+		t.Fatalf("verify after writes:\n%s", out)
+	}
+	// Against the files (which lack the new bid) it reports differences.
+	out, err = run(t, "", "verify", "--store", url, "--data", data)
+	if err == nil || !strings.Contains(out, "extra row") {
+		t.Fatalf("verify against stale files: %v\n%s", err, out)
+	}
+}
+
+func TestLoadBadFile(t *testing.T) {
+	needCBC(t)
+	dir := t.TempDir()
+	ddl := filepath.Join(dir, "schema.kvs")
+	mustRun(t, "", "advise", "--model", "../../examples/rubis/model.kvs", "--workload", "../../examples/rubis/workload.kvs",
+		"--mix", "bidding", "--format", "ddl", "-o", ddl, "-q")
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(data, "regions.csv"), []byte("id,name,dummy\n1,north,1\n2,south,x\n"), 0o644)
+	url := "pebble:" + filepath.Join(dir, "db")
+	out, err := run(t, "", "load", "--store", url, "--model", "../../examples/rubis/model.kvs", "--schema", ddl, "--data", data, "-q")
+	if err == nil || !strings.Contains(err.Error(), "regions.csv:3: field dummy:") {
+		t.Fatalf("bad file: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(data, "regions.csv"), []byte("id,name,dummy\n1,north,1\n"), 0o644)
+	os.WriteFile(filepath.Join(data, "users.csv"), []byte("id,nickname,region\n1,bob,7\n"), 0o644)
+	_, err = run(t, "", "load", "--store", url, "--data", data, "-q")
+	if err == nil || !strings.Contains(err.Error(), "users.csv:2: field region: no regions has id = 7 (dangling foreign key)") {
+		t.Fatalf("dangling: %v", err)
+	}
+	os.Remove(filepath.Join(data, "users.csv"))
+	os.WriteFile(filepath.Join(data, "sellers.csv"), []byte("id\n1\n"), 0o644)
+	_, err = run(t, "", "load", "--store", url, "--data", data, "-q")
+	if err == nil || !strings.Contains(err.Error(), `unknown entity "sellers"`) {
+		t.Fatalf("unknown entity: %v", err)
+	}
+}
+
+func TestRUBiSDemo(t *testing.T) {
+	needCBC(t)
+	if testing.Short() {
+		t.Skip("the demo advises the 61-statement workload")
+	}
+	out := mustRun(t, "", "demo", "--iterations", "2", "--scale", "0.0005")
+	for _, frag := range []string{"SI([items.quantity] → [items.id])", "Index Lookup Secondary Index", "INSERT 1", "UPDATE 1", "== 5. verify", ": clean", "== summary"} {
+		if !strings.Contains(out, frag) {
+			t.Fatalf("demo output lacks %q:\n%s", frag, out)
+		}
+	}
+}
