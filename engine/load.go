@@ -52,9 +52,9 @@ type LoadOptions struct {
 
 // LoadStats describe a load.
 type LoadStats struct {
-	EntityRows int64 // tuples read
-	IndexRows  int64 // rows written, all indexes together
-	Skipped    int   // indexes already loaded by an earlier run
+	EntityRows  int64 // tuples read
+	IndexRows   int64 // rows written, all indexes together
+	Skipped     int   // indexes already loaded by an earlier run
 	Read, Write time.Duration
 }
 

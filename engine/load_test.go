@@ -86,9 +86,9 @@ func TestLoadBadInput(t *testing.T) {
 		return -1
 	}
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(d *enginetest.Data)
-		want  string
+		want   string
 	}{
 		{"wrong type", func(d *enginetest.Data) { d.Rows[items][3][col(items, "quantity")] = "many" }, "items.csv:5: field quantity: "},
 		{"missing key", func(d *enginetest.Data) { d.Rows[items][2][col(items, "id")] = nil }, "items.csv:4: field id: missing key"},
