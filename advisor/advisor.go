@@ -414,19 +414,27 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 			}
 		}
 	}
-	computeUpkeep()
-	// Candidates for the support queries (one round, as NoSE does twice
-	// without benefit: support queries of support CFs are planned over the
-	// same pool).
+	// Candidates for the support queries, and for the support queries of
+	// those candidates, until no new support query appears (a candidate
+	// whose upkeep nothing can answer would be dropped, and with it maybe
+	// the only plan of a query).
 	seenSupport := map[string]bool{}
-	for _, s := range writes {
-		for _, u := range upkeeps[s] {
-			for _, q := range u.support {
-				if k := queryKey(q); !seenSupport[k] {
-					seenSupport[k] = true
-					en.forQuery(q)
+	for round := 0; round < 4; round++ {
+		computeUpkeep()
+		added := false
+		for _, s := range writes {
+			for _, u := range upkeeps[s] {
+				for _, q := range u.support {
+					if k := queryKey(q); !seenSupport[k] {
+						seenSupport[k] = true
+						en.forQuery(q)
+						added = true
+					}
 				}
 			}
+		}
+		if !added {
+			break
 		}
 	}
 	if opt.Mode != Normalized {

@@ -91,9 +91,14 @@ type Planner struct {
 
 // NewPlanner plans over schema s with cost profile prof.
 func NewPlanner(s *physical.Schema, prof cost.Profile) *Planner {
+	// An SI's entries name base rows by entity keys, so any CF of the same
+	// graph partitioned by the SI's value can follow it, as in the
+	// advisor's plans (not only the CF the DDL defines it on).
 	p := newPool(s.Indexes)
 	for si, b := range s.Base {
-		p.bases[si] = []*physical.Index{b}
+		if !containsIndex(p.bases[si], b) {
+			p.bases[si] = append(p.bases[si], b)
+		}
 	}
 	return &Planner{schema: s, prof: prof, pool: p}
 }
@@ -167,4 +172,13 @@ func describeQuery(q *model.Query) string {
 		where = append(where, q.Graph.DescribeRef(p.Ref)+" "+p.Op.String()+" ?")
 	}
 	return "SELECT " + strings.Join(sel, ", ") + " WHERE " + strings.Join(where, " AND ")
+}
+
+func containsIndex(xs []*physical.Index, x *physical.Index) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

@@ -350,9 +350,11 @@ func (d *dag) arc(i int, l physical.Lookup) {
 	}
 	if s.first {
 		ns.ordered = d.ordered(l)
-		// The scan stops after LIMIT rows when no later step can drop
-		// rows and the first step delivers the order.
-		if d.q.Limit > 0 && len(l.Filters) == 0 && (len(d.q.OrderBy) == 0 || ns.ordered) && allTrue(ns.applied) && x.Kind == physical.CF {
+		// The scan stops after LIMIT rows when it answers the whole query
+		// in order: a later step could drop rows (a join finds no partner)
+		// or multiply them.
+		if d.q.Limit > 0 && len(l.Filters) == 0 && (len(d.q.OrderBy) == 0 || ns.ordered) && x.Kind == physical.CF &&
+			allTrue(ns.applied) && allTrue(ns.covered) && allTrue(ns.done) {
 			ns.limited = true
 			l.Rows = min(l.Rows, float64(d.q.Limit))
 		}

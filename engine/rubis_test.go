@@ -113,6 +113,8 @@ func checkQuery(t testing.TB, ctx context.Context, st *engine.Stmt, or *enginete
 	}
 	q := st.Resolved
 	switch {
+	case q.Limit > 0 && len(q.OrderBy) > 0:
+		checkTopK(t, st, or, args, got.Rows)
 	case q.Limit > 0 && len(q.OrderBy) == 0:
 		// Any Limit rows of the answer will do.
 		full := *q
@@ -358,4 +360,50 @@ func checkVerify(t testing.TB, ctx context.Context, en *engine.Engine, or *engin
 			t.Fatalf("verify (reference %v):\n%s", d != nil, rep)
 		}
 	}
+}
+
+// checkTopK checks an ORDER BY … LIMIT k answer whose order has ties: the
+// rows before the k-th row's tie group must all be there, the rest must
+// come from that group, in order.
+func checkTopK(t testing.TB, st *engine.Stmt, or *enginetest.Oracle, args []types.Value, got [][]types.Value) {
+	t.Helper()
+	q := st.Resolved
+	full := *q
+	full.Limit = 0
+	full.Select = append(append([]model.FieldRef(nil), q.Select...), orderRefs(q)...)
+	all, err := or.Query(&full, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(q.Select)
+	k := min(int(q.Limit), len(all))
+	if len(got) != k {
+		t.Fatalf("%s %v: %d rows, want %d\n%s", st.Text, args, len(got), k, st.Explain())
+	}
+	if k == 0 {
+		return
+	}
+	key := func(r []types.Value) string { return fmt.Sprint(enginetest.Lines([][]types.Value{r[n:]})) }
+	boundary := key(all[k-1])
+	var before, group []string
+	for _, r := range all {
+		switch {
+		case key(r) == boundary:
+			group = append(group, enginetest.Lines([][]types.Value{r[:n]})[0])
+		case len(group) == 0:
+			before = append(before, enginetest.Lines([][]types.Value{r[:n]})[0])
+		}
+	}
+	g := enginetest.Lines(got)
+	if !subset(before, g) || !subset(g[len(before):], group) || !subset(g, append(append([]string(nil), before...), group...)) {
+		t.Fatalf("%s %v:\n got %v\nwant the %d rows %v then any of %v\n%s", st.Text, args, g, len(before), before, group, st.Explain())
+	}
+}
+
+func orderRefs(q *model.Query) []model.FieldRef {
+	var out []model.FieldRef
+	for _, o := range q.OrderBy {
+		out = append(out, o.Ref)
+	}
+	return out
 }
