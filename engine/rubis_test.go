@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kvschema/kvschema/advisor"
@@ -21,7 +22,26 @@ import (
 	"github.com/kvschema/kvschema/workload"
 )
 
+var rubisCache sync.Map // workload file → rubisInputs
+
+type rubisInputs struct {
+	m *model.Model
+	w *workload.Workload
+}
+
+// loadRUBiS parses the RUBiS model and a workload (once per file, so that
+// advisor runs can be shared).
 func loadRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
+	t.Helper()
+	if in, ok := rubisCache.Load(wfile); ok {
+		return in.(rubisInputs).m, in.(rubisInputs).w
+	}
+	m, w := parseRUBiS(t, wfile)
+	rubisCache.Store(wfile, rubisInputs{m, w})
+	return m, w
+}
+
+func parseRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
 	t.Helper()
 	src, err := os.ReadFile("../examples/rubis/model.kvs")
 	if err != nil {
@@ -181,12 +201,28 @@ func ordered(rows [][]types.Value, st *engine.Stmt) bool {
 	return true
 }
 
+// adviseCache shares advisor runs between tests (the 61-statement workload
+// takes seconds); a cached result is only used with the same model.
+var adviseCache sync.Map
+
 func advise(t testing.TB, m *model.Model, w *workload.Workload, mode advisor.Mode, budget float64) *advisor.Result {
 	t.Helper()
+	type key struct {
+		m      *model.Model
+		name   string
+		n      int
+		mode   advisor.Mode
+		budget float64
+	}
+	k := key{m, w.Name, len(w.Statements), mode, budget}
+	if r, ok := adviseCache.Load(k); ok {
+		return r.(*advisor.Result)
+	}
 	res, err := advisor.Advise(context.Background(), m, w, advisor.Options{Mix: "bidding", Profile: cost.Cassandra, Mode: mode, Budget: budget, Solver: &solver.CBC{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	adviseCache.Store(k, res)
 	return res
 }
 
