@@ -35,6 +35,17 @@
 // step that fetched their attributes, then the sort, the limit and the
 // projection.
 //
+// # Write semantics
+//
+// Relationships are foreign keys of their to-one side, as in SQL. INSERT …
+// AND CONNECT TO fails when a support query finds no tuple with the linked
+// key (the schema reads it anyway); a link no index stores is not checked.
+// DELETE leaves the tuples referencing the deleted ones unconnected (their
+// rows through it go). CONNECT on a to-one relationship replaces the old
+// partner; DISCONNECT of a pair that is not connected changes nothing.
+// INSERT of an existing key and UPDATE of a missing one are upserts, as in
+// Cassandra, when the predicates fix the rows without a support query.
+//
 // # Writes and isolation
 //
 // A write runs the support queries of every index upkeep the Planner lists,
