@@ -46,16 +46,22 @@ import (
 //
 // Trials run one after the other on the same store, so later trials also
 // recover stores that earlier crashes left. KVSCHEMA_CRASH_TRIALS=N runs
-// N trials instead of the default.
+// N trials instead of the default (50; 10 with -short), e.g.
+//
+//	KVSCHEMA_CRASH_TRIALS=1000 go test ./engine -run 'TestCrash$' -timeout 1h
+//
+// and KVSCHEMA_CRASH_SEED replays a run's write sequences and kill times
+// (not the exact moments the kills land).
 
 const (
 	crashChildEnv  = "KVSCHEMA_CRASH_CHILD"
 	crashTrialsEnv = "KVSCHEMA_CRASH_TRIALS"
+	crashSeedEnv   = "KVSCHEMA_CRASH_SEED"
 	crashReady     = "KVSCHEMA-CRASH-CHILD-READY"
 )
 
-// crashWrites are the RUBiS workload's writes (workload.kvs statements 22,
-// 20, 27, 15, 28, 16, 10, 11) with their weights in the crash workload.
+// crashWrites are the RUBiS workload's writes (workload.kvs statements 20,
+// 22, 27, 15, 28, 16, 10 and 11) with their weights in the crash workload.
 var crashWrites = []struct {
 	text   string
 	weight int
@@ -257,13 +263,20 @@ func TestCrash(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	or := deployCrashStore(t, ctx, dir)
 
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	seed := r.Uint64()
-	t.Logf("seed %d (the write sequences derive from it)", seed)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(crashSeedEnv); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", crashSeedEnv, s, err)
+		}
+	}
+	t.Logf("%s=%d (the write sequences and kill times derive from it)", crashSeedEnv, seed)
+	r := rand.New(rand.NewPCG(seed, 1))
+	logs := t.TempDir()
 	var acked, landed, early, readBack int
 	start := time.Now()
 	for trial := 0; trial < trials; trial++ {
-		spec := crashSpec{Dir: dir, Log: filepath.Join(t.TempDir(), "ack.log"), Seed: seed + uint64(trial), Base: 100_000 * (trial + 1), Max: 50_000}
+		spec := crashSpec{Dir: dir, Log: filepath.Join(logs, fmt.Sprintf("ack%d.log", trial)), Seed: seed + uint64(trial), Base: 100_000 * (trial + 1), Max: 50_000}
 		// Most kills land while the child writes, a few while it opens
 		// (and recovers) the store.
 		var delay time.Duration
@@ -277,28 +290,16 @@ func TestCrash(t *testing.T) {
 			delay = 20*time.Millisecond + time.Duration(r.IntN(180))*time.Millisecond
 		}
 		out := runCrashChild(t, spec, waitReady, delay)
-		st, err := store.Open(ctx, "pebble:"+dir)
-		if err != nil {
-			t.Fatalf("trial %d: reopen after the kill: %v", trial, err)
-		}
-		en, err := engine.Open(ctx, st)
-		if err != nil {
-			t.Fatalf("trial %d: engine.Open after the kill: %v", trial, err)
-		}
-		stmts := prepareCrashWrites(t, en)
-		ops, n := readAcks(t, spec, stmts, out)
+		n, inFlightLanded := afterCrash(t, ctx, spec, or, out, &readBack)
 		acked += n
 		if !waitReady {
 			early++
 		}
-		if checkCrashTrial(t, ctx, en, or, stmts, ops, n, &readBack) {
+		if inFlightLanded {
 			landed++
 		}
-		if err := st.Close(); err != nil {
-			t.Fatal(err)
-		}
 		if t.Failed() {
-			t.Fatalf("trial %d (seed %d, killed after %v, ready wait %v): %d acknowledged writes", trial, spec.Seed, delay, waitReady, n)
+			t.Fatalf("trial %d (write sequence seed %d, killed %v after the child %s): %d acknowledged writes", trial, spec.Seed, delay, map[bool]string{true: "was ready", false: "started"}[waitReady], n)
 		}
 	}
 	t.Logf("%d trials in %v: %d acknowledged writes (%d rows and fields read back); %d trials killed while opening the store; in %d trials the write in flight landed",
@@ -417,6 +418,25 @@ func runCrashChild(t *testing.T, spec crashSpec, waitReady bool, delay time.Dura
 		t.Fatalf("child failed: %v\n%s%s", werr, stdout, &stderr)
 	}
 	return stdout.String() + stderr.String()
+}
+
+// afterCrash reopens the store after a kill, checks it (see
+// checkCrashTrial) and returns the number of acknowledged writes and
+// whether the write in flight landed.
+func afterCrash(t *testing.T, ctx context.Context, spec crashSpec, or *enginetest.Oracle, childOut string, readBack *int) (int, bool) {
+	t.Helper()
+	st, err := store.Open(ctx, "pebble:"+spec.Dir)
+	if err != nil {
+		t.Fatalf("reopen after the kill: %v", err)
+	}
+	defer st.Close()
+	en, err := engine.Open(ctx, st)
+	if err != nil {
+		t.Fatalf("engine.Open after the kill: %v", err)
+	}
+	stmts := prepareCrashWrites(t, en)
+	ops, n := readAcks(t, spec, stmts, childOut)
+	return n, checkCrashTrial(t, ctx, en, or, stmts, ops, n, readBack)
 }
 
 // readAcks reads the child's log, checks it against the write sequence and
