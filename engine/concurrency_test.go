@@ -21,6 +21,7 @@ import (
 	"github.com/kvschema/kvschema/engine/enginetest"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/types"
@@ -497,9 +498,9 @@ func (c *concRun) readArgs(r *rand.Rand, q *model.Query) []types.Value {
 }
 
 // read runs a query and records what it saw of the registers: per row and
-// per node whose entity has registers, the fields it selects, read
-// together when the plan is one lookup (one store row), one by one
-// otherwise (each step reads committed data of its own moment).
+// per node whose entity has registers, the fields it selects, those one
+// plan step read together (one store row, one moment), the others apart
+// (each step reads committed data of its own moment).
 func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 	q := st.Resolved
 	call := c.now()
@@ -533,6 +534,7 @@ func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 			ops = append(ops, porcupine.Operation{ClientId: client, Input: regInput{key: rk, mask: mask}, Output: seen, Call: call, Return: ret})
 		}
 	}
+	src := fieldSources(st.Plan)
 	for _, row := range res.Rows {
 		for k, p := range q.Preds {
 			for j, r := range q.Select {
@@ -573,15 +575,22 @@ func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 			if key == nil || mask == 0 {
 				continue
 			}
+			// The fields one step read come from one store row: one
+			// observation per step; a field of unknown origin on its own.
 			rk := regKey(nd.Entity.Name, key)
-			if len(st.Plan.Steps) == 1 {
-				observe(rk, mask, seen)
-				continue
-			}
-			for i := range fields {
-				if mask&(1<<i) != 0 {
+			groups := map[int]uint8{}
+			for i, f := range fields {
+				if mask&(1<<i) == 0 {
+					continue
+				}
+				if s, ok := src[model.FieldRef{Node: n, Field: nd.Entity.Field(f)}]; ok && s >= 0 {
+					groups[s] |= 1 << i
+				} else {
 					observe(rk, 1<<i, seen)
 				}
+			}
+			for _, m := range groups {
+				observe(rk, m, seen)
 			}
 		}
 	}
@@ -595,6 +604,35 @@ func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 	c.reads++
 	c.mu.Unlock()
 	return nil
+}
+
+// fieldSources returns, for the query fields the plan's steps read, the
+// last step that reads each (later steps overwrite earlier values), or -1
+// when it is not known: an SI step's table may hold more attributes than
+// its index lists.
+func fieldSources(p *physical.Plan) map[model.FieldRef]int {
+	src := map[model.FieldRef]int{}
+	for s, l := range p.Steps {
+		for _, a := range l.Index.Attrs() {
+			if a.Node < len(l.Map) && l.Map[a.Node] >= 0 {
+				src[model.FieldRef{Node: l.Map[a.Node], Field: a.Field}] = s
+			}
+		}
+		if l.Index.Kind != physical.SI {
+			continue
+		}
+		for _, qn := range l.Map {
+			if qn < 0 || qn >= len(p.Query.Graph.Nodes) {
+				continue
+			}
+			for _, f := range p.Query.Graph.Nodes[qn].Entity.Fields {
+				if r := (model.FieldRef{Node: qn, Field: f}); src[r] != s {
+					src[r] = -1
+				}
+			}
+		}
+	}
+	return src
 }
 
 func bindArgs(q *model.Query, args []types.Value) ([]types.Value, error) {
