@@ -77,12 +77,13 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 		p.desc = append(p.desc, o.Desc)
 	}
 	filled := map[int]bool{}
+	applied := map[int]bool{} // predicates tested by earlier steps
 	for si, l := range pl.Steps {
 		t := e.tables[l.Index]
 		if t == nil {
 			return nil, fmt.Errorf("plan step %d reads %s, which is not in the schema", si+1, l.Index.Name)
 		}
-		sp := &stepProg{l: l, t: t, toSlot: make([]int, len(t.attrs)), filters: l.Filters}
+		sp := &stepProg{l: l, t: t, toSlot: make([]int, len(t.attrs)), filters: append([]int(nil), l.Filters...)}
 		ref := func(a physical.Attr) model.FieldRef { return model.FieldRef{Node: l.Map[a.Node], Field: a.Field} }
 		for i, a := range t.attrs {
 			sp.toSlot[i] = -1
@@ -146,6 +147,32 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 			if pl.Limited {
 				sp.limit = int(pl.Limit)
 			}
+		}
+		// Rows of this step carry fresh values of fields an earlier step
+		// already tested (an SI's base rows hold the indexed attribute):
+		// test them again, so that a row a concurrent write moved out of
+		// the predicate is not returned.
+		refills := map[int]bool{}
+		for _, s := range sp.toSlot {
+			if s >= 0 && filled[s] {
+				refills[s] = true
+			}
+		}
+		mine := map[int]bool{}
+		for _, k := range sp.filters {
+			mine[k] = true
+		}
+		for k := range applied {
+			if refills[p.slots[q.Preds[k].Ref]] && !mine[k] {
+				sp.filters = append(sp.filters, k)
+			}
+		}
+		sort.Ints(sp.filters)
+		for _, k := range l.KeyPreds {
+			applied[k] = true
+		}
+		for _, k := range l.Filters {
+			applied[k] = true
 		}
 		for _, s := range sp.toSlot {
 			if s >= 0 {
