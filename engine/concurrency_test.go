@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -38,9 +37,8 @@ import (
 //     max_bid, quantity, end_date) and each user's rating is a register
 //     that UPDATEs write and every query selecting it reads, whatever
 //     column family or index the query's plan reads it from;
-//   - every row a query returns satisfies the query's predicates (except
-//     for the known bug TestSIReadChecksPredicate reproduces: rows of
-//     multi-step plans are logged, not failed).
+//   - every row a query returns satisfies the query's predicates (see
+//     TestSIReadChecksPredicate for the deterministic case).
 //
 // Writes: INSERT INTO bids … AND CONNECT TO item, user (which copies item
 // and user fields into several column families), UPDATE items SET
@@ -160,10 +158,7 @@ type concRun struct {
 	history  []porcupine.Operation
 	bids     [][]types.Value // inserted bid rows
 	badPreds []string
-	// staleSI: rows of multi-step plans failing a predicate that an
-	// earlier step answered (the known bug of TestSIReadChecksPredicate).
-	staleSI []string
-	reads   int
+	reads    int
 }
 
 func (c *concRun) now() int64 { return int64(time.Since(c.start)) }
@@ -315,10 +310,6 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 	t.Logf("%d register writes, %d bids inserted, %d queries run (%d register reads) in %v", writes, len(c.bids), c.reads, len(c.history)-writes-len(d.Rows[items])-len(d.Rows[users]), time.Since(c.start).Round(time.Millisecond))
 	if len(c.badPreds) > 0 {
 		t.Errorf("%d rows do not satisfy their query's predicates, e.g.:\n%s", len(c.badPreds), strings.Join(c.badPreds[:min(len(c.badPreds), 10)], "\n"))
-	}
-	if len(c.staleSI) > 0 {
-		// Known bug (TestSIReadChecksPredicate): reported, not failed.
-		t.Logf("known bug: %d rows of multi-step plans fail a predicate an earlier step answered, e.g. %s", len(c.staleSI), c.staleSI[0])
 	}
 
 	// The final state: every register read once more, then the reference.
@@ -596,11 +587,7 @@ func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 	}
 	c.mu.Lock()
 	c.history = append(c.history, ops...)
-	if len(st.Plan.Steps) > 1 {
-		c.staleSI = append(c.staleSI, bad...)
-	} else {
-		c.badPreds = append(c.badPreds, bad...)
-	}
+	c.badPreds = append(c.badPreds, bad...)
 	c.reads++
 	c.mu.Unlock()
 	return nil
@@ -724,9 +711,6 @@ func checkLinearizable(t *testing.T, history []porcupine.Operation) {
 	t.Logf("%d registers, %d operations (at most %d on one): linearizable (checked in %v)", len(keys), len(history), most, time.Since(start).Round(time.Millisecond))
 }
 
-// knownBugsEnv runs the tests of known engine bugs, skipped otherwise.
-const knownBugsEnv = "KVSCHEMA_KNOWN_BUGS"
-
 // hookStore calls after once a read of table returned.
 type hookStore struct {
 	store.Store
@@ -754,9 +738,6 @@ func (h *hookStore) ReadRows(ctx context.Context, table string, rs store.RowSet,
 // must not make the query return a row that fails its WHERE clause. The
 // UPDATE runs, deterministically, right after the index lookup.
 func TestSIReadChecksPredicate(t *testing.T) {
-	if os.Getenv(knownBugsEnv) == "" {
-		t.Skip("known bug: engine/query.go stepProg.next does not re-check, on the base rows, the predicates the secondary-index step answered, so a row the UPDATE moved out of the index's value is returned (set " + knownBugsEnv + "=1 to run)")
-	}
 	ctx := context.Background()
 	const modelSrc = `DEFINE RELATION items ROWS 1000 { id BIGINT KEY, quantity BIGINT CARDINALITY 10, name STRING CARDINALITY 1000 };`
 	const schemaSrc = modelSrc + `
