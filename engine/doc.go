@@ -9,10 +9,13 @@
 // Every index is one table named after it, with one family "v".
 //
 //   - A CF row is one tuple of the join its graph describes. Its row key is
-//     the partition key attributes (in name order) then the clustering key
-//     attributes (in order), each in keyenc's ordered, self-delimiting,
-//     nullable encoding, so byte order is value order and a partition is one
-//     contiguous key range. Each value attribute is one cell, qualifier =
+//     [salt][partition key][clustering key]: with SALT_BUCKETS = n a bucket
+//     byte (keyenc.SaltBucket of the encoded partition key, Phoenix's hash;
+//     the table is pre-split at each bucket), then the partition key
+//     attributes (in name order), then the clustering key attributes (in
+//     order), each in keyenc's ordered, self-delimiting, nullable encoding,
+//     so byte order is value order and a partition is one contiguous key
+//     range. Each value attribute is one cell, qualifier =
 //     the attribute in path notation (items.bids.date), value in keyenc's
 //     natural encoding; NULL is the absence of the cell. A row with no
 //     non-NULL value holds the empty-qualifier marker cell.

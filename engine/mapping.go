@@ -23,6 +23,7 @@ type table struct {
 	byQ   map[string]int // qualifier → position in attrs
 	pos   map[physical.Attr]int
 	nhash int // key attributes forming the partition key
+	salt  int // SALT_BUCKETS; 0: unsalted
 }
 
 func newTable(x *physical.Index) *table {
@@ -43,6 +44,7 @@ func newTable(x *physical.Index) *table {
 		}
 	}
 	t.nhash = len(x.Hash)
+	t.salt = x.SaltBuckets
 	return t
 }
 
@@ -55,13 +57,30 @@ func containsAttr(as []physical.Attr, a physical.Attr) bool {
 	return false
 }
 
-// appendKey encodes the first n key attributes of vals.
+// appendKey encodes the first n key attributes of vals (at least the
+// partition key when the table is salted).
 func (t *table) appendKey(dst []byte, vals []types.Value, n int) ([]byte, error) {
+	return t.appendKeyFrom(dst, n, func(i int) types.Value { return vals[i] })
+}
+
+// appendKeyFrom encodes the first n key attributes, value(i) giving the
+// i-th: [salt byte][partition key][clustering key…].
+func (t *table) appendKeyFrom(dst []byte, n int, value func(int) types.Value) ([]byte, error) {
+	start := len(dst)
+	if t.salt > 0 {
+		if n < t.nhash {
+			return nil, fmt.Errorf("%s: a salted key needs its whole partition key", t.name)
+		}
+		dst = append(dst, 0) // the bucket, once the partition key is known
+	}
 	var err error
 	for i := 0; i < n; i++ {
 		a := t.attrs[i]
-		if dst, err = keyenc.AppendOrdered(dst, a.Field.Type, vals[i], true); err != nil {
+		if dst, err = keyenc.AppendOrdered(dst, a.Field.Type, value(i), true); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", t.name, t.x.AttrName(a), err)
+		}
+		if t.salt > 0 && i+1 == t.nhash {
+			dst[start] = keyenc.SaltBucket(dst[start+1:], t.salt)
 		}
 	}
 	return dst, nil
@@ -124,6 +143,12 @@ func (t *table) del(muts []store.Mutation, vals []types.Value) ([]store.Mutation
 func (t *table) decode(r store.Row, out []types.Value) (int, error) {
 	b := r.Key
 	off, hashLen := 0, 0
+	if t.salt > 0 {
+		if len(b) == 0 || int(b[0]) >= t.salt {
+			return 0, fmt.Errorf("table %s: row %q: bad salt byte", t.name, r.Key)
+		}
+		off = 1
+	}
 	for i := 0; i < t.nkey; i++ {
 		v, n, err := keyenc.DecodeOrdered(t.attrs[i].Field.Type, b[off:], true)
 		if err != nil {
@@ -160,5 +185,9 @@ func (t *table) decode(r store.Row, out []types.Value) (int, error) {
 
 // spec is the table to create.
 func (t *table) spec() store.TableSpec {
-	return store.TableSpec{Name: t.name, Families: []string{family}}
+	spec := store.TableSpec{Name: t.name, Families: []string{family}}
+	for b := 1; b < t.salt; b++ {
+		spec.Splits = append(spec.Splits, []byte{byte(b)}) // one region per bucket
+	}
+	return spec
 }

@@ -263,22 +263,19 @@ func (p *program) run(ctx context.Context, st store.Store, vals []types.Value) (
 // keyPrefix encodes the key sources of a lookup for one earlier row (nil
 // for the first step).
 func (sp *stepProg) keyPrefix(dst []byte, vals []types.Value, row tuple) ([]byte, bool, error) {
-	var err error
-	for i, ks := range sp.key {
-		var v types.Value
-		if ks.slot >= 0 {
-			v = row[ks.slot]
-		} else {
-			v = vals[ks.eq]
+	value := func(i int) types.Value {
+		if ks := sp.key[i]; ks.slot >= 0 {
+			return row[ks.slot]
 		}
-		if v == nil {
+		return vals[sp.key[i].eq]
+	}
+	for i := range sp.key {
+		if value(i) == nil {
 			return nil, false, nil // NULL joins nothing
 		}
-		if dst, err = keyenc.AppendOrdered(dst, sp.t.attrs[i].Field.Type, v, true); err != nil {
-			return nil, false, err
-		}
 	}
-	return dst, true, nil
+	dst, err := sp.t.appendKeyFrom(dst, len(sp.key), value)
+	return dst, err == nil, err
 }
 
 // rangeOf narrows the partition prefix by the range predicates.
@@ -486,6 +483,9 @@ func (p *program) explain() string {
 		}
 		if sp.limit > 0 {
 			how += fmt.Sprintf(", stop after %d rows", sp.limit)
+		}
+		if sp.t.salt > 0 {
+			key = append([]string{fmt.Sprintf("salt(%d){%s}", sp.t.salt, strings.Join(key[:sp.t.nhash], ", "))}, key...)
 		}
 		fmt.Fprintf(&b, "step %d: table %s, row key [%s]: %s\n", i+1, sp.t.name, strings.Join(key, "]["), how)
 	}

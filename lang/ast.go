@@ -258,14 +258,16 @@ type ColumnRef struct {
 // join of relations along foreign keys, as the advisor recommends it. Its
 // attributes are paths from the root relation (items.seller.region.id); the
 // join is the tree those paths span. CLUSTERING KEY and VALUES may be empty
-// lists.
+// lists. A trailing `, SALT_BUCKETS = n` (Phoenix) prefixes every row key
+// with a bucket byte hashed from the partition key.
 type DefineColumnFamily struct {
-	At         Pos
-	Name       string
-	Relation   string
-	Partition  []ColumnRef
-	Clustering []ColumnRef
-	Values     []ColumnRef
+	At          Pos
+	Name        string
+	Relation    string
+	Partition   []ColumnRef
+	Clustering  []ColumnRef
+	Values      []ColumnRef
+	SaltBuckets int // 0: unsalted
 }
 
 // DefineIndex is `DEFINE SECONDARY INDEX name ON family (attribute)`: an index

@@ -406,6 +406,20 @@ func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
 		if d.Values, err = p.keyList("VALUES", true); err != nil {
 			return nil, err
 		}
+		p.acceptPunct(",")
+	}
+	if p.acceptWord("SALT_BUCKETS") {
+		if err := p.expectPunct("=", "after SALT_BUCKETS"); err != nil {
+			return nil, err
+		}
+		n, err := p.count("after SALT_BUCKETS =")
+		if err != nil {
+			return nil, err
+		}
+		if n > 256 {
+			return nil, errorAt(at, "column family "+d.Name+": SALT_BUCKETS must be at most 256 (one bucket byte)")
+		}
+		d.SaltBuckets = int(n)
 	}
 	if err := p.expectPunct("}", "to end the column family"); err != nil {
 		return nil, err

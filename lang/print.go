@@ -133,7 +133,11 @@ func printStmt(b *strings.Builder, s Statement) {
 		printRefs(b, s.Clustering)
 		b.WriteString("),\n  VALUES (")
 		printRefs(b, s.Values)
-		b.WriteString(")\n}")
+		b.WriteString(")")
+		if s.SaltBuckets > 0 {
+			b.WriteString(",\n  SALT_BUCKETS = " + strconv.Itoa(s.SaltBuckets))
+		}
+		b.WriteString("\n}")
 	case *DefineIndex:
 		b.WriteString("DEFINE SECONDARY INDEX " + quoteIdent(s.Name) + " ON " + quoteIdent(s.Family) + " (")
 		printColumnRef(b, &s.Column)

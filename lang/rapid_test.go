@@ -320,7 +320,8 @@ func (g *astGen) statement() Statement {
 			}
 			return out
 		}
-		return &DefineColumnFamily{Name: g.ident(), Relation: g.ident(), Partition: refs(1), Clustering: refs(0), Values: refs(0)}
+		return &DefineColumnFamily{Name: g.ident(), Relation: g.ident(), Partition: refs(1), Clustering: refs(0), Values: refs(0),
+			SaltBuckets: rapid.SampledFrom([]int{0, 0, 1, 16, 256}).Draw(g.t, "salt")}
 	case 6:
 		return &DefineIndex{Name: g.ident(), Family: g.ident(), Column: g.columnRef(false)}
 	case 4:

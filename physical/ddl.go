@@ -53,7 +53,7 @@ func (s *Schema) Statements() []lang.Statement {
 			continue
 		}
 		out = append(out, &lang.DefineColumnFamily{Name: x.Name, Relation: x.Graph.Nodes[0].Entity.Name,
-			Partition: refs(x, x.Hash), Clustering: refs(x, x.Order), Values: refs(x, x.Extra)})
+			Partition: refs(x, x.Hash), Clustering: refs(x, x.Order), Values: refs(x, x.Extra), SaltBuckets: x.SaltBuckets})
 	}
 	for _, x := range s.Indexes {
 		if x.Kind != SI {
@@ -86,6 +86,7 @@ func ParseSchema(m *model.Model, stmts []lang.Statement) (*Schema, error) {
 		if err != nil {
 			return nil, err
 		}
+		x.SaltBuckets = d.SaltBuckets
 		s.Indexes = append(s.Indexes, x)
 	}
 	for _, st := range stmts {

@@ -57,6 +57,11 @@ type Index struct {
 	Extra []Attr // value attributes, sorted by name
 	Key   string // canonical identity
 	Name  string // readable, unique within one advisor run
+	// SaltBuckets (CFs, 0: none) prefixes every row key with a bucket byte
+	// hashed from the partition key (Phoenix SALT_BUCKETS, seed 001): rows
+	// spread over N key ranges, a partition stays one range. Physical only:
+	// it changes neither the identity nor the cost.
+	SaltBuckets int
 
 	Entries    float64 // rows
 	EntrySize  float64 // bytes per row
