@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/kvschema/kvschema/engine/enginetest"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -160,53 +161,6 @@ func indexes(n int) []int {
 	return out
 }
 
-// sqliteArg converts a kvschema value to what SQLite stores for it.
-func sqliteArg(v types.Value) any {
-	switch x := v.(type) {
-	case bool:
-		if x {
-			return int64(1)
-		}
-		return int64(0)
-	case time.Time:
-		return x.UnixMicro()
-	}
-	return v
-}
-
-func fromSQLite(v any, typ types.Type) types.Value {
-	if v == nil {
-		return nil
-	}
-	switch typ {
-	case types.Bool:
-		return v.(int64) != 0
-	case types.Timestamp:
-		return time.UnixMicro(v.(int64)).UTC()
-	case types.String:
-		if b, ok := v.([]byte); ok {
-			return string(b)
-		}
-	case types.Double:
-		if i, ok := v.(int64); ok {
-			return float64(i)
-		}
-	}
-	return v
-}
-
-func sqliteType(t types.Type) string {
-	switch t {
-	case types.String:
-		return "TEXT"
-	case types.Bytes:
-		return "BLOB"
-	case types.Double:
-		return "REAL"
-	}
-	return "INTEGER"
-}
-
 // genPredicate builds a random WHERE over the attributes, with its
 // arguments (kvschema values).
 func genPredicate(t *rapid.T, attrs []diffAttr, depth int, args *[]types.Value) string {
@@ -287,7 +241,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 			keys = append(keys, attrs[i].name)
 		}
 		defs = append(defs, fmt.Sprintf("%s %s%s", attrs[i].name, attrs[i].typ, k))
-		cols = append(cols, fmt.Sprintf("%s %s", attrs[i].name, sqliteType(attrs[i].typ)))
+		cols = append(cols, fmt.Sprintf("%s %s", attrs[i].name, enginetest.SQLType(attrs[i].typ)))
 	}
 	script := "DEFINE RELATION r { " + strings.Join(defs, ", ") + " };\n"
 	nl := rapid.IntRange(1, 3).Draw(rt, "nlayouts")
@@ -341,7 +295,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		liteArgs := make([]any, len(args))
 		for i, a := range args {
 			anyArgs[i] = a
-			liteArgs[i] = sqliteArg(a)
+			liteArgs[i] = enginetest.Arg(a)
 		}
 		rt.Logf("%s %v", stmt, args)
 		if _, err := db.Exec(ctx, stmt, anyArgs...); err != nil {
@@ -359,7 +313,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		liteArgs := make([]any, len(args))
 		for i, a := range args {
 			anyArgs[i] = a
-			liteArgs[i] = sqliteArg(a)
+			liteArgs[i] = enginetest.Arg(a)
 		}
 		// Statements are prepared once per reader and reused with new
 		// arguments, as applications do (this exercises plan reuse).
@@ -394,7 +348,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 			}
 			row := make([]types.Value, len(cols))
 			for i := range raw {
-				row[i] = fromSQLite(raw[i], attrs[cols[i]].typ)
+				row[i] = enginetest.FromSQL(raw[i], attrs[cols[i]].typ)
 			}
 			want = append(want, row)
 		}

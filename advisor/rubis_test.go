@@ -2,11 +2,10 @@ package advisor
 
 import (
 	"context"
-	"os"
+	"github.com/kvschema/kvschema/rubis"
 	"testing"
 
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
@@ -14,23 +13,7 @@ import (
 
 func loadRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
 	t.Helper()
-	src, err := os.ReadFile("../examples/rubis/model.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss, err := lang.ParseScript("model.kvs", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Build(ss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wsrc, err := os.ReadFile("../examples/rubis/" + wfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workload.Parse(m, wfile, wsrc)
+	m, _, w, err := rubis.Parse(wfile)
 	if err != nil {
 		t.Fatal(err)
 	}

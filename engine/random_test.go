@@ -239,46 +239,11 @@ func randomCase(t *testing.T, seed uint64) {
 	for _, e := range m.Entities {
 		next[e] = counts[e] + 1
 	}
-	queries := func() {
-		for _, s := range w.Statements {
-			if s.Query == nil {
-				continue
-			}
-			st, err := en.PrepareAST(s.AST)
-			if err != nil {
-				t.Fatalf("%s: %v", s.Tag, err)
-			}
-			for i := 0; i < 4; i++ {
-				checkQuery(t, ctx, st, or, sampleArgs(r, d, st.Resolved))
-			}
-		}
-	}
-	queries()
+	runQueries(t, ctx, en, or, w, d, r, 4)
 	for round := 0; round < 3; round++ {
-		for _, s := range w.Statements {
-			if s.Write == nil {
-				continue
-			}
-			st, err := en.PrepareAST(s.AST)
-			if err != nil {
-				t.Fatalf("%s: %v", s.Tag, err)
-			}
-			for i := 0; i < 2; i++ {
-				if anyEmpty(d, s.Write) {
-					continue
-				}
-				args := writeArgs(r, d, s.Write, next)
-				if _, err := st.Exec(ctx, args...); err != nil {
-					t.Fatalf("%s %v: %v", st.Text, args, err)
-				}
-				if err := or.Write(s.Write, args); err != nil {
-					t.Fatal(err)
-				}
-				refresh(t, d, or) // keys for the next write: deleted tuples are gone
-			}
-		}
+		runWrites(t, ctx, en, or, w, d, r, next, 2)
 		checkVerify(t, ctx, en, or)
-		queries()
+		runQueries(t, ctx, en, or, w, d, r, 4)
 	}
 }
 

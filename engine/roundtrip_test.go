@@ -9,6 +9,7 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
 )
@@ -61,5 +62,43 @@ func TestOneRoundTripPerStep(t *testing.T) {
 		if mode == advisor.Normalized && multi == 0 {
 			t.Fatal("no multi-step plan returned several rows: the test checks no batching")
 		}
+	}
+}
+
+// TestSupportQueryOncePerWrite: upkeeps that need the same support query
+// share one run of it, as the advisor costs it.
+func TestSupportQueryOncePerWrite(t *testing.T) {
+	ctx := context.Background()
+	m, w := loadRUBiS(t, "workload_secondary.kvs")
+	res := advise(t, m, w, advisor.WithSI, 161e6)
+	cs := countstore.New(memstore.New())
+	en := engine.New(cs, m, res.Schema, cost.Cassandra)
+	if err := en.CreateTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := enginetest.Generate(m, tinyRUBiS, 3, 0)
+	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := en.Prepare("INSERT INTO bids SET id = ?, qty = 1, bid = 2.5, date = '2026-01-01 00:00:00' AND CONNECT TO item(?), user(?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, plans := 0, map[*physical.Plan]bool{}
+	for _, u := range st.Upkeeps {
+		for _, sp := range u.AllSupports() {
+			runs++
+			plans[sp.Plan] = true
+		}
+	}
+	if runs <= len(plans) {
+		t.Skipf("no two upkeeps share a support query (%d runs, %d plans): nothing to check", runs, len(plans))
+	}
+	cs.Reset()
+	if _, err := st.Exec(ctx, int64(100000), int64(3), int64(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.Stats().ReadRows + cs.Stats().ReadRow; got != int64(len(plans)) {
+		t.Fatalf("%d reads for %d distinct support queries (%d upkeep uses)\n%s", got, len(plans), runs, st.Explain())
 	}
 }

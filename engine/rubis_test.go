@@ -3,8 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"github.com/kvschema/kvschema/rubis"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -43,23 +43,7 @@ func loadRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
 
 func parseRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
 	t.Helper()
-	src, err := os.ReadFile("../examples/rubis/model.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss, err := lang.ParseScript("model.kvs", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Build(ss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wsrc, err := os.ReadFile("../examples/rubis/" + wfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workload.Parse(m, wfile, wsrc)
+	m, _, w, err := rubis.Parse(wfile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,19 +237,7 @@ func runRUBiS(t *testing.T, m *model.Model, w *workload.Workload, res *advisor.R
 	r := rand.New(rand.NewPCG(2, 3))
 	nonEmpty := 0
 	for round := 0; round < 3; round++ {
-		for _, s := range w.Statements {
-			st, err := en.PrepareAST(s.AST)
-			if err != nil {
-				t.Fatalf("%s: %v", s.Tag, err)
-			}
-			if s.Query != nil {
-				for i := 0; i < 5; i++ {
-					if checkQuery(t, ctx, st, or, sampleArgs(r, d, st.Resolved)) > 0 {
-						nonEmpty++
-					}
-				}
-			}
-		}
+		nonEmpty += runQueries(t, ctx, en, or, w, d, r, 5)
 	}
 	if nonEmpty == 0 {
 		t.Fatal("every query answered nothing: the test checks nothing")
@@ -277,38 +249,9 @@ func runRUBiS(t *testing.T, m *model.Model, w *workload.Workload, res *advisor.R
 		next[e] = len(d.Rows[e]) + 1
 	}
 	for round := 0; round < 2; round++ {
-		for _, s := range w.Statements {
-			if s.Write == nil {
-				continue
-			}
-			st, err := en.PrepareAST(s.AST)
-			if err != nil {
-				t.Fatalf("%s: %v", s.Tag, err)
-			}
-			for i := 0; i < 3; i++ {
-				args := writeArgs(r, d, s.Write, next)
-				if _, err := st.Exec(ctx, args...); err != nil {
-					t.Fatalf("%s %v: %v", st.Text, args, err)
-				}
-				if err := or.Write(s.Write, args); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		refresh(t, d, or)
+		runWrites(t, ctx, en, or, w, d, r, next, 3)
 		checkVerify(t, ctx, en, or)
-		for _, s := range w.Statements {
-			if s.Query == nil {
-				continue
-			}
-			st, err := en.PrepareAST(s.AST)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < 3; i++ {
-				checkQuery(t, ctx, st, or, sampleArgs(r, d, st.Resolved))
-			}
-		}
+		runQueries(t, ctx, en, or, w, d, r, 3)
 	}
 	t.Logf("%d non-empty answers", nonEmpty)
 }
@@ -442,4 +385,55 @@ func orderRefs(q *model.Query) []model.FieldRef {
 		out = append(out, o.Ref)
 	}
 	return out
+}
+
+// runQueries checks every query of w, times runs each with arguments drawn
+// from the data, and returns how many answers were not empty.
+func runQueries(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *enginetest.Data, r *rand.Rand, times int) int {
+	t.Helper()
+	nonEmpty := 0
+	for _, s := range w.Statements {
+		if s.Query == nil {
+			continue
+		}
+		st, err := en.PrepareAST(s.AST)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Tag, err)
+		}
+		for i := 0; i < times; i++ {
+			if checkQuery(t, ctx, st, or, sampleArgs(r, d, st.Resolved)) > 0 {
+				nonEmpty++
+			}
+		}
+	}
+	return nonEmpty
+}
+
+// runWrites runs every write of w times times with random arguments on the
+// engine and the oracle, refreshing the data after each (deleted tuples
+// must not be drawn as keys again).
+func runWrites(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *enginetest.Data, r *rand.Rand, next map[*model.Entity]int, times int) {
+	t.Helper()
+	for _, s := range w.Statements {
+		if s.Write == nil {
+			continue
+		}
+		st, err := en.PrepareAST(s.AST)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Tag, err)
+		}
+		for i := 0; i < times; i++ {
+			if anyEmpty(d, s.Write) {
+				continue
+			}
+			args := writeArgs(r, d, s.Write, next)
+			if _, err := st.Exec(ctx, args...); err != nil {
+				t.Fatalf("%s %v: %v", st.Text, args, err)
+			}
+			if err := or.Write(s.Write, args); err != nil {
+				t.Fatal(err)
+			}
+			refresh(t, d, or)
+		}
+	}
 }

@@ -98,6 +98,13 @@ type writeRun struct {
 	muts    []store.Mutation
 	touched map[entityKey]bool
 	written map[entityKey]bool
+	answers map[supportKey][]tuple
+}
+
+// supportKey identifies one support query's answer within a write.
+type supportKey struct {
+	plan *physical.Plan
+	args string
 }
 
 func (r *writeRun) touch(e *model.Entity, v types.Value) error {
@@ -225,7 +232,7 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, args []types.Value) (int, er
 
 // plan runs every support query and computes the write's mutations.
 func (e *Engine) plan(ctx context.Context, s *Stmt, args, set []types.Value) (*writeRun, error) {
-	run := &writeRun{touched: map[entityKey]bool{}, written: map[entityKey]bool{}}
+	run := &writeRun{touched: map[entityKey]bool{}, written: map[entityKey]bool{}, answers: map[supportKey][]tuple{}}
 	for _, up := range s.ups {
 		if err := up.apply(ctx, e.st, s.Write, args, set, run); err != nil {
 			return nil, err
@@ -236,13 +243,19 @@ func (e *Engine) plan(ctx context.Context, s *Stmt, args, set []types.Value) (*w
 
 // answer runs a support query and returns its rows as partial index rows.
 func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, args []types.Value, run *writeRun) ([][]types.Value, error) {
-	vals, err := bindPreds(sp.sp.Query, args)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := sp.prog.run(ctx, st, vals)
-	if err != nil {
-		return nil, err
+	// Equal support queries share one plan: run it once per write, as the
+	// advisor costs it, however many upkeeps need its answer.
+	k := supportKey{sp.prog.plan, fmt.Sprint(args)}
+	rows, done := run.answers[k]
+	if !done {
+		vals, err := bindPreds(sp.sp.Query, args)
+		if err != nil {
+			return nil, err
+		}
+		if rows, err = sp.prog.run(ctx, st, vals); err != nil {
+			return nil, err
+		}
+		run.answers[k] = rows
 	}
 	out := make([][]types.Value, len(rows))
 	for i, r := range rows {

@@ -26,3 +26,9 @@ var RUBiSModel string
 //
 //go:embed rubis/workload_secondary.kvs
 var RUBiSWorkloadSecondary string
+
+// RUBiSWorkload is the original 36-statement RUBiS workload
+// (rubis/workload.kvs).
+//
+//go:embed rubis/workload.kvs
+var RUBiSWorkload string

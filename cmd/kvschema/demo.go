@@ -22,7 +22,6 @@ import (
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
-	"github.com/kvschema/kvschema/workload"
 )
 
 // demoStatements run with EXPLAIN in the demo: a secondary-index plan, a
@@ -42,15 +41,7 @@ var demoStatements = []string{
 // statements with EXPLAIN, times every workload query and verifies.
 func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, out, progress io.Writer) error {
 	start := time.Now()
-	ms, err := lang.ParseScript("examples/rubis/model.kvs", []byte(examples.RUBiSModel))
-	if err != nil {
-		return err
-	}
-	m, err := model.Build(ms)
-	if err != nil {
-		return err
-	}
-	w, err := workload.Parse(m, "examples/rubis/workload_secondary.kvs", []byte(examples.RUBiSWorkloadSecondary))
+	m, ms, w, err := rubis.Parse("workload_secondary.kvs")
 	if err != nil {
 		return err
 	}

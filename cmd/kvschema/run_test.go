@@ -8,9 +8,6 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/dataio"
-	"github.com/kvschema/kvschema/examples"
-	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 )
 
@@ -22,11 +19,7 @@ func TestAdviseLoadQueryVerify(t *testing.T) {
 	ddl := filepath.Join(dir, "schema.kvs")
 	mustRun(t, "", "advise", "--model", "../../examples/rubis/model.kvs", "--workload", "../../examples/rubis/workload.kvs",
 		"--mix", "bidding", "--format", "ddl", "-o", ddl, "-q")
-	ms, err := lang.ParseScript("model.kvs", []byte(examples.RUBiSModel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Build(ms)
+	m, _, _, err := rubis.Parse("workload.kvs")
 	if err != nil {
 		t.Fatal(err)
 	}

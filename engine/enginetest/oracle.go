@@ -39,7 +39,7 @@ func NewOracle(m *model.Model) (*Oracle, error) {
 	for _, e := range m.Entities {
 		var cols []string
 		for _, c := range e.Columns {
-			def := q(c.Name) + " " + sqlType(c.Type)
+			def := q(c.Name) + " " + SQLType(c.Type)
 			if c.Field != nil && c.Field.Key {
 				def += " PRIMARY KEY"
 			}
@@ -54,7 +54,8 @@ func NewOracle(m *model.Model) (*Oracle, error) {
 
 func q(name string) string { return `"` + name + `"` }
 
-func sqlType(t types.Type) string {
+// SQLType is the SQLite column type holding values of t.
+func SQLType(t types.Type) string {
 	switch t {
 	case types.String:
 		return "TEXT"
@@ -183,24 +184,37 @@ func (o *Oracle) Query(qr *model.Query, args []types.Value) ([][]types.Value, er
 	if qr.Limit > 0 {
 		text += fmt.Sprintf(" LIMIT %d", qr.Limit)
 	}
-	rows, err := o.DB.Query(text, sqlArgs...)
+	colTypes := make([]types.Type, len(qr.Select))
+	for i, ref := range qr.Select {
+		colTypes[i] = ref.Field.Type
+	}
+	out, err := o.scan(colTypes, text, sqlArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", text, err)
 	}
+	return out, nil
+}
+
+// scan runs a query and converts its rows, column i to colTypes[i].
+func (o *Oracle) scan(colTypes []types.Type, text string, args ...any) ([][]types.Value, error) {
+	rows, err := o.DB.Query(text, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	var out [][]types.Value
+	raw := make([]any, len(colTypes))
+	ptrs := make([]any, len(colTypes))
+	for i := range raw {
+		ptrs[i] = &raw[i]
+	}
 	for rows.Next() {
-		raw := make([]any, len(sel))
-		ptrs := make([]any, len(sel))
-		for i := range raw {
-			ptrs[i] = &raw[i]
-		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		r := make([]types.Value, len(sel))
-		for i, ref := range qr.Select {
-			r[i] = FromSQL(raw[i], ref.Field.Type)
+		r := make([]types.Value, len(colTypes))
+		for i, t := range colTypes {
+			r[i] = FromSQL(raw[i], t)
 		}
 		out = append(out, r)
 	}
@@ -304,31 +318,12 @@ func (o *Oracle) Write(w *model.Write, args []types.Value) error {
 // Rows returns every row of an entity (Entity.Columns order), by key.
 func (o *Oracle) Rows(e *model.Entity) ([][]types.Value, error) {
 	var cols []string
+	var colTypes []types.Type
 	for _, c := range e.Columns {
 		cols = append(cols, q(c.Name))
+		colTypes = append(colTypes, c.Type)
 	}
-	rows, err := o.DB.Query("SELECT " + strings.Join(cols, ", ") + " FROM " + q(e.Name) + " ORDER BY " + q(e.Key.Name))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out [][]types.Value
-	for rows.Next() {
-		raw := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range raw {
-			ptrs[i] = &raw[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		r := make([]types.Value, len(cols))
-		for i, c := range e.Columns {
-			r[i] = FromSQL(raw[i], c.Type)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return o.scan(colTypes, "SELECT "+strings.Join(cols, ", ")+" FROM "+q(e.Name)+" ORDER BY "+q(e.Key.Name))
 }
 
 // Canon writes rows as sorted text lines, for comparing multisets.

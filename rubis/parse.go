@@ -1,0 +1,34 @@
+package rubis
+
+import (
+	"fmt"
+
+	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/workload"
+)
+
+// Parse parses the RUBiS model (shipped in package examples) and one of
+// its workloads, "workload.kvs" or
+// "workload_secondary.kvs"; it also returns the model's statements (which
+// advise --format ddl repeats).
+func Parse(workloadFile string) (*model.Model, []lang.Statement, *workload.Workload, error) {
+	src := map[string]string{"workload.kvs": examples.RUBiSWorkload, "workload_secondary.kvs": examples.RUBiSWorkloadSecondary}[workloadFile]
+	if src == "" {
+		return nil, nil, nil, fmt.Errorf("no RUBiS workload %q (workload.kvs, workload_secondary.kvs)", workloadFile)
+	}
+	stmts, err := lang.ParseScript("examples/rubis/model.kvs", []byte(examples.RUBiSModel))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, err := model.Build(stmts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := workload.Parse(m, "examples/rubis/"+workloadFile, []byte(src))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return m, stmts, w, nil
+}
