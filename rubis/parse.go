@@ -14,9 +14,9 @@ import (
 // "workload_secondary.kvs"; it also returns the model's statements (which
 // advise --format ddl repeats).
 func Parse(workloadFile string) (*model.Model, []lang.Statement, *workload.Workload, error) {
-	src := map[string]string{"workload.kvs": examples.RUBiSWorkload, "workload_secondary.kvs": examples.RUBiSWorkloadSecondary}[workloadFile]
-	if src == "" {
-		return nil, nil, nil, fmt.Errorf("no RUBiS workload %q (workload.kvs, workload_secondary.kvs)", workloadFile)
+	src, err := WorkloadSource(workloadFile)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	stmts, err := lang.ParseScript("examples/rubis/model.kvs", []byte(examples.RUBiSModel))
 	if err != nil {
@@ -31,4 +31,15 @@ func Parse(workloadFile string) (*model.Model, []lang.Statement, *workload.Workl
 		return nil, nil, nil, err
 	}
 	return m, stmts, w, nil
+}
+
+// WorkloadSource returns the text of a shipped RUBiS workload:
+// "workload.kvs" (36 statements) or "workload_secondary.kvs" (the paper's
+// 61).
+func WorkloadSource(workloadFile string) (string, error) {
+	src := map[string]string{"workload.kvs": examples.RUBiSWorkload, "workload_secondary.kvs": examples.RUBiSWorkloadSecondary}[workloadFile]
+	if src == "" {
+		return "", fmt.Errorf("no RUBiS workload %q (workload.kvs, workload_secondary.kvs)", workloadFile)
+	}
+	return src, nil
 }

@@ -18,6 +18,9 @@
 //     store.
 //   - Family names are non-empty and contain no 0x00 byte.
 //   - Close is idempotent; Tables reports each table's families and splits.
+//
+// Stores may also implement Snapshotter, to save and restore their whole
+// content (checked by storetest.RunSnapshot).
 package store
 
 import (
@@ -200,6 +203,36 @@ type Store interface {
 	Apply(ctx context.Context, muts []Mutation) error
 	Capabilities() Capabilities
 	Close() error
+}
+
+// Snapshotter is implemented by stores that can save their whole content and
+// later go back to it: benchmarks restore the store between runs that write,
+// so that every run starts from the same data.
+//
+// Decorators (which cannot implement an interface only when their inner
+// store does) implement it always, and their Snapshot fails with an error
+// wrapping errors.ErrUnsupported when the inner store is no Snapshotter.
+type Snapshotter interface {
+	// Snapshot saves the store's current content: every table, with its
+	// families and splits, and every row. Writes that returned before
+	// Snapshot was called are in it.
+	Snapshot(ctx context.Context) (Snapshot, error)
+}
+
+// Snapshot is a saved content of a store.
+type Snapshot interface {
+	// Restore makes the store's content exactly what it was when the
+	// snapshot was taken: tables created since are gone, families added
+	// since are dropped, rows written since are undone. Each call running
+	// meanwhile sees the content from before Restore or the restored one,
+	// never a mix. Restore may wait for running calls, so it must not be
+	// called from a ReadRows callback. The Store value stays usable, and a
+	// snapshot can be restored any number of times, until the store is
+	// closed.
+	Restore(ctx context.Context) error
+	// Release frees the snapshot's resources (memory, files); Restore
+	// fails after it. Releasing twice is harmless.
+	Release() error
 }
 
 // ErrNoTable is returned (wrapped) for operations on a table that does not exist.

@@ -36,7 +36,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(execCmd(), shellCmd(), demoCmd(), adviseCmd(), costCmd(), exportCmd(), loadCmd(), verifyCmd())
+	root.AddCommand(execCmd(), shellCmd(), demoCmd(), adviseCmd(), costCmd(), exportCmd(), loadCmd(), verifyCmd(), benchCmd(), calibrateCmd())
 	return root
 }
 

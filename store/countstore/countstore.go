@@ -8,6 +8,9 @@
 //     inner one is, and Stats may be read at any time.
 //   - Every call except Capabilities and Close is one round trip, counted
 //     when it starts, whether or not it fails.
+//   - Probes count what a read asks for: 1 per ReadRow, and per ReadRows
+//     call the keys plus ranges of its RowSet (a plan step probing P
+//     partitions asks for P of them), whatever the rows found.
 //   - Reads are counted as rows are delivered: ReadRow's row if found, each
 //     row passed to a ReadRows callback. Writes are counted when Apply
 //     succeeds.
@@ -30,6 +33,7 @@ type Stats struct {
 	CreateTable, Tables, ReadRow, ReadRows, Apply int64 // calls per method
 
 	RoundTrips   int64
+	Probes       int64 // keys and ranges asked for by reads
 	RowsRead     int64
 	CellsRead    int64
 	BytesRead    int64
@@ -65,7 +69,7 @@ type Store struct {
 	inner store.Store
 
 	createTable, tables, readRow, readRows, apply atomic.Int64
-	rowsRead, cellsRead, bytesRead                atomic.Int64
+	probes, rowsRead, cellsRead, bytesRead        atomic.Int64
 	mutations, bytesWritten                       atomic.Int64
 }
 
@@ -82,6 +86,7 @@ func (s *Store) Stats() Stats {
 		ReadRow:      s.readRow.Load(),
 		ReadRows:     s.readRows.Load(),
 		Apply:        s.apply.Load(),
+		Probes:       s.probes.Load(),
 		RowsRead:     s.rowsRead.Load(),
 		CellsRead:    s.cellsRead.Load(),
 		BytesRead:    s.bytesRead.Load(),
@@ -96,7 +101,7 @@ func (s *Store) Stats() Stats {
 func (s *Store) Reset() {
 	for _, c := range []*atomic.Int64{
 		&s.createTable, &s.tables, &s.readRow, &s.readRows, &s.apply,
-		&s.rowsRead, &s.cellsRead, &s.bytesRead, &s.mutations, &s.bytesWritten,
+		&s.probes, &s.rowsRead, &s.cellsRead, &s.bytesRead, &s.mutations, &s.bytesWritten,
 	} {
 		c.Store(0)
 	}
@@ -117,6 +122,7 @@ func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
 // ReadRow counts a call and the row it returns.
 func (s *Store) ReadRow(ctx context.Context, table string, key []byte) (store.Row, bool, error) {
 	s.readRow.Add(1)
+	s.probes.Add(1)
 	row, ok, err := s.inner.ReadRow(ctx, table, key)
 	if ok {
 		s.countRow(row)
@@ -127,6 +133,7 @@ func (s *Store) ReadRow(ctx context.Context, table string, key []byte) (store.Ro
 // ReadRows counts a call and the rows it delivers.
 func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
 	s.readRows.Add(1)
+	s.probes.Add(int64(len(rs.Keys) + len(rs.Ranges)))
 	return s.inner.ReadRows(ctx, table, rs, opts, func(row store.Row) bool {
 		s.countRow(row)
 		return fn(row)

@@ -55,7 +55,8 @@ func TestCounts(t *testing.T) {
 	}
 	s.Capabilities()
 	// r1 = (2+1+1+2) + (2+1+2+0) = 11 bytes in 2 cells; r22 = 3+1+0+3 = 7 bytes.
-	want = countstore.Stats{Tables: 1, ReadRow: 2, ReadRows: 2, RoundTrips: 5, RowsRead: 4, CellsRead: 7, BytesRead: 11 + 11 + 11 + 7}
+	// Probes: 2 ReadRow + 1 range (All) + 2 keys.
+	want = countstore.Stats{Tables: 1, ReadRow: 2, ReadRows: 2, RoundTrips: 5, Probes: 5, RowsRead: 4, CellsRead: 7, BytesRead: 11 + 11 + 11 + 7}
 	got := s.Stats()
 	if got != want {
 		t.Fatalf("after reads: Stats = %v, want %v", got, want)

@@ -13,6 +13,38 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(*testing.T) store.Store { return memstore.New() })
 }
 
+func TestSnapshot(t *testing.T) {
+	storetest.RunSnapshot(t, func(*testing.T) store.Store { return memstore.New() })
+}
+
+// TestSnapshotSharedData checks that a Restore through one handle of a
+// named store is seen by its other handles, which share the data.
+func TestSnapshotSharedData(t *testing.T) {
+	ctx := context.Background()
+	a, err := store.Open(ctx, "mem:snapshot-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := store.Open(ctx, "mem:snapshot-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := a.(store.Snapshotter).Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Release()
+	if err := b.CreateTable(ctx, store.TableSpec{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sn.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if specs, err := b.Tables(ctx); err != nil || len(specs) != 0 {
+		t.Errorf("other handle after Restore: Tables = %v, %v; want none", specs, err)
+	}
+}
+
 func TestURL(t *testing.T) {
 	ctx := context.Background()
 	open := func(url string) store.Store {

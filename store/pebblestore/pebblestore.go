@@ -34,6 +34,20 @@
 //     returned before it started; Close closes the spare iterators.
 //   - Close waits for running calls (so it must not be called from a
 //     ReadRows callback); calls after it fail with store.ErrClosed.
+//   - Snapshot is a Pebble checkpoint in a new directory next to the
+//     database's, DIR.snapshot-N/db (sstables hard-linked, so it is cheap
+//     and shares their disk space). Restore holds new calls back while it
+//     waits for the running ones (else a steady stream of calls could put
+//     it off forever), closes the database, replaces DIR's files with a
+//     copy of the checkpoint's and opens it again; the Store value stays
+//     usable. So, like Close, Restore must not be called from a ReadRows
+//     callback; and a ReadRows callback that calls the store while a
+//     Restore waits would wait for the Restore, which waits for the scan: do
+//     not restore while such scans run (benchmarks restore between runs).
+//     If the process dies during a Restore, DIR may be left half copied;
+//     the snapshot's directory still holds the whole content, as a Pebble
+//     database. If a Restore fails once it has closed the database, the
+//     store stays closed.
 //
 // URLs: "pebble:DIR" opens the database in DIR, creating it if needed;
 // "pebble:DIR?sync=false" skips the fsync of each write: faster, but the
@@ -48,6 +62,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -111,18 +126,22 @@ const DefaultCacheSize = 64 << 20
 // Store is a store.Store on a Pebble database. It is safe for concurrent
 // use.
 type Store struct {
-	db    *pebble.DB
+	db    *pebble.DB // replaced by Restore, under mu, while no call runs
 	write *pebble.WriteOptions
+	dir   string  // the database directory, absolute
+	opts  Options // as given to Open, to reopen the database in Restore
 
 	ddl    sync.Mutex                        // serializes CreateTable
 	tables atomic.Pointer[map[string]*table] // replaced, never changed, under ddl
 
-	mu       sync.Mutex // guards running, closed and spare
-	idle     sync.Cond  // signalled when running drops to 0
-	running  int
-	closed   bool
-	spare    []*reader // readers not in use, at most maxSpare
-	maxSpare int
+	mu        sync.Mutex // guards running, closed, restoring and spare
+	idle      sync.Cond  // signalled when running drops to 0
+	resumed   sync.Cond  // signalled when a Restore ends, and by Close
+	running   int
+	closed    bool
+	restoring bool      // a Restore waits for running calls or swaps the database: new calls wait
+	spare     []*reader // readers not in use, at most maxSpare
+	maxSpare  int
 
 	// gen counts the events after which an iterator cached by a reader is
 	// stale (see reader): every Apply, and every flush and compaction, so
@@ -154,10 +173,37 @@ func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("pebblestore: open: empty directory name")
 	}
-	s := &Store{write: pebble.Sync, maxSpare: 2 * runtime.GOMAXPROCS(0)}
+	// Snapshots go next to the directory, so its parent must be known
+	// whatever the working directory becomes.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
+	}
+	s := &Store{write: pebble.Sync, dir: abs, opts: opts, maxSpare: 2 * runtime.GOMAXPROCS(0)}
+	s.idle.L = &s.mu
+	s.resumed.L = &s.mu
+	if opts.NoSync {
+		s.write = pebble.NoSync
+	}
+	db, err := pebble.Open(dir, s.pebbleOptions())
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
+	}
+	s.db = db
+	tables, err := loadTables(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
+	}
+	s.tables.Store(&tables)
+	return s, nil
+}
+
+// pebbleOptions are the options of the database, for Open and Restore.
+func (s *Store) pebbleOptions() *pebble.Options {
 	popts := &pebble.Options{
 		Logger:    quietLogger{pebble.DefaultLogger},
-		CacheSize: opts.CacheSize,
+		CacheSize: s.opts.CacheSize,
 		Comparer:  comparer,
 		// Pebble's 4 MiB default memtable turns every bulk-load batch into a
 		// flushable batch and floods L0 with small files; 64 MiB absorbs
@@ -171,22 +217,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if popts.CacheSize == 0 {
 		popts.CacheSize = DefaultCacheSize
 	}
-	db, err := pebble.Open(dir, popts)
-	if err != nil {
-		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
-	}
-	s.db = db
-	if opts.NoSync {
-		s.write = pebble.NoSync
-	}
-	s.idle.L = &s.mu
-	tables, err := loadTables(db)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
-	}
-	s.tables.Store(&tables)
-	return s, nil
+	return popts
 }
 
 // quietLogger drops Pebble's informational messages (it prints some at
@@ -226,9 +257,12 @@ func newTable(name string, meta metadata) *table {
 
 // DB is the underlying database, for benchmarks that compare with raw
 // Pebble. From the first call on, reads stop caching iterators, which
-// would not notice writes made directly to the database.
+// would not notice writes made directly to the database. A Restore closes
+// it and opens another: call DB again after one.
 func (s *Store) DB() *pebble.DB {
 	s.direct.Store(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.db
 }
 
@@ -256,17 +290,30 @@ func (s *Store) Compact(ctx context.Context) error {
 	return s.db.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, true)
 }
 
-// enter admits a call unless the store is closed; exit ends it.
+// enter admits a call unless the store is closed, after any Restore under
+// way; exit ends it.
 func (s *Store) enter(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.admit(); err != nil {
+		return err
+	}
+	s.running++
+	return nil
+}
+
+// admit waits, with s.mu held, until no Restore is under way, and fails if
+// the store is closed.
+func (s *Store) admit() error {
+	for s.restoring && !s.closed {
+		s.resumed.Wait()
+	}
 	if s.closed {
 		return store.ErrClosed
 	}
-	s.running++
 	return nil
 }
 
@@ -288,9 +335,9 @@ func (s *Store) enterReader(ctx context.Context) (*reader, error) {
 	}
 	var r *reader
 	s.mu.Lock()
-	if s.closed {
+	if err := s.admit(); err != nil {
 		s.mu.Unlock()
-		return nil, store.ErrClosed
+		return nil, err
 	}
 	s.running++
 	if n := len(s.spare); n > 0 {
@@ -353,6 +400,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.resumed.Broadcast() // calls waiting for a Restore fail now
 	for s.running > 0 {
 		s.idle.Wait()
 	}

@@ -88,6 +88,99 @@ func TestCheckpoint(t *testing.T) {
 	}
 }
 
+func TestSnapshot(t *testing.T) {
+	storetest.RunSnapshot(t, func(t *testing.T) store.Store {
+		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestSnapshotFiles checks where a snapshot lives, that a restored database
+// is what a reopen finds (synced writes), that Checkpoint works after a
+// Restore, and that Release removes the snapshot's files.
+func TestSnapshotFiles(t *testing.T) {
+	ctx := context.Background()
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "db")
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	set := func(row, value string) {
+		t.Helper()
+		err := s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: "t", Row: []byte(row), Family: "f", Value: []byte(value)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	set("r", "saved")
+	// Some of the content in sstables, some in the WAL only.
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	set("s", "saved")
+	sn, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshots, _ := filepath.Glob(filepath.Join(parent, "db.snapshot-*"))
+	if len(snapshots) != 1 {
+		t.Fatalf("snapshot directories next to the database: %q, want one", snapshots)
+	}
+	set("r", "changed")
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	set("t", "new")
+	if err := sn.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	if err := s.Checkpoint(ckpt); err != nil {
+		t.Fatalf("Checkpoint after Restore: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, d := range []string{dir, ckpt} {
+		s, err := pebblestore.Open(d, pebblestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs, err := s.Tables(ctx)
+		if err != nil || len(specs) != 1 || specs[0].Name != "t" {
+			t.Errorf("%s: Tables = %+v, %v; want t only", d, specs, err)
+		}
+		var got []string
+		err = s.ReadRows(ctx, "t", store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			got = append(got, string(r.Key)+"="+string(r.Cells[0].Value))
+			return true
+		})
+		if want := "r=saved s=saved"; err != nil || strings.Join(got, " ") != want {
+			t.Errorf("%s: rows %q, %v; want %s", d, got, err, want)
+		}
+		s.Close()
+	}
+
+	if err := sn.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(snapshots[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("snapshot directory after Release: %v", err)
+	}
+}
+
 func TestURL(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -1,7 +1,8 @@
 // Package storetest owns the conformance suite of store.Store. Run checks
 // that a backend keeps the invariants listed in package store's doc and the
 // documented behaviour of every method, including a model-based test that
-// compares every read with a plain map.
+// compares every read with a plain map. RunSnapshot checks the optional
+// store.Snapshotter.
 //
 // The suite keeps nothing handed to a callback past it without copying
 // (store.CloneRow), as every caller must.
@@ -23,15 +24,7 @@ import (
 // Run runs the suite as subtests of t. open must return a fresh, empty
 // store for each call; the suite closes it.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
-	fresh := func(t *testing.T) store.Store {
-		s := open(t)
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	for _, tc := range []struct {
-		name string
-		test func(*testing.T, store.Store)
-	}{
+	runCases(t, open, []testCase{
 		{"Tables", testTables},
 		{"NoTable", testNoTable},
 		{"PutGetDelete", testPutGetDelete},
@@ -47,8 +40,22 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrent", testConcurrent},
 		{"Closed", testClosed},
 		{"Model", testModel},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.test(t, fresh(t)) })
+	})
+}
+
+type testCase struct {
+	name string
+	test func(*testing.T, store.Store)
+}
+
+// runCases runs each case as a subtest on a fresh store, closed after it.
+func runCases(t *testing.T, open func(t *testing.T) store.Store, cases []testCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() { s.Close() })
+			tc.test(t, s)
+		})
 	}
 }
 

@@ -1,0 +1,22 @@
+// Package bench owns kvschema's RUBiS benchmark, the comparison of seed 000
+// §4 run on kvschema's own engines: for each schema variant (the
+// normalized baseline, column families only, column families and secondary
+// indexes) it advises a schema for one mix under one storage budget, loads
+// the same generated data, runs every statement of the mix with parameters
+// sampled from the data, and reports per-statement latency percentiles,
+// per-transaction means, the mix's weighted mean, and how well the
+// advisor's predicted costs rank the measured latencies (Spearman).
+//
+// Invariants:
+//   - Every variant runs the same statements with the same parameter
+//     sequence on the same data: the store is restored from a snapshot
+//     after each statement that writes.
+//   - The plans measured are the plans costed: the engine plans each
+//     statement with the advisor's planner over the deployed schema, with
+//     the profile the schema was advised with.
+//   - Round trips are simulated by store/rttstore under the engine and
+//     counted by store/countstore; one pass per configured delay runs the
+//     same schemas.
+//   - Timing is measured, never asserted: tests check the pipeline and the
+//     report's consistency, not the numbers.
+package bench

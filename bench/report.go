@@ -1,0 +1,376 @@
+package bench
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/bench/chart"
+	"github.com/kvschema/kvschema/calibrate"
+	"github.com/kvschema/kvschema/cost"
+)
+
+// Targets and the paper's results, as ratios of the SI schema's weighted
+// mean to the other variants'.
+const (
+	TargetVsCF       = 0.20
+	TargetVsBaseline = 0.02
+	PaperVsCF        = 1 - 0.735
+	PaperVsBaseline  = 1 - 0.981
+)
+
+func writeProfile(path string, p cost.Profile) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// rttLabel names a pass in file names: rtt0s, rtt1ms, rtt500us.
+func rttLabel(d time.Duration) string {
+	return "rtt" + strings.ReplaceAll(d.String(), "µ", "u")
+}
+
+// Pass returns the variant's pass at rtt, or nil.
+func (v *VariantResult) Pass(rtt time.Duration) *Pass {
+	for _, p := range v.Passes {
+		if p.RTT == rtt {
+			return p
+		}
+	}
+	return nil
+}
+
+// Variant returns the variant called name, or nil.
+func (r *Report) Variant(name string) *VariantResult {
+	for _, v := range r.Variants {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// Ratio is the SI variant's weighted mean over the other variant's at rtt
+// (NaN when either is missing).
+func (r *Report) Ratio(other string, rtt time.Duration) float64 {
+	si, o := r.Variant("si"), r.Variant(other)
+	if si == nil || o == nil || si.Pass(rtt) == nil || o.Pass(rtt) == nil {
+		return math.NaN()
+	}
+	return si.Pass(rtt).WeightedMean / o.Pass(rtt).WeightedMean
+}
+
+// write writes REPORT.md, results.csv, summary.json and the charts.
+func (r *Report) write(dir string) error {
+	var charts []string
+	for _, rtt := range r.Config.RTTs {
+		cs, err := r.charts(dir, rtt)
+		if err != nil {
+			return err
+		}
+		charts = append(charts, cs...)
+	}
+	if err := r.writeCSV(filepath.Join(dir, "results.csv")); err != nil {
+		return err
+	}
+	if err := r.writeSummary(filepath.Join(dir, "summary.json")); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(r.Markdown(charts)), 0o644)
+}
+
+func (r *Report) charts(dir string, rtt time.Duration) ([]string, error) {
+	label := rttLabel(rtt)
+	var means []chart.Series
+	var groups []string
+	points := map[string][]chart.Point{}
+	for _, v := range r.Variants {
+		p := v.Pass(rtt)
+		means = append(means, chart.Series{Name: v.Name, Values: []float64{p.WeightedMean}})
+		if groups == nil {
+			for _, g := range p.Groups {
+				groups = append(groups, g.Name)
+			}
+		}
+		for _, s := range p.Statements {
+			points[v.Name] = append(points[v.Name], chart.Point{Label: s.Tag, Predicted: s.Predicted, Measured: s.Mean})
+		}
+	}
+	var bars []chart.Series
+	for _, v := range r.Variants {
+		p := v.Pass(rtt)
+		vals := make([]float64, len(groups))
+		for i, g := range groups {
+			for _, pg := range p.Groups {
+				if pg.Name == g {
+					vals[i] = pg.Mean
+				}
+			}
+		}
+		bars = append(bars, chart.Series{Name: v.Name, Values: vals})
+	}
+	mix := r.Config.Mix
+	files := []string{"fig4-" + label + ".png", "fig5-" + label + ".png", "cost-" + label + ".png"}
+	if err := chart.Means(filepath.Join(dir, files[0]), fmt.Sprintf("RUBiS %s: weighted mean response time (rtt %v)", mix, rtt), means); err != nil {
+		return nil, err
+	}
+	if err := chart.Bars(filepath.Join(dir, files[1]), fmt.Sprintf("RUBiS %s: mean response time per transaction (rtt %v)", mix, rtt), groups, bars); err != nil {
+		return nil, err
+	}
+	if err := chart.Scatter(filepath.Join(dir, files[2]), fmt.Sprintf("Predicted cost vs measured latency per statement (rtt %v)", rtt), points); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+func (r *Report) writeCSV(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"variant", "rtt_s", "tag", "group", "kind", "weight", "predicted_cost", "steps", "mean_s", "p50_s", "p95_s", "p99_s", "round_trips", "rows", "runs"})
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, v := range r.Variants {
+		for _, p := range v.Passes {
+			for _, s := range p.Statements {
+				_ = w.Write([]string{v.Name, g(p.RTT.Seconds()), s.Tag, s.Group, s.Kind, g(s.Weight), g(s.Predicted), strconv.Itoa(s.Steps),
+					g(s.Mean), g(s.P50), g(s.P95), g(s.P99), g(s.RoundTrips), g(s.Rows), strconv.Itoa(s.Runs)})
+			}
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// summaryEntry is one variant in summary.json. The top-level numbers are
+// those of the realistic pass (the last RTT).
+type summaryEntry struct {
+	WeightedMean float64       `json:"weighted_mean_s"`
+	ModelCost    float64       `json:"model_cost"`
+	Size         float64       `json:"size_bytes"`
+	RTT          float64       `json:"rtt_s"`
+	Spearman     *float64      `json:"spearman"`
+	Structures   int           `json:"structures"`
+	SIs          int           `json:"secondary_indexes"`
+	Passes       []summaryPass `json:"passes"`
+}
+
+type summaryPass struct {
+	RTT          float64  `json:"rtt_s"`
+	WeightedMean float64  `json:"weighted_mean_s"`
+	Spearman     *float64 `json:"spearman"`
+}
+
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func (r *Report) writeSummary(path string) error {
+	out := map[string]summaryEntry{}
+	for _, v := range r.Variants {
+		last := v.Passes[len(v.Passes)-1]
+		e := summaryEntry{WeightedMean: last.WeightedMean, ModelCost: v.ModelCost, Size: v.Size, RTT: last.RTT.Seconds(),
+			Spearman: finite(last.Spearman), Structures: v.Structures, SIs: v.SIs}
+		for _, p := range v.Passes {
+			e.Passes = append(e.Passes, summaryPass{RTT: p.RTT.Seconds(), WeightedMean: p.WeightedMean, Spearman: finite(p.Spearman)})
+		}
+		out[v.Name] = e
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Command is the kvschema command line that reproduces the run.
+func (c Config) Command() string {
+	var rtts []string
+	for _, d := range c.RTTs {
+		rtts = append(rtts, d.String())
+	}
+	cmd := fmt.Sprintf("kvschema bench rubis --scale %g --seed %d --mix %s --workload %s --variants %s --store %s --rtt %s --iterations %d --warmup %d",
+		c.Scale, c.Seed, c.Mix, c.Workload, strings.Join(c.Variants, ","), c.Store, strings.Join(rtts, ","), c.Iterations, c.Warmup)
+	if c.Budget > 0 {
+		cmd += fmt.Sprintf(" --budget %.0f", c.Budget)
+	}
+	if c.Profile != "" {
+		cmd += " --profile " + c.Profile
+	}
+	return cmd + " --out " + c.Out
+}
+
+func fmtRatio(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f×", x)
+}
+
+func fmtRho(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", x)
+}
+
+// Markdown renders the report.
+func (r *Report) Markdown(charts []string) string {
+	var b strings.Builder
+	c := r.Config
+	realistic := c.RTTs[len(c.RTTs)-1]
+	fmt.Fprintf(&b, "# RUBiS benchmark: %s mix, %s\n\n", c.Mix, c.Workload)
+	fmt.Fprintf(&b, "Command: `%s`  \nMachine: %s  \nTook %v.\n\n", c.Command(), r.Machine, r.Took.Round(time.Second))
+
+	b.WriteString("## Results\n\n")
+	b.WriteString("Weighted mean response time of the mix (Σ weight × mean latency / Σ weight over its statements):\n\n")
+	cols := []string{"variant", "structures (SIs)", "size", "model cost"}
+	for _, rtt := range c.RTTs {
+		cols = append(cols, fmt.Sprintf("rtt %v", rtt), fmt.Sprintf("Spearman (rtt %v)", rtt))
+	}
+	header(&b, cols...)
+	for _, v := range r.Variants {
+		fmt.Fprintf(&b, "| %s | %d (%d) | %s | %.6g |", v.Name, v.Structures, v.SIs, advisor.FormatBytes(v.Size), v.ModelCost)
+		for _, p := range v.Passes {
+			fmt.Fprintf(&b, " %s | %s |", fmtSeconds(p.WeightedMean), fmtRho(p.Spearman))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nSI schema's weighted mean as a fraction of the others' (lower is better):\n\n")
+	cols = []string{"ratio"}
+	for _, rtt := range c.RTTs {
+		cols = append(cols, fmt.Sprintf("rtt %v", rtt))
+	}
+	header(&b, append(cols, "target", "paper (Cassandra)")...)
+	for _, o := range []struct {
+		name          string
+		target, paper float64
+	}{{"cf", TargetVsCF, PaperVsCF}, {"baseline", TargetVsBaseline, PaperVsBaseline}} {
+		fmt.Fprintf(&b, "| si / %s |", o.name)
+		for _, rtt := range c.RTTs {
+			fmt.Fprintf(&b, " %s |", fmtRatio(r.Ratio(o.name, rtt)))
+		}
+		fmt.Fprintf(&b, " ≤ %.2f× | %.3f× |\n", o.target, o.paper)
+	}
+	b.WriteString("\n")
+	for _, f := range charts {
+		fmt.Fprintf(&b, "![%s](%s)\n", f, f)
+	}
+
+	b.WriteString("\n## Setup\n\n")
+	var names []string
+	for n := range r.Counts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var counts []string
+	for _, n := range names {
+		counts = append(counts, fmt.Sprintf("%s %d", n, r.Counts[n]))
+	}
+	fmt.Fprintf(&b, "- Data: RUBiS generated at scale %g (1.0 = 200,000 users), seed %d: %s. The model's ROWS and CARDINALITY are measured on this data (`model.kvs`), so the advisor's estimates describe what the queries read.\n", c.Scale, c.Seed, strings.Join(counts, ", "))
+	how := "given"
+	if c.Budget == 0 {
+		how = "the paper's 161,000,000 bytes scaled by the data's size over the model scale's"
+	}
+	fmt.Fprintf(&b, "- Budget: %s (%s). Schemas: `schema-<variant>.kvs`.\n", advisor.FormatBytes(r.Budget), how)
+	fmt.Fprintf(&b, "- Store: %s (Pebble without per-write fsync, like Cassandra's default periodic commit-log sync); the store is restored from a snapshot (Pebble checkpoint) after each statement that writes, so every statement runs on the same data.\n", c.Store)
+	fmt.Fprintf(&b, "- Round trips: every store call is delayed by the pass's rtt (store/rttstore). rtt %v is the realistic setting: an embedded store hides round trips, but a wide-column cluster answers each request over the network — the paper's own plain column-family query on Cassandra took 1.31 ms (cf_query_cost), and a request inside a data centre costs about 0.5–2 ms end to end. rtt 0 shows the engine's own work.\n", realistic)
+	for _, v := range r.Variants {
+		for _, p := range v.Passes {
+			if p.RTT > 0 {
+				fmt.Fprintf(&b, "- Realized delay per round trip (Go timers fire late), %s at rtt %v: %v.\n", v.Name, p.RTT, p.RealizedRTT.Round(time.Microsecond))
+			}
+		}
+	}
+	fmt.Fprintf(&b, "- Runs: each statement %d times after %d warm-up runs, parameters drawn from %s rows sampled from the data (the same sequence for every variant and pass); an INSERT's key is new.\n", c.Iterations, c.Warmup, "up to 1,000")
+	p := r.Profile
+	if r.Calibration != nil {
+		fmt.Fprintf(&b, "- Cost profile: calibrated on this store with rtt %v (`profile.json`; fit rms relative error %.1f%%):\n", realistic, 100*r.Calibration.ReadError)
+	} else {
+		fmt.Fprintf(&b, "- Cost profile: %s (given):\n", p.Name)
+	}
+	fmt.Fprintf(&b, "  index_cost %.4g s, partition_cost %.4g s, row_cost %.4g s, insert_cost %.4g s, delete_cost %.4g s, cf_query_cost %.4g s, si_query_cost %.4g s.\n",
+		p.IndexCost, p.PartitionCost, p.RowCost, p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost)
+	if r.Calibration != nil {
+		b.WriteString("\n")
+		header(&b, "micro-benchmark", "steps", "probes", "rows", "measured", "fitted")
+		for _, m := range r.Calibration.Reads {
+			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %s | %s |\n", m.Name, m.Steps, m.Probes, m.Rows, fmtSeconds(m.Seconds), fmtSeconds(r.Calibration.Predicted(m)))
+		}
+		si := r.Calibration.SI
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %s | |\n", si.Name, si.Steps, si.Probes, si.Rows, fmtSeconds(si.Seconds))
+		for _, set := range [][]calibrate.Measurement{r.Calibration.Inserts, r.Calibration.Deletes} {
+			for _, m := range set {
+				fmt.Fprintf(&b, "| %s | 1 | | %.0f | %s | |\n", m.Name, m.Rows, fmtSeconds(m.Seconds))
+			}
+		}
+	}
+	b.WriteString("\n")
+	for _, v := range r.Variants {
+		desc := ""
+		for _, vv := range Variants {
+			if vv.Name == v.Name {
+				desc = vv.Desc
+			}
+		}
+		fmt.Fprintf(&b, "- `%s`: %s; advised in %v, %d index rows loaded in %v.\n", v.Name, desc, v.AdviseTime.Round(time.Millisecond), v.IndexRows, v.LoadTime.Round(time.Millisecond))
+	}
+
+	for _, rtt := range c.RTTs {
+		fmt.Fprintf(&b, "\n## Transactions, rtt %v\n\nMean response time of each transaction (the sum of its statements' means):\n\n", rtt)
+		cols := []string{"transaction", "weight"}
+		for _, v := range r.Variants {
+			cols = append(cols, v.Name)
+		}
+		header(&b, cols...)
+		if len(r.Variants) > 0 {
+			for i, g := range r.Variants[0].Pass(rtt).Groups {
+				fmt.Fprintf(&b, "| %s | %g |", g.Name, g.Weight)
+				for _, v := range r.Variants {
+					fmt.Fprintf(&b, " %s |", fmtSeconds(v.Pass(rtt).Groups[i].Mean))
+				}
+				b.WriteString("\n")
+			}
+		}
+		fmt.Fprintf(&b, "\n## Statements, rtt %v\n\nPer variant: the advisor's predicted cost, the measured mean and p99 latency, and round trips per run (p50 and p95 are in `results.csv`).\n\n", rtt)
+		cols = []string{"tag", "weight"}
+		for _, v := range r.Variants {
+			cols = append(cols, v.Name+" predicted", v.Name+" mean", v.Name+" p99", v.Name+" rt")
+		}
+		header(&b, cols...)
+		if len(r.Variants) > 0 {
+			for i, s := range r.Variants[0].Pass(rtt).Statements {
+				fmt.Fprintf(&b, "| %s | %g |", s.Tag, s.Weight)
+				for _, v := range r.Variants {
+					vs := v.Pass(rtt).Statements[i]
+					fmt.Fprintf(&b, " %.4g | %s | %s | %.1f |", vs.Predicted, fmtSeconds(vs.Mean), fmtSeconds(vs.P99), vs.RoundTrips)
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// header writes a Markdown table's header row and separator.
+func header(b *strings.Builder, cols ...string) {
+	b.WriteString("| " + strings.Join(cols, " | ") + " |\n|" + strings.Repeat("---|", len(cols)) + "\n")
+}

@@ -1,0 +1,614 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/calibrate"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/rubis"
+	"github.com/kvschema/kvschema/solver"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/countstore"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/pebblestore"
+	"github.com/kvschema/kvschema/store/rttstore"
+	"github.com/kvschema/kvschema/types"
+	"github.com/kvschema/kvschema/workload"
+)
+
+// Variants maps the benchmark's variant names to advisor modes, in report
+// order.
+var Variants = []struct {
+	Name string
+	Mode advisor.Mode
+	Desc string
+}{
+	{"baseline", advisor.Normalized, "normalized baseline: one CF per entity plus CFs from each query's equality attributes to keys, joined at the client"},
+	{"cf", advisor.NoSI, "column families only (NoSE)"},
+	{"si", advisor.WithSI, "column families and secondary indexes (seed 000)"},
+}
+
+func modeOf(name string) (advisor.Mode, bool) {
+	for _, v := range Variants {
+		if v.Name == name {
+			return v.Mode, true
+		}
+	}
+	return 0, false
+}
+
+// Config is one benchmark run.
+type Config struct {
+	Scale    float64 // fraction of the full RUBiS data: 1.0 = 200,000 users
+	Seed     uint64
+	Mix      string
+	Workload string   // "workload.kvs" or "workload_secondary.kvs"
+	Variants []string // subset of baseline, cf, si
+	// Budget in bytes; 0 means PaperBudget scaled to the data.
+	Budget float64
+	// Store is "pebble" (temporary directories), "pebble:DIR" (one
+	// database per variant under DIR, kept) or "mem:".
+	Store string
+	// RTTs are the simulated round-trip delays of the measurement passes.
+	// The schemas are advised, and the profile calibrated, for the last
+	// one (the realistic setting); the others run the same schemas.
+	RTTs       []time.Duration
+	Iterations int // timed runs per statement (default 100)
+	Warmup     int // untimed runs before them (default 5)
+	// Profile is a cost profile (a built-in name or a JSON file); empty
+	// calibrates the store with the last RTT.
+	Profile string
+	Out     string // report directory
+	Solver  solver.Solver
+	// Progress receives progress bars and stage lines; nil is quiet.
+	Progress io.Writer
+}
+
+// Report is what a run measured.
+type Report struct {
+	Config      Config
+	Machine     string
+	Counts      map[string]int
+	Budget      float64
+	Profile     cost.Profile
+	Calibration *calibrate.Result // nil when Config.Profile named one
+	Variants    []*VariantResult
+	Took        time.Duration
+}
+
+// VariantResult is one schema variant: its recommendation and its passes.
+type VariantResult struct {
+	Name            string
+	Mode            advisor.Mode
+	ModelCost, Size float64
+	Structures, SIs int
+	Schema          string // the DDL
+	IndexRows       int64
+	AdviseTime      time.Duration
+	LoadTime        time.Duration
+	Passes          []*Pass
+}
+
+// Pass is one measurement of every statement of the mix at one RTT.
+type Pass struct {
+	RTT          time.Duration
+	RealizedRTT  time.Duration // mean delay a round trip actually waited
+	Statements   []*StatementResult
+	Groups       []*GroupResult
+	WeightedMean float64 // seconds: Σ weight·mean / Σ weight over the mix
+	Spearman     float64 // predicted cost vs measured mean, per statement
+}
+
+// StatementResult is one statement's measurement.
+type StatementResult struct {
+	Tag, Group, Kind string
+	Weight           float64
+	Predicted        float64 // the advisor's cost of the statement's plan
+	Steps            int     // lookups of a query's plan; writes: upkept indexes
+	Mean, P50        float64 // seconds
+	P95, P99         float64
+	RoundTrips, Rows float64 // per run (rows: returned, or changed by a write)
+	Runs             int
+}
+
+// GroupResult is one transaction: the sum of its statements' means.
+type GroupResult struct {
+	Name   string
+	Weight float64
+	Mean   float64
+}
+
+// Run runs the benchmark and writes its report into cfg.Out.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	start := time.Now()
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	logf := func(format string, args ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, format+"\n", args...)
+		}
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	root, cleanup, err := cfg.storeRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+
+	logf("bench: generating RUBiS at scale %g to measure it and sample parameters", cfg.Scale)
+	d, err := analyze(ctx, cfg, max(cfg.Iterations+cfg.Warmup, 1000))
+	if err != nil {
+		return nil, err
+	}
+	src, err := rubis.WorkloadSource(cfg.Workload)
+	if err != nil {
+		return nil, err
+	}
+	w, err := workload.Parse(d.model, "examples/rubis/"+cfg.Workload, []byte(src))
+	if err != nil {
+		return nil, err
+	}
+	if !w.HasMix(cfg.Mix) {
+		return nil, fmt.Errorf("workload %s has no mix %q (its mixes: %s)", cfg.Workload, cfg.Mix, strings.Join(w.Mixes, ", "))
+	}
+	rep := &Report{Config: cfg, Machine: machine(), Counts: d.counts, Budget: cfg.Budget}
+	if rep.Budget == 0 {
+		rep.Budget = PaperBudget * d.budgetScale
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, "model.kvs"), d.modelSrc, 0o644); err != nil {
+		return nil, err
+	}
+
+	realistic := cfg.RTTs[len(cfg.RTTs)-1]
+	if cfg.Profile != "" {
+		if rep.Profile, err = cost.Load(cfg.Profile); err != nil {
+			return nil, err
+		}
+	} else {
+		logf("bench: calibrating %s with rtt %v", cfg.storeName(), realistic)
+		if rep.Calibration, err = cfg.calibrate(ctx, root, realistic); err != nil {
+			return nil, fmt.Errorf("calibrate: %w", err)
+		}
+		rep.Profile = rep.Calibration.Profile
+		logf("%s", strings.TrimRight(rep.Calibration.Report(), "\n"))
+	}
+	if err := writeProfile(filepath.Join(cfg.Out, "profile.json"), rep.Profile); err != nil {
+		return nil, err
+	}
+
+	b := &binder{data: d}
+	for _, name := range cfg.Variants {
+		vr, err := cfg.runVariant(ctx, name, root, d, w, b, rep, logf)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", name, err)
+		}
+		rep.Variants = append(rep.Variants, vr)
+	}
+	rep.Took = time.Since(start)
+	if err := rep.write(cfg.Out); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func (cfg *Config) defaults() error {
+	if !(cfg.Scale > 0) {
+		return fmt.Errorf("scale %v must be > 0", cfg.Scale)
+	}
+	if cfg.Mix == "" {
+		cfg.Mix = "bidding"
+	}
+	if cfg.Workload == "" {
+		cfg.Workload = "workload_secondary.kvs"
+	}
+	if len(cfg.Variants) == 0 {
+		for _, v := range Variants {
+			cfg.Variants = append(cfg.Variants, v.Name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, v := range cfg.Variants {
+		if _, ok := modeOf(v); !ok {
+			return fmt.Errorf("unknown variant %q (baseline, cf, si)", v)
+		}
+		if seen[v] {
+			return fmt.Errorf("variant %q given twice", v)
+		}
+		seen[v] = true
+	}
+	if cfg.Store == "" {
+		cfg.Store = "pebble"
+	}
+	if len(cfg.RTTs) == 0 {
+		cfg.RTTs = []time.Duration{0}
+	}
+	for _, r := range cfg.RTTs {
+		if r < 0 {
+			return fmt.Errorf("rtt %v is negative", r)
+		}
+	}
+	if cfg.Iterations <= 0 {
+		cfg.Iterations = 100
+	}
+	if cfg.Warmup < 0 {
+		cfg.Warmup = 0
+	}
+	if cfg.Out == "" {
+		return errors.New("no output directory")
+	}
+	if cfg.Budget < 0 || math.IsNaN(cfg.Budget) {
+		return fmt.Errorf("budget %v must be ≥ 0", cfg.Budget)
+	}
+	if cfg.Solver == nil {
+		cfg.Solver = &solver.CBC{}
+	}
+	return nil
+}
+
+func (cfg *Config) storeName() string {
+	if cfg.Store == "mem:" {
+		return "memstore"
+	}
+	return "pebble"
+}
+
+// storeRoot returns the directory the Pebble databases go in (empty for
+// mem:) and what removes it when it is temporary.
+func (cfg *Config) storeRoot() (string, func(), error) {
+	switch {
+	case cfg.Store == "mem:":
+		return "", func() {}, nil
+	case cfg.Store == "pebble":
+		dir, err := os.MkdirTemp("", "kvschema-bench-")
+		if err != nil {
+			return "", nil, err
+		}
+		return dir, func() { os.RemoveAll(dir) }, nil
+	case strings.HasPrefix(cfg.Store, "pebble:"):
+		dir := strings.TrimPrefix(cfg.Store, "pebble:")
+		if dir == "" || strings.Contains(dir, "?") {
+			return "", nil, fmt.Errorf("store %q: want pebble:DIR (a directory for one database per variant)", cfg.Store)
+		}
+		return dir, func() {}, os.MkdirAll(dir, 0o755)
+	}
+	return "", nil, fmt.Errorf("store %q: the bench runs on pebble, pebble:DIR or mem: (it creates one database per variant and restores it between runs that write)", cfg.Store)
+}
+
+// openStore opens an empty store called name. Pebble skips the fsync of
+// each write, like Cassandra's default periodic commit-log sync.
+func (cfg *Config) openStore(root, name string) (store.Store, error) {
+	if root == "" {
+		return memstore.New(), nil
+	}
+	dir := filepath.Join(root, name)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	return pebblestore.Open(dir, pebblestore.Options{NoSync: true})
+}
+
+func (cfg *Config) calibrate(ctx context.Context, root string, rtt time.Duration) (*calibrate.Result, error) {
+	st, err := cfg.openStore(root, "calibrate")
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	name := fmt.Sprintf("calibrated %s rtt=%v", cfg.storeName(), rtt)
+	var bar *progressbar.ProgressBar
+	opt := calibrate.Options{}
+	if cfg.Progress != nil {
+		opt.Progress = func(done, total int) {
+			if bar == nil {
+				bar = newBar(cfg.Progress, total, "calibrate", "runs")
+			}
+			_ = bar.Set(done)
+		}
+	}
+	res, err := calibrate.Run(ctx, rttstore.New(st, rtt), name, opt)
+	finishBar(cfg.Progress, bar)
+	return res, err
+}
+
+func newBar(w io.Writer, total int, desc, unit string) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(fmt.Sprintf("%-28s", desc)),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(unit), progressbar.OptionThrottle(100*time.Millisecond))
+}
+
+func finishBar(w io.Writer, bar *progressbar.ProgressBar) {
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(w)
+	}
+}
+
+// variant is a deployed, loaded schema variant.
+type variant struct {
+	result    *VariantResult
+	st        store.Store
+	en        *engine.Engine
+	predicted map[*workload.Statement]float64 // the advisor's cost of each statement
+}
+
+// setupVariant advises the variant's schema, deploys it in a new store and
+// loads the data. The caller closes v.st.
+func (cfg *Config) setupVariant(ctx context.Context, name, root string, d *dataSet, w *workload.Workload, budget float64, prof cost.Profile, logf func(string, ...any)) (*variant, error) {
+	mode, _ := modeOf(name)
+	vr := &VariantResult{Name: name, Mode: mode}
+	t0 := time.Now()
+	res, err := advisor.Advise(ctx, d.model, w, advisor.Options{Mix: cfg.Mix, Budget: budget, Profile: prof, Mode: mode, Solver: cfg.Solver,
+		Progress: func(s string) { logf("advise %s: %s", name, s) }})
+	if err != nil {
+		return nil, err
+	}
+	vr.AdviseTime = time.Since(t0)
+	vr.ModelCost, vr.Size, vr.Structures = res.TotalCost, res.TotalSize, len(res.Schema.Indexes)
+	for _, x := range res.Schema.Indexes {
+		if x.Kind == physical.SI {
+			vr.SIs++
+		}
+	}
+	var ddl bytes.Buffer
+	if err := res.WriteDDL(&ddl, d.modelStmts); err != nil {
+		return nil, err
+	}
+	vr.Schema = ddl.String()
+	if cfg.Out != "" {
+		if err := os.WriteFile(filepath.Join(cfg.Out, "schema-"+name+".kvs"), ddl.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	v := &variant{result: vr, predicted: map[*workload.Statement]float64{}}
+	for _, q := range res.Queries {
+		v.predicted[q.Statement] = q.Plan.Cost
+	}
+	for _, wp := range res.Writes {
+		v.predicted[wp.Statement] = wp.Cost
+	}
+
+	if v.st, err = cfg.openStore(root, name); err != nil {
+		return nil, err
+	}
+	if v.en, err = engine.Deploy(ctx, v.st, "model.kvs", d.modelSrc, "schema-"+name+".kvs", ddl.Bytes(), prof); err != nil {
+		v.st.Close()
+		return nil, err
+	}
+	t0 = time.Now()
+	if vr.IndexRows, err = cfg.load(ctx, v.en, name); err != nil {
+		v.st.Close()
+		return nil, err
+	}
+	if ps, ok := v.st.(*pebblestore.Store); ok {
+		if err := ps.Compact(ctx); err != nil {
+			v.st.Close()
+			return nil, err
+		}
+	}
+	vr.LoadTime = time.Since(t0)
+	logf("bench %s: %d structures (%d SIs), cost %.6g, size %s; loaded %d index rows in %v", name, vr.Structures, vr.SIs, vr.ModelCost,
+		advisor.FormatBytes(vr.Size), vr.IndexRows, vr.LoadTime.Round(time.Millisecond))
+	return v, nil
+}
+
+func (cfg *Config) runVariant(ctx context.Context, name, root string, d *dataSet, w *workload.Workload, b *binder, rep *Report, logf func(string, ...any)) (*VariantResult, error) {
+	v, err := cfg.setupVariant(ctx, name, root, d, w, rep.Budget, rep.Profile, logf)
+	if err != nil {
+		return nil, err
+	}
+	defer v.st.Close()
+	snapper, ok := v.st.(store.Snapshotter)
+	if !ok {
+		return nil, fmt.Errorf("store %T cannot take snapshots, which the bench needs to undo writes", v.st)
+	}
+	snap, err := snapper.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Release()
+	for _, rtt := range cfg.RTTs {
+		p, err := cfg.runPass(ctx, name, v.st, snap, v.en, rep.Profile, w, b, v.predicted, rtt)
+		if err != nil {
+			return nil, err
+		}
+		v.result.Passes = append(v.result.Passes, p)
+		logf("bench %s rtt=%v: weighted mean %s, Spearman %.3f", name, rtt, fmtSeconds(p.WeightedMean), p.Spearman)
+	}
+	return v.result, nil
+}
+
+// load fills the variant's store with the generated data.
+func (cfg *Config) load(ctx context.Context, en *engine.Engine, name string) (int64, error) {
+	m := en.Model()
+	var bar *progressbar.ProgressBar
+	opt := engine.LoadOptions{Identity: fmt.Sprintf("rubis scale %g seed %d", cfg.Scale, cfg.Seed)}
+	if cfg.Progress != nil {
+		// One bar over all indexes, which load in parallel (the engine
+		// serializes these calls).
+		var total int64
+		for _, x := range en.Schema().Indexes {
+			total += int64(x.Entries)
+		}
+		done := map[string]int64{}
+		var sum int64
+		opt.Progress = func(p string, n, _ int64) {
+			if p == "read" {
+				return
+			}
+			if bar == nil {
+				bar = newBar(cfg.Progress, int(max(total, 1)), "load "+name, "rows")
+			}
+			sum += n - done[p]
+			done[p] = n
+			if sum > total {
+				total = sum
+				bar.ChangeMax64(total)
+			}
+			_ = bar.Set64(sum)
+		}
+	}
+	ls, err := en.Load(ctx, func(yield func(engine.Row) error) error {
+		return rubis.Generate(ctx, m, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *model.Entity, row []types.Value) error {
+			return yield(engine.Row{Entity: e, Values: row, File: "generated " + e.Name})
+		})
+	}, opt)
+	finishBar(cfg.Progress, bar)
+	if err != nil {
+		return 0, err
+	}
+	return ls.IndexRows, nil
+}
+
+// runPass measures every statement of the mix with round trips delayed by
+// rtt, restoring the store after each statement that writes.
+func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store, snap store.Snapshot, deployed *engine.Engine, prof cost.Profile, w *workload.Workload,
+	b *binder, predicted map[*workload.Statement]float64, rtt time.Duration) (*Pass, error) {
+	delayed := rttstore.New(base, rtt)
+	counted := countstore.New(delayed)
+	en := engine.New(counted, deployed.Model(), deployed.Schema(), prof)
+	var stmts []*workload.Statement
+	for _, s := range w.Statements {
+		if s.Weight(cfg.Mix) > 0 {
+			stmts = append(stmts, s)
+		}
+	}
+	var bar *progressbar.ProgressBar
+	if cfg.Progress != nil {
+		bar = newBar(cfg.Progress, len(stmts)*(cfg.Warmup+cfg.Iterations), fmt.Sprintf("%s rtt=%v", variant, rtt), "runs")
+	}
+	defer finishBar(cfg.Progress, bar)
+	p := &Pass{RTT: rtt}
+	groups := map[string]*GroupResult{}
+	var wsum, wlat float64
+	var pred, meas []float64
+	for _, s := range stmts {
+		sr, err := cfg.runStatement(ctx, en, counted, s, b, bar)
+		if err != nil {
+			return nil, fmt.Errorf("statement %s: %w", s.Tag, err)
+		}
+		if s.Write != nil {
+			if err := snap.Restore(ctx); err != nil {
+				return nil, fmt.Errorf("restore after statement %s: %w", s.Tag, err)
+			}
+		}
+		sr.Predicted = predicted[s]
+		p.Statements = append(p.Statements, sr)
+		g := groups[s.Group]
+		if g == nil {
+			g = &GroupResult{Name: s.Group, Weight: s.Weight(cfg.Mix)}
+			groups[s.Group] = g
+			p.Groups = append(p.Groups, g)
+		}
+		g.Mean += sr.Mean
+		wsum += sr.Weight
+		wlat += sr.Weight * sr.Mean
+		pred = append(pred, sr.Predicted)
+		meas = append(meas, sr.Mean)
+	}
+	p.WeightedMean = wlat / wsum
+	if n := delayed.RoundTrips(); n > 0 && rtt > 0 {
+		p.RealizedRTT = delayed.Waited() / time.Duration(n)
+	}
+	p.Spearman = spearman(pred, meas)
+	return p, nil
+}
+
+func (cfg *Config) runStatement(ctx context.Context, en *engine.Engine, counted *countstore.Store, s *workload.Statement, b *binder, bar *progressbar.ProgressBar) (*StatementResult, error) {
+	stmt, err := en.PrepareAST(s.AST)
+	if err != nil {
+		return nil, err
+	}
+	params, err := b.stream(s, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	sr := &StatementResult{Tag: s.Tag, Group: s.Group, Weight: s.Weight(cfg.Mix), Runs: cfg.Iterations}
+	if s.Query != nil {
+		sr.Kind, sr.Steps = "query", len(stmt.Plan.Steps)
+	} else {
+		sr.Kind, sr.Steps = strings.ToLower(s.Write.Kind.String()), len(stmt.Upkeeps)
+	}
+	lat := make([]float64, 0, cfg.Iterations)
+	var rows int
+	for i := 0; i < cfg.Warmup+cfg.Iterations; i++ {
+		args := params.next()
+		if i == cfg.Warmup {
+			counted.Reset()
+		}
+		t0 := time.Now()
+		var n int
+		if s.Query != nil {
+			res, err := stmt.Query(ctx, args...)
+			if err != nil {
+				return nil, err
+			}
+			n = len(res.Rows)
+		} else if n, err = stmt.Exec(ctx, args...); err != nil {
+			return nil, err
+		}
+		el := time.Since(t0)
+		if i >= cfg.Warmup {
+			lat = append(lat, el.Seconds())
+			rows += n
+		}
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+	}
+	c := counted.Stats()
+	runs := float64(cfg.Iterations)
+	sr.RoundTrips, sr.Rows = float64(c.RoundTrips)/runs, float64(rows)/runs
+	sr.Mean, sr.P50, sr.P95, sr.P99 = mean(lat), percentile(lat, 50), percentile(lat, 95), percentile(lat, 99)
+	return sr, nil
+}
+
+// machine describes the computer the benchmark ran on.
+func machine() string {
+	cpu := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				var kb float64
+				fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+				mem = fmt.Sprintf(", %.0f GiB", kb/(1<<20))
+			}
+		}
+	}
+	if cpu == "" {
+		cpu = "unknown CPU"
+	}
+	return fmt.Sprintf("%s/%s, %d cores (%s)%s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpu, mem, runtime.Version())
+}
+
+func fmtSeconds(s float64) string {
+	if math.IsNaN(s) {
+		return "NaN"
+	}
+	return time.Duration(s * 1e9).Round(time.Microsecond).String()
+}

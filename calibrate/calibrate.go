@@ -1,0 +1,522 @@
+// Package calibrate measures the cost constants of a backend — the
+// cost.Profile the advisor minimizes — with micro-benchmarks, so that
+// predicted plan costs rank plans as the backend runs them.
+//
+// Reads are measured through the engine, on a small synthetic schema whose
+// every query has one plan, so that the constants include what the runtime
+// does per step and per row (encoding, decoding, joining), not only the
+// store's work:
+//
+//   - one lookup of 1 partition returning R rows, R = 1 … 1024;
+//   - a two-step join plan probing P partitions in its second step,
+//     P = 1 … 1024 (one row per partition);
+//   - a single-row lookup in a plain CF (CFQueryCost) and the same query
+//     through a secondary index (SIQueryCost).
+//
+// A countstore under the engine says what each run did: round trips
+// (steps), probes (partitions asked for) and rows read. The per-step,
+// per-partition and per-row constants (IndexCost, PartitionCost, RowCost)
+// are the non-negative least-squares fit of the median latencies to
+// steps·IndexCost + probes·PartitionCost + rows·RowCost, minimizing
+// relative error (latencies span three orders of magnitude; each matters
+// for ranking). Writes are measured on the store: one atomic batch putting
+// (InsertCost) or deleting (DeleteCost) R rows of engine-like shape,
+// R = 1 … 16, fitted through the origin as the cost model charges them,
+// R·cost.
+//
+// Invariants: everything runs in the table namespace "calibrate." of the
+// store (package prefixstore), which is emptied before and after, so a
+// store holding a deployed schema can be calibrated in place. Calibrate
+// through the same decorators (e.g. rttstore) the measured workload runs
+// through.
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/countstore"
+	"github.com/kvschema/kvschema/store/prefixstore"
+	"github.com/kvschema/kvschema/types"
+)
+
+// Namespace prefixes every table calibration creates.
+const Namespace = "calibrate."
+
+// Options tune a calibration.
+type Options struct {
+	Runs   int // timed runs per measurement (default 30)
+	Warmup int // untimed runs before them (default 3)
+	// Progress, when set, is called after each measurement.
+	Progress func(done, total int)
+}
+
+// Measurement is one micro-benchmark: what a run did and how long it took.
+type Measurement struct {
+	Name string
+	// Steps, Probes and Rows are per run: round trips, partitions asked
+	// for and rows read (reads); Rows is the rows written (writes).
+	Steps, Probes, Rows float64
+	Seconds             float64 // median latency of a run
+}
+
+// Result is a calibrated profile and the measurements behind it.
+type Result struct {
+	Profile cost.Profile
+	Reads   []Measurement // fitted by IndexCost, PartitionCost, RowCost
+	Inserts []Measurement // fitted by InsertCost
+	Deletes []Measurement // fitted by DeleteCost
+	CF, SI  Measurement   // single-row queries: CFQueryCost, SIQueryCost
+	// ReadError is the fit's root-mean-square relative error over Reads.
+	ReadError float64
+	Took      time.Duration
+}
+
+// Predicted is the fitted model's latency for a read measurement.
+func (r *Result) Predicted(m Measurement) float64 {
+	p := r.Profile
+	return m.Steps*p.IndexCost + m.Probes*p.PartitionCost + m.Rows*p.RowCost
+}
+
+const modelSrc = `
+DEFINE RELATION groups ROWS 20 { id BIGINT KEY SIZE 8 };
+DEFINE RELATION parts ROWS 1400 { id BIGINT KEY SIZE 8, grp BIGINT SIZE 8 REFERENCES groups REVERSE parts };
+DEFINE RELATION items ROWS 8400 {
+  id BIGINT KEY SIZE 8,
+  a STRING SIZE 20, b STRING SIZE 20, c DOUBLE SIZE 8,
+  w BIGINT SIZE 8 CARDINALITY 8400,
+  part BIGINT SIZE 8 REFERENCES parts REVERSE items
+};
+DEFINE COLUMN FAMILY items_by_part FOR parts { PARTITION KEY (parts.id), CLUSTERING KEY (parts.items.id), VALUES (parts.items.a, parts.items.b, parts.items.c) };
+DEFINE COLUMN FAMILY parts_by_group FOR groups { PARTITION KEY (groups.id), CLUSTERING KEY (groups.parts.id), VALUES () };
+DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), CLUSTERING KEY (), VALUES (items.a, items.b, items.c, items.w) };
+DEFINE SECONDARY INDEX items_by_w ON items_by_id (items.w);
+`
+
+const (
+	queryRows  = "SELECT items.id, items.a, items.b, items.c FROM items.part WHERE part.id = ?"
+	queryParts = "SELECT items.id, items.a FROM items.part.grp WHERE grp.id = ?"
+	queryCF    = "SELECT items.a, items.b FROM items WHERE items.id = ?"
+	querySI    = "SELECT items.a, items.b FROM items WHERE items.w = ?"
+)
+
+// sizes of the partitions (R series) and of the joins (P series).
+var (
+	rowSizes  = []int{1, 4, 16, 64, 256, 1024}
+	partSizes = []int{1, 4, 16, 64, 256, 1024}
+	// partsPerSize partitions of each R size, so runs rotate over several.
+	partsPerSize = 5
+	writeSizes   = []int{1, 2, 4, 8, 16}
+)
+
+// rowSeriesGroup holds the R series' parts (never queried by group).
+const rowSeriesGroup = 1000
+
+// data is the synthetic data set and the parameters of each measurement.
+type data struct {
+	groups, parts, items [][]types.Value
+	rowParts             map[int][]int64 // R → parts with R items
+	partGroups           map[int]int64   // P → group with P parts
+	itemIDs              []int64
+}
+
+func synthesize(m *model.Model) *data {
+	d := &data{rowParts: map[int][]int64{}, partGroups: map[int]int64{}}
+	items := m.Entity("items")
+	var partID, itemID int64
+	row := func(e *model.Entity, vals map[string]types.Value) []types.Value {
+		out := make([]types.Value, len(e.Columns))
+		for i, c := range e.Columns {
+			out[i] = vals[c.Name]
+		}
+		return out
+	}
+	addItem := func(part int64) {
+		itemID++
+		s := fmt.Sprintf("%020d", itemID*7919)
+		d.items = append(d.items, row(items, map[string]types.Value{"id": itemID, "a": s, "b": s[10:] + s[:10], "c": float64(itemID) / 3, "w": itemID, "part": part}))
+		d.itemIDs = append(d.itemIDs, itemID)
+	}
+	addPart := func(group int64) int64 {
+		partID++
+		d.parts = append(d.parts, row(m.Entity("parts"), map[string]types.Value{"id": partID, "grp": group}))
+		return partID
+	}
+	d.groups = append(d.groups, row(m.Entity("groups"), map[string]types.Value{"id": int64(rowSeriesGroup)}))
+	for _, r := range rowSizes {
+		for i := 0; i < partsPerSize; i++ {
+			p := addPart(rowSeriesGroup)
+			d.rowParts[r] = append(d.rowParts[r], p)
+			for j := 0; j < r; j++ {
+				addItem(p)
+			}
+		}
+	}
+	for g, n := range partSizes {
+		gid := int64(g + 1)
+		d.groups = append(d.groups, row(m.Entity("groups"), map[string]types.Value{"id": gid}))
+		d.partGroups[n] = gid
+		for i := 0; i < n; i++ {
+			addItem(addPart(gid))
+		}
+	}
+	return d
+}
+
+// Run calibrates st. Wrap st in the decorators the workload will run
+// through (a simulated round trip) before calling it. name names the
+// profile.
+func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result, error) {
+	start := time.Now()
+	if opt.Runs <= 0 {
+		opt.Runs = 30
+	}
+	if opt.Warmup < 0 {
+		opt.Warmup = 0
+	} else if opt.Warmup == 0 {
+		opt.Warmup = 3
+	}
+	ns := prefixstore.New(st, Namespace)
+	if err := empty(ctx, ns); err != nil {
+		return nil, err
+	}
+	defer empty(context.WithoutCancel(ctx), ns)
+	counted := countstore.New(ns)
+	stmts, err := lang.ParseScript("calibrate.kvs", []byte(modelSrc))
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.Build(stmts)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := physical.ParseSchema(m, stmts)
+	if err != nil {
+		return nil, err
+	}
+	en := engine.New(counted, m, schema, cost.Cassandra)
+	if err := en.CreateTables(ctx); err != nil {
+		return nil, err
+	}
+	d := synthesize(m)
+	if _, err := en.Load(ctx, func(yield func(engine.Row) error) error {
+		for _, set := range []struct {
+			e    string
+			rows [][]types.Value
+		}{{"groups", d.groups}, {"parts", d.parts}, {"items", d.items}} {
+			for _, r := range set.rows {
+				if err := yield(engine.Row{Entity: m.Entity(set.e), Values: r}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}, engine.LoadOptions{Identity: "calibrate"}); err != nil {
+		return nil, err
+	}
+
+	res := &Result{}
+	total := len(rowSizes) + len(partSizes) + 2 + 2*len(writeSizes)
+	done := 0
+	tick := func() {
+		done++
+		if opt.Progress != nil {
+			opt.Progress(done, total)
+		}
+	}
+	measure := func(name, text string, args func(i int) types.Value) (Measurement, error) {
+		s, err := en.Prepare(text)
+		if err != nil {
+			return Measurement{}, err
+		}
+		lat := make([]float64, 0, opt.Runs)
+		for i := 0; i < opt.Warmup+opt.Runs; i++ {
+			if i == opt.Warmup {
+				counted.Reset()
+			}
+			t0 := time.Now()
+			if _, err := s.Query(ctx, args(i)); err != nil {
+				return Measurement{}, err
+			}
+			if i >= opt.Warmup {
+				lat = append(lat, time.Since(t0).Seconds())
+			}
+		}
+		c := counted.Stats()
+		n := float64(opt.Runs)
+		tick()
+		return Measurement{Name: name, Steps: float64(c.RoundTrips) / n, Probes: float64(c.Probes) / n, Rows: float64(c.RowsRead) / n, Seconds: median(lat)}, nil
+	}
+	for _, r := range rowSizes {
+		ps := d.rowParts[r]
+		mm, err := measure(fmt.Sprintf("1 partition, %d rows", r), queryRows, func(i int) types.Value { return ps[i%len(ps)] })
+		if err != nil {
+			return nil, err
+		}
+		res.Reads = append(res.Reads, mm)
+	}
+	for _, p := range partSizes {
+		g := d.partGroups[p]
+		mm, err := measure(fmt.Sprintf("join over %d partitions", p), queryParts, func(int) types.Value { return g })
+		if err != nil {
+			return nil, err
+		}
+		res.Reads = append(res.Reads, mm)
+	}
+	pick := func(i int) types.Value { return d.itemIDs[(i*7919)%len(d.itemIDs)] }
+	if res.CF, err = measure("single row, column family", queryCF, pick); err != nil {
+		return nil, err
+	}
+	if res.SI, err = measure("single row, secondary index", querySI, pick); err != nil {
+		return nil, err
+	}
+	res.Reads = append(res.Reads, res.CF)
+	if res.Inserts, res.Deletes, err = measureWrites(ctx, ns, opt, tick); err != nil {
+		return nil, err
+	}
+
+	p := cost.Profile{Name: name}
+	beta, rms := fitNonNegative(res.Reads)
+	p.IndexCost, p.PartitionCost, p.RowCost = beta[0], beta[1], beta[2]
+	res.ReadError = rms
+	p.InsertCost = fitThroughOrigin(res.Inserts)
+	p.DeleteCost = fitThroughOrigin(res.Deletes)
+	p.CFQueryCost = res.CF.Seconds
+	p.SIQueryCost = max(res.SI.Seconds, res.CF.Seconds)
+	res.Profile = p
+	res.Took = time.Since(start)
+	return res, p.Validate()
+}
+
+// measureWrites times batches putting, then deleting, R rows of four
+// 20-byte cells (the shape of an engine row) in table "writes".
+func measureWrites(ctx context.Context, st store.Store, opt Options, tick func()) (ins, del []Measurement, err error) {
+	if err := st.CreateTable(ctx, store.TableSpec{Name: "writes", Families: []string{"v"}}); err != nil {
+		return nil, nil, err
+	}
+	next := 0
+	val := []byte("01234567890123456789")
+	for _, r := range writeSizes {
+		var putLat, delLat []float64
+		for i := 0; i < opt.Warmup+opt.Runs; i++ {
+			var puts, dels []store.Mutation
+			for j := 0; j < r; j++ {
+				next++
+				key := fmt.Appendf(nil, "row%09d", next)
+				for _, q := range []string{"a", "b", "c", "d"} {
+					puts = append(puts, store.Mutation{Kind: store.SetCell, Table: "writes", Row: key, Family: "v", Qualifier: []byte(q), Value: val})
+				}
+				dels = append(dels, store.Mutation{Kind: store.DeleteRow, Table: "writes", Row: key})
+			}
+			t0 := time.Now()
+			if err := st.Apply(ctx, puts); err != nil {
+				return nil, nil, err
+			}
+			t1 := time.Now()
+			if err := st.Apply(ctx, dels); err != nil {
+				return nil, nil, err
+			}
+			t2 := time.Now()
+			if i >= opt.Warmup {
+				putLat = append(putLat, t1.Sub(t0).Seconds())
+				delLat = append(delLat, t2.Sub(t1).Seconds())
+			}
+		}
+		ins = append(ins, Measurement{Name: fmt.Sprintf("put %d rows", r), Steps: 1, Rows: float64(r), Seconds: median(putLat)})
+		tick()
+		del = append(del, Measurement{Name: fmt.Sprintf("delete %d rows", r), Steps: 1, Rows: float64(r), Seconds: median(delLat)})
+		tick()
+	}
+	return ins, del, nil
+}
+
+// empty deletes every row of every table of the namespace.
+func empty(ctx context.Context, st store.Store) error {
+	tabs, err := st.Tables(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tabs {
+		var muts []store.Mutation
+		err := st.ReadRows(ctx, t.Name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			muts = append(muts, store.Mutation{Kind: store.DeleteRow, Table: t.Name, Row: append([]byte(nil), r.Key...)})
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for len(muts) > 0 {
+			n := min(len(muts), 10000)
+			if err := st.Apply(ctx, muts[:n]); err != nil {
+				return err
+			}
+			muts = muts[n:]
+		}
+	}
+	return nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+// fitNonNegative fits Seconds ≈ Steps·b0 + Probes·b1 + Rows·b2 with b ≥ 0,
+// minimizing the sum of squared relative errors, and returns b and the
+// root-mean-square relative error. With three unknowns the active-set
+// search is exhaustive: every subset of free coefficients is solved by
+// least squares and the best one with no negative coefficient wins.
+func fitNonNegative(ms []Measurement) ([3]float64, float64) {
+	best, bestErr := [3]float64{}, math.Inf(1)
+	for mask := 1; mask < 8; mask++ {
+		var idx []int
+		for j := 0; j < 3; j++ {
+			if mask&(1<<j) != 0 {
+				idx = append(idx, j)
+			}
+		}
+		// Normal equations of the weighted problem (weight 1/y²).
+		k := len(idx)
+		a := make([][]float64, k)
+		for i := range a {
+			a[i] = make([]float64, k+1)
+		}
+		for _, m := range ms {
+			if m.Seconds <= 0 {
+				continue
+			}
+			x := [3]float64{m.Steps, m.Probes, m.Rows}
+			w := 1 / (m.Seconds * m.Seconds)
+			for r := 0; r < k; r++ {
+				for c := 0; c < k; c++ {
+					a[r][c] += w * x[idx[r]] * x[idx[c]]
+				}
+				a[r][k] += w * x[idx[r]] * m.Seconds
+			}
+		}
+		sol, ok := solve(a)
+		if !ok {
+			continue
+		}
+		var b [3]float64
+		neg := false
+		for i, j := range idx {
+			b[j] = sol[i]
+			neg = neg || sol[i] < 0
+		}
+		if neg {
+			continue
+		}
+		if e := relError(ms, b); e < bestErr {
+			best, bestErr = b, e
+		}
+	}
+	return best, bestErr
+}
+
+func relError(ms []Measurement, b [3]float64) float64 {
+	var sum float64
+	n := 0
+	for _, m := range ms {
+		if m.Seconds <= 0 {
+			continue
+		}
+		pred := m.Steps*b[0] + m.Probes*b[1] + m.Rows*b[2]
+		e := (pred - m.Seconds) / m.Seconds
+		sum += e * e
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Sqrt(sum / float64(n))
+}
+
+// solve solves the augmented k×(k+1) system by Gaussian elimination with
+// partial pivoting; ok is false when it is singular.
+func solve(a [][]float64) ([]float64, bool) {
+	k := len(a)
+	for c := 0; c < k; c++ {
+		p := c
+		for r := c + 1; r < k; r++ {
+			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
+				p = r
+			}
+		}
+		if math.Abs(a[p][c]) < 1e-300 {
+			return nil, false
+		}
+		a[c], a[p] = a[p], a[c]
+		for r := c + 1; r < k; r++ {
+			f := a[r][c] / a[c][c]
+			for j := c; j <= k; j++ {
+				a[r][j] -= f * a[c][j]
+			}
+		}
+	}
+	x := make([]float64, k)
+	for r := k - 1; r >= 0; r-- {
+		s := a[r][k]
+		for j := r + 1; j < k; j++ {
+			s -= a[r][j] * x[j]
+		}
+		x[r] = s / a[r][r]
+	}
+	return x, true
+}
+
+// fitThroughOrigin fits Seconds ≈ Rows·c minimizing relative error:
+// c = Σ(x/y) / Σ(x²/y²).
+func fitThroughOrigin(ms []Measurement) float64 {
+	var num, den float64
+	for _, m := range ms {
+		if m.Seconds > 0 {
+			num += m.Rows / m.Seconds
+			den += m.Rows * m.Rows / (m.Seconds * m.Seconds)
+		}
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}
+
+// Report prints the measurements next to the fitted model's prediction.
+func (r *Result) Report() string {
+	var b strings.Builder
+	p := r.Profile
+	fmt.Fprintf(&b, "profile %s (calibrated in %v)\n", p.Name, r.Took.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  index_cost %.3g s, partition_cost %.3g s, row_cost %.3g s (fit: %.1f%% rms relative error)\n", p.IndexCost, p.PartitionCost, p.RowCost, 100*r.ReadError)
+	fmt.Fprintf(&b, "  insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s\n", p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost)
+	fmt.Fprintf(&b, "  %-30s %6s %7s %7s %12s %12s\n", "read", "steps", "probes", "rows", "measured", "fitted")
+	for _, m := range r.Reads {
+		fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s %12s\n", m.Name, m.Steps, m.Probes, m.Rows, seconds(m.Seconds), seconds(r.Predicted(m)))
+	}
+	fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s\n", r.SI.Name, r.SI.Steps, r.SI.Probes, r.SI.Rows, seconds(r.SI.Seconds))
+	for _, set := range [][]Measurement{r.Inserts, r.Deletes} {
+		for _, m := range set {
+			fmt.Fprintf(&b, "  %-30s %6.1f %7s %7.1f %12s\n", m.Name, m.Steps, "", m.Rows, seconds(m.Seconds))
+		}
+	}
+	return b.String()
+}
+
+func seconds(s float64) string { return time.Duration(s * 1e9).Round(100 * time.Nanosecond).String() }

@@ -1,0 +1,111 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/memstore"
+)
+
+// The fit recovers the constants of latencies the cost model generates
+// exactly, and clamps a coefficient the data would make negative.
+func TestFitRecoversConstants(t *testing.T) {
+	want := [3]float64{0.0011, 0.00002, 0.0000007}
+	var ms []Measurement
+	for _, x := range [][3]float64{{1, 1, 1}, {1, 1, 64}, {1, 1, 1024}, {2, 2, 2}, {2, 65, 128}, {2, 1025, 2048}, {2, 2, 2}} {
+		ms = append(ms, Measurement{Steps: x[0], Probes: x[1], Rows: x[2], Seconds: x[0]*want[0] + x[1]*want[1] + x[2]*want[2]})
+	}
+	got, rms := fitNonNegative(ms)
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9*want[i]+1e-15 {
+			t.Errorf("coefficient %d = %g, want %g", i, got[i], want[i])
+		}
+	}
+	if rms > 1e-9 {
+		t.Errorf("rms relative error %g on exact data", rms)
+	}
+	// Latency falling with partitions would need a negative partition cost.
+	ms = []Measurement{{Steps: 1, Probes: 1, Rows: 1, Seconds: 0.002}, {Steps: 1, Probes: 100, Rows: 1, Seconds: 0.001}, {Steps: 1, Probes: 1, Rows: 100, Seconds: 0.003}}
+	got, _ = fitNonNegative(ms)
+	for i, b := range got {
+		if b < 0 {
+			t.Errorf("coefficient %d = %g < 0", i, b)
+		}
+	}
+	if c := fitThroughOrigin([]Measurement{{Rows: 1, Seconds: 0.5}, {Rows: 4, Seconds: 2}}); math.Abs(c-0.5) > 1e-12 {
+		t.Errorf("fitThroughOrigin = %g, want 0.5", c)
+	}
+}
+
+// A calibration run on an in-memory store measures what each
+// micro-benchmark is meant to (steps, probes, rows per run), yields a valid
+// profile, and leaves only empty tables in its namespace, other tables
+// untouched.
+func TestRunMeasuresThePlannedWork(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	if err := st.CreateTable(ctx, store.TableSpec{Name: "user", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: "user", Row: []byte("k"), Family: "f", Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, st, "mem", Options{Runs: 3, Warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Profile.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][3]float64{}
+	for _, r := range rowSizes {
+		want[fmt.Sprintf("1 partition, %d rows", r)] = [3]float64{1, 1, float64(r)}
+	}
+	for _, p := range partSizes {
+		want[fmt.Sprintf("join over %d partitions", p)] = [3]float64{2, float64(1 + p), float64(2 * p)}
+	}
+	want["single row, column family"] = [3]float64{1, 1, 1}
+	for _, m := range res.Reads {
+		w, ok := want[m.Name]
+		if !ok {
+			t.Errorf("unexpected measurement %q", m.Name)
+			continue
+		}
+		if got := [3]float64{m.Steps, m.Probes, m.Rows}; got != w {
+			t.Errorf("%s: steps, probes, rows = %v, want %v", m.Name, got, w)
+		}
+		if !(m.Seconds > 0) {
+			t.Errorf("%s: latency %v", m.Name, m.Seconds)
+		}
+	}
+	if len(res.Reads) != len(want) {
+		t.Errorf("%d read measurements, want %d", len(res.Reads), len(want))
+	}
+	// The SI query reads the index, then the base row: 2 steps, 2 rows.
+	if res.SI.Steps != 2 || res.SI.Rows != 2 {
+		t.Errorf("SI query: %+v, want 2 steps and 2 rows", res.SI)
+	}
+	if len(res.Inserts) != len(writeSizes) || len(res.Deletes) != len(writeSizes) {
+		t.Errorf("%d insert and %d delete measurements, want %d each", len(res.Inserts), len(res.Deletes), len(writeSizes))
+	}
+	tabs, err := st.Tables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tab := range tabs {
+		n := 0
+		if err := st.ReadRows(ctx, tab.Name, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		if tab.Name == "user" && n != 1 {
+			t.Errorf("table user has %d rows after calibration, want 1", n)
+		}
+		if tab.Name != "user" && n != 0 {
+			t.Errorf("calibration left %d rows in %s", n, tab.Name)
+		}
+	}
+	t.Log(res.Report())
+}
