@@ -300,7 +300,7 @@ func (r *Report) Markdown(charts []string) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "- Runs: each statement %d times after %d warm-up runs, parameters drawn from %s rows sampled from the data (the same sequence for every variant and pass); an INSERT's key is new.\n", c.Iterations, c.Warmup, "up to 1,000")
+	fmt.Fprintf(&b, "- Runs: each statement %d times after %d warm-up runs, parameters drawn from up to %d rows per entity sampled from the data (the same sequence for every variant and pass); an INSERT's key is new.\n", c.Iterations, c.Warmup, r.SampleRows)
 	p := r.Profile
 	if r.Calibration != nil {
 		fmt.Fprintf(&b, "- Cost profile: calibrated on this store with rtt %v (`profile.json`; fit rms relative error %.1f%%):\n", realistic, 100*r.Calibration.ReadError)

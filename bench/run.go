@@ -85,6 +85,7 @@ type Report struct {
 	Config      Config
 	Machine     string
 	Counts      map[string]int
+	SampleRows  int // rows sampled per entity for parameters
 	Budget      float64
 	Profile     cost.Profile
 	Calibration *calibrate.Result // nil when Config.Profile named one
@@ -155,7 +156,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer cleanup()
 
 	logf("bench: generating RUBiS at scale %g to measure it and sample parameters", cfg.Scale)
-	d, err := analyze(ctx, cfg, max(cfg.Iterations+cfg.Warmup, 1000))
+	sampleRows := max(cfg.Iterations+cfg.Warmup, 1000)
+	d, err := analyze(ctx, cfg, sampleRows)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !w.HasMix(cfg.Mix) {
 		return nil, fmt.Errorf("workload %s has no mix %q (its mixes: %s)", cfg.Workload, cfg.Mix, strings.Join(w.Mixes, ", "))
 	}
-	rep := &Report{Config: cfg, Machine: machine(), Counts: d.counts, Budget: cfg.Budget}
+	rep := &Report{Config: cfg, Machine: machine(), Counts: d.counts, Budget: cfg.Budget, SampleRows: sampleRows}
 	if rep.Budget == 0 {
 		rep.Budget = PaperBudget * d.budgetScale
 	}

@@ -41,9 +41,7 @@ import (
 
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/prefixstore"
@@ -56,7 +54,7 @@ const Namespace = "calibrate."
 // Options tune a calibration.
 type Options struct {
 	Runs   int // timed runs per measurement (default 30)
-	Warmup int // untimed runs before them (default 3)
+	Warmup int // untimed runs before them (default 3; negative: none)
 	// Progress, when set, is called after each measurement.
 	Progress func(done, total int)
 }
@@ -88,7 +86,7 @@ func (r *Result) Predicted(m Measurement) float64 {
 	return m.Steps*p.IndexCost + m.Probes*p.PartitionCost + m.Rows*p.RowCost
 }
 
-const modelSrc = `
+const script = `
 DEFINE RELATION groups ROWS 20 { id BIGINT KEY SIZE 8 };
 DEFINE RELATION parts ROWS 1400 { id BIGINT KEY SIZE 8, grp BIGINT SIZE 8 REFERENCES groups REVERSE parts };
 DEFINE RELATION items ROWS 8400 {
@@ -192,22 +190,13 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	}
 	defer empty(context.WithoutCancel(ctx), ns)
 	counted := countstore.New(ns)
-	stmts, err := lang.ParseScript("calibrate.kvs", []byte(modelSrc))
+	// The script holds the model and the schema; Deploy records them in the
+	// namespace (emptied with it) and creates the tables.
+	en, err := engine.Deploy(ctx, counted, "calibrate.kvs", []byte(script), "calibrate.kvs", []byte(script), cost.Cassandra)
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.Build(stmts)
-	if err != nil {
-		return nil, err
-	}
-	schema, err := physical.ParseSchema(m, stmts)
-	if err != nil {
-		return nil, err
-	}
-	en := engine.New(counted, m, schema, cost.Cassandra)
-	if err := en.CreateTables(ctx); err != nil {
-		return nil, err
-	}
+	m := en.Model()
 	d := synthesize(m)
 	if _, err := en.Load(ctx, func(yield func(engine.Row) error) error {
 		for _, set := range []struct {

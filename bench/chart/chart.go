@@ -296,13 +296,7 @@ type valueAxis struct {
 
 // newValueAxis picks linear or log scale for the values (ms) by the 50× rule.
 func newValueAxis(ms []float64) valueAxis {
-	largest, smallest := 0.0, math.Inf(1)
-	for _, v := range ms {
-		largest = math.Max(largest, v)
-		if v > 0 {
-			smallest = math.Min(smallest, v)
-		}
-	}
+	largest, smallest := extent(ms)
 	if largest > logRatio*smallest {
 		return newLogAxis(ms)
 	}
@@ -312,17 +306,23 @@ func newValueAxis(ms []float64) valueAxis {
 	return valueAxis{min: 0, max: largest * 1.2} // headroom for the legend
 }
 
-// newLogAxis bounds a log axis on whole decades: the floor (see the package
-// doc) at the bottom; at the top, the decade above the largest value with
-// room for the legend and value labels.
-func newLogAxis(ms []float64) valueAxis {
-	largest, smallest := 0.0, math.Inf(1)
+// extent is the largest value and the smallest positive one (+Inf if none).
+func extent(ms []float64) (largest, smallest float64) {
+	largest, smallest = 0, math.Inf(1)
 	for _, v := range ms {
 		largest = math.Max(largest, v)
 		if v > 0 {
 			smallest = math.Min(smallest, v)
 		}
 	}
+	return largest, smallest
+}
+
+// newLogAxis bounds a log axis on whole decades: the floor (see the package
+// doc) at the bottom; at the top, the decade above the largest value with
+// room for the legend and value labels.
+func newLogAxis(ms []float64) valueAxis {
+	largest, smallest := extent(ms)
 	smallest = math.Max(smallest, minFloorMs)
 	if math.IsInf(smallest, 1) {
 		smallest = minFloorMs // no positive value at all
