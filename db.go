@@ -280,7 +280,8 @@ func existingDef(c *schema.Catalog, st lang.Statement) lang.Statement {
 }
 
 // createTables creates a layout's table with its family; a salted layout is
-// pre-split at every bucket boundary (as Phoenix does).
+// pre-split at every bucket boundary (as Phoenix does), another at its SPLIT
+// ON keys.
 func createTables(ctx context.Context, s store.Store, l *schema.Layout) error {
 	if l.StaticTable() == "" {
 		return nil // created on first write, per table name
@@ -292,6 +293,7 @@ func createTables(ctx context.Context, s store.Store, l *schema.Layout) error {
 	for b := 1; b < l.SaltBuckets; b++ {
 		spec.Splits = append(spec.Splits, []byte{byte(b)})
 	}
+	spec.Splits = append(spec.Splits, l.Splits...)
 	return s.CreateTable(ctx, spec)
 }
 

@@ -12,10 +12,15 @@
 //     [salt][partition key][clustering key]: with SALT_BUCKETS = n a bucket
 //     byte (keyenc.SaltBucket of the encoded partition key, Phoenix's hash;
 //     the table is pre-split at each bucket), then the partition key
-//     attributes (in name order), then the clustering key attributes (in
-//     order), each in keyenc's ordered, self-delimiting, nullable encoding,
-//     so byte order is value order and a partition is one contiguous key
-//     range. Each value attribute is one cell, qualifier =
+//     attributes (in name order: the order DEFINE COLUMN FAMILY prints them
+//     in, and the order of the values of a SPLIT ON point), then the
+//     clustering key attributes (in order), each in keyenc's ordered,
+//     self-delimiting, nullable encoding, so byte order is value order and a
+//     partition is one contiguous key range. An unsalted CF with SPLIT ON is
+//     pre-split at each point's encoding (physical.SplitPoint), which is the
+//     row-key prefix of the partitions starting with the point's values, so
+//     a split never cuts a partition whose key it names in full. Each value
+//     attribute is one cell, qualifier =
 //     the attribute in path notation (items.bids.date), value in keyenc's
 //     natural encoding; NULL is the absence of the cell. A row with no
 //     non-NULL value holds the empty-qualifier marker cell.

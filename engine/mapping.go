@@ -183,11 +183,8 @@ func (t *table) decode(r store.Row, out []types.Value) (int, error) {
 	return hashLen, nil
 }
 
-// spec is the table to create.
+// spec is the table to create, pre-split at every salt bucket or SPLIT ON
+// point.
 func (t *table) spec() store.TableSpec {
-	spec := store.TableSpec{Name: t.name, Families: []string{family}}
-	for b := 1; b < t.salt; b++ {
-		spec.Splits = append(spec.Splits, []byte{byte(b)}) // one region per bucket
-	}
-	return spec
+	return store.TableSpec{Name: t.name, Families: []string{family}, Splits: t.x.Splits()}
 }

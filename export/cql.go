@@ -1,10 +1,15 @@
-// Package export writes a physical schema in other systems' DDL. CQL (this
-// file) maps each column family to a Cassandra table — partition key in the
-// inner parentheses of PRIMARY KEY, clustering key after it, in ascending
-// clustering order — and each secondary index to CREATE INDEX on its base
-// table. Columns are named by their path from the family's root relation
-// (items.seller.region.id becomes items_seller_region_id), so that names are
-// unique within a table.
+// Package export writes a physical schema in other systems' DDL.
+//
+// CQL (this file) maps each column family to a Cassandra table — partition
+// key in the inner parentheses of PRIMARY KEY, clustering key after it, in
+// ascending clustering order — and each secondary index to CREATE INDEX on
+// its base table. Columns are named by their path from the family's root
+// relation (items.seller.region.id becomes items_seller_region_id), so that
+// names are unique within a table.
+//
+// HBase (hbase.go) and CBT (cbt.go) write scripts creating the tables the
+// engine itself uses on an HBase or Bigtable cluster: one per CF and SI,
+// with the engine's one family, pre-split as the engine pre-splits them.
 package export
 
 import (

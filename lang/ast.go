@@ -56,8 +56,9 @@ type AttrDef struct {
 }
 
 // DefineSchema is `DEFINE [PRIMARY] SCHEMA name FOR relation { TABLE …, ROW …,
-// FAMILY …, QUALIFIER …, VALUE … }`: one physical layout of a relation. Each
-// field is a concatenation of elements (written e1:e2:…).
+// FAMILY …, QUALIFIER …, VALUE …, SPLIT ON ('k1', x'00ff', …) }`: one physical
+// layout of a relation. Each field but SPLIT ON is a concatenation of elements
+// (written e1:e2:…).
 type DefineSchema struct {
 	At        Pos
 	Primary   bool
@@ -68,6 +69,10 @@ type DefineSchema struct {
 	Family    Concat
 	Qualifier Concat
 	Value     Concat
+	// SplitOn lists raw row keys to pre-split the layout's table at (HBase's
+	// SPLITS => ['a', 'm']): a ROW is an arbitrary concatenation, so the
+	// points are bytes, not values. nil when there is no SPLIT ON.
+	SplitOn []*Const
 }
 
 // Concat is a field value: its elements' encodings concatenated in order. An
@@ -259,7 +264,11 @@ type ColumnRef struct {
 // attributes are paths from the root relation (items.seller.region.id); the
 // join is the tree those paths span. CLUSTERING KEY and VALUES may be empty
 // lists. A trailing `, SALT_BUCKETS = n` (Phoenix) prefixes every row key
-// with a bucket byte hashed from the partition key.
+// with a bucket byte hashed from the partition key. A trailing `, SPLIT ON
+// ((v1, v2), …)` or `, SPLIT ON (v1, …)` (Phoenix) pre-splits the table
+// where the partitions with those leading partition-key values start; the
+// two exclude each other, as the salt byte already splits the table at every
+// bucket.
 type DefineColumnFamily struct {
 	At          Pos
 	Name        string
@@ -267,7 +276,19 @@ type DefineColumnFamily struct {
 	Partition   []ColumnRef
 	Clustering  []ColumnRef
 	Values      []ColumnRef
-	SaltBuckets int // 0: unsalted
+	SaltBuckets int          // 0: unsalted
+	SplitOn     []SplitPoint // nil: no SPLIT ON
+}
+
+// SplitPoint is one point of a column family's SPLIT ON: constants for the
+// leading attributes of the partition key, at most one per attribute, in the
+// order the row key encodes them. That order is the partition-key
+// attributes sorted by path name (items.id before items.name), which is the
+// order kvschema prints PARTITION KEY in, not necessarily the order written.
+// `SPLIT ON (1000, 2000)` is short for `SPLIT ON ((1000), (2000))`.
+type SplitPoint struct {
+	At     Pos
+	Values []types.Value // literals as the parser reads them; never NULL
 }
 
 // DefineIndex is `DEFINE SECONDARY INDEX name ON family (attribute)`: an index

@@ -373,7 +373,8 @@ func (p *parser) count(context string) (int64, error) {
 
 // defineColumnFamily parses the rest of DEFINE COLUMN FAMILY.
 func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
-	d := &DefineColumnFamily{At: at}
+	// Omitted lists are empty ones, as the printer writes them.
+	d := &DefineColumnFamily{At: at, Clustering: []ColumnRef{}, Values: []ColumnRef{}}
 	var err error
 	if d.Name, _, err = p.ident("column family name"); err != nil {
 		return nil, err
@@ -408,23 +409,105 @@ func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
 		}
 		p.acceptPunct(",")
 	}
-	if p.acceptWord("SALT_BUCKETS") {
-		if err := p.expectPunct("=", "after SALT_BUCKETS"); err != nil {
-			return nil, err
+	for p.isWord("SALT_BUCKETS") || p.isWord("SPLIT") {
+		t := p.next()
+		word := strings.ToUpper(t.str)
+		if d.SaltBuckets > 0 && word == "SALT_BUCKETS" || d.SplitOn != nil && word == "SPLIT" {
+			return nil, errorAt(t.pos, fmt.Sprintf("column family %s: duplicate %s", snippet(quoteIdent(d.Name)), word))
 		}
-		n, err := p.count("after SALT_BUCKETS =")
-		if err != nil {
-			return nil, err
+		if word == "SPLIT" {
+			if d.SplitOn, err = p.splitPoints(d.Name, len(d.Partition)); err != nil {
+				return nil, err
+			}
+		} else {
+			if err := p.expectPunct("=", "after SALT_BUCKETS"); err != nil {
+				return nil, err
+			}
+			n, err := p.count("after SALT_BUCKETS =")
+			if err != nil {
+				return nil, err
+			}
+			if n > 256 {
+				return nil, errorAt(at, "column family "+d.Name+": SALT_BUCKETS must be at most 256 (one bucket byte)")
+			}
+			d.SaltBuckets = int(n)
 		}
-		if n > 256 {
-			return nil, errorAt(at, "column family "+d.Name+": SALT_BUCKETS must be at most 256 (one bucket byte)")
+		if d.SaltBuckets > 0 && d.SplitOn != nil {
+			// PHOENIX-6587: the bucket byte already splits the table.
+			return nil, errorAt(t.pos, fmt.Sprintf("column family %s: SPLIT ON and SALT_BUCKETS exclude each other (a salted table is already split at every bucket)", snippet(quoteIdent(d.Name))))
 		}
-		d.SaltBuckets = int(n)
+		if !p.acceptPunct(",") {
+			break
+		}
 	}
 	if err := p.expectPunct("}", "to end the column family"); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// splitPoints parses `ON (point, …)` after SPLIT in column family cf, where a
+// point is a constant or a parenthesized list of at most nkeys constants.
+func (p *parser) splitPoints(cf string, nkeys int) ([]SplitPoint, error) {
+	if err := p.expectWord("ON", "after SPLIT"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("(", "after SPLIT ON"); err != nil {
+		return nil, err
+	}
+	var out []SplitPoint
+	for {
+		sp := SplitPoint{At: p.peek().pos}
+		if p.acceptPunct("(") {
+			for {
+				v, err := p.splitValue()
+				if err != nil {
+					return nil, err
+				}
+				sp.Values = append(sp.Values, v)
+				if !p.acceptPunct(",") {
+					break
+				}
+			}
+			if err := p.expectPunct(")", "or ',' in split point"); err != nil {
+				return nil, err
+			}
+		} else {
+			v, err := p.splitValue()
+			if err != nil {
+				return nil, err
+			}
+			sp.Values = []types.Value{v}
+		}
+		if len(sp.Values) > nkeys {
+			return nil, errorAt(sp.At, fmt.Sprintf("column family %s: split point has %d values but the partition key only %d attribute(s)",
+				snippet(quoteIdent(cf)), len(sp.Values), nkeys))
+		}
+		out = append(out, sp)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")", "or ',' after split point"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// splitValue parses one constant of a SPLIT ON point.
+func (p *parser) splitValue() (types.Value, error) {
+	t := p.peek()
+	lit, err := p.literal()
+	if err != nil {
+		return nil, err
+	}
+	if lit == nil {
+		return nil, p.unexpected("constant (string, number, boolean, binary or timestamp literal) in SPLIT ON")
+	}
+	if lit.Value == nil {
+		return nil, errorAt(t.pos, "SPLIT ON values cannot be NULL")
+	}
+	return lit.Value, nil
 }
 
 // keyList parses [KEY] ( a, b, … ) after PARTITION, CLUSTERING or VALUES.
@@ -680,23 +763,30 @@ func (p *parser) defineSchema(at Pos, primary bool) (Statement, error) {
 	s := &DefineSchema{At: at, Primary: primary, Name: name, Relation: rel}
 	for {
 		t := p.peek()
-		var field *Concat
-		if t.kind == tokIdent {
-			field = schemaField(s, t.str)
-		}
-		if field == nil {
-			return nil, p.unexpected("TABLE, ROW, FAMILY, QUALIFIER or VALUE")
-		}
 		word := strings.ToUpper(t.str)
-		if *field != nil {
-			return nil, errorAt(t.pos, fmt.Sprintf("duplicate %s field in schema %s", word, snippet(quoteIdent(name))))
+		var after string // what the error after the field says it follows
+		switch field := schemaField(s, word); {
+		case t.kind == tokIdent && word == "SPLIT":
+			if s.SplitOn != nil {
+				return nil, errorAt(t.pos, fmt.Sprintf("duplicate SPLIT ON in schema %s", snippet(quoteIdent(name))))
+			}
+			p.next()
+			if s.SplitOn, err = p.splitKeys(); err != nil {
+				return nil, err
+			}
+			after = "',' or '}' after SPLIT ON (…)"
+		case t.kind == tokIdent && field != nil:
+			if *field != nil {
+				return nil, errorAt(t.pos, fmt.Sprintf("duplicate %s field in schema %s", word, snippet(quoteIdent(name))))
+			}
+			p.next()
+			if *field, err = p.concat(); err != nil {
+				return nil, err
+			}
+			after = "':', ',' or '}' after " + word + " element"
+		default:
+			return nil, p.unexpected("TABLE, ROW, FAMILY, QUALIFIER, VALUE or SPLIT ON")
 		}
-		p.next()
-		c, err := p.concat()
-		if err != nil {
-			return nil, err
-		}
-		*field = c
 		comma := p.acceptPunct(",")
 		if end := p.peek(); p.acceptPunct("}") {
 			if s.Row == nil {
@@ -705,15 +795,46 @@ func (p *parser) defineSchema(at Pos, primary bool) (Statement, error) {
 			return s, nil
 		}
 		if !comma {
-			return nil, p.unexpected("':', ',' or '}' after " + word + " element")
+			return nil, p.unexpected(after)
 		}
 	}
 }
 
-// schemaField returns the field of s that the contextual keyword word names,
-// or nil if word names none.
+// splitKeys parses `ON ('k', x'00ff', …)` after SPLIT in a schema: raw row
+// keys, as string or binary constants.
+func (p *parser) splitKeys() ([]*Const, error) {
+	if err := p.expectWord("ON", "after SPLIT"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("(", "after SPLIT ON"); err != nil {
+		return nil, err
+	}
+	var out []*Const
+	for {
+		t := p.peek()
+		switch t.kind {
+		case tokString:
+			out = append(out, &Const{At: t.pos, Value: []byte(t.str)})
+		case tokBinary:
+			out = append(out, &Const{At: t.pos, Value: t.val.([]byte)})
+		default:
+			return nil, p.unexpected("row key (string or binary constant) in SPLIT ON")
+		}
+		p.next()
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")", "or ',' after row key in SPLIT ON"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// schemaField returns the field of s that the upper-case contextual keyword
+// word names, or nil if word names none.
 func schemaField(s *DefineSchema, word string) *Concat {
-	switch strings.ToUpper(word) {
+	switch word {
 	case "TABLE":
 		return &s.Table
 	case "ROW":

@@ -137,6 +137,11 @@ func printStmt(b *strings.Builder, s Statement) {
 		if s.SaltBuckets > 0 {
 			b.WriteString(",\n  SALT_BUCKETS = " + strconv.Itoa(s.SaltBuckets))
 		}
+		if len(s.SplitOn) > 0 {
+			b.WriteString(",\n  SPLIT ON (")
+			printSplitPoints(b, s.SplitOn)
+			b.WriteByte(')')
+		}
 		b.WriteString("\n}")
 	case *DefineIndex:
 		b.WriteString("DEFINE SECONDARY INDEX " + quoteIdent(s.Name) + " ON " + quoteIdent(s.Family) + " (")
@@ -176,6 +181,19 @@ func printStmt(b *strings.Builder, s Statement) {
 			first = false
 			b.WriteString("\n  " + f.word + " ")
 			printConcat(b, f.c)
+		}
+		if len(s.SplitOn) > 0 {
+			if !first {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n  SPLIT ON (")
+			for i, c := range s.SplitOn {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(formatBytes(c.Value))
+			}
+			b.WriteByte(')')
 		}
 		b.WriteString("\n}")
 	case *Insert:
@@ -272,6 +290,32 @@ func printStmt(b *strings.Builder, s Statement) {
 		printStmt(b, s.Stmt)
 	default:
 		panic(fmt.Sprintf("lang: cannot print statement %T", s))
+	}
+}
+
+// printSplitPoints writes the points of a SPLIT ON list: bare constants when
+// every point has one value, parenthesized lists otherwise.
+func printSplitPoints(b *strings.Builder, sps []SplitPoint) {
+	single := true
+	for _, sp := range sps {
+		single = single && len(sp.Values) == 1
+	}
+	for i, sp := range sps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if !single {
+			b.WriteByte('(')
+		}
+		for j, v := range sp.Values {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(types.Format(v))
+		}
+		if !single {
+			b.WriteByte(')')
+		}
 	}
 }
 

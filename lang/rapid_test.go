@@ -83,8 +83,13 @@ func (g *astGen) idents() []string {
 func (g *astGen) intn(lo, hi int) int { return rapid.IntRange(lo, hi).Draw(g.t, "n") }
 
 func (g *astGen) literal() *Literal {
+	return &Literal{Value: g.constant(6)} // 6: NULL
+}
+
+// constant draws a literal's value; kinds is 5 for no NULL, 6 to allow it.
+func (g *astGen) constant(kinds int) types.Value {
 	var v types.Value
-	switch g.intn(0, 6) {
+	switch g.intn(0, kinds) {
 	case 0:
 		v = stringGen.Draw(g.t, "string")
 	case 1:
@@ -98,7 +103,24 @@ func (g *astGen) literal() *Literal {
 	case 5:
 		v = timeGen.Draw(g.t, "time")
 	}
-	return &Literal{Value: v} // case 6: NULL
+	return v
+}
+
+// splitOn draws a SPLIT ON list for a column family with nkeys
+// partition-key attributes: nil (none) half of the time.
+func (g *astGen) splitOn(nkeys int) []SplitPoint {
+	if rapid.Bool().Draw(g.t, "split") {
+		return nil
+	}
+	var out []SplitPoint
+	for n := g.intn(1, 3); n > 0; n-- {
+		var sp SplitPoint
+		for m := g.intn(1, nkeys); m > 0; m-- {
+			sp.Values = append(sp.Values, g.constant(5))
+		}
+		out = append(out, sp)
+	}
+	return out
 }
 
 func (g *astGen) param() *Param {
@@ -302,6 +324,18 @@ func (g *astGen) excludeList() []string {
 	return rapid.SliceOfN(stringGen, n, n).Draw(g.t, "exclude")
 }
 
+// splitKeys draws a schema's SPLIT ON keys: nil (none) half of the time.
+func (g *astGen) splitKeys() []*Const {
+	if rapid.Bool().Draw(g.t, "split") {
+		return nil
+	}
+	var out []*Const
+	for n := g.intn(1, 3); n > 0; n-- {
+		out = append(out, &Const{Value: bytesGen.Draw(g.t, "key")})
+	}
+	return out
+}
+
 func (g *astGen) optConcat() Concat {
 	if rapid.Bool().Draw(g.t, "field") {
 		return g.concat(3)
@@ -320,8 +354,12 @@ func (g *astGen) statement() Statement {
 			}
 			return out
 		}
-		return &DefineColumnFamily{Name: g.ident(), Relation: g.ident(), Partition: refs(1), Clustering: refs(0), Values: refs(0),
+		d := &DefineColumnFamily{Name: g.ident(), Relation: g.ident(), Partition: refs(1), Clustering: refs(0), Values: refs(0),
 			SaltBuckets: rapid.SampledFrom([]int{0, 0, 1, 16, 256}).Draw(g.t, "salt")}
+		if d.SaltBuckets == 0 { // SPLIT ON and SALT_BUCKETS exclude each other
+			d.SplitOn = g.splitOn(len(d.Partition))
+		}
+		return d
 	case 6:
 		return &DefineIndex{Name: g.ident(), Family: g.ident(), Column: g.columnRef(false)}
 	case 4:
@@ -375,6 +413,7 @@ func (g *astGen) statement() Statement {
 			Family:    g.optConcat(),
 			Qualifier: g.optConcat(),
 			Value:     g.optConcat(),
+			SplitOn:   g.splitKeys(),
 		}
 	case 2:
 		return &Explain{Stmt: g.dml()}

@@ -1,11 +1,16 @@
 package physical
 
 import (
+	"bytes"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
+	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/types"
 )
 
 // Schema is a set of named indexes over one model: what DEFINE COLUMN
@@ -52,8 +57,12 @@ func (s *Schema) Statements() []lang.Statement {
 		if x.Kind != CF {
 			continue
 		}
-		out = append(out, &lang.DefineColumnFamily{Name: x.Name, Relation: x.Graph.Nodes[0].Entity.Name,
-			Partition: refs(x, x.Hash), Clustering: refs(x, x.Order), Values: refs(x, x.Extra), SaltBuckets: x.SaltBuckets})
+		d := &lang.DefineColumnFamily{Name: x.Name, Relation: x.Graph.Nodes[0].Entity.Name,
+			Partition: refs(x, x.Hash), Clustering: refs(x, x.Order), Values: refs(x, x.Extra), SaltBuckets: x.SaltBuckets}
+		for _, sp := range x.SplitOn {
+			d.SplitOn = append(d.SplitOn, lang.SplitPoint{Values: sp.Values})
+		}
+		out = append(out, d)
 	}
 	for _, x := range s.Indexes {
 		if x.Kind != SI {
@@ -208,7 +217,75 @@ func columnFamily(m *model.Model, d *lang.DefineColumnFamily) (*Index, error) {
 	}
 	x := &Index{Kind: CF, Graph: cg, Hash: conv(hash), Order: conv(order), Extra: conv(extra), Name: d.Name}
 	x.Finish()
+	if d.SplitOn != nil {
+		if x.SplitOn, err = splitPoints(x, d, conv(hash)); err != nil {
+			return nil, err
+		}
+	}
 	return x, nil
+}
+
+// splitPoints checks the SPLIT ON points of d against the partition key of
+// x (written is the partition key in the order d lists it) and returns them
+// with their values converted to the attributes' types, sorted by key.
+func splitPoints(x *Index, d *lang.DefineColumnFamily, written []Attr) ([]SplitPoint, error) {
+	// Values follow the row key's order (Hash, sorted by name). Demanding
+	// that PARTITION KEY be written in that order keeps a value from
+	// silently landing on another attribute than the one it is written
+	// under.
+	var order []Attr
+	for _, a := range written {
+		if !containsAttr(order, a) {
+			order = append(order, a)
+		}
+	}
+	for i, a := range order {
+		if a != x.Hash[i] {
+			names := make([]string, len(x.Hash))
+			for j, h := range x.Hash {
+				names[j] = x.AttrName(h)
+			}
+			return nil, errAt(d.SplitOn[0].At, "column family %s: SPLIT ON values follow the partition key in row-key order (%s): write PARTITION KEY in that order", d.Name, strings.Join(names, ", "))
+		}
+	}
+	out := make([]SplitPoint, 0, len(d.SplitOn))
+	seen := map[string]lang.SplitPoint{}
+	for _, sp := range d.SplitOn {
+		vs := make([]string, len(sp.Values))
+		for i, v := range sp.Values {
+			vs[i] = types.Format(v)
+		}
+		text := "(" + strings.Join(vs, ", ") + ")"
+		if len(sp.Values) > len(x.Hash) {
+			return nil, errAt(sp.At, "column family %s: split point %s has %d values but the partition key only %d attribute(s)", d.Name, text, len(sp.Values), len(x.Hash))
+		}
+		p := SplitPoint{Values: make([]types.Value, len(sp.Values))}
+		for i, v := range sp.Values {
+			a := x.Hash[i]
+			c, err := types.Coerce(v, a.Field.Type)
+			if err == nil {
+				// Statements prints the value back as a literal, which
+				// has a four-digit year; a zone offset can leave it.
+				if t, ok := c.(time.Time); ok && (t.Year() < 0 || t.Year() > 9999) {
+					err = fmt.Errorf("timestamp %s out of range (years 0000 to 9999 in UTC)", types.Format(v))
+				}
+			}
+			if err == nil {
+				p.Key, err = keyenc.AppendOrdered(p.Key, a.Field.Type, c, true)
+			}
+			if err != nil {
+				return nil, errAt(sp.At, "column family %s: split point %s: %s: %v", d.Name, text, x.AttrName(a), err)
+			}
+			p.Values[i] = c
+		}
+		if first, dup := seen[string(p.Key)]; dup {
+			return nil, errAt(sp.At, "column family %s: split point %s is the same row key as the one at %d:%d", d.Name, text, first.At.Line, first.At.Col)
+		}
+		seen[string(p.Key)] = sp
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].Key, out[j].Key) < 0 })
+	return out, nil
 }
 
 // resolveAttr finds the attribute a column reference names in a canonical

@@ -1,6 +1,8 @@
 package physical
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kvschema/kvschema/lang"
@@ -41,5 +43,97 @@ DEFINE COLUMN FAMILY plain FOR users { PARTITION KEY (users.id), CLUSTERING KEY 
 	}
 	if _, err := lang.ParseScript("bad.kvs", []byte(`DEFINE COLUMN FAMILY cf FOR users { PARTITION KEY (users.id), SALT_BUCKETS = 300 };`)); err == nil {
 		t.Fatal("SALT_BUCKETS = 300 accepted")
+	}
+}
+
+// splitModel is a model with one attribute of most types, for SPLIT ON.
+const splitModel = `DEFINE RELATION t ROWS 10 { a INT KEY, b BIGINT, s STRING, f FLOAT, ts TIMESTAMP, y BYTES };`
+
+func parseSplitSchema(t *testing.T, src string) (*Schema, error) {
+	t.Helper()
+	stmts, err := lang.ParseScript("s.kvs", []byte(splitModel+"\n"+src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ParseSchema(m, stmts)
+}
+
+// TestSplitOnEncoding: each split key is the ordered, nullable encoding of
+// its values (a 0x01 presence byte, then INT as 4 sign-flipped big-endian
+// bytes, BIGINT as 8, STRING with a 0x00 0x01 terminator), sorted by key.
+func TestSplitOnEncoding(t *testing.T) {
+	s, err := parseSplitSchema(t, `
+DEFINE COLUMN FAMILY by_a FOR t { PARTITION KEY (t.a, t.s), VALUES (t.b), SPLIT ON ((1000), (-1, 'm'), (7, 'a,b')) };
+DEFINE COLUMN FAMILY by_b FOR t { PARTITION KEY (t.b), CLUSTERING KEY (t.a), SPLIT ON (1000, -1) };
+DEFINE COLUMN FAMILY salted FOR t { PARTITION KEY (t.a), SALT_BUCKETS = 3 };`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cf   string
+		want string
+	}{
+		{"by_a", `["\x01\x7f\xff\xff\xff\x01m\x00\x01" "\x01\x80\x00\x00\a\x01a,b\x00\x01" "\x01\x80\x00\x03\xe8"]`},
+		{"by_b", `["\x01\x7f\xff\xff\xff\xff\xff\xff\xff" "\x01\x80\x00\x00\x00\x00\x00\x03\xe8"]`},
+		{"salted", `["\x01" "\x02"]`},
+	} {
+		if got := fmt.Sprintf("%q", s.Index(tc.cf).Splits()); got != tc.want {
+			t.Errorf("%s splits %s, want %s", tc.cf, got, tc.want)
+		}
+	}
+	// The points print back, in key order, and read back the same.
+	printed := lang.PrintScript(s.Statements())
+	if want := "  SPLIT ON ((-1, 'm'), (7, 'a,b'), (1000))\n"; !strings.Contains(printed, want) {
+		t.Errorf("printed schema lacks %q:\n%s", want, printed)
+	}
+	again, err := parseSplitSchema(t, printed)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, printed)
+	}
+	for _, x := range s.Indexes {
+		if got, want := fmt.Sprintf("%q", again.Index(x.Name).Splits()), fmt.Sprintf("%q", x.Splits()); got != want {
+			t.Errorf("%s: splits %s after a round trip, want %s", x.Name, got, want)
+		}
+	}
+}
+
+// TestSplitOnCoercion: values take their attribute's type, as literals in
+// statements do, and print back in it.
+func TestSplitOnCoercion(t *testing.T) {
+	s, err := parseSplitSchema(t, `DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.a, t.f, t.ts, t.y),
+  SPLIT ON ((2.0, 1, '2024-01-02 03:04:05', 'k'), (3, 0.1)) };`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := lang.PrintScript(s.Statements())
+	if want := "SPLIT ON ((2, 1.0, TIMESTAMP '2024-01-02 03:04:05', x'6b'), (3, 0.10000000149011612))"; !strings.Contains(printed, want) {
+		t.Errorf("printed schema lacks %q:\n%s", want, printed)
+	}
+}
+
+func TestSplitOnErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{`DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.a), SPLIT ON ('x') };`,
+			"s.kvs:2:64: column family cf: split point ('x'): t.a: cannot use 'x' (string) as INT"},
+		{`DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.a), SPLIT ON (1, 3000000000) };`,
+			"s.kvs:2:67: column family cf: split point (3000000000): t.a: value 3000000000 out of range for INT"},
+		{`DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.a, t.ts), SPLIT ON ((1, '9999-12-31T23:59:59-01:00')) };`,
+			"s.kvs:2:70: column family cf: split point (1, '9999-12-31T23:59:59-01:00'): t.ts: timestamp '9999-12-31T23:59:59-01:00' out of range"},
+		{`DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.a, t.a), SPLIT ON ((1, 2)) };`,
+			"s.kvs:2:69: column family cf: split point (1, 2) has 2 values but the partition key only 1 attribute(s)"},
+		{`DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.s, t.a), SPLIT ON ((1, 'x')) };`,
+			"s.kvs:2:69: column family cf: SPLIT ON values follow the partition key in row-key order (t.a, t.s): write PARTITION KEY in that order"},
+		{`DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.b), CLUSTERING KEY (t.a),
+  SPLIT ON (5, 1, 5.0) };`,
+			"s.kvs:3:19: column family cf: split point (5.0) is the same row key as the one at 3:13"},
+	} {
+		_, err := parseSplitSchema(t, tc.src)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s\ngot  %v\nwant %s…", tc.src, err, tc.want)
+		}
 	}
 }

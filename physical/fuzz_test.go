@@ -1,6 +1,7 @@
 package physical
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -27,6 +28,11 @@ func FuzzParseSchema(f *testing.F) {
 	f.Add(`DEFINE COLUMN FAMILY a FOR items { PARTITION KEY (items.id), CLUSTERING KEY (items.bids.id, items.bids.user.id), VALUES (items.bids.user.nickname) };
 DEFINE SECONDARY INDEX s ON a (items.bids.user.nickname);`)
 	f.Add(`DEFINE COLUMN FAMILY b FOR users { PARTITION KEY (users.rating), CLUSTERING KEY (users.id) };`)
+	f.Add(`DEFINE COLUMN FAMILY c FOR users { PARTITION KEY (users.lastname, users.rating), CLUSTERING KEY (users.id),
+  SPLIT ON (('g', 10), 'n', ('t', -5)) };`)
+	f.Add(`DEFINE COLUMN FAMILY d FOR items { PARTITION KEY (items.end_date), CLUSTERING KEY (items.id),
+  SPLIT ON (TIMESTAMP '2024-01-01', '2025-01-01 00:00:00+01:00') };`)
+	f.Add(`DEFINE COLUMN FAMILY e FOR users { PARTITION KEY (users.id), SALT_BUCKETS = 4 };`)
 	f.Fuzz(func(t *testing.T, text string) {
 		stmts, err := lang.ParseScript("s.kvs", []byte(text))
 		if err != nil {
@@ -36,16 +42,25 @@ DEFINE SECONDARY INDEX s ON a (items.bids.user.nickname);`)
 		if err != nil {
 			return
 		}
-		again, err := ParseSchema(m, s.Statements())
+		printed := lang.PrintScript(s.Statements())
+		reparsed, err := lang.ParseScript("printed.kvs", []byte(printed))
 		if err != nil {
-			t.Fatalf("printed schema does not read back: %v\n%s", err, lang.PrintScript(s.Statements()))
+			t.Fatalf("printed schema does not parse: %v\n%s", err, printed)
+		}
+		again, err := ParseSchema(m, reparsed)
+		if err != nil {
+			t.Fatalf("printed schema does not read back: %v\n%s", err, printed)
 		}
 		if len(again.Indexes) != len(s.Indexes) {
 			t.Fatalf("%d indexes, %d after a round trip", len(s.Indexes), len(again.Indexes))
 		}
-		for i := range s.Indexes {
-			if s.Indexes[i].Key != again.Indexes[i].Key {
-				t.Fatalf("index %d: %s became %s", i, s.Indexes[i].Key, again.Indexes[i].Key)
+		for i, x := range s.Indexes {
+			y := again.Indexes[i]
+			if x.Key != y.Key {
+				t.Fatalf("index %d: %s became %s", i, x.Key, y.Key)
+			}
+			if a, b := fmt.Sprintf("%q", x.Splits()), fmt.Sprintf("%q", y.Splits()); a != b {
+				t.Fatalf("index %d: splits %s became %s", i, a, b)
 			}
 		}
 	})

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/types"
 )
 
 // Kind distinguishes column families from secondary indexes.
@@ -62,11 +63,40 @@ type Index struct {
 	// spread over N key ranges, a partition stays one range. Physical only:
 	// it changes neither the identity nor the cost.
 	SaltBuckets int
+	// SplitOn (CFs, nil: none) lists the points the table is pre-split at
+	// (Phoenix SPLIT ON), sorted by Key; never with SaltBuckets. Physical
+	// only, like SaltBuckets.
+	SplitOn []SplitPoint
 
 	Entries    float64 // rows
 	EntrySize  float64 // bytes per row
 	Size       float64 // bytes
 	Partitions float64 // distinct partition keys
+}
+
+// SplitPoint is one SPLIT ON point of a CF: values for the leading
+// attributes of its partition key, in Hash order and of their attributes'
+// types, and Key, their encoding. Key is the row-key prefix of every
+// partition starting with those values (engine/doc.go): each value in
+// keyenc's ordered, nullable encoding, as the engine writes the partition
+// key of an unsalted CF.
+type SplitPoint struct {
+	Values []types.Value
+	Key    []byte
+}
+
+// Splits returns the row keys x's table is pre-split at, in order: each
+// bucket byte 0x01…0x(n-1) with SALT_BUCKETS = n (Phoenix's pre-split), the
+// SPLIT ON keys otherwise.
+func (x *Index) Splits() [][]byte {
+	var out [][]byte
+	for b := 1; b < x.SaltBuckets; b++ {
+		out = append(out, []byte{byte(b)})
+	}
+	for _, sp := range x.SplitOn {
+		out = append(out, sp.Key)
+	}
+	return out
 }
 
 // AttrName writes an attribute as path.field (items.bids.date).

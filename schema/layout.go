@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kvschema/kvschema/keyenc"
@@ -83,6 +84,9 @@ type Layout struct {
 	Branches []int
 	// SaltBuckets is N of a leading salt(N){…} in ROW, else 0.
 	SaltBuckets int
+	// Splits are the SPLIT ON row keys, sorted: the layout's table is
+	// pre-split at each. Only for a layout with a constant TABLE and no salt.
+	Splits [][]byte
 
 	// wideRows: key attributes in FAMILY/QUALIFIER, so one row may hold
 	// several tuples.
@@ -154,7 +158,41 @@ func compileLayout(r *Relation, d *lang.DefineSchema) (*Layout, error) {
 			return nil, errAt(d.At, "schema %s: %v", d.Name, err)
 		}
 	}
+	if l.Splits, err = splitKeys(l, d.SplitOn); err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// splitKeys checks the SPLIT ON keys of layout l and returns them sorted.
+func splitKeys(l *Layout, keys []*lang.Const) ([][]byte, error) {
+	if keys == nil {
+		return nil, nil
+	}
+	switch {
+	case l.SaltBuckets > 0:
+		// PHOENIX-6587: the bucket byte already splits the table.
+		return nil, errAt(keys[0].At, "schema %s: SPLIT ON cannot be used with salt(N){…} in ROW (a salted table is already split at every bucket)", l.Name)
+	case l.staticTable == "":
+		return nil, errAt(keys[0].At, "schema %s: SPLIT ON needs a constant TABLE (this one depends on attributes, so its tables are created on first write)", l.Name)
+	}
+	out := make([][]byte, 0, len(keys))
+	seen := map[string]lang.Pos{}
+	for _, k := range keys {
+		if len(k.Value) == 0 {
+			return nil, errAt(k.At, "schema %s: a split key cannot be empty (every row key is at or after it)", l.Name)
+		}
+		if len(k.Value) > MaxRowKeyBytes {
+			return nil, errAt(k.At, "schema %s: split key of %d bytes is longer than a row key may be (%d)", l.Name, len(k.Value), MaxRowKeyBytes)
+		}
+		if first, dup := seen[string(k.Value)]; dup {
+			return nil, errAt(k.At, "schema %s: split key %s is listed twice (first at %d:%d)", l.Name, lang.PrintConcat(lang.Concat{k}), first.Line, first.Col)
+		}
+		seen[string(k.Value)] = k.At
+		out = append(out, k.Value)
+	}
+	slices.SortFunc(out, bytes.Compare)
+	return out, nil
 }
 
 func checkFamily(f string) error {

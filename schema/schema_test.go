@@ -2,7 +2,9 @@ package schema_test
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -266,4 +268,32 @@ func FuzzDecodeRow(f *testing.F) {
 		})
 		_ = err // malformed input must fail cleanly, which reaching here shows
 	})
+}
+
+// TestSplitOn: a layout's SPLIT ON keys are raw row keys, kept sorted; they
+// need a constant TABLE and no salt.
+func TestSplitOn(t *testing.T) {
+	c, err := schema.CatalogFromScript("s.kvs", []byte(`DEFINE RELATION r { k STRING KEY, v INT };
+DEFINE SCHEMA s FOR r { TABLE 's', ROW k, VALUE v, SPLIT ON ('m', x'00ff', 'g') };`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%q", c.Layout("s").Splits); got != `["\x00\xff" "g" "m"]` {
+		t.Errorf("splits %s", got)
+	}
+	for _, tc := range []struct{ schema, want string }{
+		{`DEFINE SCHEMA s FOR r { TABLE 's', ROW salt(4){k}:k, VALUE v, SPLIT ON ('a') }`,
+			"s.kvs:2:73: schema s: SPLIT ON cannot be used with salt(N){…} in ROW"},
+		{`DEFINE SCHEMA s FOR r { TABLE prefix('t'){k}, ROW k, VALUE v, SPLIT ON ('a') }`,
+			"s.kvs:2:73: schema s: SPLIT ON needs a constant TABLE"},
+		{`DEFINE SCHEMA s FOR r { TABLE 's', ROW k, VALUE v, SPLIT ON ('a', x'') }`,
+			"s.kvs:2:67: schema s: a split key cannot be empty"},
+		{`DEFINE SCHEMA s FOR r { TABLE 's', ROW k, VALUE v, SPLIT ON ('a', 'b', x'61') }`,
+			"s.kvs:2:72: schema s: split key 'a' is listed twice (first at 2:62)"},
+	} {
+		_, err := schema.CatalogFromScript("s.kvs", []byte("DEFINE RELATION r { k STRING KEY, v INT };\n"+tc.schema))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s\ngot  %v\nwant %s…", tc.schema, err, tc.want)
+		}
+	}
 }

@@ -203,12 +203,30 @@ func costCmd() *cobra.Command {
 }
 
 func exportCmd() *cobra.Command {
-	var schemaFile, modelFile, to, keyspace string
+	var schemaFile, modelFile, to, keyspace, namespace string
 	c := &cobra.Command{
-		Use:   "export --schema FILE --to cql [--model FILE]",
-		Short: "Write a schema as another system's DDL (cql: Cassandra)",
-		Args:  cobra.NoArgs,
+		Use:   "export --schema FILE --to cql|hbase|cbt [--model FILE] [--keyspace KS] [--namespace NS]",
+		Short: "Write a schema as another system's DDL (cql: Cassandra; hbase, cbt: the engine's tables on HBase or Bigtable)",
+		Long: `Write a schema as another system's DDL.
+
+  cql    Cassandra CREATE TABLE / CREATE INDEX, one table per column family
+         (--keyspace qualifies the names).
+  hbase  an HBase shell script (hbase shell -n FILE) creating the tables
+         kvschema's engine uses: one per column family and secondary index,
+         family v, one version, pre-split at every salt bucket and SPLIT ON
+         point (--namespace puts them in a namespace it creates).
+  cbt    the same tables as a POSIX shell script of cbt createtable commands
+         for Bigtable; project and instance come from ~/.cbtrc. Split keys
+         cbt cannot take (a 0x00 byte or a comma) are left out, with a
+         comment saying so.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case keyspace != "" && to != "cql":
+				return fmt.Errorf("--keyspace is for --to cql")
+			case namespace != "" && to != "hbase":
+				return fmt.Errorf("--namespace is for --to hbase")
+			}
 			var m *model.Model
 			if modelFile != "" {
 				src, err := os.ReadFile(modelFile)
@@ -227,18 +245,29 @@ func exportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var out string
 			switch to {
 			case "cql":
-				_, err = io.WriteString(cmd.OutOrStdout(), export.CQL(s, keyspace))
+				out = export.CQL(s, keyspace)
+			case "hbase":
+				out, err = export.HBase(s, namespace)
+			case "cbt":
+				out, err = export.CBT(s)
+			default:
+				return fmt.Errorf("unknown --to %q (supported: cql, hbase, cbt)", to)
+			}
+			if err != nil {
 				return err
 			}
-			return fmt.Errorf("unknown --to %q (supported: cql)", to)
+			_, err = io.WriteString(cmd.OutOrStdout(), out)
+			return err
 		},
 	}
 	c.Flags().StringVar(&schemaFile, "schema", "", "schema file, e.g. from advise --format ddl (required)")
 	c.Flags().StringVar(&modelFile, "model", "", "model file, when the schema file has no DEFINE RELATION statements")
-	c.Flags().StringVar(&to, "to", "cql", "target: cql")
+	c.Flags().StringVar(&to, "to", "cql", "target: cql, hbase or cbt")
 	c.Flags().StringVar(&keyspace, "keyspace", "", "CQL keyspace to qualify table names with")
+	c.Flags().StringVar(&namespace, "namespace", "", "HBase namespace to create and put the tables in")
 	_ = c.MarkFlagRequired("schema")
 	return c
 }

@@ -90,6 +90,26 @@ CREATE INDEX si_user_by_firstname ON ks.cf_user_by_id (user_firstname);
 	if cql != want {
 		t.Errorf("cql:\n%s\nwant:\n%s", cql, want)
 	}
+	hbase := mustRun(t, "", "export", "--schema", ddl, "--to", "hbase", "--namespace", "ks")
+	for _, want := range []string{
+		"\ncreate_namespace 'ks'\n",
+		"\n# CF([user.id] [user.firstname] → [user.lastname, user.password])\ncreate 'ks:cf_user_by_id', {NAME => 'v', VERSIONS => 1}\n",
+		"\n# SI([user.firstname] → [user.id])\ncreate 'ks:si_user_by_firstname', {NAME => 'v', VERSIONS => 1}\n",
+	} {
+		if !strings.Contains(hbase, want) {
+			t.Errorf("hbase export lacks %q:\n%s", want, hbase)
+		}
+	}
+	cbt := mustRun(t, "", "export", "--schema", ddl, "--to", "cbt")
+	for _, want := range []string{
+		"#!/bin/sh\n",
+		"\ncbt createtable cf_user_by_id \"families=v:maxversions=1\"\n",
+		"\ncbt createtable si_user_by_firstname \"families=v:maxversions=1\"\n",
+	} {
+		if !strings.Contains(cbt, want) {
+			t.Errorf("cbt export lacks %q:\n%s", want, cbt)
+		}
+	}
 	dot := mustRun(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7MB", "--format", "dot")
 	if !strings.HasPrefix(dot, "digraph kvschema {") || !strings.Contains(dot, `"ix_si_user_by_firstname" -> "ix_cf_user_by_id"`) {
 		t.Errorf("dot output:\n%s", dot)
@@ -99,6 +119,50 @@ CREATE INDEX si_user_by_firstname ON ks.cf_user_by_id (user_firstname);
 		cmd.Stdin = strings.NewReader(dot)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("graphviz rejects the dot output: %v\n%s", err, b)
+		}
+	}
+}
+
+// TestExportSplits: the hbase and cbt exports pre-split salted and SPLIT ON
+// tables; the flags of one target are refused with another.
+func TestExportSplits(t *testing.T) {
+	schema := writeFile(t, "schema.kvs", `DEFINE RELATION users ROWS 10 { id BIGINT KEY, name STRING };
+DEFINE COLUMN FAMILY by_id FOR users { PARTITION KEY (users.id), VALUES (users.name), SALT_BUCKETS = 3 };
+DEFINE COLUMN FAMILY by_name FOR users { PARTITION KEY (users.name), CLUSTERING KEY (users.id), SPLIT ON ('m') };
+DEFINE COLUMN FAMILY by_id_split FOR users { PARTITION KEY (users.id), VALUES (users.name), SPLIT ON (-1) };`)
+	hbase := mustRun(t, "", "export", "--schema", schema, "--to", "hbase")
+	for _, want := range []string{
+		`create 'by_id', {NAME => 'v', VERSIONS => 1}, SPLITS => ['\x01', '\x02']` + "\n",
+		`create 'by_name', {NAME => 'v', VERSIONS => 1}, SPLITS => ['\x01m\x00\x01']` + "\n",
+		`create 'by_id_split', {NAME => 'v', VERSIONS => 1}, SPLITS => ['\x01\x7F\xFF\xFF\xFF\xFF\xFF\xFF\xFF']` + "\n",
+	} {
+		if !strings.Contains(hbase, want) {
+			t.Errorf("hbase export lacks %q:\n%s", want, hbase)
+		}
+	}
+	cbt := mustRun(t, "", "export", "--schema", schema, "--to", "cbt")
+	for _, want := range []string{
+		`splits=$(printf 'splits=\001,\002.') && cbt createtable by_id "families=v:maxversions=1" "${splits%.}"` + "\n",
+		`# split '\x01m\x00\x01' left out: it has a 0x00 byte, which no command-line argument can hold` + "\n" +
+			`cbt createtable by_name "families=v:maxversions=1"` + "\n",
+		`splits=$(printf 'splits=\001\177\377\377\377\377\377\377\377.') && cbt createtable by_id_split`,
+	} {
+		if !strings.Contains(cbt, want) {
+			t.Errorf("cbt export lacks %q:\n%s", want, cbt)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--to", "phoenix"}, `unknown --to "phoenix" (supported: cql, hbase, cbt)`},
+		{[]string{"--to", "cql", "--namespace", "ns"}, "--namespace is for --to hbase"},
+		{[]string{"--to", "cbt", "--keyspace", "ks"}, "--keyspace is for --to cql"},
+		{[]string{"--to", "hbase", "--namespace", "a:b"}, `namespace "a:b": HBase takes only letters, digits and '_'`},
+	} {
+		out, err := run(t, "", append([]string{"export", "--schema", schema}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("export %q: %v, want %q\n%s", tc.args, err, tc.want, out)
 		}
 	}
 }
