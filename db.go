@@ -26,7 +26,7 @@ import (
 	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
-	_ "github.com/kvschema/kvschema/store/all" // mem: and pebble: URLs
+	_ "github.com/kvschema/kvschema/store/all" // mem:, pebble: and bigtable: URLs
 	"github.com/kvschema/kvschema/store/tracestore"
 	"github.com/kvschema/kvschema/types"
 )

@@ -27,7 +27,9 @@ import (
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 
+	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
 	_ "github.com/kvschema/kvschema/store/pebblestore" // pebble: URLs
+	"github.com/kvschema/kvschema/store/txnstore"
 )
 
 // The crash test runs the writes of the RUBiS workload in a child process
@@ -78,7 +80,7 @@ var crashWrites = []struct {
 
 // crashSpec tells the child what to do.
 type crashSpec struct {
-	Dir  string // Pebble directory
+	URL  string // store URL
 	Log  string // acknowledgement log
 	Seed uint64 // of the write sequence
 	Base int    // first fresh key
@@ -182,7 +184,7 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, "pebble:"+spec.Dir)
+	st, err := store.Open(ctx, spec.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,13 +246,29 @@ func (w *readyWriter) String() string {
 	return w.buf.String()
 }
 
+// TestCrash runs on Pebble and on Bigtable (the in-process emulator, which
+// the child reaches over TCP): there the engine's multi-row writes go
+// through txnstore's intent log, and the checks after a kill hold only if
+// the next process finishes (or never shows) the write in flight.
 func TestCrash(t *testing.T) {
 	if runtime.GOOS == "windows" || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
 		t.Skip("needs subprocesses and SIGKILL")
 	}
-	trials := 50
+	t.Run("pebble", func(t *testing.T) {
+		testCrash(t, "pebble:"+filepath.Join(t.TempDir(), "db"), 50)
+	})
+	t.Run("bigtable", func(t *testing.T) {
+		addr, err := bttestserver.Addr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		testCrash(t, fmt.Sprintf("bigtable://test/%s?emulator=%s", bttestserver.Instance(), addr), 40)
+	})
+}
+
+func testCrash(t *testing.T, url string, trials int) {
 	if testing.Short() {
-		trials = 10
+		trials = min(trials, 10)
 	}
 	if s := os.Getenv(crashTrialsEnv); s != "" {
 		n, err := strconv.Atoi(s)
@@ -260,8 +278,7 @@ func TestCrash(t *testing.T) {
 		trials = n
 	}
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "db")
-	or := deployCrashStore(t, ctx, dir)
+	or := deployCrashStore(t, ctx, url)
 
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv(crashSeedEnv); s != "" {
@@ -273,10 +290,10 @@ func TestCrash(t *testing.T) {
 	t.Logf("%s=%d (the write sequences and kill times derive from it)", crashSeedEnv, seed)
 	r := rand.New(rand.NewPCG(seed, 1))
 	logs := t.TempDir()
-	var acked, landed, early, readBack int
+	var acked, landed, early, readBack, rolledForward int
 	start := time.Now()
 	for trial := 0; trial < trials; trial++ {
-		spec := crashSpec{Dir: dir, Log: filepath.Join(logs, fmt.Sprintf("ack%d.log", trial)), Seed: seed + uint64(trial), Base: 100_000 * (trial + 1), Max: 50_000}
+		spec := crashSpec{URL: url, Log: filepath.Join(logs, fmt.Sprintf("ack%d.log", trial)), Seed: seed + uint64(trial), Base: 100_000 * (trial + 1), Max: 50_000}
 		// Most kills land while the child writes, a few while it opens
 		// (and recovers) the store.
 		var delay time.Duration
@@ -290,7 +307,7 @@ func TestCrash(t *testing.T) {
 			delay = 20*time.Millisecond + time.Duration(r.IntN(180))*time.Millisecond
 		}
 		out := runCrashChild(t, spec, waitReady, delay)
-		n, inFlightLanded := afterCrash(t, ctx, spec, or, out, &readBack)
+		n, inFlightLanded := afterCrash(t, ctx, spec, or, out, &readBack, &rolledForward)
 		acked += n
 		if !waitReady {
 			early++
@@ -302,17 +319,17 @@ func TestCrash(t *testing.T) {
 			t.Fatalf("trial %d (write sequence seed %d, killed %v after the child %s): %d acknowledged writes", trial, spec.Seed, delay, map[bool]string{true: "was ready", false: "started"}[waitReady], n)
 		}
 	}
-	t.Logf("%d trials in %v: %d acknowledged writes (%d rows and fields read back); %d trials killed while opening the store; in %d trials the write in flight landed",
-		trials, time.Since(start).Round(time.Millisecond), acked, readBack, early, landed)
+	t.Logf("%d trials in %v: %d acknowledged writes (%d rows and fields read back); %d trials killed while opening the store; in %d trials the write in flight landed; %d unfinished multi-row writes rolled forward",
+		trials, time.Since(start).Round(time.Millisecond), acked, readBack, early, landed, rolledForward)
 	if acked == 0 || readBack == 0 {
 		t.Fatal("no write was acknowledged: the test checked nothing")
 	}
 }
 
 // deployCrashStore advises the 36-statement RUBiS workload (mix bidding,
-// unlimited budget), deploys the schema in a Pebble store in dir, loads
-// tiny RUBiS data and returns the oracle holding the same data.
-func deployCrashStore(t *testing.T, ctx context.Context, dir string) *enginetest.Oracle {
+// unlimited budget), deploys the schema in the store at url, loads tiny
+// RUBiS data and returns the oracle holding the same data.
+func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest.Oracle {
 	t.Helper()
 	m, w := loadRUBiS(t, "workload.kvs")
 	res := advise(t, m, w, advisor.WithSI, 0)
@@ -328,7 +345,7 @@ func deployCrashStore(t *testing.T, ctx context.Context, dir string) *enginetest
 	if err := res.WriteDDL(&ddl, mstmts); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, "pebble:"+dir)
+	st, err := store.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,9 +440,9 @@ func runCrashChild(t *testing.T, spec crashSpec, waitReady bool, delay time.Dura
 // afterCrash reopens the store after a kill, checks it (see
 // checkCrashTrial) and returns the number of acknowledged writes and
 // whether the write in flight landed.
-func afterCrash(t *testing.T, ctx context.Context, spec crashSpec, or *enginetest.Oracle, childOut string, readBack *int) (int, bool) {
+func afterCrash(t *testing.T, ctx context.Context, spec crashSpec, or *enginetest.Oracle, childOut string, readBack, rolledForward *int) (int, bool) {
 	t.Helper()
-	st, err := store.Open(ctx, "pebble:"+spec.Dir)
+	st, err := store.Open(ctx, spec.URL)
 	if err != nil {
 		t.Fatalf("reopen after the kill: %v", err)
 	}
@@ -436,7 +453,11 @@ func afterCrash(t *testing.T, ctx context.Context, spec crashSpec, or *enginetes
 	}
 	stmts := prepareCrashWrites(t, en)
 	ops, n := readAcks(t, spec, stmts, childOut)
-	return n, checkCrashTrial(t, ctx, en, or, stmts, ops, n, readBack)
+	landed := checkCrashTrial(t, ctx, en, or, stmts, ops, n, readBack)
+	if ts, ok := st.(*txnstore.Store); ok {
+		*rolledForward += int(ts.RolledForward())
+	}
+	return n, landed
 }
 
 // readAcks reads the child's log, checks it against the write sequence and

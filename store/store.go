@@ -20,7 +20,8 @@
 //   - Close is idempotent; Tables reports each table's families and splits.
 //
 // Stores may also implement Snapshotter, to save and restore their whole
-// content (checked by storetest.RunSnapshot).
+// content (checked by storetest.RunSnapshot), and Conditional, to change a
+// row depending on its content (checked by storetest.RunConditional).
 package store
 
 import (
@@ -180,8 +181,14 @@ type TableSpec struct {
 
 // Capabilities describe what a backend guarantees.
 type Capabilities struct {
-	// AtomicBatch: Apply is all-or-nothing across rows and tables.
+	// AtomicBatch: Apply is all-or-nothing across rows and tables: a read
+	// sees each row before or after a batch, and once it has seen any row
+	// after it, the whole batch.
 	AtomicBatch bool
+	// SnapshotReads: each ReadRows call reads one consistent state of the
+	// table, so it sees a batch in all of its rows or in none (embedded
+	// stores; a Bigtable scan reads each row at its own time).
+	SnapshotReads bool
 }
 
 // Store is a wide-column key-value engine in the Bigtable/HBase cell model.
@@ -233,6 +240,47 @@ type Snapshot interface {
 	// Release frees the snapshot's resources (memory, files); Restore
 	// fails after it. Releasing twice is harmless.
 	Release() error
+}
+
+// Cond is a condition on one cell of a row: it holds when the row has the
+// cell (Family, Qualifier) and Min <= its value < Max, bytewise (a nil Max
+// is no upper bound).
+type Cond struct {
+	Family    string
+	Qualifier []byte
+	Min, Max  []byte
+}
+
+// Holds reports whether cond holds for row r.
+func (c Cond) Holds(r Row) bool {
+	for _, cell := range r.Cells {
+		if cell.Family == c.Family && bytes.Equal(cell.Qualifier, c.Qualifier) {
+			return bytes.Compare(cell.Value, c.Min) >= 0 && (c.Max == nil || bytes.Compare(cell.Value, c.Max) < 0)
+		}
+	}
+	return false
+}
+
+// Conditional is implemented by stores that can change one row depending on
+// its current content, atomically (Bigtable's CheckAndMutateRow, HBase's
+// checkAndMutate). Stores that are atomic per row only build consistency
+// across rows on it (package txnstore).
+type Conditional interface {
+	// ApplyIf applies then to the row if cond holds for it, else
+	// otherwise, as one atomic step; matched reports whether cond held.
+	// Every mutation must be of this table and row. It is one round trip.
+	ApplyIf(ctx context.Context, table string, row []byte, cond Cond, then, otherwise []Mutation) (matched bool, err error)
+}
+
+// CheckRowMutations checks that every mutation of muts is of (table, row),
+// as ApplyIf requires.
+func CheckRowMutations(table string, row []byte, muts []Mutation) error {
+	for i, m := range muts {
+		if m.Table != table || !bytes.Equal(m.Row, row) {
+			return fmt.Errorf("conditional mutation %d: %s row %q is not the checked row %s %q", i, m.Table, m.Row, table, row)
+		}
+	}
+	return nil
 }
 
 // ErrNoTable is returned (wrapped) for operations on a table that does not exist.

@@ -36,7 +36,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(execCmd(), shellCmd(), demoCmd(), adviseCmd(), costCmd(), exportCmd(), loadCmd(), verifyCmd(), benchCmd(), calibrateCmd())
+	root.AddCommand(execCmd(), shellCmd(), demoCmd(), adviseCmd(), costCmd(), exportCmd(), loadCmd(), verifyCmd(), repairCmd(), benchCmd(), calibrateCmd())
 	return root
 }
 
@@ -109,7 +109,8 @@ func execCmd() *cobra.Command {
 		Short: "Run statements from files or the command line",
 		Long: `Run kvschema statements (DEFINE RELATION, DEFINE SCHEMA, INSERT, SELECT,
 UPDATE, DELETE, EXPLAIN) against a store. Store URLs: mem: (in memory),
-pebble:DIR (on disk). Definitions persist in the store.
+pebble:DIR (on disk), bigtable://PROJECT/INSTANCE[?emulator=HOST:PORT] (Cloud
+Bigtable or its emulator). Definitions persist in the store.
 
 On a store loaded with an advisor schema (kvschema load), statements are
 written against the conceptual model (path notation or joins along foreign

@@ -60,7 +60,7 @@ before anything is written. An interrupted load run again resumes.`,
 			return err
 		},
 	}
-	c.Flags().StringVar(&url, "store", "", "store URL: pebble:DIR or mem: (required)")
+	c.Flags().StringVar(&url, "store", "", "store URL: pebble:DIR, mem: or bigtable://PROJECT/INSTANCE (required)")
 	c.Flags().StringVar(&modelFile, "model", "", "conceptual model (DEFINE RELATION statements)")
 	c.Flags().StringVar(&schemaFile, "schema", "", "schema (DEFINE COLUMN FAMILY / SECONDARY INDEX); not needed if the store has one")
 	c.Flags().StringVar(&profile, "profile", "cassandra", "cost profile the runtime plans with")

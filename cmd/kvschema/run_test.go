@@ -15,6 +15,12 @@ import (
 // DDL file, load data files, query, verify, then a write and verify again.
 func TestAdviseLoadQueryVerify(t *testing.T) {
 	needCBC(t)
+	adviseLoadQueryVerify(t, "pebble:"+filepath.Join(t.TempDir(), "db"))
+}
+
+// adviseLoadQueryVerify runs the README's path against the store at url
+// and returns the schema file it advised.
+func adviseLoadQueryVerify(t *testing.T, url string) string {
 	dir := t.TempDir()
 	ddl := filepath.Join(dir, "schema.kvs")
 	mustRun(t, "", "advise", "--model", "../../examples/rubis/model.kvs", "--workload", "../../examples/rubis/workload.kvs",
@@ -27,7 +33,6 @@ func TestAdviseLoadQueryVerify(t *testing.T) {
 	if err := rubis.WriteDir(context.Background(), data, m, rubis.Config{Scale: 0.0005, Seed: 3}, dataio.CSV); err != nil {
 		t.Fatal(err)
 	}
-	url := "pebble:" + filepath.Join(dir, "db")
 	out := mustRun(t, "", "load", "--store", url, "--model", "../../examples/rubis/model.kvs", "--schema", ddl, "--data", data, "-q")
 	if !strings.Contains(out, "loaded 17102 entity rows") {
 		t.Fatalf("load output:\n%s", out)
@@ -58,6 +63,7 @@ func TestAdviseLoadQueryVerify(t *testing.T) {
 	if err == nil || !strings.Contains(out, "extra row") {
 		t.Fatalf("verify against stale files: %v\n%s", err, out)
 	}
+	return ddl
 }
 
 func TestLoadBadFile(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSchemes(t *testing.T) {
-	for _, s := range []string{"mem", "pebble"} {
+	for _, s := range []string{"mem", "pebble", "bigtable"} {
 		if !slices.Contains(store.Schemes(), s) {
 			t.Errorf("scheme %q not registered: %q", s, store.Schemes())
 		}

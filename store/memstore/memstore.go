@@ -294,6 +294,39 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	return nil
 }
 
+// ApplyIf applies then or otherwise to one row, depending on cond, under
+// the store's lock.
+func (s *Store) ApplyIf(ctx context.Context, name string, key []byte, cond store.Cond, then, otherwise []store.Mutation) (bool, error) {
+	if err := s.check(ctx); err != nil {
+		return false, err
+	}
+	if err := store.CheckRowMutations(name, key, append(slices.Clip(then), otherwise...)); err != nil {
+		return false, fmt.Errorf("memstore: %w", err)
+	}
+	d := s.data
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, err := d.table(name)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range append(slices.Clip(then), otherwise...) {
+		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+			return false, fmt.Errorf("memstore: unknown mutation kind %v", m.Kind)
+		}
+	}
+	r, _ := t.rows.Get(row{key: key})
+	matched := cond.Holds(store.Row{Key: r.key, Cells: r.cells})
+	muts := otherwise
+	if matched {
+		muts = then
+	}
+	for _, m := range muts {
+		t.apply(m)
+	}
+	return matched, nil
+}
+
 func (t *table) apply(m store.Mutation) {
 	if m.Kind == store.DeleteRow {
 		t.rows.Delete(row{key: m.Row})
@@ -335,7 +368,7 @@ func (d *data) table(name string) (*table, error) {
 
 // Capabilities reports atomic batches.
 func (s *Store) Capabilities() store.Capabilities {
-	return store.Capabilities{AtomicBatch: true}
+	return store.Capabilities{AtomicBatch: true, SnapshotReads: true}
 }
 
 // Close closes this handle; later calls on it fail with store.ErrClosed.

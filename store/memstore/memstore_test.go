@@ -84,3 +84,7 @@ func TestURL(t *testing.T) {
 		t.Errorf(`"mem:other-test" has %d tables, want 0`, n)
 	}
 }
+
+func TestConditional(t *testing.T) {
+	storetest.RunConditional(t, func(*testing.T) store.Store { return memstore.New() })
+}

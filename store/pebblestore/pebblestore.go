@@ -415,7 +415,7 @@ func (s *Store) Close() error {
 
 // Capabilities reports atomic batches.
 func (s *Store) Capabilities() store.Capabilities {
-	return store.Capabilities{AtomicBatch: true}
+	return store.Capabilities{AtomicBatch: true, SnapshotReads: true}
 }
 
 func (s *Store) table(name string) (*table, error) {

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvschema/kvschema/dataio"
+	"github.com/kvschema/kvschema/rubis"
+	"github.com/kvschema/kvschema/store/bigtablestore"
+)
+
+// emulatorBinary finds cbtemulator from the Debian package
+// google-cloud-cli-bigtable-emulator, or on the PATH.
+func emulatorBinary() string {
+	if out, err := exec.Command("dpkg", "-L", "google-cloud-cli-bigtable-emulator").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if filepath.Base(line) == "cbtemulator" {
+				if fi, err := os.Stat(line); err == nil && !fi.IsDir() {
+					return line
+				}
+			}
+		}
+	}
+	if p, err := exec.LookPath("cbtemulator"); err == nil {
+		return p
+	}
+	return ""
+}
+
+var emulatorAddr = regexp.MustCompile(`running on (\S+:\d+)`)
+
+// startEmulator starts the shipped emulator on a free port and returns its
+// address; it is stopped when the test ends.
+func startEmulator(t *testing.T) string {
+	t.Helper()
+	bin := emulatorBinary()
+	if bin == "" {
+		t.Skip("cbtemulator not found (Debian package google-cloud-cli-bigtable-emulator); the bttest emulator covers the store tests")
+	}
+	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", "0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := emulatorAddr.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case addr := <-found:
+		return addr
+	case <-time.After(30 * time.Second):
+		t.Fatal("cbtemulator printed no address in 30s")
+	}
+	return ""
+}
+
+// TestEmulatorEndToEnd runs the CLI against the emulator process: the
+// README's advise → load → exec → verify path; a load killed midway and
+// run again; repair; and the cbt export script executed with cbt.
+func TestEmulatorEndToEnd(t *testing.T) {
+	needCBC(t)
+	addr := startEmulator(t)
+	url := func(instance string) string { return "bigtable://kvschema/" + instance + "?emulator=" + addr }
+
+	ddl := adviseLoadQueryVerify(t, url("e2e"))
+	out := mustRun(t, "", "repair", "--store", url("e2e"))
+	if !strings.Contains(out, "0 unfinished writes rolled forward") {
+		t.Errorf("repair:\n%s", out)
+	}
+
+	t.Run("killed load resumes", func(t *testing.T) {
+		bin := binary(t)
+		m, _, _, err := rubis.Parse("workload.kvs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := filepath.Join(t.TempDir(), "data")
+		if err := rubis.WriteDir(context.Background(), data, m, rubis.Config{Scale: 0.002, Seed: 5}, dataio.CSV); err != nil {
+			t.Fatal(err)
+		}
+		u := url("killed")
+		load := exec.Command(bin, "load", "--store", u, "--model", "../../examples/rubis/model.kvs", "--schema", ddl, "--data", data, "-q")
+		var lout strings.Builder
+		load.Stdout, load.Stderr = &lout, &lout
+		if err := load.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- load.Wait() }()
+		select {
+		case err := <-done:
+			t.Fatalf("the load finished before the kill (%v); make the data larger:\n%s", err, &lout)
+		case <-time.After(3 * time.Second):
+			_ = load.Process.Kill()
+			<-done
+		}
+		out := mustRun(t, "", "load", "--store", u, "--data", data, "-q")
+		if !strings.Contains(out, "loaded") {
+			t.Fatalf("load after the kill:\n%s", out)
+		}
+		t.Logf("after the kill: %s", strings.TrimSpace(out))
+		if out := mustRun(t, "", "verify", "--store", u, "--data", data); !strings.Contains(out, "verify: clean") {
+			t.Fatalf("verify after the resumed load:\n%s", out)
+		}
+	})
+
+	t.Run("cbt script", func(t *testing.T) {
+		script := filepath.Join(t.TempDir(), "tables.sh")
+		if err := os.WriteFile(script, []byte(mustRun(t, "", "export", "--schema", ddl, "--to", "cbt")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cbt, err := exec.LookPath("cbt")
+		if err != nil {
+			t.Skip("cbt not on the PATH (Debian package google-cloud-cli-cbt)")
+		}
+		// cbt takes the project and instance from a wrapper first in PATH.
+		bin := t.TempDir()
+		wrapper := fmt.Sprintf("#!/bin/sh\nexec %s -project kvschema -instance cbt \"$@\"\n", cbt)
+		if err := os.WriteFile(filepath.Join(bin, "cbt"), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sh := exec.Command("sh", script)
+		sh.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "BIGTABLE_EMULATOR_HOST="+addr)
+		if out, err := sh.CombinedOutput(); err != nil {
+			t.Fatalf("sh %s: %v\n%s", script, err, out)
+		}
+		// The tables are the ones kvschema creates for the schema.
+		raw, err := bigtablestore.Open(t.Context(), bigtablestore.Options{Project: "kvschema", Instance: "cbt", Emulator: addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		specs, err := raw.Tables(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range specs {
+			got = append(got, s.Name+":"+strings.Join(s.Families, ","))
+		}
+		src, err := os.ReadFile(ddl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, m := range regexp.MustCompile(`DEFINE (?:COLUMN FAMILY|SECONDARY INDEX) (\w+)`).FindAllStringSubmatch(string(src), -1) {
+			want = append(want, m[1]+":v")
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("tables after the cbt script:\n%v\nwant\n%v", got, want)
+		}
+	})
+}

@@ -1,0 +1,646 @@
+// Package bigtablestore owns kvschema's raw Store on Google Cloud Bigtable
+// (and on its emulators): tables, families and pre-splits through the admin
+// API, reads and writes through the data API of cloud.google.com/go/bigtable.
+//
+// Bigtable is atomic per row only, so this store does not claim atomic
+// batches; store URLs "bigtable://…" open it under package txnstore, which
+// makes multi-row writes all-or-nothing for readers. Use this package
+// directly only for what needs the raw engine (repair, tests).
+//
+// Invariants, besides those of package store:
+//   - Every kvschema table is one Bigtable table of the same name; names must
+//     be valid Bigtable table IDs ([_a-zA-Z0-9][-_.a-zA-Z0-9]*, at most 50
+//     bytes) and family names valid family IDs ([-_.a-zA-Z0-9]+, at most
+//     64 bytes), else CreateTable fails naming the rule.
+//   - Families keep one version (GC policy maxversions=1) and every cell is
+//     written at timestamp 0, so a later write of a cell replaces it at once
+//     and reads (latest version only) never depend on clocks.
+//   - Split points given to CreateTable pre-split the table and are recorded
+//     in the table "_kvschema_tables" (the admin API cannot report them), so
+//     Tables reports them; that table is hidden from Tables.
+//   - ReadRows is one ReadRows call: exact keys and ranges go together in
+//     one row-range list, with the limit and reverse order done by the
+//     server. ReadRow is one ReadRows of one row.
+//   - Apply groups the mutations by row, keeping their order within a row
+//     (Bigtable applies a row's mutations in order, atomically), and sends
+//     each table's rows with one ApplyBulk; several tables are written in
+//     parallel. Rows are applied independently: after an error some rows may
+//     be written and others not (Capabilities().AtomicBatch is false).
+//   - ApplyIf is one CheckAndMutateRow (store.Conditional).
+//
+// URLs: "bigtable://PROJECT/INSTANCE" connects to Cloud Bigtable with the
+// environment's credentials, or to the emulator BIGTABLE_EMULATOR_HOST
+// names; "bigtable://PROJECT/INSTANCE?emulator=HOST:PORT" to that emulator.
+package bigtablestore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"cloud.google.com/go/bigtable"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/txnstore"
+)
+
+func init() {
+	store.Register("bigtable", func(ctx context.Context, rest string) (store.Store, error) {
+		o, err := ParseURL(rest)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := Open(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return txnstore.New(raw), nil
+	})
+}
+
+// registry is the table recording each table's split points.
+const registry = "_kvschema_tables"
+
+// registryFamily and splitsColumn hold a table's splits, JSON-encoded.
+const (
+	registryFamily = "t"
+	splitsColumn   = "splits"
+)
+
+var (
+	tableID  = regexp.MustCompile(`^[_a-zA-Z0-9][-_.a-zA-Z0-9]{0,49}$`)
+	familyID = regexp.MustCompile(`^[-_.a-zA-Z0-9]{1,64}$`)
+)
+
+// Store is a raw Bigtable store.
+type Store struct {
+	client *bigtable.Client
+	admin  *bigtable.AdminClient
+	conn   *grpc.ClientConn // the emulator connection this store dialled, if any
+
+	mu     sync.Mutex
+	tables map[string]*bigtable.Table // tables known to exist
+	closed bool
+}
+
+// Options say where to connect.
+type Options struct {
+	Project, Instance string
+	// Emulator is the host:port of an emulator; empty means the environment
+	// decides (BIGTABLE_EMULATOR_HOST, else Cloud Bigtable).
+	Emulator string
+	// ClientOptions are passed to the Bigtable clients (credentials,
+	// endpoints; e.g. option.WithGRPCConn for an in-process emulator).
+	ClientOptions []option.ClientOption
+}
+
+// Open connects to an instance. It does not contact the server.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.Project == "" || o.Instance == "" {
+		return nil, fmt.Errorf("bigtable: project and instance are required")
+	}
+	s := &Store{tables: map[string]*bigtable.Table{}}
+	opts := o.ClientOptions
+	if o.Emulator != "" {
+		// The message limits of the client's own connections (Bigtable's
+		// server-side limits): intents and bulk writes exceed gRPC's 4 MiB.
+		conn, err := grpc.NewClient(o.Emulator, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<28), grpc.MaxCallSendMsgSize(1<<28)))
+		if err != nil {
+			return nil, fmt.Errorf("bigtable: emulator %s: %w", o.Emulator, err)
+		}
+		s.conn = conn
+		opts = append(slices.Clip(opts), option.WithGRPCConn(conn))
+	}
+	cfg := bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}
+	var err error
+	if s.client, err = bigtable.NewClientWithConfig(ctx, o.Project, o.Instance, cfg, opts...); err != nil {
+		s.closeConn()
+		return nil, fmt.Errorf("bigtable: %w", err)
+	}
+	if s.admin, err = bigtable.NewAdminClient(ctx, o.Project, o.Instance, opts...); err != nil {
+		s.client.Close()
+		s.closeConn()
+		return nil, fmt.Errorf("bigtable: admin: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Store) closeConn() {
+	if s.conn != nil {
+		s.conn.Close()
+	}
+}
+
+// ParseURL splits the part of a store URL after "bigtable:" into options.
+func ParseURL(rest string) (Options, error) {
+	bad := func(why string) (Options, error) {
+		return Options{}, fmt.Errorf("store URL bigtable:%s: %s (want bigtable://PROJECT/INSTANCE[?emulator=HOST:PORT])", rest, why)
+	}
+	path, ok := strings.CutPrefix(rest, "//")
+	if !ok {
+		return bad("missing //")
+	}
+	path, query, _ := strings.Cut(path, "?")
+	project, instance, ok := strings.Cut(path, "/")
+	if !ok || project == "" || instance == "" || strings.Contains(instance, "/") {
+		return bad("want PROJECT/INSTANCE")
+	}
+	o := Options{Project: project, Instance: instance}
+	if query != "" {
+		for _, kv := range strings.Split(query, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			if k != "emulator" || v == "" {
+				return bad(fmt.Sprintf("unknown parameter %q", kv))
+			}
+			o.Emulator = v
+		}
+	}
+	return o, nil
+}
+
+func (s *Store) check(ctx context.Context) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return store.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// wrap turns a gRPC NotFound into store.ErrNoTable.
+func wrap(op, table string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if status.Code(err) == codes.NotFound {
+		return fmt.Errorf("bigtable: %s %s: %w (%v)", op, table, store.ErrNoTable, err)
+	}
+	return fmt.Errorf("bigtable: %s %s: %w", op, table, err)
+}
+
+// CheckNames reports whether spec's table and family names are valid
+// Bigtable IDs.
+func CheckNames(spec store.TableSpec) error {
+	if !tableID.MatchString(spec.Name) {
+		return fmt.Errorf("bigtable: table name %q is not a Bigtable table ID ([_a-zA-Z0-9][-_.a-zA-Z0-9]*, at most 50 bytes)", spec.Name)
+	}
+	for _, f := range spec.Families {
+		if !familyID.MatchString(f) {
+			return fmt.Errorf("bigtable: table %s: family name %q is not a Bigtable family ID ([-_.a-zA-Z0-9]+, at most 64 bytes)", spec.Name, f)
+		}
+	}
+	return nil
+}
+
+// CreateTable creates the table pre-split at spec.Splits, or adds the
+// families an existing table lacks.
+func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if spec.Name == registry {
+		return fmt.Errorf("bigtable: table name %s is reserved", registry)
+	}
+	if err := CheckNames(spec); err != nil {
+		return err
+	}
+	if err := s.ensureRegistry(ctx); err != nil {
+		return err
+	}
+	if err := s.createTable(ctx, spec.Name, spec.Families, spec.Splits); err != nil {
+		return err
+	}
+	if len(spec.Splits) > 0 {
+		have, err := s.splits(ctx)
+		if err != nil {
+			return err
+		}
+		if _, ok := have[spec.Name]; !ok {
+			js, _ := json.Marshal(spec.Splits) // [][]byte marshals as base64 strings
+			m := bigtable.NewMutation()
+			m.Set(registryFamily, splitsColumn, 0, js)
+			if err := s.table(registry).Apply(ctx, spec.Name, m); err != nil {
+				return wrap("record splits of", spec.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// createTable creates a table or adds its missing families.
+func (s *Store) createTable(ctx context.Context, name string, families []string, splits [][]byte) error {
+	info, err := s.admin.TableInfo(ctx, name)
+	if status.Code(err) == codes.NotFound {
+		conf := &bigtable.TableConf{TableID: name, ColumnFamilies: map[string]bigtable.Family{}}
+		for _, f := range families {
+			conf.ColumnFamilies[f] = bigtable.Family{GCPolicy: bigtable.MaxVersionsPolicy(1)}
+		}
+		for _, sp := range splits {
+			if len(sp) > 0 {
+				conf.SplitKeys = append(conf.SplitKeys, string(sp))
+			}
+		}
+		slices.Sort(conf.SplitKeys)
+		conf.SplitKeys = slices.Compact(conf.SplitKeys)
+		err = s.admin.CreateTableFromConf(ctx, conf)
+		if status.Code(err) == codes.AlreadyExists { // created meanwhile
+			return s.createTable(ctx, name, families, splits)
+		}
+		if err != nil {
+			return wrap("create table", name, err)
+		}
+		s.known(name)
+		return nil
+	}
+	if err != nil {
+		return wrap("table info", name, err)
+	}
+	have := map[string]bool{}
+	for _, f := range info.FamilyInfos {
+		have[f.Name] = true
+	}
+	for _, f := range families {
+		if have[f] {
+			continue
+		}
+		err := s.admin.CreateColumnFamilyWithConfig(ctx, name, f, bigtable.Family{GCPolicy: bigtable.MaxVersionsPolicy(1)})
+		if err != nil && status.Code(err) != codes.AlreadyExists {
+			return wrap("create family "+f+" in", name, err)
+		}
+	}
+	s.known(name)
+	return nil
+}
+
+func (s *Store) known(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tables[name] == nil {
+		s.tables[name] = s.client.Open(name)
+	}
+}
+
+// ensureRegistry creates the splits registry once per store value.
+func (s *Store) ensureRegistry(ctx context.Context) error {
+	s.mu.Lock()
+	ok := s.tables[registry] != nil
+	s.mu.Unlock()
+	if ok {
+		return nil
+	}
+	return s.createTable(ctx, registry, []string{registryFamily}, nil)
+}
+
+// table returns the data-API handle of a table.
+func (s *Store) table(name string) *bigtable.Table {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tables[name]; t != nil {
+		return t
+	}
+	return s.client.Open(name)
+}
+
+// exists reports (once per table and store value, then from memory)
+// whether a table exists, so that writes to a missing table fail with
+// store.ErrNoTable before anything is written.
+func (s *Store) exists(ctx context.Context, name string) error {
+	s.mu.Lock()
+	ok := s.tables[name] != nil
+	s.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if _, err := s.admin.TableInfo(ctx, name); err != nil {
+		return wrap("table", name, err)
+	}
+	s.known(name)
+	return nil
+}
+
+// splits reads the registry: table name → split points.
+func (s *Store) splits(ctx context.Context) (map[string][][]byte, error) {
+	out := map[string][][]byte{}
+	err := s.table(registry).ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+		for _, it := range r[registryFamily] {
+			var sp [][]byte
+			if json.Unmarshal(it.Value, &sp) == nil {
+				out[r.Key()] = sp
+			}
+		}
+		return true
+	}, bigtable.RowFilter(bigtable.LatestNFilter(1)))
+	if status.Code(err) == codes.NotFound {
+		return out, nil // no table was created through kvschema yet
+	}
+	return out, wrap("read", registry, err)
+}
+
+// Tables lists the instance's tables with their families and the splits
+// kvschema created them with.
+func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	names, err := s.admin.Tables(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bigtable: list tables: %w", err)
+	}
+	sort.Strings(names)
+	splits, err := s.splits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == registry })
+	// One TableInfo per table (the list has no families), several at once.
+	specs := make([]*store.TableSpec, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, n := range names {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			info, err := s.admin.TableInfo(ctx, n)
+			if status.Code(err) == codes.NotFound {
+				return // deleted meanwhile
+			}
+			if err != nil {
+				errs[i] = wrap("table info", n, err)
+				return
+			}
+			spec := &store.TableSpec{Name: n, Splits: splits[n]}
+			for _, f := range info.FamilyInfos {
+				spec.Families = append(spec.Families, f.Name)
+			}
+			slices.Sort(spec.Families)
+			specs[i] = spec
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []store.TableSpec
+	for _, spec := range specs {
+		if spec != nil {
+			out = append(out, *spec)
+		}
+	}
+	return out, nil
+}
+
+// DropTable deletes a table and its recorded splits (used to remove
+// scratch tables; kvschema's Store seam has no table deletion).
+func (s *Store) DropTable(ctx context.Context, name string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if err := s.admin.DeleteTable(ctx, name); err != nil && status.Code(err) != codes.NotFound {
+		return wrap("delete table", name, err)
+	}
+	s.mu.Lock()
+	delete(s.tables, name)
+	s.mu.Unlock()
+	m := bigtable.NewMutation()
+	m.DeleteRow()
+	if err := s.table(registry).Apply(ctx, name, m); err != nil && status.Code(err) != codes.NotFound {
+		return wrap("forget splits of", name, err)
+	}
+	return nil
+}
+
+// convert turns a Bigtable row into a store row, cells sorted by (family,
+// qualifier).
+func convert(r bigtable.Row) store.Row {
+	out := store.Row{}
+	for fam, items := range r {
+		for _, it := range items {
+			if out.Key == nil {
+				out.Key = []byte(it.Row)
+			}
+			q := strings.TrimPrefix(it.Column, fam+":")
+			out.Cells = append(out.Cells, store.Cell{Family: fam, Qualifier: []byte(q), Value: it.Value})
+		}
+	}
+	slices.SortFunc(out.Cells, func(a, b store.Cell) int {
+		return cmp.Or(strings.Compare(a.Family, b.Family), bytes.Compare(a.Qualifier, b.Qualifier))
+	})
+	return out
+}
+
+var latest = bigtable.RowFilter(bigtable.LatestNFilter(1))
+
+// ReadRow reads one row.
+func (s *Store) ReadRow(ctx context.Context, table string, key []byte) (store.Row, bool, error) {
+	if err := s.check(ctx); err != nil {
+		return store.Row{}, false, err
+	}
+	r, err := s.table(table).ReadRow(ctx, string(key), latest)
+	if err != nil {
+		return store.Row{}, false, wrap("read", table, err)
+	}
+	row := convert(r)
+	if len(row.Cells) == 0 {
+		return store.Row{}, false, nil
+	}
+	return row, true, nil
+}
+
+// rowSet turns a store RowSet into one Bigtable row-range list.
+func rowSet(rs store.RowSet) bigtable.RowRangeList {
+	ranges := rs.Normalize()
+	out := make(bigtable.RowRangeList, 0, len(ranges))
+	for _, r := range ranges {
+		if r.End == nil {
+			out = append(out, bigtable.InfiniteRange(string(r.Start)))
+		} else {
+			out = append(out, bigtable.NewRange(string(r.Start), string(r.End)))
+		}
+	}
+	return out
+}
+
+// ReadRows streams the selected rows in one ReadRows call.
+func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	set := rowSet(rs)
+	if len(set) == 0 {
+		return nil
+	}
+	ro := []bigtable.ReadOption{latest}
+	if opts.Limit > 0 {
+		ro = append(ro, bigtable.LimitRows(int64(opts.Limit)))
+	}
+	if opts.Reverse {
+		ro = append(ro, bigtable.ReverseScan())
+	}
+	// The callback may call the store; it must not run on the stream's
+	// goroutine holding anything, and it does not: the client calls fn
+	// synchronously between messages.
+	err := s.table(table).ReadRows(ctx, set, func(r bigtable.Row) bool { return fn(convert(r)) }, ro...)
+	return wrap("read", table, err)
+}
+
+// rowMutation is the mutations of one row, in order.
+type rowMutation struct {
+	key string
+	m   *bigtable.Mutation
+}
+
+// mutation adds m to bm; it reports a bad kind or family.
+func mutation(bm *bigtable.Mutation, m store.Mutation) error {
+	if m.Kind != store.DeleteRow && !familyID.MatchString(m.Family) {
+		return fmt.Errorf("bigtable: %s %q: bad family %q", m.Table, m.Row, m.Family)
+	}
+	switch m.Kind {
+	case store.SetCell:
+		bm.Set(m.Family, string(m.Qualifier), 0, slices.Clone(m.Value))
+	case store.DeleteCell:
+		bm.DeleteCellsInColumn(m.Family, string(m.Qualifier))
+	case store.DeleteRow:
+		bm.DeleteRow()
+	default:
+		return fmt.Errorf("bigtable: unknown mutation kind %v", m.Kind)
+	}
+	return nil
+}
+
+// Apply writes the mutations, one atomic change per row, one ApplyBulk per
+// table, the tables in parallel.
+func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	byTable := map[string][]*rowMutation{}
+	index := map[string]*rowMutation{} // table + 0x00 + row → its mutation
+	var order []string
+	for _, m := range muts {
+		if _, ok := byTable[m.Table]; !ok {
+			if m.Table == registry {
+				return fmt.Errorf("bigtable: table %s is reserved", registry)
+			}
+			if err := s.exists(ctx, m.Table); err != nil {
+				return err
+			}
+			order = append(order, m.Table)
+			byTable[m.Table] = nil
+		}
+		id := m.Table + "\x00" + string(m.Row)
+		rm := index[id]
+		if rm == nil {
+			rm = &rowMutation{key: string(m.Row), m: bigtable.NewMutation()}
+			index[id] = rm
+			byTable[m.Table] = append(byTable[m.Table], rm)
+		}
+		if err := mutation(rm.m, m); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for i, name := range order {
+		wg.Go(func() { errs[i] = s.applyBulk(ctx, name, byTable[name]) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (s *Store) applyBulk(ctx context.Context, table string, rows []*rowMutation) error {
+	keys := make([]string, len(rows))
+	ms := make([]*bigtable.Mutation, len(rows))
+	for i, r := range rows {
+		keys[i], ms[i] = r.key, r.m
+	}
+	rowErrs, err := s.table(table).ApplyBulk(ctx, keys, ms)
+	if err != nil {
+		return wrap("write", table, err)
+	}
+	for i, e := range rowErrs {
+		if e != nil {
+			return wrap(fmt.Sprintf("write row %q of", keys[i]), table, e)
+		}
+	}
+	return nil
+}
+
+// ApplyIf is one CheckAndMutateRow: the condition is a filter selecting the
+// cell (family, qualifier) with a value in [Min, Max).
+func (s *Store) ApplyIf(ctx context.Context, table string, row []byte, cond store.Cond, then, otherwise []store.Mutation) (bool, error) {
+	if err := s.check(ctx); err != nil {
+		return false, err
+	}
+	if err := store.CheckRowMutations(table, row, append(slices.Clip(then), otherwise...)); err != nil {
+		return false, fmt.Errorf("bigtable: %w", err)
+	}
+	build := func(muts []store.Mutation) (*bigtable.Mutation, error) {
+		if len(muts) == 0 {
+			return nil, nil
+		}
+		bm := bigtable.NewMutation()
+		for _, m := range muts {
+			if err := mutation(bm, m); err != nil {
+				return nil, err
+			}
+		}
+		return bm, nil
+	}
+	mt, err := build(then)
+	if err != nil {
+		return false, err
+	}
+	mf, err := build(otherwise)
+	if err != nil {
+		return false, err
+	}
+	q := string(cond.Qualifier)
+	filter := bigtable.ChainFilters(
+		bigtable.ColumnRangeFilter(cond.Family, q, q+"\x00"),
+		bigtable.LatestNFilter(1),
+		bigtable.ValueRangeFilter(append([]byte{}, cond.Min...), cond.Max),
+	)
+	var matched bool
+	err = s.table(table).Apply(ctx, string(row), bigtable.NewCondMutation(filter, mt, mf), bigtable.GetCondMutationResult(&matched))
+	return matched, wrap("conditional write", table, err)
+}
+
+// Capabilities: Bigtable is atomic per row only.
+func (s *Store) Capabilities() store.Capabilities { return store.Capabilities{} }
+
+// Close closes the clients; it is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	// Both clients close the connection they share; the second close then
+	// reports Canceled, which is no failure.
+	var errs []error
+	for _, err := range []error{s.client.Close(), s.admin.Close()} {
+		if status.Code(err) != codes.Canceled {
+			errs = append(errs, err)
+		}
+	}
+	s.closeConn()
+	return errors.Join(errs...)
+}
