@@ -18,7 +18,10 @@ import (
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/solver"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/workload"
 )
 
@@ -172,11 +175,21 @@ func TestRandomWorkloadsAgainstSQLite(t *testing.T) {
 	}
 	for c := 0; c < cases; c++ {
 		seed := uint64(c + 1)
-		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { randomCase(t, seed) })
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { randomCase(t, seed, memstore.New()) })
 	}
 }
 
-func randomCase(t *testing.T, seed uint64) {
+// TestRandomWorkloadsBigtable runs the same cases on Bigtable (the
+// in-process emulator): multi-row writes through txnstore's intent log,
+// each statement a few ReadRows calls.
+func TestRandomWorkloadsBigtable(t *testing.T) {
+	needCBC(t)
+	for seed := uint64(1); seed <= 12; seed++ {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { randomCase(t, seed, txnstore.New(bttestserver.Open(t))) })
+	}
+}
+
+func randomCase(t *testing.T, seed uint64, st store.Store) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(seed, 99))
 	msrc := randomModel(r)
@@ -206,7 +219,7 @@ func randomCase(t *testing.T, seed uint64) {
 			}
 		}
 	}
-	en := engine.New(memstore.New(), m, res.Schema, cost.Cassandra)
+	en := engine.New(st, m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
