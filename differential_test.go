@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/kvschema/kvschema/engine/enginetest"
-	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
 	"github.com/kvschema/kvschema/types"
 )
 

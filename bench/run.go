@@ -24,10 +24,14 @@ import (
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/bigtablestore"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/store/pebblestore"
+	"github.com/kvschema/kvschema/store/prefixstore"
 	"github.com/kvschema/kvschema/store/rttstore"
+	"github.com/kvschema/kvschema/store/txnstore"
+	"github.com/kvschema/kvschema/store/undostore"
 	"github.com/kvschema/kvschema/types"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -63,7 +67,10 @@ type Config struct {
 	// Budget in bytes; 0 means PaperBudget scaled to the data.
 	Budget float64
 	// Store is "pebble" (temporary directories), "pebble:DIR" (one
-	// database per variant under DIR, kept) or "mem:".
+	// database per variant under DIR, kept), "mem:", or
+	// "bigtable://PROJECT/INSTANCE[?emulator=HOST:PORT]" (one table
+	// namespace "VARIANT." per variant, dropped first; writes undone by
+	// undostore, since Bigtable has no cheap snapshot).
 	Store string
 	// RTTs are the simulated round-trip delays of the measurement passes.
 	// The schemas are advised, and the profile calibrated, for the last
@@ -267,8 +274,14 @@ func (cfg *Config) defaults() error {
 }
 
 func (cfg *Config) storeName() string {
-	if cfg.Store == "mem:" {
+	switch {
+	case cfg.Store == "mem:":
 		return "memstore"
+	case strings.HasPrefix(cfg.Store, "bigtable:"):
+		if o, err := bigtablestore.ParseURL(strings.TrimPrefix(cfg.Store, "bigtable:")); err == nil && (o.Emulator != "" || os.Getenv("BIGTABLE_EMULATOR_HOST") != "") {
+			return "bigtable emulator"
+		}
+		return "bigtable"
 	}
 	return "pebble"
 }
@@ -277,7 +290,7 @@ func (cfg *Config) storeName() string {
 // mem:) and what removes it when it is temporary.
 func (cfg *Config) storeRoot() (string, func(), error) {
 	switch {
-	case cfg.Store == "mem:":
+	case cfg.Store == "mem:" || strings.HasPrefix(cfg.Store, "bigtable:"):
 		return "", func() {}, nil
 	case cfg.Store == "pebble":
 		dir, err := os.MkdirTemp("", "kvschema-bench-")
@@ -292,12 +305,15 @@ func (cfg *Config) storeRoot() (string, func(), error) {
 		}
 		return dir, func() {}, os.MkdirAll(dir, 0o755)
 	}
-	return "", nil, fmt.Errorf("store %q: the bench runs on pebble, pebble:DIR or mem: (it creates one database per variant and restores it between runs that write)", cfg.Store)
+	return "", nil, fmt.Errorf("store %q: the bench runs on pebble, pebble:DIR, mem: or bigtable://PROJECT/INSTANCE (it creates one database per variant and restores it between runs that write)", cfg.Store)
 }
 
 // openStore opens an empty store called name. Pebble skips the fsync of
 // each write, like Cassandra's default periodic commit-log sync.
-func (cfg *Config) openStore(root, name string) (store.Store, error) {
+func (cfg *Config) openStore(ctx context.Context, root, name string) (store.Store, error) {
+	if strings.HasPrefix(cfg.Store, "bigtable:") {
+		return openBigtable(ctx, cfg.Store, name)
+	}
 	if root == "" {
 		return memstore.New(), nil
 	}
@@ -308,8 +324,45 @@ func (cfg *Config) openStore(root, name string) (store.Store, error) {
 	return pebblestore.Open(dir, pebblestore.Options{NoSync: true})
 }
 
+// openBigtable opens the namespace name+"." of a Bigtable instance, after
+// dropping the tables an earlier run left in it, as txnstore over the raw
+// store (what store.Open gives), with undo images for restores.
+func openBigtable(ctx context.Context, url, name string) (store.Store, error) {
+	o, err := bigtablestore.ParseURL(strings.TrimPrefix(url, "bigtable:"))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := bigtablestore.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	prefix := name + "."
+	specs, err := raw.Tables(ctx)
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
+	for _, spec := range specs {
+		if strings.HasPrefix(spec.Name, prefix) {
+			if err := raw.DropTable(ctx, spec.Name); err != nil {
+				raw.Close()
+				return nil, err
+			}
+		}
+	}
+	return undostore.New(owned{prefixstore.New(txnstore.New(raw), prefix), raw}), nil
+}
+
+// owned is a namespace that closes the store it is in.
+type owned struct {
+	store.Store
+	raw *bigtablestore.Store
+}
+
+func (o owned) Close() error { return errors.Join(o.Store.Close(), o.raw.Close()) }
+
 func (cfg *Config) calibrate(ctx context.Context, root string, rtt time.Duration) (*calibrate.Result, error) {
-	st, err := cfg.openStore(root, "calibrate")
+	st, err := cfg.openStore(ctx, root, "calibrate")
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +439,7 @@ func (cfg *Config) setupVariant(ctx context.Context, name, root string, d *dataS
 		v.predicted[wp.Statement] = wp.Cost
 	}
 
-	if v.st, err = cfg.openStore(root, name); err != nil {
+	if v.st, err = cfg.openStore(ctx, root, name); err != nil {
 		return nil, err
 	}
 	if v.en, err = engine.Deploy(ctx, v.st, "model.kvs", d.modelSrc, "schema-"+name+".kvs", ddl.Bytes(), prof); err != nil {

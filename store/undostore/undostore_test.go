@@ -1,0 +1,104 @@
+package undostore_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/txnstore"
+	"github.com/kvschema/kvschema/store/undostore"
+)
+
+func dump(t testing.TB, s store.Store) string {
+	var b strings.Builder
+	for _, table := range []string{"a", "b"} {
+		err := s.ReadRows(context.Background(), table, store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			fmt.Fprintf(&b, "%s/%q", table, r.Key)
+			for _, c := range r.Cells {
+				fmt.Fprintf(&b, " %s:%q=%q", c.Family, c.Qualifier, c.Value)
+			}
+			b.WriteByte('\n')
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+// TestRestore writes random batches after a snapshot and checks that
+// Restore brings back exactly the content at the snapshot, several times.
+func TestRestore(t *testing.T) {
+	for _, backend := range []string{"mem", "bigtable"} {
+		t.Run(backend, func(t *testing.T) {
+			rapid.Check(t, func(rt *rapid.T) {
+				var inner store.Store = memstore.New()
+				if backend == "bigtable" {
+					inner = txnstore.New(bttestserver.Open(t))
+				}
+				s := undostore.New(inner)
+				ctx := context.Background()
+				for _, name := range []string{"a", "b"} {
+					if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f", "g"}}); err != nil {
+						rt.Fatal(err)
+					}
+				}
+				key := rapid.SampledFrom([]string{"k1", "k2", "k3", "\x00", "\xff"})
+				mutation := rapid.Custom(func(rt *rapid.T) store.Mutation {
+					m := store.Mutation{
+						Kind:      store.MutationKind(rapid.IntRange(1, 3).Draw(rt, "kind")),
+						Table:     rapid.SampledFrom([]string{"a", "b"}).Draw(rt, "table"),
+						Row:       []byte(key.Draw(rt, "row")),
+						Family:    rapid.SampledFrom([]string{"f", "g"}).Draw(rt, "family"),
+						Qualifier: []byte(rapid.SampledFrom([]string{"", "q", "r"}).Draw(rt, "qualifier")),
+						Value:     []byte(rapid.StringN(0, 3, -1).Draw(rt, "value")),
+					}
+					if m.Kind == store.DeleteRow {
+						m.Family, m.Qualifier, m.Value = "", nil, nil
+					}
+					return m
+				})
+				batch := rapid.SliceOfN(mutation, 1, 6)
+				for _, b := range rapid.SliceOfN(batch, 0, 4).Draw(rt, "before") {
+					if err := s.Apply(ctx, b); err != nil {
+						rt.Fatal(err)
+					}
+				}
+				saved := dump(t, s)
+				sn, err := s.Snapshot(ctx)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				if err := s.CreateTable(ctx, store.TableSpec{Name: "c", Families: []string{"f"}}); err == nil {
+					rt.Fatal("CreateTable succeeded while a snapshot is held")
+				}
+				for round := range 2 {
+					for _, b := range rapid.SliceOfN(batch, 1, 4).Draw(rt, fmt.Sprintf("after%d", round)) {
+						if err := s.Apply(ctx, b); err != nil {
+							rt.Fatal(err)
+						}
+					}
+					if err := sn.Restore(ctx); err != nil {
+						rt.Fatal(err)
+					}
+					if got := dump(t, s); got != saved {
+						rt.Fatalf("after Restore:\n%s\nwant\n%s", got, saved)
+					}
+				}
+				if err := sn.Release(); err != nil {
+					rt.Fatal(err)
+				}
+				if err := sn.Restore(ctx); err == nil {
+					rt.Fatal("Restore after Release succeeded")
+				}
+			})
+		})
+	}
+}
