@@ -204,7 +204,7 @@ func positioned(st lang.Statement, err error) error {
 	if _, ok := err.(*lang.Error); ok {
 		return err
 	}
-	return &lang.Error{Pos: st.Pos(), Msg: err.Error()}
+	return &lang.Error{Pos: st.Pos(), Msg: err.Error(), Err: err}
 }
 
 // Explain returns the plan of a statement without running it.

@@ -331,6 +331,19 @@ func testCrash(t *testing.T, url string, trials int) {
 // RUBiS data and returns the oracle holding the same data.
 func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest.Oracle {
 	t.Helper()
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, d := deployCrashStoreOn(t, ctx, st)
+	return crashOracle(t, m, d)
+}
+
+// deployCrashStoreOn deploys and loads st as deployCrashStore does and
+// returns the engine's model and the data loaded.
+func deployCrashStoreOn(t *testing.T, ctx context.Context, st store.Store) (*model.Model, *enginetest.Data) {
+	t.Helper()
 	m, w := loadRUBiS(t, "workload.kvs")
 	res := advise(t, m, w, advisor.WithSI, 0)
 	msrc, err := os.ReadFile("../examples/rubis/model.kvs")
@@ -345,11 +358,6 @@ func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest
 	if err := res.WriteDDL(&ddl, mstmts); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	en, err := engine.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", ddl.Bytes(), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +366,13 @@ func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest
 	if _, err := en.Load(ctx, crashSource(d), engine.LoadOptions{Identity: "crash"}); err != nil {
 		t.Fatal(err)
 	}
-	or, err := enginetest.NewOracle(en.Model())
+	return en.Model(), d
+}
+
+// crashOracle returns an oracle of model m holding the data d.
+func crashOracle(t *testing.T, m *model.Model, d *enginetest.Data) *enginetest.Oracle {
+	t.Helper()
+	or, err := enginetest.NewOracle(m)
 	if err != nil {
 		t.Fatal(err)
 	}

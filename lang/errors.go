@@ -7,7 +7,11 @@ import "strconv"
 type Error struct {
 	Pos Pos
 	Msg string
+	Err error // the cause, when a statement failed for a reason found later (e.g. by the store)
 }
+
+// Unwrap returns the cause, so errors.Is sees through the position.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error formats the error as "file:line:col: msg", leaving out "file:" when
 // the source has no file name.

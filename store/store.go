@@ -272,6 +272,15 @@ type Conditional interface {
 	ApplyIf(ctx context.Context, table string, row []byte, cond Cond, then, otherwise []Mutation) (matched bool, err error)
 }
 
+// MutationChecker is implemented by stores that reject some mutations
+// (row keys or names their engine does not accept), so that layers which
+// must not fail halfway (txnstore) can refuse a batch before writing any of
+// it.
+type MutationChecker interface {
+	// CheckMutations reports the first mutation the store would reject.
+	CheckMutations(muts []Mutation) error
+}
+
 // CheckRowMutations checks that every mutation of muts is of (table, row),
 // as ApplyIf requires.
 func CheckRowMutations(table string, row []byte, muts []Mutation) error {

@@ -27,6 +27,9 @@
 //     parallel. Rows are applied independently: after an error some rows may
 //     be written and others not (Capabilities().AtomicBatch is false).
 //   - ApplyIf is one CheckAndMutateRow (store.Conditional).
+//   - Row keys must be 1 byte to 4 KiB long, qualifiers at most 16 KiB
+//     (Bigtable's limits): Apply and ApplyIf check every mutation before
+//     sending any (store.MutationChecker) and fail with ErrRowKey.
 //
 // URLs: "bigtable://PROJECT/INSTANCE" connects to Cloud Bigtable with the
 // environment's credentials, or to the emulator BIGTABLE_EMULATOR_HOST
@@ -84,6 +87,40 @@ var (
 	tableID  = regexp.MustCompile(`^[_a-zA-Z0-9][-_.a-zA-Z0-9]{0,49}$`)
 	familyID = regexp.MustCompile(`^[-_.a-zA-Z0-9]{1,64}$`)
 )
+
+// ErrRowKey is returned (wrapped) for a row key Bigtable does not accept:
+// empty, or longer than 4 KiB.
+var ErrRowKey = errors.New("row key not accepted by Bigtable (empty, or longer than 4 KiB)")
+
+// maxRowKey and maxQualifier are Bigtable's limits.
+const (
+	maxRowKey    = 4 << 10
+	maxQualifier = 16 << 10
+)
+
+// CheckMutations reports the first mutation Bigtable would reject: a row key
+// that is empty or too long, a bad family name, a qualifier over 16 KiB.
+func (s *Store) CheckMutations(muts []store.Mutation) error {
+	for i, m := range muts {
+		if len(m.Row) == 0 || len(m.Row) > maxRowKey {
+			return fmt.Errorf("bigtable: mutation %d: %s row %q: %w", i, m.Table, truncate(m.Row), ErrRowKey)
+		}
+		if m.Kind != store.DeleteRow && !familyID.MatchString(m.Family) {
+			return fmt.Errorf("bigtable: mutation %d: %s row %q: bad family %q", i, m.Table, truncate(m.Row), m.Family)
+		}
+		if len(m.Qualifier) > maxQualifier {
+			return fmt.Errorf("bigtable: mutation %d: %s row %q: qualifier longer than 16 KiB", i, m.Table, truncate(m.Row))
+		}
+	}
+	return nil
+}
+
+func truncate(b []byte) []byte {
+	if len(b) > 64 {
+		return append(b[:64:64], "…"...)
+	}
+	return b
+}
 
 // Store is a raw Bigtable store.
 type Store struct {
@@ -529,6 +566,9 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	if err := s.CheckMutations(muts); err != nil {
+		return err
+	}
 	byTable := map[string][]*rowMutation{}
 	index := map[string]*rowMutation{} // table + 0x00 + row → its mutation
 	var order []string
@@ -589,6 +629,9 @@ func (s *Store) ApplyIf(ctx context.Context, table string, row []byte, cond stor
 	}
 	if err := store.CheckRowMutations(table, row, append(slices.Clip(then), otherwise...)); err != nil {
 		return false, fmt.Errorf("bigtable: %w", err)
+	}
+	if err := s.CheckMutations(append(slices.Clip(then), otherwise...)); err != nil {
+		return false, err
 	}
 	build := func(muts []store.Mutation) (*bigtable.Mutation, error) {
 		if len(muts) == 0 {

@@ -339,8 +339,14 @@ func group(muts []store.Mutation) []*rowGroup {
 }
 
 // check validates muts before anything is written: known tables and
-// families, no hidden ones.
+// families, no hidden ones, nothing the inner store rejects — a write that
+// could not be finished would stay in the log for ever.
 func (s *Store) check(ctx context.Context, muts []store.Mutation) error {
+	if mc, ok := s.inner.(store.MutationChecker); ok {
+		if err := mc.CheckMutations(muts); err != nil {
+			return err
+		}
+	}
 	for i, m := range muts {
 		fams, err := s.tableFamilies(ctx, m.Table)
 		if err != nil {

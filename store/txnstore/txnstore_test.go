@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/bigtablestore"
 	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
 	"github.com/kvschema/kvschema/store/faultstore"
 	"github.com/kvschema/kvschema/store/memstore"
@@ -116,10 +117,10 @@ func leftovers(t testing.TB, raw store.Store) []string {
 
 // TestFaults cuts the write short at each of its row mutations, failing
 // (the writer goes on) or stopping (the writer dies). Afterwards a reader
-// in a new process must see every row before or after the write, never
-// lose an acknowledged write, and after seeing any of it see all of it;
-// after a roll-forward the store holds the write (if committed) and no
-// bookkeeping.
+// of another process (started before, so only the write's rows can lead it
+// to the write) must see every row before or after the write, never lose an
+// acknowledged write, and after seeing any of it see all of it; after a
+// roll-forward the store holds the write (if committed) and no bookkeeping.
 func TestFaults(t *testing.T) {
 	for _, backend := range []string{"mem", "bigtable"} {
 		t.Run(backend, func(t *testing.T) {
@@ -153,6 +154,10 @@ func TestFaults(t *testing.T) {
 						if _, err := w.Tables(t.Context()); err != nil {
 							t.Fatal(err)
 						}
+						// A reader in another process, started before the
+						// write: it meets the write only through its rows.
+						r := txnstore.New(raw)
+						content(t, r)
 						f.Arm(k, mode)
 						err := w.Apply(t.Context(), write)
 						committed := k > 1
@@ -163,8 +168,6 @@ func TestFaults(t *testing.T) {
 							t.Fatalf("Apply = nil although the writer died at row mutation %d, before the write was whole", k)
 						}
 						acked := err == nil
-						// A new process reads.
-						r := txnstore.New(raw)
 						got := content(t, r)
 						sawAfter := false
 						for key, a := range after {
@@ -186,6 +189,11 @@ func TestFaults(t *testing.T) {
 							if again := content(t, r); !equal(again, after) {
 								t.Errorf("after the write was acknowledged (%v) or seen (%v), a read shows %v, want %v", acked, sawAfter, again, after)
 							}
+						}
+						// Died with some rows written and marked (k = 3…6):
+						// the reader met a marker and finished the write.
+						if mode == faultstore.Stop && k >= 3 && k <= 1+5 && r.RolledForward() != 1 {
+							t.Errorf("the reader rolled forward %d writes, want 1 (read repair)", r.RolledForward())
 						}
 						n, err := r.RollForward(t.Context(), nil)
 						if err != nil {
@@ -379,5 +387,24 @@ func TestRepair(t *testing.T) {
 	}
 	if _, found, _ := raw.ReadRow(ctx, "t", []byte("c")); found {
 		t.Error("tombstone t/c still there")
+	}
+}
+
+// TestRejectedBeforeCommit: a batch with a row key Bigtable refuses fails
+// before anything is written, so no write is left that could never finish.
+func TestRejectedBeforeCommit(t *testing.T) {
+	raw := bttestserver.Open(t)
+	setup(t, raw)
+	s := txnstore.New(raw)
+	before := content(t, s)
+	err := s.Apply(t.Context(), []store.Mutation{set("t", "a", "q", "9"), set("u", "", "q", "9")})
+	if !errors.Is(err, bigtablestore.ErrRowKey) {
+		t.Fatalf("Apply = %v, want ErrRowKey", err)
+	}
+	if got := content(t, s); !equal(got, before) {
+		t.Errorf("content %v, want %v", got, before)
+	}
+	if l := leftovers(t, raw); len(l) > 0 {
+		t.Errorf("left: %v", l)
 	}
 }

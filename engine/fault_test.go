@@ -1,0 +1,90 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/store/faultstore"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/txnstore"
+)
+
+// TestFaultInjection cuts one write of each kind of the crash workload
+// (inserts and updates that change several column families and indexes)
+// short at every row mutation k it makes on a store atomic per row only
+// (txnstore over faultstore over memstore), failing that call (the client
+// goes on) or stopping the client there. A new client then opens the store:
+// the copies agree (Verify), the data is the oracle's before the write or
+// after it, the write is there if Exec acknowledged it — and if the failure
+// came after its commit (k > 1), whatever Exec said.
+func TestFaultInjection(t *testing.T) {
+	needCBC(t)
+	ctx := context.Background()
+	raw := memstore.New()
+	m, d := deployCrashStoreOn(t, ctx, txnstore.New(raw))
+	snap, err := raw.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Release()
+
+	open := func(s txnstore.Inner) (*engine.Engine, []*engine.Stmt) {
+		en, err := engine.Open(ctx, txnstore.New(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return en, prepareCrashWrites(t, en)
+	}
+	// One write of each statement, from the crash workload's sequence.
+	_, stmts := open(raw)
+	next := crashSequence(stmts, 7, 500_000)
+	ops := make([]*crashOp, len(crashWrites))
+	for missing := len(ops); missing > 0; {
+		op := next()
+		if ops[op.stmt] == nil {
+			ops[op.stmt] = &op
+			missing--
+		}
+	}
+	trials, landed := 0, 0
+	for _, op := range ops {
+		// How many row mutations the write makes.
+		f := faultstore.New(raw)
+		_, st := open(f)
+		if _, err := st[op.stmt].Exec(ctx, op.args...); err != nil {
+			t.Fatal(err)
+		}
+		total := f.Count()
+		for _, mode := range []faultstore.Mode{faultstore.Fail, faultstore.Stop} {
+			for k := 1; k <= total; k++ {
+				t.Run(fmt.Sprintf("write%d/mode%d/k%d", op.stmt, mode, k), func(t *testing.T) {
+					if err := snap.Restore(ctx); err != nil {
+						t.Fatal(err)
+					}
+					f := faultstore.New(raw)
+					_, st := open(f)
+					f.Arm(k, mode)
+					_, err := st[op.stmt].Exec(ctx, op.args...)
+					acked := err == nil
+					if total > 1 && mode == faultstore.Fail && acked != (k > 1) {
+						t.Errorf("Exec = %v: a failure at row mutation %d of %d should fail it iff it came before the commit", err, k, total)
+					}
+					// A new client.
+					en, st := open(raw)
+					var checked int
+					in := checkCrashTrial(t, ctx, en, crashOracle(t, m, d), st, []crashOp{*op}, 0, &checked)
+					if (acked || (total > 1 && k > 1)) && !in {
+						t.Errorf("the write (acknowledged: %v, failed after its commit: %v) is missing", acked, k > 1)
+					}
+					trials++
+					if in {
+						landed++
+					}
+				})
+			}
+		}
+	}
+	t.Logf("%d trials over %d writes: the write landed in %d", trials, len(ops), landed)
+}
