@@ -278,8 +278,10 @@ func (s *Store) ReadRow(ctx context.Context, table string, key []byte) (store.Ro
 	return s.settle(ctx, table, r)
 }
 
-// ReadRows streams the selected rows, each settled; tombstones are skipped,
-// so the limit is counted here.
+// ReadRows streams the selected rows, each settled. Tombstones are skipped,
+// so a limited read asks the inner store for the rows still wanted and, if
+// tombstones took some of them, reads on after the last row seen (one more
+// round trip, only then).
 func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
 	if table == IntentTable {
 		return fmt.Errorf("txnstore: table %s: %w", table, store.ErrNoTable)
@@ -288,22 +290,62 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 		return err
 	}
 	limit := opts.Limit
-	opts.Limit = 0
 	n := 0
-	var cbErr error
-	err := s.inner.ReadRows(ctx, table, rs, opts, func(r store.Row) bool {
-		out, ok, err := s.settle(ctx, table, r)
-		if err != nil {
-			cbErr = err
-			return false
+	for {
+		var cbErr error
+		var last []byte
+		seen, stopped := 0, false
+		if limit > 0 {
+			opts.Limit = limit - n
 		}
-		if !ok {
+		err := s.inner.ReadRows(ctx, table, rs, opts, func(r store.Row) bool {
+			seen++
+			last = append(last[:0], r.Key...)
+			out, ok, err := s.settle(ctx, table, r)
+			if err != nil {
+				cbErr = err
+				return false
+			}
+			if !ok {
+				return true
+			}
+			n++
+			if !fn(out) || (limit > 0 && n >= limit) {
+				stopped = true
+				return false
+			}
 			return true
+		})
+		if err := cmpErr(cbErr, err); err != nil || stopped || limit == 0 || seen < opts.Limit {
+			return err // done: stopped, unlimited, or the selection ran out
 		}
-		n++
-		return fn(out) && (limit == 0 || n < limit)
-	})
-	return cmpErr(cbErr, err)
+		rs = beyond(rs, last, opts.Reverse)
+	}
+}
+
+// beyond restricts rs to the keys after last in reading order.
+func beyond(rs store.RowSet, last []byte, reverse bool) store.RowSet {
+	var out store.RowSet
+	for _, r := range rs.Normalize() {
+		if reverse {
+			if bytes.Compare(r.Start, last) >= 0 {
+				continue
+			}
+			if r.End == nil || bytes.Compare(r.End, last) > 0 {
+				r.End = last
+			}
+		} else {
+			next := store.KeySuccessor(last)
+			if r.End != nil && bytes.Compare(r.End, next) <= 0 {
+				continue
+			}
+			if bytes.Compare(r.Start, next) < 0 {
+				r.Start = next
+			}
+		}
+		out.Ranges = append(out.Ranges, r)
+	}
+	return out
 }
 
 func cmpErr(a, b error) error {

@@ -408,3 +408,45 @@ func TestRejectedBeforeCommit(t *testing.T) {
 		t.Errorf("left: %v", l)
 	}
 }
+
+// TestLimitOverTombstones: a limited read that meets deleted rows reads on
+// until it has its rows, in both directions.
+func TestLimitOverTombstones(t *testing.T) {
+	s := txnstore.New(memstore.New())
+	ctx := t.Context()
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := s.Apply(ctx, []store.Mutation{set("t", fmt.Sprint(i), "q", "v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{"1", "2", "3", "6", "7", "8"} {
+		if err := s.Apply(ctx, []store.Mutation{delRow("t", k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		rs      store.RowSet
+		limit   int
+		reverse bool
+		want    string
+	}{
+		{store.All(), 3, false, "0,4,5"},
+		{store.All(), 3, true, "9,5,4"},
+		{store.All(), 10, false, "0,4,5,9"},
+		{store.RowSet{Keys: [][]byte{[]byte("1"), []byte("2"), []byte("4"), []byte("9")}}, 2, false, "4,9"},
+		{store.RowSet{Ranges: []store.Range{{Start: []byte("1"), End: []byte("4")}, {Start: []byte("6"), End: []byte("9\x00")}}}, 1, true, "9"},
+		{store.RowSet{Ranges: []store.Range{{Start: []byte("1"), End: []byte("5")}}}, 2, true, "4"},
+	} {
+		var got []string
+		err := s.ReadRows(ctx, "t", c.rs, store.ReadOptions{Limit: c.limit, Reverse: c.reverse}, func(r store.Row) bool {
+			got = append(got, string(r.Key))
+			return true
+		})
+		if err != nil || strings.Join(got, ",") != c.want {
+			t.Errorf("ReadRows(%v, limit %d, reverse %v) = %v, %v; want %s", c.rs, c.limit, c.reverse, got, err, c.want)
+		}
+	}
+}
