@@ -281,6 +281,25 @@ type MutationChecker interface {
 	CheckMutations(muts []Mutation) error
 }
 
+// GroupByRow splits muts into the mutations of each (table, row), keeping
+// their order within a row and the rows' order of first appearance: the
+// unit a store atomic per row applies at once.
+func GroupByRow(muts []Mutation) [][]Mutation {
+	var out [][]Mutation
+	index := map[string]int{}
+	for _, m := range muts {
+		id := m.Table + "\x00" + string(m.Row)
+		i, ok := index[id]
+		if !ok {
+			i = len(out)
+			index[id] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], m)
+	}
+	return out
+}
+
 // CheckRowMutations checks that every mutation of muts is of (table, row),
 // as ApplyIf requires.
 func CheckRowMutations(table string, row []byte, muts []Mutation) error {

@@ -263,11 +263,12 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 		return err
 	}
 	if len(spec.Splits) > 0 {
-		have, err := s.splits(ctx)
+		// The splits a table was created with stay its splits.
+		r, err := s.table(registry).ReadRow(ctx, spec.Name, latest)
 		if err != nil {
-			return err
+			return wrap("read", registry, err)
 		}
-		if _, ok := have[spec.Name]; !ok {
+		if len(r) == 0 {
 			js, _ := json.Marshal(spec.Splits) // [][]byte marshals as base64 strings
 			m := bigtable.NewMutation()
 			m.Set(registryFamily, splitsColumn, 0, js)
@@ -570,29 +571,25 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 		return err
 	}
 	byTable := map[string][]*rowMutation{}
-	index := map[string]*rowMutation{} // table + 0x00 + row → its mutation
 	var order []string
-	for _, m := range muts {
-		if _, ok := byTable[m.Table]; !ok {
-			if m.Table == registry {
+	for _, row := range store.GroupByRow(muts) {
+		table := row[0].Table
+		if _, ok := byTable[table]; !ok {
+			if table == registry {
 				return fmt.Errorf("bigtable: table %s is reserved", registry)
 			}
-			if err := s.exists(ctx, m.Table); err != nil {
+			if err := s.exists(ctx, table); err != nil {
 				return err
 			}
-			order = append(order, m.Table)
-			byTable[m.Table] = nil
+			order = append(order, table)
 		}
-		id := m.Table + "\x00" + string(m.Row)
-		rm := index[id]
-		if rm == nil {
-			rm = &rowMutation{key: string(m.Row), m: bigtable.NewMutation()}
-			index[id] = rm
-			byTable[m.Table] = append(byTable[m.Table], rm)
+		rm := &rowMutation{key: string(row[0].Row), m: bigtable.NewMutation()}
+		for _, m := range row {
+			if err := mutation(rm.m, m); err != nil {
+				return err
+			}
 		}
-		if err := mutation(rm.m, m); err != nil {
-			return err
-		}
+		byTable[table] = append(byTable[table], rm)
 	}
 	errs := make([]error, len(order))
 	var wg sync.WaitGroup
@@ -627,10 +624,11 @@ func (s *Store) ApplyIf(ctx context.Context, table string, row []byte, cond stor
 	if err := s.check(ctx); err != nil {
 		return false, err
 	}
-	if err := store.CheckRowMutations(table, row, append(slices.Clip(then), otherwise...)); err != nil {
+	both := append(slices.Clip(then), otherwise...)
+	if err := store.CheckRowMutations(table, row, both); err != nil {
 		return false, fmt.Errorf("bigtable: %w", err)
 	}
-	if err := s.CheckMutations(append(slices.Clip(then), otherwise...)); err != nil {
+	if err := s.CheckMutations(both); err != nil {
 		return false, err
 	}
 	build := func(muts []store.Mutation) (*bigtable.Mutation, error) {

@@ -13,7 +13,6 @@
 package faultstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -103,24 +102,7 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
-	var rows [][]store.Mutation
-	for _, m := range muts {
-		if n := len(rows); n > 0 && rows[n-1][0].Table == m.Table && bytes.Equal(rows[n-1][0].Row, m.Row) {
-			rows[n-1] = append(rows[n-1], m)
-			continue
-		}
-		found := false
-		for i := range rows {
-			if rows[i][0].Table == m.Table && bytes.Equal(rows[i][0].Row, m.Row) {
-				rows[i] = append(rows[i], m)
-				found = true
-				break
-			}
-		}
-		if !found {
-			rows = append(rows, []store.Mutation{m})
-		}
-	}
+	rows := store.GroupByRow(muts)
 	ok := s.next(len(rows))
 	for _, r := range rows[:ok] {
 		if err := s.Inner.Apply(ctx, r); err != nil {

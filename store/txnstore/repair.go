@@ -88,8 +88,7 @@ func (s *Store) repairRow(ctx context.Context, table string, r store.Row, horizo
 			return nil // a write in progress: its writer or a reader finishes it
 		}
 		cond := store.Cond{Family: Family, Qualifier: txnQ, Min: v, Max: store.KeySuccessor(v)}
-		clear := []store.Mutation{{Kind: store.DeleteCell, Table: table, Row: r.Key, Family: Family, Qualifier: txnQ}}
-		matched, err := s.inner.ApplyIf(ctx, table, r.Key, cond, clear, nil)
+		matched, err := s.inner.ApplyIf(ctx, table, r.Key, cond, []store.Mutation{unmark(table, r.Key)}, nil)
 		if err != nil {
 			return err
 		}

@@ -355,6 +355,11 @@ func cmpErr(a, b error) error {
 	return b
 }
 
+// unmark deletes the marker of a row.
+func unmark(table string, key []byte) store.Mutation {
+	return store.Mutation{Kind: store.DeleteCell, Table: table, Row: key, Family: Family, Qualifier: txnQ}
+}
+
 // rowGroup is the mutations of one row, in order.
 type rowGroup struct {
 	table string
@@ -362,20 +367,12 @@ type rowGroup struct {
 	muts  []store.Mutation
 }
 
-// group splits muts by row, keeping their order per row and the rows'
-// order of first appearance.
+// group splits muts by row (store.GroupByRow).
 func group(muts []store.Mutation) []*rowGroup {
-	var out []*rowGroup
-	index := map[string]*rowGroup{}
-	for _, m := range muts {
-		id := m.Table + "\x00" + string(m.Row)
-		g := index[id]
-		if g == nil {
-			g = &rowGroup{table: m.Table, key: m.Row}
-			index[id] = g
-			out = append(out, g)
-		}
-		g.muts = append(g.muts, m)
+	rows := store.GroupByRow(muts)
+	out := make([]*rowGroup, len(rows))
+	for i, r := range rows {
+		out[i] = &rowGroup{table: r[0].Table, key: r[0].Row, muts: r}
 	}
 	return out
 }
@@ -476,14 +473,13 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	// 3. Clear the markers; 4. forget the intent. The write is whole
 	// already: a failure here leaves work a reader or Repair finishes, and
 	// the write stays acknowledged.
-	clear := make([]store.Mutation, len(groups))
+	unmarks := make([]store.Mutation, len(groups))
 	for i, g := range groups {
-		clear[i] = store.Mutation{Kind: store.DeleteCell, Table: g.table, Row: g.key, Family: Family, Qualifier: txnQ}
+		unmarks[i] = unmark(g.table, g.key)
 	}
-	if err := s.inner.Apply(ctx, clear); err != nil {
-		return nil //nolint:nilerr // see above
+	if s.inner.Apply(ctx, unmarks) == nil {
+		_ = s.inner.Apply(ctx, []store.Mutation{{Kind: store.DeleteRow, Table: IntentTable, Row: v}})
 	}
-	_ = s.inner.Apply(ctx, []store.Mutation{{Kind: store.DeleteRow, Table: IntentTable, Row: v}})
 	return nil
 }
 
@@ -586,8 +582,7 @@ func (s *Store) resolve(ctx context.Context, v []byte) error {
 	// Clear the markers that still name v.
 	marker := store.Cond{Family: Family, Qualifier: txnQ, Min: v, Max: store.KeySuccessor(v)}
 	if err := s.eachRow(ctx, groups, func(g *rowGroup) error {
-		clear := []store.Mutation{{Kind: store.DeleteCell, Table: g.table, Row: g.key, Family: Family, Qualifier: txnQ}}
-		_, err := s.inner.ApplyIf(ctx, g.table, g.key, marker, clear, nil)
+		_, err := s.inner.ApplyIf(ctx, g.table, g.key, marker, []store.Mutation{unmark(g.table, g.key)}, nil)
 		if errors.Is(err, store.ErrNoTable) {
 			return nil
 		}
