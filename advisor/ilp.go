@@ -153,11 +153,26 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes [
 		pr.indexes = append(pr.indexes, i)
 		return v
 	}
+	// Queries whose plan DAGs have the same shape (RUBiS repeats several
+	// statements in different transactions) share one flow weighted by
+	// their summed weights: the same program, smaller.
+	shapes := make([]string, len(queries))
+	weight := map[string]float64{}
+	for qi, s := range queries {
+		shapes[qi] = qdags[qi].shape()
+		weight[shapes[qi]] += s.Weight(opt.Mix)
+	}
+	shared := map[string]map[int]solver.Var{}
 	for qi, s := range queries {
 		if pl := qdags[qi].cheapest(); pl != nil {
 			pr.scale += s.Weight(opt.Mix) * pl.Cost
 		}
-		vars, start := pr.flow("q"+s.Tag, qdags[qi], s.Weight(opt.Mix), xv, groupQueries)
+		if vars, ok := shared[shapes[qi]]; ok {
+			pr.qvars = append(pr.qvars, vars)
+			continue
+		}
+		vars, start := pr.flow("q"+s.Tag, qdags[qi], weight[shapes[qi]], xv, groupQueries)
+		shared[shapes[qi]] = vars
 		pr.qvars = append(pr.qvars, vars)
 		pr.m.AddConstraint("answer "+s.Tag, start, solver.EQ, 1)
 	}

@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -523,6 +524,21 @@ func (d *dag) liveArcs() []int {
 		}
 	}
 	return out
+}
+
+// shape describes what the integer program sees of d: its live states and
+// arcs with their steps' indexes, embeddings and costs. DAGs of the same
+// shape give the same flow variables and constraints.
+func (d *dag) shape() string {
+	var b strings.Builder
+	for _, st := range d.states {
+		fmt.Fprintf(&b, "%t%t,", st.live, st.end)
+	}
+	for _, a := range d.liveArcs() {
+		arc := d.arcs[a]
+		fmt.Fprintf(&b, "|%d>%d %p %v %v", arc.from, arc.to, arc.step.Index, arc.step.Map, arc.step.Cost)
+	}
+	return b.String()
 }
 
 // plan builds the plan of a path of arcs.
