@@ -423,7 +423,11 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 		computeUpkeep()
 		added := false
 		for _, s := range writes {
-			for _, u := range upkeeps[s] {
+			for _, x := range en.list { // in order: upkeeps[s] is a map
+				u, ok := upkeeps[s][x]
+				if !ok {
+					continue
+				}
 				for _, q := range u.support {
 					if k := queryKey(q); !seenSupport[k] {
 						seenSupport[k] = true

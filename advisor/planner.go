@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,6 +93,7 @@ type dag struct {
 	// best caches the least-cost path (see cheapestPath).
 	best     []int
 	bestDone bool
+	order    []int // states in topological order, once computed
 }
 
 type dstate struct {
@@ -527,7 +529,7 @@ func (d *dag) liveArcs() []int {
 }
 
 // shape describes what the integer program sees of d: its live states and
-// arcs with their steps' indexes, embeddings and costs. DAGs of the same
+// arcs (by number) with their steps' indexes, embeddings and costs. DAGs of the same
 // shape give the same flow variables and constraints.
 func (d *dag) shape() string {
 	var b strings.Builder
@@ -536,7 +538,7 @@ func (d *dag) shape() string {
 	}
 	for _, a := range d.liveArcs() {
 		arc := d.arcs[a]
-		fmt.Fprintf(&b, "|%d>%d %p %v %v", arc.from, arc.to, arc.step.Index, arc.step.Map, arc.step.Cost)
+		fmt.Fprintf(&b, "|%d:%d>%d %p %v %v", a, arc.from, arc.to, arc.step.Index, arc.step.Map, arc.step.Cost)
 	}
 	return b.String()
 }
@@ -573,16 +575,31 @@ func (d *dag) cheapest() *physical.Plan {
 // once (the integer program's scale and its start solution both ask).
 func (d *dag) cheapestPath() []int {
 	if !d.bestDone {
-		d.best, d.bestDone = d.shortestPath(), true
+		d.best, _ = d.shortestPath(nil)
+		d.bestDone = true
 	}
 	return d.best
 }
 
-func (d *dag) shortestPath() []int {
-	if len(d.states) == 0 || !d.states[0].live {
-		return nil
+// shortestPath returns the arcs and cost of the least-cost plan whose steps
+// read only indexes allow accepts (any index if allow is nil), or nil if no
+// plan does. Ties go to the earlier arc, so equal DAGs give equal paths.
+func (d *dag) shortestPath(allow func(*physical.Index) bool) ([]int, float64) {
+	if allow == nil {
+		return d.pricedPath(func(l *physical.Lookup) (float64, bool) { return l.Cost, true })
 	}
-	order := d.topo()
+	return d.pricedPath(func(l *physical.Lookup) (float64, bool) { return l.Cost, allow(l.Index) })
+}
+
+// pricedPath is shortestPath with each step priced by price, which may
+// also exclude it.
+func (d *dag) pricedPath(price func(*physical.Lookup) (float64, bool)) ([]int, float64) {
+	if len(d.states) == 0 || !d.states[0].live {
+		return nil, 0
+	}
+	if d.order == nil {
+		d.order = d.topo()
+	}
 	best := make([]float64, len(d.states))
 	via := make([]int, len(d.states))
 	for i := range best {
@@ -591,7 +608,7 @@ func (d *dag) shortestPath() []int {
 	}
 	best[0] = 0
 	end := -1
-	for _, i := range order {
+	for _, i := range d.order {
 		if best[i] < 0 {
 			continue
 		}
@@ -601,14 +618,22 @@ func (d *dag) shortestPath() []int {
 		}
 		for _, a := range s.out {
 			arc := d.arcs[a]
-			if c := best[i] + arc.step.Cost; best[arc.to] < 0 || c < best[arc.to] {
+			p, ok := price(&arc.step)
+			if !ok {
+				continue
+			}
+			if c := best[i] + p; best[arc.to] < 0 || c < best[arc.to] {
 				best[arc.to], via[arc.to] = c, a
 			}
 		}
 	}
+	if end < 0 {
+		return nil, 0
+	}
 	var path []int
 	for i := end; i != 0; i = d.arcs[via[i]].from {
-		path = append([]int{via[i]}, path...)
+		path = append(path, via[i])
 	}
-	return path
+	slices.Reverse(path)
+	return path, best[end]
 }

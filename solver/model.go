@@ -160,6 +160,10 @@ func (m *Model) canonical(what string, terms []Term) []Term {
 	return slices.DeleteFunc(merged, func(t Term) bool { return t.Coef == 0 })
 }
 
+// ConstraintName returns the name constraint i (as Evaluate numbers them)
+// was added with.
+func (m *Model) ConstraintName(i int) string { return m.cons[i].name }
+
 // NumVars returns the number of variables.
 func (m *Model) NumVars() int { return len(m.vars) }
 

@@ -1,0 +1,436 @@
+package advisor
+
+import (
+	"math"
+	"sort"
+
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/solver"
+)
+
+// A start solution spares CBC its own search for a first schema (its
+// feasibility pump takes a third of the time on RUBiS) and lets it prune
+// from the first node. It comes from a local search over schemas: begin
+// with every query on its cheapest plan, closed over SI bases and support
+// queries; drop indexes until the budget holds, cheapest loss per byte
+// first; then drop or add single indexes while that lowers the cost.
+//
+// A schema S is evaluated exactly as the integer program would price it
+// with S fixed: each query and each support query some index of S needs on
+// its least-cost plan within S, plus the write costs of S. Moves are
+// evaluated incrementally: only the plans that read a dropped index, or
+// could read an added one, are planned again.
+type localSearch struct {
+	pr     *ilp
+	budget float64
+	in     map[*physical.Index]bool
+	size   float64
+	// Per query and per support query: the current path and its cost, nil
+	// when a support query is not needed.
+	qpath, spath [][]int
+	qcost, scost []float64
+	// need counts, per support query, the indexes of S that need it.
+	need []int
+	// readers lists, per index, the query and support DAGs (support ones
+	// as -1-si) with a step that reads it.
+	readers   map[*physical.Index][]int
+	supportOf map[*support]int
+	byWeight  []int // queries, heaviest first
+	// baseOf lists, per CF, the SIs it can be a base of.
+	baseOf map[*physical.Index][]*physical.Index
+}
+
+// start returns variable values for a feasible schema within the budget,
+// or nil when the search finds none.
+func (pr *ilp) start(budget float64) []float64 {
+	ls := &localSearch{pr: pr, budget: budget, in: map[*physical.Index]bool{},
+		qpath: make([][]int, len(pr.queries)), qcost: make([]float64, len(pr.queries)),
+		spath: make([][]int, len(pr.sups)), scost: make([]float64, len(pr.sups)), need: make([]int, len(pr.sups)),
+		readers: map[*physical.Index][]int{}, supportOf: map[*support]int{}, baseOf: map[*physical.Index][]*physical.Index{}}
+	for _, x := range pr.indexes {
+		for _, b := range pr.pool.bases[x] {
+			ls.baseOf[b] = append(ls.baseOf[b], x)
+		}
+	}
+	for si, sp := range pr.sups {
+		ls.supportOf[sp] = si
+	}
+	type reader struct {
+		id int
+		x  *physical.Index
+	}
+	seen := map[reader]bool{}
+	addReaders := func(d *dag, id int) {
+		for _, a := range d.liveArcs() {
+			x := d.arcs[a].step.Index
+			k := reader{id, x}
+			if !seen[k] {
+				seen[k] = true
+				ls.readers[x] = append(ls.readers[x], id)
+			}
+		}
+	}
+	for qi, d := range pr.qdags {
+		addReaders(d, qi)
+	}
+	for si, sp := range pr.sups {
+		addReaders(sp.dag, -1-si)
+	}
+	ls.byWeight = make([]int, len(pr.queries))
+	for qi := range ls.byWeight {
+		ls.byWeight[qi] = qi
+	}
+	sort.SliceStable(ls.byWeight, func(a, b int) bool {
+		return pr.queries[ls.byWeight[a]].Weight(pr.mix) > pr.queries[ls.byWeight[b]].Weight(pr.mix)
+	})
+	// The least lambda whose schema fits (doubling, then bisection), and a
+	// few below it, whose schemas are cut down to the budget by dropping
+	// indexes: the best of these after local improvement.
+	fits := func(lambda float64) bool { return ls.construct(lambda) && ls.size <= budget }
+	lo, hi := 0.0, 0.0
+	if !fits(0) {
+		hi = pr.scale / math.Max(budget, 1)
+		for n := 0; !fits(hi); n++ {
+			if n == 60 {
+				return nil
+			}
+			lo, hi = hi, 2*hi
+		}
+		for range 12 {
+			if mid := (lo + hi) / 2; fits(mid) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+	}
+	var best []float64
+	bestCost := math.Inf(1)
+	for _, lambda := range []float64{hi, hi / 2, hi / 4, hi / 16, 0} {
+		if !ls.construct(lambda) {
+			continue
+		}
+		for ls.size > budget && ls.step(true) {
+		}
+		if ls.size > budget {
+			continue
+		}
+		for n := 0; n < 10*len(pr.indexes) && ls.step(false); n++ {
+		}
+		if c := ls.total(); c < bestCost {
+			best, bestCost = ls.values(), c
+		}
+		if hi == 0 {
+			break
+		}
+	}
+	return best
+}
+
+// total is the schema's cost as the program prices it.
+func (ls *localSearch) total() float64 {
+	pr := ls.pr
+	c := 0.0
+	for qi, q := range pr.queries {
+		c += q.Weight(pr.mix) * ls.qcost[qi]
+	}
+	for si, sp := range pr.sups {
+		if ls.need[si] > 0 {
+			c += sp.write.Weight(pr.mix) * ls.scost[si]
+		}
+	}
+	for x, on := range ls.in {
+		if on {
+			c += pr.writeCost[x]
+		}
+	}
+	return c
+}
+
+func (ls *localSearch) allowIn(x *physical.Index) bool { return ls.in[x] }
+
+// construct builds a schema plan by plan, heaviest query first: each
+// query, then each support query the schema comes to need, takes the plan
+// that minimizes its weighted cost plus, for every index not yet in the
+// schema, that index's write cost and lambda per byte. lambda = 0 is every
+// query on its cheapest plan; larger values trade cost for size.
+func (ls *localSearch) construct(lambda float64) bool {
+	pr := ls.pr
+	clear(ls.in)
+	ls.size = 0
+	clear(ls.need)
+	clear(ls.spath)
+	penalty := func(x *physical.Index) float64 {
+		if ls.in[x] {
+			return 0
+		}
+		return pr.writeCost[x] + lambda*x.Size
+	}
+	add := func(d *dag, w float64) bool {
+		p, _ := d.pricedPath(func(l *physical.Lookup) (float64, bool) {
+			if _, ok := pr.x[l.Index]; !ok {
+				return 0, false
+			}
+			return w*l.Cost + penalty(l.Index), true
+		})
+		if p == nil {
+			return false
+		}
+		for _, a := range p {
+			ls.in[d.arcs[a].step.Index] = true
+		}
+		return true
+	}
+	for _, qi := range ls.byWeight {
+		if !add(pr.qdags[qi], pr.queries[qi].Weight(pr.mix)) {
+			return false
+		}
+	}
+	// Close over SI bases and support queries.
+	routed := make([]bool, len(pr.sups))
+	for changed := true; changed; {
+		changed = false
+		for _, x := range pr.indexes {
+			if !ls.in[x] {
+				continue
+			}
+			if x.Kind == physical.SI && !ls.hasBase(x, nil) {
+				var base *physical.Index
+				for _, b := range pr.pool.bases[x] {
+					if _, ok := pr.x[b]; ok && (base == nil || penalty(b) < penalty(base)) {
+						base = b
+					}
+				}
+				if base == nil {
+					return false
+				}
+				ls.in[base], changed = true, true
+			}
+			for _, sp := range pr.needs[x] {
+				if si := ls.supportOf[sp]; !routed[si] {
+					routed[si], changed = true, true
+					if !add(sp.dag, sp.write.Weight(pr.mix)) {
+						return false
+					}
+				}
+			}
+		}
+	}
+	// Price the schema exactly: every plan the least-cost one within it.
+	for x, on := range ls.in {
+		if !on {
+			continue
+		}
+		ls.size += x.Size
+		for _, sp := range pr.needs[x] {
+			ls.need[ls.supportOf[sp]]++
+		}
+	}
+	for qi, d := range pr.qdags {
+		ls.qpath[qi], ls.qcost[qi] = d.shortestPath(ls.allowIn)
+	}
+	for si, sp := range pr.sups {
+		if ls.need[si] > 0 {
+			if ls.spath[si], ls.scost[si] = sp.dag.shortestPath(ls.allowIn); ls.spath[si] == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hasBase reports whether SI x has a base CF in the schema other than
+// without.
+func (ls *localSearch) hasBase(x, without *physical.Index) bool {
+	for _, b := range ls.pr.pool.bases[x] {
+		if b != without && ls.in[b] {
+			return true
+		}
+	}
+	return false
+}
+
+// replan is one DAG's new path and cost after a move.
+type replan struct {
+	id   int
+	path []int
+	cost float64
+}
+
+// move prices toggling x: the change in cost and the plans that change,
+// or ok == false when the schema would answer some query no more.
+func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, ok bool) {
+	pr := ls.pr
+	drop := ls.in[x]
+	ls.in[x] = !drop
+	defer func() { ls.in[x] = drop }()
+	if drop {
+		delta -= pr.writeCost[x]
+		for _, y := range ls.baseOf[x] {
+			if ls.in[y] && !ls.hasBase(y, nil) {
+				return 0, nil, false
+			}
+		}
+	} else {
+		delta += pr.writeCost[x]
+		if x.Kind == physical.SI && !ls.hasBase(x, nil) {
+			return 0, nil, false
+		}
+	}
+	needed := func(si int) int {
+		n := ls.need[si]
+		for _, sp := range pr.needs[x] {
+			if ls.supportOf[sp] == si {
+				if drop {
+					n--
+				} else {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	// Support queries x alone needed, or now needs.
+	changed := map[int]bool{}
+	for _, sp := range pr.needs[x] {
+		si := ls.supportOf[sp]
+		if changed[-1-si] {
+			continue
+		}
+		switch n := needed(si); {
+		case n == 0:
+			changed[-1-si] = true
+			delta -= sp.write.Weight(pr.mix) * ls.scost[si]
+			plans = append(plans, replan{id: -1 - si})
+		case ls.need[si] == 0:
+			changed[-1-si] = true
+			p, c := sp.dag.shortestPath(ls.allowIn)
+			if p == nil {
+				return 0, nil, false
+			}
+			delta += sp.write.Weight(pr.mix) * c
+			plans = append(plans, replan{-1 - si, p, c})
+		}
+	}
+	// Plans that read x, or could.
+	for _, id := range ls.readers[x] {
+		if changed[id] {
+			continue
+		}
+		var d *dag
+		var cur []int
+		var old, w float64
+		if id >= 0 {
+			d, cur, old, w = pr.qdags[id], ls.qpath[id], ls.qcost[id], pr.queries[id].Weight(pr.mix)
+		} else {
+			si := -1 - id
+			if needed(si) == 0 {
+				continue
+			}
+			sp := pr.sups[si]
+			d, cur, old, w = sp.dag, ls.spath[si], ls.scost[si], sp.write.Weight(pr.mix)
+		}
+		if drop && !reads(d, cur, x) {
+			continue
+		}
+		p, c := d.shortestPath(ls.allowIn)
+		if p == nil {
+			return 0, nil, false
+		}
+		if !drop && c >= old {
+			continue
+		}
+		delta += w * (c - old)
+		plans = append(plans, replan{id, p, c})
+	}
+	return delta, plans, true
+}
+
+func reads(d *dag, path []int, x *physical.Index) bool {
+	for _, a := range path {
+		if d.arcs[a].step.Index == x {
+			return true
+		}
+	}
+	return false
+}
+
+// step makes the best single move and reports whether it made one. With
+// shrink it drops the index whose loss per byte saved is least; otherwise
+// it makes the move (dropping or adding one index) that lowers the cost
+// most while the budget holds.
+func (ls *localSearch) step(shrink bool) bool {
+	pr := ls.pr
+	var best *physical.Index
+	var bestPlans []replan
+	bestScore := -1e-9 * math.Max(1, pr.scale) // a real improvement
+	if shrink {
+		bestScore = math.Inf(1)
+	}
+	for _, x := range pr.indexes {
+		switch {
+		case shrink && !ls.in[x]:
+			continue
+		case !shrink && !ls.in[x] && ls.size+x.Size > ls.budget:
+			continue
+		}
+		delta, plans, ok := ls.move(x)
+		if !ok {
+			continue
+		}
+		if shrink {
+			delta /= x.Size
+		}
+		if delta < bestScore {
+			best, bestPlans, bestScore = x, plans, delta
+		}
+	}
+	if best == nil {
+		return false
+	}
+	drop := ls.in[best]
+	ls.in[best] = !drop
+	sign := 1
+	if drop {
+		sign = -1
+		ls.size -= best.Size
+	} else {
+		ls.size += best.Size
+	}
+	for _, sp := range pr.needs[best] {
+		ls.need[ls.supportOf[sp]] += sign
+	}
+	for _, r := range bestPlans {
+		if r.id >= 0 {
+			ls.qpath[r.id], ls.qcost[r.id] = r.path, r.cost
+		} else {
+			ls.spath[-1-r.id], ls.scost[-1-r.id] = r.path, r.cost
+		}
+	}
+	return true
+}
+
+// values encodes the schema and its plans as variable values.
+func (ls *localSearch) values() []float64 {
+	pr := ls.pr
+	val := make([]float64, pr.m.NumVars())
+	for x, on := range ls.in {
+		if on {
+			val[pr.x[x]] = 1
+		}
+	}
+	set := func(vars map[int]solver.Var, path []int) {
+		for _, a := range path {
+			val[vars[a]] = 1
+		}
+	}
+	for qi, p := range ls.qpath {
+		set(pr.qvars[qi], p)
+	}
+	for si, p := range ls.spath {
+		if ls.need[si] > 0 {
+			set(pr.svars[si], p)
+		}
+	}
+	return val
+}
