@@ -11,7 +11,7 @@ import (
 // Next/Values and All, each row its own slice (appending to one does not
 // touch the next).
 func TestRowsChunks(t *testing.T) {
-	for _, width := range []int{1, 2, 3} {
+	for _, width := range []int{1, 2, 3, 4, 5} { // 4 fits Rows.first, 5 does not
 		for _, n := range []int{0, 1, 2, 3, 64, 65, 200} {
 			cols := make([]string, width)
 			r := newRows(cols)
@@ -52,5 +52,26 @@ func TestRowsChunks(t *testing.T) {
 				t.Fatalf("width %d: rows remain after Close", width)
 			}
 		}
+	}
+}
+
+// TestValuesCopiesOnlyToConvert: canonical arguments are used in place;
+// others are converted in a copy, never in the caller's slice.
+func TestValuesCopiesOnlyToConvert(t *testing.T) {
+	args := []any{int64(7), "x", nil}
+	got, err := values(args)
+	if err != nil || &got[0] != &args[0] {
+		t.Fatalf("canonical args: %v, copied %v", err, err == nil && &got[0] != &args[0])
+	}
+	args = []any{int64(7), 8, float32(0.5)}
+	got, err = values(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[1] != int64(8) || got[2] != float64(0.5) || args[1] != 8 || args[2] != float32(0.5) {
+		t.Fatalf("converted %#v, caller's args now %#v", got, args)
+	}
+	if _, err := values([]any{int64(1), struct{}{}}); err == nil {
+		t.Fatal("unsupported type accepted")
 	}
 }

@@ -83,12 +83,20 @@ func (s *Stmt) Explain(ctx context.Context, args ...any) (string, error) {
 
 // values converts Go arguments to canonical values (ints to int64, float32
 // to float64); attribute types are applied where each value is used.
+// Arguments that are all canonical already are returned as they are (the
+// statement only reads them), which spares a prepared statement an
+// allocation per run.
 func values(args []any) ([]types.Value, error) {
-	out := make([]types.Value, len(args))
+	out, copied := args, false
 	for i, a := range args {
-		switch x := a.(type) {
+		switch a.(type) {
 		case nil, string, []byte, int64, float64, bool:
-			out[i] = x
+			continue
+		}
+		if !copied {
+			out, copied = append(make([]types.Value, 0, len(args)), args...), true
+		}
+		switch x := a.(type) {
 		case time.Time:
 			out[i] = x.UTC().Truncate(types.TimestampPrecision)
 		case float32:
@@ -445,6 +453,9 @@ type Rows struct {
 	all     [][]types.Value // All's answer, built on demand
 	project []int           // while a query fills the rows: their attributes
 	inline  [4][]types.Value
+	// first holds the first row when it is narrow enough: a point lookup's
+	// whole result, without a chunk of its own.
+	first [4]types.Value
 }
 
 // rowPos is a row's position in Rows.chunks.
@@ -477,7 +488,11 @@ func (r *Rows) add() []types.Value {
 		if last >= 0 {
 			rows = min(2*cap(r.chunks[last])/max(w, 1), maxChunkRows)
 		}
-		r.chunks = append(r.chunks, make([]types.Value, 0, rows*w))
+		if last < 0 && w <= len(r.first) {
+			r.chunks = append(r.chunks, r.first[:0:w])
+		} else {
+			r.chunks = append(r.chunks, make([]types.Value, 0, rows*w))
+		}
 		last++
 	}
 	c := r.chunks[last]

@@ -43,7 +43,7 @@ type Executor struct {
 func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Value) bool) error {
 	q := queries.Get().(*query)
 	defer func() {
-		*q = query{} // keep nothing of this query alive
+		*q = query{readRow: q.readRow} // keep nothing of this query alive
 		queries.Put(q)
 	}()
 	q.p, q.emit = p, emit
@@ -79,7 +79,11 @@ func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Va
 // prepared point lookup would allocate it for each run. Nothing refers to a
 // query after Query returns: the store calls its reader's methods only
 // during ReadRows, and parallel reads end before their access does.
-var queries = sync.Pool{New: func() any { return new(query) }}
+var queries = sync.Pool{New: func() any {
+	q := new(query)
+	q.readRow = q.rd.row
+	return q
+}}
 
 // query is the state of one Query: de-duplication, sorting, the limit.
 type query struct {
@@ -91,6 +95,9 @@ type query struct {
 	n       int
 	stopped bool
 	rd      reader // the reader of a single-read access, allocated with q
+	// readRow is rd.row bound once per pooled query: a method value
+	// passed to the store would be allocated on every read.
+	readRow func(store.Row) bool
 }
 
 // out takes a tuple from the reads; false stops them.
@@ -140,7 +147,7 @@ func (x *Executor) access(ctx context.Context, q *query, acc *plan.Access) error
 	if len(acc.Reads) == 1 {
 		q.rd = reader{p: p, q: q}
 		q.rd.dec.Init(acc.Layout, p.Unneeded)
-		return x.read(ctx, acc, acc.Reads[0], &q.rd)
+		return x.read(ctx, acc, acc.Reads[0], &q.rd, q.readRow)
 	}
 	results := make([][][]types.Value, len(acc.Reads))
 	errs := make([]error, len(acc.Reads))
@@ -155,7 +162,7 @@ func (x *Executor) access(ctx context.Context, q *query, acc *plan.Access) error
 				return p.Limit < 0 || p.Sort || len(results[i]) < p.Limit
 			}}
 			rd.dec.Init(acc.Layout, p.Unneeded)
-			errs[i] = x.read(ctx, acc, r, rd)
+			errs[i] = x.read(ctx, acc, r, rd, rd.row)
 		}()
 	}
 	wg.Wait()
@@ -218,7 +225,7 @@ func (h *mergeHeap) Pop() any {
 }
 
 // read runs one store read, decoding rows of the layout and filtering.
-func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *reader) error {
+func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *reader, row func(store.Row) bool) error {
 	var one [1]string
 	tables := one[:]
 	one[0] = r.Table
@@ -231,7 +238,7 @@ func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *
 	opts := store.ReadOptions{Limit: rd.p.PerRead, Reverse: rd.p.Reverse}
 	for _, table := range tables {
 		rd.table = table
-		err := x.Store.ReadRows(ctx, table, r.Rows, opts, rd.row)
+		err := x.Store.ReadRows(ctx, table, r.Rows, opts, row)
 		if err != nil {
 			if isNoTable(err) {
 				continue // a layout's table is created on first write
