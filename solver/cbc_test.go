@@ -400,3 +400,58 @@ func TestCBCMatchesExhaustive(t *testing.T) {
 		checkSolution(t, m, got)
 	})
 }
+
+// TestReporterLines: cbc's own log lines (captured from a RUBiS run) become
+// reports; incumbents that do not improve and other lines do not.
+func TestReporterLines(t *testing.T) {
+	log := `Cbc0038I Pass   1: (0.53 seconds) suminf.   13.33397 (63) obj. 12.7561 iterations 961
+Cbc0012I Integer solution of 16.098806 found by Reduced search after 0 iterations and 0 nodes (0.46 seconds)
+Cbc0012I Integer solution of 10.536427 found by DiveCoefficient after 730 iterations and 0 nodes (1.15 seconds)
+Cbc0010I After 0 nodes, 1 on tree, 10.536427 best solution, best possible 10.400596 (1.31 seconds)
+Cbc0004I Integer solution of 10.532808 found after 2598 iterations and 24 nodes (3.26 seconds)
+Cbc0012I Integer solution of 10.532808 found by Previous solution after 0 iterations and 0 nodes (3.76 seconds)
+Cbc0016I Integer solution of 10.460562 found by strong branching after 1971 iterations and 23 nodes (5.93 seconds)
+Cbc0010I After 100 nodes, 3 on tree, 1e+50 best solution, best possible 9.5 (6.00 seconds)
+Cbc0001I Search completed - best objective 10.46056201622812, took 8767 iterations and 148 nodes (7.41 seconds)
+`
+	var got []string
+	r := &reporter{report: func(s string) { got = append(got, s) }}
+	// Written in odd pieces, as a pipe delivers it.
+	for i := 0; i < len(log); i += 37 {
+		r.Write([]byte(log[i:min(i+37, len(log))]))
+	}
+	want := []string{
+		"0 nodes, best 16.0988, 0.46s",
+		"0 nodes, best 10.5364, 1.15s",
+		"0 nodes, best 10.5364, bound 10.4006 (gap 1.29%), 1.31s",
+		"24 nodes, best 10.5328, bound 10.4006 (gap 1.26%), 3.26s",
+		"23 nodes, best 10.4606, bound 10.4006 (gap 0.57%), 5.93s",
+		"100 nodes, best 10.4606, bound 9.5 (gap 9.18%), 6.00s",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("reports:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCBCProgress: a search long enough to branch reports its incumbents
+// while it runs, and the answer is the same as without reports.
+func TestCBCProgress(t *testing.T) {
+	c := requireCBC(t)
+	m := mkp(300, 15)
+	c.RelGap = 0.05
+	var reports []string
+	c.Progress = func(s string) { reports = append(reports, s) }
+	sol := solve(t, c, m)
+	if sol.Status != Optimal {
+		t.Fatalf("status %v", sol.Status)
+	}
+	checkSolution(t, m, sol)
+	if len(reports) == 0 {
+		t.Fatal("no progress reports")
+	}
+	for _, r := range reports {
+		if !strings.Contains(r, " nodes, best ") {
+			t.Errorf("report %q", r)
+		}
+	}
+}

@@ -93,7 +93,8 @@ func adviseCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: &solver.CBC{TimeLimit: timeLimit}, ExactTies: exactTies}
+			cbc := &solver.CBC{TimeLimit: timeLimit}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, ExactTies: exactTies}
 			switch {
 			case noSI:
 				opt.Mode = advisor.NoSI
@@ -102,6 +103,7 @@ func adviseCmd() *cobra.Command {
 			}
 			if !quiet {
 				opt.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "advise:", s) }
+				cbc.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "advise: cbc:", s) }
 			}
 			if err := (&solver.CBC{}).Available(); err != nil {
 				return err
