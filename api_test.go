@@ -13,7 +13,9 @@ import (
 	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/registry"
+	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/pebblestore"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -460,9 +462,24 @@ func TestAPIExplainQuery(t *testing.T) {
 // TestAPITwoHandles: handles on one store catch up with each other's
 // definitions before every write and DEFINE (one registry version read), so
 // no write misses a layout another handle added.
+// TestAPITwoHandles: two clients of one store see each other's
+// definitions, on memstore (a registry read per write) and on Pebble
+// (which counts changes, so a write reads the registry only after it
+// changed).
 func TestAPITwoHandles(t *testing.T) {
+	t.Run("mem", func(t *testing.T) { testTwoHandles(t, memstore.New()) })
+	t.Run("pebble", func(t *testing.T) {
+		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		testTwoHandles(t, s)
+	})
+}
+
+func testTwoHandles(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	s := memstore.New()
 	db1, err := kvschema.New(ctx, s, kvschema.Options{})
 	if err != nil {
 		t.Fatal(err)

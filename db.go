@@ -52,6 +52,9 @@ type DB struct {
 	mu      sync.RWMutex
 	cat     *schema.Catalog
 	version uint64
+	// checked is the registry table's change number (store.ChangeCounter)
+	// when version was last found current; 0 if unknown.
+	checked uint64
 }
 
 // Open opens a store URL ("mem:", "pebble:DIR") and loads its definitions.
@@ -104,15 +107,29 @@ func (db *DB) reload(ctx context.Context) error {
 
 // current reloads the catalog if another client saved newer definitions,
 // so that writes maintain every layout defined so far. It costs one small
-// read per write statement.
+// read per write statement, none on a store that counts changes
+// (store.ChangeCounter) while the registry has not changed.
 func (db *DB) current(ctx context.Context) error {
+	changes, counted := uint64(0), false
+	if cc, ok := db.raw.(store.ChangeCounter); ok {
+		changes, counted = cc.Changed(registry.Table)
+		db.mu.RLock()
+		same := counted && changes != 0 && changes == db.checked
+		db.mu.RUnlock()
+		if same {
+			return nil
+		}
+	}
 	v, err := registry.Version(ctx, db.raw)
 	if err != nil {
 		return err
 	}
-	db.mu.RLock()
+	db.mu.Lock()
 	stale := v != db.version
-	db.mu.RUnlock()
+	if !stale && counted {
+		db.checked = changes // read after changes was taken: current then
+	}
+	db.mu.Unlock()
 	if !stale {
 		return nil
 	}

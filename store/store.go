@@ -272,6 +272,18 @@ type Conditional interface {
 	ApplyIf(ctx context.Context, table string, row []byte, cond Cond, then, otherwise []Mutation) (matched bool, err error)
 }
 
+// ChangeCounter is implemented by stores that see every write made to
+// them, such as an embedded store one process has open: a reader that
+// cached what it read of a table can tell whether the table may have
+// changed since, without reading it again.
+type ChangeCounter interface {
+	// Changed returns a number that differs from every earlier one for
+	// table after each write to it is applied and when the table is
+	// created or replaced (0 while it does not exist). ok is false when
+	// the store cannot tell (writes may bypass it): read again.
+	Changed(table string) (n uint64, ok bool)
+}
+
 // MutationChecker is implemented by stores that reject some mutations
 // (row keys or names their engine does not accept), so that layers which
 // must not fail halfway (txnstore) can refuse a batch before writing any of

@@ -155,12 +155,22 @@ type Store struct {
 	direct atomic.Bool
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.ChangeCounter = (*Store)(nil)
+)
 
 type table struct {
 	spec   store.TableSpec
 	prefix []byte // 't' + enc(name)
+	// changed is the stamp of the table's latest change: its creation (or
+	// load at Open and Restore) or a committed Apply that wrote to it.
+	changed atomic.Uint64
 }
+
+// stamps numbers table changes, across stores: a new stamp is larger than
+// every earlier one, so a table that was replaced never repeats a value.
+var stamps atomic.Uint64
 
 // metadata is the value stored under 'm' + table name.
 type metadata struct {
@@ -254,10 +264,24 @@ func loadTables(db *pebble.DB) (map[string]*table, error) {
 }
 
 func newTable(name string, meta metadata) *table {
-	return &table{
+	t := &table{
 		spec:   store.TableSpec{Name: name, Families: meta.Families, Splits: meta.Splits},
 		prefix: tablePrefix(name),
 	}
+	t.changed.Store(stamps.Add(1))
+	return t
+}
+
+// Changed implements store.ChangeCounter: every write reaches the database
+// through Apply, unless DB() has handed it out.
+func (s *Store) Changed(table string) (uint64, bool) {
+	if s.direct.Load() {
+		return 0, false
+	}
+	if t := (*s.tables.Load())[table]; t != nil {
+		return t.changed.Load(), true
+	}
+	return 0, true
 }
 
 // DB is the underlying database, for benchmarks that compare with raw
@@ -910,11 +934,15 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	tables := *s.tables.Load()
 	b := s.db.NewBatch()
 	defer b.Close()
+	var touched []*table
 	for i := range muts {
 		m := &muts[i]
 		t := tables[m.Table]
 		if t == nil {
 			return fmt.Errorf("pebblestore: mutation %d: table %q: %w", i, m.Table, store.ErrNoTable)
+		}
+		if n := len(touched); n == 0 || touched[n-1] != t && !slices.Contains(touched, t) {
+			touched = append(touched, t)
 		}
 		key := appendEnc(append(r.key[:0], t.prefix...), m.Row)
 		var err error
@@ -943,6 +971,10 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	}
 	err = b.Commit(s.write)
 	s.gen.Add(1) // after the commit: see reader
+	stamp := stamps.Add(1)
+	for _, t := range touched {
+		t.changed.Store(stamp)
+	}
 	if err != nil {
 		return fmt.Errorf("pebblestore: apply: %w", err)
 	}

@@ -251,3 +251,59 @@ func TestFamilyWithZeroByte(t *testing.T) {
 		t.Error("rejected batch left a row")
 	}
 }
+
+// TestChanged: a table's change number moves with every write to it, its
+// creation and a change of families, and with nothing else; it is 0 for a
+// missing table, and unknown once DB() hands the database out.
+func TestChanged(t *testing.T) {
+	ctx := context.Background()
+	s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	changed := func(table string) uint64 {
+		t.Helper()
+		n, ok := s.Changed(table)
+		if !ok {
+			t.Fatalf("Changed(%s) unknown", table)
+		}
+		return n
+	}
+	if n := changed("a"); n != 0 {
+		t.Fatalf("missing table: %d", n)
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a0, b0 := changed("a"), changed("b")
+	if a0 == 0 || b0 == 0 || a0 == b0 {
+		t.Fatalf("created: a %d, b %d", a0, b0)
+	}
+	put := func(table string) {
+		t.Helper()
+		if err := s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: table, Row: []byte("r"), Family: "f", Value: []byte("v")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a")
+	a1 := changed("a")
+	if a1 == a0 || changed("b") != b0 {
+		t.Fatalf("after a write to a: a %d (was %d), b %d (was %d)", a1, a0, changed("b"), b0)
+	}
+	if _, _, err := s.ReadRow(ctx, "a", []byte("r")); err != nil || changed("a") != a1 {
+		t.Fatalf("a read changed a: %v, %d", err, changed("a"))
+	}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "a", Families: []string{"f"}}); err != nil || changed("a") != a1 {
+		t.Fatalf("re-creating a unchanged changed it: %v", err)
+	}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "a", Families: []string{"g"}}); err != nil || changed("a") == a1 {
+		t.Fatalf("a new family did not change a: %v", err)
+	}
+	s.DB()
+	if _, ok := s.Changed("a"); ok {
+		t.Fatal("Changed known after DB()")
+	}
+}
