@@ -299,6 +299,21 @@ func genInstance(t *rapid.T) (string, string) {
 	return ms.String(), ws.String()
 }
 
+// smallInstance draws a random instance with few enough candidates for
+// bestBySearch, and prepares it.
+func smallInstance(t *rapid.T) (ms, ws string, m *model.Model, w *workload.Workload, pb *problem) {
+	ms, ws = genInstance(t)
+	m, w = parse(t, ms, ws)
+	pb, _, err := prepare(m, w, Options{Mix: "m", Budget: math.Inf(1), Profile: cost.Cassandra, Mode: WithSI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pb.pool.all) > 12 {
+		t.Skip("too many candidates for exhaustive search")
+	}
+	return ms, ws, m, w, pb
+}
+
 // bestBySearch tries every set of candidate indexes and returns the least
 // cost of a schema within budget (and the least size of any schema).
 func bestBySearch(t *rapid.T, m *model.Model, w *workload.Workload, pb *problem, budget float64) (best, minSize float64) {
@@ -352,16 +367,7 @@ func TestAdviseOptimalProperty(t *testing.T) {
 	}()
 	needCBC(t)
 	rapid.Check(t, func(t *rapid.T) {
-		ms, ws := genInstance(t)
-		m, w := parse(t, ms, ws)
-		opt := Options{Mix: "m", Budget: math.Inf(1), Profile: cost.Cassandra, Mode: WithSI}
-		pb, _, err := prepare(m, w, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(pb.pool.all) > 12 {
-			t.Skip("too many candidates for exhaustive search")
-		}
+		ms, ws, m, w, pb := smallInstance(t)
 		// Budgets around the unconstrained schema's size make the trade-offs
 		// between copies, joins and SIs bind.
 		budget := math.Inf(1)

@@ -42,16 +42,8 @@ func TestStartFeasibleProperty(t *testing.T) {
 	found := 0
 	defer func() { t.Logf("%d instances had a start solution", found) }()
 	rapid.Check(t, func(t *rapid.T) {
-		ms, ws := genInstance(t)
-		m, w := parse(t, ms, ws)
-		opt := Options{Mix: "m", Budget: math.Inf(1), Profile: cost.Cassandra, Mode: WithSI}
-		pb, _, err := prepare(m, w, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(pb.pool.all) > 12 {
-			t.Skip("too many candidates for exhaustive search")
-		}
+		_, _, m, w, pb := smallInstance(t)
+		opt := Options{Mix: "m", Profile: cost.Cassandra, Mode: WithSI}
 		budget := math.Inf(1)
 		if frac := rapid.SampledFrom([]float64{0, 0.3, 0.6, 0.9}).Draw(t, "budget"); frac > 0 {
 			_, minSize := bestBySearch(t, m, w, pb, math.Inf(1))
