@@ -194,7 +194,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 			if !ls.in[x] {
 				continue
 			}
-			if x.Kind == physical.SI && !ls.hasBase(x, nil) {
+			if x.Kind == physical.SI && !ls.hasBase(x) {
 				var base *physical.Index
 				for _, b := range pr.pool.bases[x] {
 					if _, ok := pr.x[b]; ok && (base == nil || penalty(b) < penalty(base)) {
@@ -239,11 +239,10 @@ func (ls *localSearch) construct(lambda float64) bool {
 	return true
 }
 
-// hasBase reports whether SI x has a base CF in the schema other than
-// without.
-func (ls *localSearch) hasBase(x, without *physical.Index) bool {
+// hasBase reports whether SI x has a base CF in the schema.
+func (ls *localSearch) hasBase(x *physical.Index) bool {
 	for _, b := range ls.pr.pool.bases[x] {
-		if b != without && ls.in[b] {
+		if ls.in[b] {
 			return true
 		}
 	}
@@ -267,13 +266,13 @@ func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, o
 	if drop {
 		delta -= pr.writeCost[x]
 		for _, y := range ls.baseOf[x] {
-			if ls.in[y] && !ls.hasBase(y, nil) {
+			if ls.in[y] && !ls.hasBase(y) {
 				return 0, nil, false
 			}
 		}
 	} else {
 		delta += pr.writeCost[x]
-		if x.Kind == physical.SI && !ls.hasBase(x, nil) {
+		if x.Kind == physical.SI && !ls.hasBase(x) {
 			return 0, nil, false
 		}
 	}

@@ -40,12 +40,7 @@ func (b *binder) sources(s *workload.Statement) ([]source, error) {
 		out[p.Index] = src
 	}
 	columnOf := func(e *model.Entity, f *model.Field) source {
-		for i, c := range e.Columns {
-			if c.Field == f {
-				return source{entity: e, column: i}
-			}
-		}
-		return source{entity: e, column: -1}
+		return source{entity: e, column: e.Column(f)}
 	}
 	preds := func(g *model.Graph, ps []model.Pred) {
 		for _, p := range ps {

@@ -178,14 +178,6 @@ func ParentsFirst(m *model.Model) []*model.Entity {
 }
 
 // keyColumn is the index in e.Columns of e's key, or -1.
-func keyColumn(e *model.Entity) int {
-	for i, c := range e.Columns {
-		if c.Field != nil && c.Field == e.Key {
-			return i
-		}
-	}
-	return -1
-}
 
 // describe quotes text for a message, shortened if long.
 func describe(s string) string {

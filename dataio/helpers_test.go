@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,22 +125,6 @@ func writeAll(t tb, f Format, e *model.Entity, rows [][]types.Value) []byte {
 	return buf.Bytes()
 }
 
-func sameRows(a, b [][]types.Value) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if len(a[i]) != len(b[i]) {
-			return false
-		}
-		for j := range a[i] {
-			x, y := a[i][j], b[i][j]
-			if (x == nil) != (y == nil) || types.Compare(x, y) != 0 {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func negInf() float64 { return math.Inf(-1) }
+
+func sameRows(a, b [][]types.Value) bool { return slices.EqualFunc(a, b, types.EqualTuples) }

@@ -38,7 +38,7 @@ func NewWriter(w io.Writer, f Format, e *model.Entity) (*Writer, error) {
 	if !f.valid() {
 		return nil, &Error{Msg: "unknown data file format " + f.String()}
 	}
-	wr := &Writer{format: f, ent: e, key: keyColumn(e)}
+	wr := &Writer{format: f, ent: e, key: e.Column(e.Key)}
 	if wr.key < 0 {
 		return nil, &Error{Msg: "entity " + e.Name + " has no key column"}
 	}

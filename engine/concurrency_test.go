@@ -187,7 +187,7 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 	sellerCol := colIndex(t, items, "seller")
 	hotU := map[int64]bool{}
 	for i := 0; i < 4; i++ {
-		c.hotItem = append(c.hotItem, d.Rows[items][i][keyColumnOf(items)].(int64))
+		c.hotItem = append(c.hotItem, d.Rows[items][i][items.Column(items.Key)].(int64))
 		if s, ok := d.Rows[items][i][sellerCol].(int64); ok && !hotU[s] {
 			hotU[s] = true
 			c.hotUser = append(c.hotUser, s)
@@ -239,7 +239,7 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 				vals[i] = types.Format(row[colIndex(t, e, f)])
 				mask |= 1 << i
 			}
-			c.record(porcupine.Operation{ClientId: concWriters + concReaders, Input: regInput{key: regKey(e.Name, row[keyColumnOf(e)]), write: true, mask: mask, vals: vals}, Call: -2, Return: -1})
+			c.record(porcupine.Operation{ClientId: concWriters + concReaders, Input: regInput{key: regKey(e.Name, row[e.Column(e.Key)]), write: true, mask: mask, vals: vals}, Call: -2, Return: -1})
 		}
 	}
 	initial(items)
@@ -317,7 +317,7 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 	finalRead := func(e *model.Entity) {
 		q := prep("SELECT " + e.Name + ".* FROM " + e.Name + " WHERE " + e.Name + ".id = ?")
 		for _, row := range d.Rows[e] {
-			k := row[keyColumnOf(e)]
+			k := row[e.Column(e.Key)]
 			res, err := q.Query(ctx, k)
 			if err != nil {
 				t.Fatal(err)
@@ -339,7 +339,7 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 	for _, e := range m.Entities {
 		for _, row := range d.Rows[e] {
 			row = append([]types.Value(nil), row...)
-			if fv, ok := final[regKey(e.Name, row[keyColumnOf(e)])]; ok {
+			if fv, ok := final[regKey(e.Name, row[e.Column(e.Key)])]; ok {
 				for i, f := range concFields[e.Name] {
 					row[colIndex(t, e, f)] = fv[i]
 				}
@@ -362,15 +362,6 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 }
 
 func regKey(entity string, key types.Value) string { return entity + " " + types.Format(key) }
-
-func keyColumnOf(e *model.Entity) int {
-	for i, c := range e.Columns {
-		if c.Field == e.Key {
-			return i
-		}
-	}
-	return -1
-}
 
 func colIndex(t testing.TB, e *model.Entity, name string) int {
 	for i, c := range e.Columns {
@@ -456,14 +447,11 @@ func (c *concRun) update(client int, st *engine.Stmt, entity string, mask uint8,
 // their keys, the ratings the writers set, early dates for ranges (so that
 // they match), values of the generated data otherwise.
 func (c *concRun) readArgs(r *rand.Rand, q *model.Query) []types.Value {
-	var args []types.Value
-	for _, p := range q.Preds {
-		par, ok := p.Value.(*lang.Param)
-		if !ok {
+	params := q.Params()
+	args := make([]types.Value, len(params))
+	for i, p := range params {
+		if p == nil {
 			continue
-		}
-		for len(args) <= par.Index {
-			args = append(args, nil)
 		}
 		e := q.Graph.Nodes[p.Ref.Node].Entity
 		f := p.Ref.Field
@@ -483,7 +471,7 @@ func (c *concRun) readArgs(r *rand.Rand, q *model.Query) []types.Value {
 		default:
 			v = enginetest.RandomValue(r, f.Type, int(min(f.Cardinality, 8)))
 		}
-		args[par.Index] = v
+		args[i] = v
 	}
 	return args
 }

@@ -106,9 +106,9 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 			}
 			r.Values[i] = cv
 		}
-		k := encKey(ent, r.Values[keyColumn(ent)])
+		k := encKey(ent, r.Values[ent.Column(ent.Key)])
 		if o, dup := where[ent][k]; dup {
-			return &LoadError{File: r.File, Line: r.Line, Field: ent.Key.Name, Msg: fmt.Sprintf("duplicate key %s (first at %s:%d)", types.Format(r.Values[keyColumn(ent)]), o.file, o.line)}
+			return &LoadError{File: r.File, Line: r.Line, Field: ent.Key.Name, Msg: fmt.Sprintf("duplicate key %s (first at %s:%d)", types.Format(r.Values[ent.Column(ent.Key)]), o.file, o.line)}
 		}
 		where[ent][k] = origin{r.File, r.Line}
 		data.Add(ent, r.Values)

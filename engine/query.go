@@ -434,23 +434,7 @@ func (p *program) keep(t tuple, filters []int, vals []types.Value) bool {
 		if v == nil {
 			return false
 		}
-		c := types.Compare(v, vals[k])
-		var ok bool
-		switch pr.Op {
-		case model.Eq:
-			ok = c == 0
-		case model.Ne:
-			ok = c != 0
-		case model.Lt:
-			ok = c < 0
-		case model.Le:
-			ok = c <= 0
-		case model.Gt:
-			ok = c > 0
-		case model.Ge:
-			ok = c >= 0
-		}
-		if !ok {
+		if !pr.Op.Holds(types.Compare(v, vals[k])) {
 			return false
 		}
 	}

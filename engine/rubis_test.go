@@ -82,24 +82,14 @@ func insertAll(t testing.TB, ctx context.Context, en *engine.Engine, or *enginet
 // sampleArgs draws a value for each parameter of a query from the data:
 // the predicate's field in a random row of its entity.
 func sampleArgs(r *rand.Rand, d *enginetest.Data, q *model.Query) []types.Value {
-	var args []types.Value
-	for _, p := range q.Preds {
-		par, ok := p.Value.(*lang.Param)
-		if !ok {
-			continue
+	params := q.Params()
+	args := make([]types.Value, len(params))
+	for i, p := range params {
+		if p != nil {
+			e := q.Graph.Nodes[p.Ref.Node].Entity
+			rows := d.Rows[e]
+			args[i] = rows[r.IntN(len(rows))][e.Column(p.Ref.Field)]
 		}
-		for len(args) <= par.Index {
-			args = append(args, nil)
-		}
-		e := q.Graph.Nodes[p.Ref.Node].Entity
-		rows := d.Rows[e]
-		col := 0
-		for i, c := range e.Columns {
-			if c.Field == p.Ref.Field {
-				col = i
-			}
-		}
-		args[par.Index] = rows[r.IntN(len(rows))][col]
 	}
 	return args
 }
@@ -270,7 +260,7 @@ func writeArgs(r *rand.Rand, d *enginetest.Data, w *model.Write, next map[*model
 	}
 	existing := func(e *model.Entity) types.Value {
 		rows := d.Rows[e]
-		return rows[r.IntN(len(rows))][keyCol(e)]
+		return rows[r.IntN(len(rows))][e.Column(e.Key)]
 	}
 	for _, a := range w.Set {
 		if a.Field.Key {
@@ -294,15 +284,6 @@ func writeArgs(r *rand.Rand, d *enginetest.Data, w *model.Write, next map[*model
 		put(w.Target, existing(w.Nav.To))
 	}
 	return args
-}
-
-func keyCol(e *model.Entity) int {
-	for i, c := range e.Columns {
-		if c.Field == e.Key {
-			return i
-		}
-	}
-	return -1
 }
 
 // refresh reloads the generated data from the oracle after writes.

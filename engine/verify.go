@@ -44,22 +44,13 @@ func encKey(e *model.Entity, v types.Value) string {
 	return string(b)
 }
 
-func keyColumn(e *model.Entity) int {
-	for i, c := range e.Columns {
-		if c.Field == e.Key {
-			return i
-		}
-	}
-	return -1
-}
-
 // Add adds one fully known tuple (Entity.Columns order).
 func (d *Dataset) Add(e *model.Entity, row []types.Value) {
 	known := make([]bool, len(row))
 	for i := range known {
 		known[i] = true
 	}
-	d.recs[e][encKey(e, row[keyColumn(e)])] = &record{vals: append([]types.Value(nil), row...), known: known}
+	d.recs[e][encKey(e, row[e.Column(e.Key)])] = &record{vals: append([]types.Value(nil), row...), known: known}
 }
 
 // Len is the number of tuples of e.
@@ -71,7 +62,7 @@ func (d *Dataset) learn(e *model.Entity, key types.Value, col int, v types.Value
 	r := d.recs[e][k]
 	if r == nil {
 		r = &record{vals: make([]types.Value, len(e.Columns)), known: make([]bool, len(e.Columns))}
-		kc := keyColumn(e)
+		kc := e.Column(e.Key)
 		r.vals[kc], r.known[kc] = key, true
 		d.recs[e][k] = r
 	}
@@ -250,10 +241,8 @@ func (d *Dataset) learnRow(t *table, vals []types.Value) {
 		if a.Field.Key {
 			continue
 		}
-		for c, col := range e.Columns {
-			if col.Field == a.Field {
-				d.learn(e, keyOfNode[a.Node], c, vals[i], t.name)
-			}
+		if c := e.Column(a.Field); c >= 0 {
+			d.learn(e, keyOfNode[a.Node], c, vals[i], t.name)
 		}
 	}
 	// Each edge of the graph is a foreign key value of its to-one side.
@@ -319,12 +308,7 @@ func (j *joiner) rows(t *table, fn func([]types.Value, []bool) error) error {
 	g := t.x.Graph
 	colOf := make([]int, len(t.attrs))
 	for i, a := range t.attrs {
-		colOf[i] = -1
-		for c, col := range g.Nodes[a.Node].Entity.Columns {
-			if col.Field == a.Field {
-				colOf[i] = c
-			}
-		}
+		colOf[i] = g.Nodes[a.Node].Entity.Column(a.Field)
 	}
 	recs := make([]*record, len(g.Nodes))
 	var walk func(n int) error
@@ -341,7 +325,7 @@ func (j *joiner) rows(t *table, fn func([]types.Value, []bool) error) error {
 		nd := g.Nodes[n]
 		parent := recs[nd.Parent]
 		if nd.Via.Many {
-			pk := encKey(nd.Via.From, parent.vals[keyColumn(nd.Via.From)])
+			pk := encKey(nd.Via.From, parent.vals[nd.Via.From.Column(nd.Via.From.Key)])
 			for _, r := range j.childrenOf(nd.Via)[pk] {
 				recs[n] = r
 				if err := walk(n + 1); err != nil {

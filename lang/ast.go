@@ -352,6 +352,26 @@ const (
 
 var opText = [...]string{OpAnd: "AND", OpOr: "OR", OpEq: "=", OpNe: "!=", OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">="}
 
+// Holds reports whether a comparison whose result is cmp (<0, 0, >0, as
+// from types.Compare) satisfies o; false for AND, OR and unknown operators.
+func (o Op) Holds(cmp int) bool {
+	switch o {
+	case OpEq:
+		return cmp == 0
+	case OpNe:
+		return cmp != 0
+	case OpLt:
+		return cmp < 0
+	case OpLe:
+		return cmp <= 0
+	case OpGt:
+		return cmp > 0
+	case OpGe:
+		return cmp >= 0
+	}
+	return false
+}
+
 func (o Op) String() string {
 	if int(o) < len(opText) && opText[o] != "" {
 		return opText[o]

@@ -87,6 +87,17 @@ func (e *Entity) Field(name string) *Field { return e.fields[name] }
 // Nav returns the navigation named name leaving e, or nil.
 func (e *Entity) Nav(name string) *Nav { return e.navs[name] }
 
+// Column returns the index in Columns (the order of rows and data files)
+// of field f, or -1 if f is not one of e's columns.
+func (e *Entity) Column(f *Field) int {
+	for i, c := range e.Columns {
+		if f != nil && c.Field == f {
+			return i
+		}
+	}
+	return -1
+}
+
 // Fanout is the average number of To tuples per From tuple.
 func (n *Nav) Fanout() float64 {
 	if !n.Many {

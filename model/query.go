@@ -94,6 +94,12 @@ var opNames = [...]string{Eq: "=", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">=
 
 func (o Op) String() string { return opNames[o] }
 
+var langOps = [...]lang.Op{Eq: lang.OpEq, Ne: lang.OpNe, Lt: lang.OpLt, Le: lang.OpLe, Gt: lang.OpGt, Ge: lang.OpGe}
+
+// Holds reports whether a comparison whose result is cmp (as from
+// types.Compare) satisfies o.
+func (o Op) Holds(cmp int) bool { return int(o) < len(langOps) && langOps[o].Holds(cmp) }
+
 // IsRange reports whether o bounds a range (<, <=, >, >=).
 func (o Op) IsRange() bool { return o >= Lt }
 
@@ -340,6 +346,24 @@ func appendRef(refs []FieldRef, r FieldRef) []FieldRef {
 		}
 	}
 	return append(refs, r)
+}
+
+// Params lists, by parameter index, the predicate each `?` of q stands in;
+// nil where no predicate compares a field with that parameter.
+func (q *Query) Params() []*Pred {
+	var out []*Pred
+	for i := range q.Preds {
+		p := &q.Preds[i]
+		par, ok := p.Value.(*lang.Param)
+		if !ok {
+			continue
+		}
+		for len(out) <= par.Index {
+			out = append(out, nil)
+		}
+		out[par.Index] = p
+	}
+	return out
 }
 
 func (q *Query) hasEquality() bool {

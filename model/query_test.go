@@ -116,3 +116,24 @@ func TestResolveErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestParamsAndColumns: each `?` maps to the predicate it stands in (a
+// literal takes none), and fields map to their column in declaration order.
+func TestParamsAndColumns(t *testing.T) {
+	m := build(t)
+	q := resolve(t, m, "SELECT items.id FROM items.seller WHERE seller.rating != 3 AND items.end_date > ? AND seller.id = ?")
+	ps := q.Params()
+	if len(ps) != 2 || ps[0] != &q.Preds[1] || ps[1] != &q.Preds[2] {
+		t.Fatalf("Params() = %v, preds %v", ps, q.Preds)
+	}
+	users := m.Entity("users")
+	if got := users.Column(users.Field("rating")); got != 1 {
+		t.Errorf("users.rating is column %d, want 1", got)
+	}
+	if got := users.Column(m.Entity("items").Field("id")); got != -1 {
+		t.Errorf("items.id in users: column %d, want -1", got)
+	}
+	if got := users.Column(nil); got != -1 {
+		t.Errorf("nil field: column %d", got)
+	}
+}

@@ -243,23 +243,7 @@ func compare(op lang.Op, a, b types.Value) tri {
 	if a == nil || b == nil {
 		return triUnknown
 	}
-	c := types.Compare(a, b)
-	var ok bool
-	switch op {
-	case lang.OpEq:
-		ok = c == 0
-	case lang.OpNe:
-		ok = c != 0
-	case lang.OpLt:
-		ok = c < 0
-	case lang.OpLe:
-		ok = c <= 0
-	case lang.OpGt:
-		ok = c > 0
-	case lang.OpGe:
-		ok = c >= 0
-	}
-	if ok {
+	if op.Holds(types.Compare(a, b)) {
 		return triTrue
 	}
 	return triFalse

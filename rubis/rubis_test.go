@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,24 +54,6 @@ func collect(t testing.TB, m *model.Model, cfg Config) (map[string][][]types.Val
 		t.Fatal(err)
 	}
 	return rows, seq
-}
-
-func equalRows(a, b [][]types.Value) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if len(a[i]) != len(b[i]) {
-			return false
-		}
-		for j := range a[i] {
-			x, y := a[i][j], b[i][j]
-			if (x == nil) != (y == nil) || types.Compare(x, y) != 0 {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func TestCounts(t *testing.T) {
@@ -130,10 +113,10 @@ func TestDeterminism(t *testing.T) {
 	b, _ := collect(t, m, Config{Scale: 0.0005, Seed: 7})
 	c, _ := collect(t, m, Config{Scale: 0.0005, Seed: 8})
 	for _, name := range order {
-		if !equalRows(a[name], b[name]) {
+		if !slices.EqualFunc(a[name], b[name], types.EqualTuples) {
 			t.Errorf("%s differs between two runs with the same config", name)
 		}
-		if equalRows(a[name], c[name]) {
+		if slices.EqualFunc(a[name], c[name], types.EqualTuples) {
 			t.Errorf("%s is the same with another seed", name)
 		}
 	}
@@ -359,7 +342,7 @@ func TestWriteDirReadsBack(t *testing.T) {
 				got = append(got, append([]types.Value(nil), row...))
 			}
 			fh.Close()
-			if !equalRows(got, want[file.Entity.Name]) {
+			if !slices.EqualFunc(got, want[file.Entity.Name], types.EqualTuples) {
 				t.Errorf("%s: read back differs from generated", file.Path)
 			}
 		}

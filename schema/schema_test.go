@@ -92,7 +92,7 @@ func TestLayoutRoundTrip(t *testing.T) {
 			if err := l.DecodeRow(puts[0].Table, rowOf(puts), func(v []types.Value) bool { got = append(got, v); return true }); err != nil {
 				rt.Fatalf("%s: %v", l.Name, err)
 			}
-			if len(got) != 1 || !equalTuple(got[0], tu) {
+			if len(got) != 1 || !types.EqualTuples(got[0], tu) {
 				rt.Fatalf("%s: decoded %v, want %v", l.Name, got, tu)
 			}
 		}
@@ -130,24 +130,12 @@ func TestRowDecoderReuse(t *testing.T) {
 				rt.Fatalf("%s: decoded %d tuples from %d rows", l.Name, len(got), len(tuples))
 			}
 			for j := range got {
-				if !equalTuple(got[j], tuples[j]) {
+				if !types.EqualTuples(got[j], tuples[j]) {
 					rt.Fatalf("%s: row %d decoded %v, want %v", l.Name, j, got[j], tuples[j])
 				}
 			}
 		}
 	})
-}
-
-func equalTuple(a, b []types.Value) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if (a[i] == nil) != (b[i] == nil) || types.Compare(a[i], b[i]) != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // TestKeyOrder: row keys sort like the tuples they encode: (a ASC, b DESC)

@@ -295,6 +295,20 @@ func FormatTimestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05.999999")
 }
 
+// EqualTuples reports whether a and b hold equal values (by Compare, so
+// NULL equals only NULL and 1 equals 1.0) in the same positions.
+func EqualTuples(a, b []Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if Compare(a[i], b[i]) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Compare orders two non-NULL values of the same type: -1, 0 or +1. NULL
 // sorts before everything (as SQLite and Phoenix ASC order do). Values of
 // different kinds compare numerically when both are numbers and by kind

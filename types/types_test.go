@@ -107,3 +107,20 @@ func TestSlabCopies(t *testing.T) {
 		t.Fatalf("Copy(nil) = %#v, want an empty tuple", c)
 	}
 }
+
+func TestEqualTuples(t *testing.T) {
+	for _, c := range []struct {
+		a, b []Value
+		want bool
+	}{
+		{nil, []Value{}, true},
+		{[]Value{int64(1), "x", nil}, []Value{float64(1), "x", nil}, true},
+		{[]Value{nil}, []Value{int64(0)}, false},
+		{[]Value{"x"}, []Value{"x", "y"}, false},
+		{[]Value{[]byte("a")}, []Value{[]byte("b")}, false},
+	} {
+		if got := EqualTuples(c.a, c.b); got != c.want {
+			t.Errorf("EqualTuples(%v, %v) = %v", c.a, c.b, got)
+		}
+	}
+}

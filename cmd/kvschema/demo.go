@@ -16,7 +16,6 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/examples"
-	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
@@ -168,21 +167,15 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 // demoArgs draws each parameter from the data: the predicate's field in a
 // random tuple of its entity.
 func demoArgs(r *rand.Rand, data map[*model.Entity][][]types.Value, q *model.Query) []types.Value {
-	var args []types.Value
-	for _, p := range q.Preds {
-		par, ok := p.Value.(*lang.Param)
-		if !ok {
+	params := q.Params()
+	args := make([]types.Value, len(params))
+	for i, p := range params {
+		if p == nil {
 			continue
 		}
-		for len(args) <= par.Index {
-			args = append(args, nil)
-		}
 		e := q.Graph.Nodes[p.Ref.Node].Entity
-		rows := data[e]
-		for i, c := range e.Columns {
-			if c.Field == p.Ref.Field && len(rows) > 0 {
-				args[par.Index] = rows[r.IntN(len(rows))][i]
-			}
+		if rows := data[e]; len(rows) > 0 {
+			args[i] = rows[r.IntN(len(rows))][e.Column(p.Ref.Field)]
 		}
 	}
 	return args
