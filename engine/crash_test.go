@@ -337,7 +337,7 @@ func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest
 	}
 	defer st.Close()
 	m, d := deployCrashStoreOn(t, ctx, st)
-	return crashOracle(t, m, d)
+	return oracleOf(t, m, d)
 }
 
 // deployCrashStoreOn deploys and loads st as deployCrashStore does and
@@ -369,8 +369,9 @@ func deployCrashStoreOn(t *testing.T, ctx context.Context, st store.Store) (*mod
 	return en.Model(), d
 }
 
-// crashOracle returns an oracle of model m holding the data d.
-func crashOracle(t *testing.T, m *model.Model, d *enginetest.Data) *enginetest.Oracle {
+// oracleOf returns an oracle of model m holding the data d, closed when
+// the test ends.
+func oracleOf(t *testing.T, m *model.Model, d *enginetest.Data) *enginetest.Oracle {
 	t.Helper()
 	or, err := enginetest.NewOracle(m)
 	if err != nil {

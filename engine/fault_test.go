@@ -74,7 +74,7 @@ func TestFaultInjection(t *testing.T) {
 					// A new client.
 					en, st := open(raw)
 					var checked int
-					in := checkCrashTrial(t, ctx, en, crashOracle(t, m, d), st, []crashOp{*op}, 0, &checked)
+					in := checkCrashTrial(t, ctx, en, oracleOf(t, m, d), st, []crashOp{*op}, 0, &checked)
 					if (acked || (total > 1 && k > 1)) && !in {
 						t.Errorf("the write (acknowledged: %v, failed after its commit: %v) is missing", acked, k > 1)
 					}

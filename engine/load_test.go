@@ -46,17 +46,7 @@ func TestLoadMatchesInserts(t *testing.T) {
 	if st.EntityRows != 307 || st.IndexRows == 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	or, err := enginetest.NewOracle(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range d.Order {
-		for _, row := range d.Rows[e] {
-			if err := or.Insert(e, row); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	or := oracleOf(t, m, d)
 	checkVerify(t, ctx, en, or)
 	// A second run of the same load finds every index done.
 	st2, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})

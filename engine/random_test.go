@@ -231,17 +231,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	or, err := enginetest.NewOracle(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range d.Order {
-		for _, row := range d.Rows[e] {
-			if err := or.Insert(e, row); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	or := oracleOf(t, m, d)
 	defer func() {
 		if t.Failed() {
 			t.Logf("mode %s\nmodel:\n%s\nworkload:\n%s\nschema:\n%s", mode, msrc, wsrc, lang.PrintScript(res.Schema.Statements()))

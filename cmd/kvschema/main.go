@@ -50,12 +50,7 @@ type runner struct {
 // run echoes each statement, prints its plan when asked, runs it (the trace,
 // if on, prints its key-value operations) and prints its result.
 func (r *runner) run(ctx context.Context, file string, src []byte) error {
-	stmts, err := lang.ParseScript(file, src)
-	if err != nil {
-		return err
-	}
-	for _, st := range stmts {
-		fmt.Fprintf(r.out, "\n%s;\n", lang.Print(st))
+	return echoEach(r.out, file, src, func(st lang.Statement) error {
 		if _, isExplain := st.(*lang.Explain); r.explain && !isExplain && !isDefine(st) {
 			// Explain the parsed statement itself, not a reprint of it, so
 			// that an error names the script's file:line:col.
@@ -78,6 +73,22 @@ func (r *runner) run(ctx context.Context, file string, src []byte) error {
 			fmt.Fprint(r.out, res.Plan)
 		case res.Statement != "DEFINE":
 			fmt.Fprintf(r.out, "%s %d\n", res.Statement, res.RowsAffected)
+		}
+		return nil
+	})
+}
+
+// echoEach parses a script and, for each statement in turn, prints it and
+// runs it through one; it stops at the first error.
+func echoEach(out io.Writer, file string, src []byte, one func(lang.Statement) error) error {
+	stmts, err := lang.ParseScript(file, src)
+	if err != nil {
+		return err
+	}
+	for _, st := range stmts {
+		fmt.Fprintf(out, "\n%s;\n", lang.Print(st))
+		if err := one(st); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -266,12 +266,7 @@ type engineRunner struct {
 }
 
 func (r *engineRunner) run(ctx context.Context, file string, src []byte) error {
-	stmts, err := lang.ParseScript(file, src)
-	if err != nil {
-		return err
-	}
-	for _, s := range stmts {
-		fmt.Fprintf(r.out, "\n%s;\n", lang.Print(s))
+	return echoEach(r.out, file, src, func(s lang.Statement) error {
 		st, err := r.en.PrepareAST(s)
 		if err != nil {
 			return err
@@ -279,7 +274,7 @@ func (r *engineRunner) run(ctx context.Context, file string, src []byte) error {
 		if _, isExplain := s.(*lang.Explain); isExplain || r.explain {
 			fmt.Fprint(r.out, indent(st.Explain()))
 			if isExplain {
-				continue
+				return nil
 			}
 		}
 		if st.Write != nil {
@@ -288,7 +283,7 @@ func (r *engineRunner) run(ctx context.Context, file string, src []byte) error {
 				return err
 			}
 			fmt.Fprintf(r.out, "%s %d\n", st.Write.Kind, n)
-			continue
+			return nil
 		}
 		start := time.Now()
 		res, err := st.Query(ctx)
@@ -297,8 +292,8 @@ func (r *engineRunner) run(ctx context.Context, file string, src []byte) error {
 		}
 		writeResult(r.out, res)
 		fmt.Fprintf(r.out, "(%d rows, %v)\n", len(res.Rows), time.Since(start).Round(time.Microsecond))
-	}
-	return nil
+		return nil
+	})
 }
 
 func writeResult(w io.Writer, res *engine.Result) {
