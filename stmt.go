@@ -160,6 +160,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		rows.project = p.Project
 		err = db.exec.Query(ctx, p, rows.addProjected)
 		rows.project = nil
+		p.Release()
 		if err != nil {
 			return res, nil, err
 		}

@@ -33,6 +33,7 @@ type Executor struct {
 	// WriteMu serializes writers; exported so the catalog owner can hold it
 	// while defining layouts and backfilling them.
 	WriteMu sync.Mutex
+	scratch writeScratch // guarded by WriteMu
 }
 
 // Query runs a read plan and calls emit with each result tuple (full

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
@@ -24,8 +25,11 @@ type Change struct {
 // cells are deleted: valid when no layout places a non-key attribute in its
 // cell coordinates (see NeedsOld).
 func Mutations(rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
-	muts := make([]store.Mutation, 0, len(changes)*len(rel.Layouts))
-	var arena schema.Arena
+	return appendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Layouts)), new(schema.Arena), rel, changes)
+}
+
+// appendMutations is Mutations appending to muts and encoding into arena.
+func appendMutations(muts []store.Mutation, arena *schema.Arena, rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
 	del := func(cs []schema.Cell) {
 		for _, c := range cs {
 			muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
@@ -43,7 +47,7 @@ func Mutations(rel *schema.Relation, changes []Change) ([]store.Mutation, error)
 			if ch.New == nil {
 				continue
 			}
-			puts, nulls, err := l.PutCellsArena(ch.New, &arena)
+			puts, nulls, err := l.PutCellsArena(ch.New, arena)
 			if err != nil {
 				return nil, err
 			}
@@ -79,10 +83,11 @@ func (x *Executor) Upsert(ctx context.Context, rel *schema.Relation, tuples [][]
 	if !NeedsOld(rel) {
 		// Blind writes: mutations apply in order, so a later tuple with the
 		// same key overwrites an earlier one cell by cell.
-		changes := make([]Change, len(tuples))
-		for i, t := range tuples {
-			changes[i].New = t
+		changes := slices.Grow(x.scratch.changes[:0], len(tuples))
+		for _, t := range tuples {
+			changes = append(changes, Change{New: t})
 		}
+		x.scratch.changes = changes
 		return len(tuples), x.apply(ctx, rel, changes)
 	}
 	// Last one wins within the statement: the old value each change reads
@@ -145,7 +150,12 @@ func (x *Executor) apply(ctx context.Context, rel *schema.Relation, changes []Ch
 	if len(changes) == 0 {
 		return nil
 	}
-	muts, err := Mutations(rel, changes)
+	// The scratch is reused from batch to batch (stores do not retain what
+	// Apply is given): a bulk load allocates next to nothing per row.
+	sc := &x.scratch
+	defer sc.reset()
+	muts, err := appendMutations(sc.muts[:0], &sc.arena, rel, changes)
+	sc.muts = muts
 	if err != nil {
 		return err
 	}
@@ -156,6 +166,28 @@ func (x *Executor) apply(ctx context.Context, rel *schema.Relation, changes []Ch
 		return fmt.Errorf("writing %s: %w", rel.Name, err)
 	}
 	return nil
+}
+
+// writeScratch is the memory apply encodes a batch in, kept between
+// batches; WriteMu guards it.
+type writeScratch struct {
+	changes []Change
+	muts    []store.Mutation
+	arena   schema.Arena
+}
+
+// scratchKeep bounds the mutations reset keeps room for.
+const scratchKeep = 1 << 14
+
+// reset forgets the batch: nothing it pointed to stays reachable.
+func (sc *writeScratch) reset() {
+	clear(sc.changes)
+	clear(sc.muts)
+	if cap(sc.muts) > scratchKeep {
+		sc.changes, sc.muts = nil, nil
+	}
+	sc.changes, sc.muts = sc.changes[:0], sc.muts[:0]
+	sc.arena.Reset()
 }
 
 // ensureTables creates the tables of layouts whose TABLE depends on

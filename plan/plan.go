@@ -50,6 +50,7 @@ type Plan struct {
 	PerRead  int // row limit pushed to each store read; 0: none
 	Dedupe   bool
 	Notes    []string // remarks for EXPLAIN
+	rebound  *rebound // the memory KeyRebind made the plan in; see Release
 }
 
 // Choice records the layout decision for one conjunct.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/schema"
@@ -209,11 +210,35 @@ func equalities(e lang.Expr, rel *schema.Relation, out *[]eqSource) bool {
 }
 
 // Plan returns the plan for args, or ok == false when the caller must plan
-// normally.
+// normally. The plan is the caller's until it hands it to Release.
 func (r *KeyRebind) Plan(args []types.Value) (p *Plan, ok bool) {
+	p, ok = r.plan(args)
+	if !ok {
+		p.Release()
+		return nil, false
+	}
+	return p, true
+}
+
+// rebounds recycles the memory of rebound plans: a point lookup then
+// allocates nothing to plan.
+var rebounds = sync.Pool{New: func() any { return new(rebound) }}
+
+// Release gives back the memory of a plan KeyRebind made (other plans are
+// left to the garbage collector): neither p nor anything read from it may be
+// used afterwards.
+func (p *Plan) Release() {
+	if b := p.rebound; b != nil {
+		*b = rebound{}
+		rebounds.Put(b)
+	}
+}
+
+func (r *KeyRebind) plan(args []types.Value) (*Plan, bool) {
 	rel := r.tmpl.Relation
-	// One allocation for the plan, its access, read, key and tuple.
-	b := &rebound{}
+	// One piece of memory for the plan, its access, read, key and tuple.
+	b := rebounds.Get().(*rebound)
+	b.p.rebound = b
 	var tuple []types.Value
 	if len(rel.Attrs) <= len(b.tuple) {
 		tuple = b.tuple[:len(rel.Attrs)]
@@ -224,35 +249,36 @@ func (r *KeyRebind) Plan(args []types.Value) (p *Plan, ok bool) {
 		v := e.lit
 		if e.param >= 0 {
 			if e.param >= len(args) {
-				return nil, false
+				return &b.p, false
 			}
 			v = args[e.param]
 		}
 		t := rel.Attrs[e.attr].Type
 		c, err := types.Coerce(v, t)
 		if err != nil || c == nil || !exactType(c, t) {
-			return nil, false
+			return &b.p, false
 		}
 		tuple[e.attr] = c
 	}
 	for _, g := range r.guards {
 		if _, err := g.layout.AppendElements(b.key[:0], g.field, g.elems, tuple); err != nil {
-			return nil, false
+			return &b.p, false
 		}
 	}
 	b.p, b.acc = *r.tmpl, *r.tmpl.Accesses[0]
+	b.p.rebound = b
 	b.reads[0] = b.acc.Reads[0]
 	if r.prefix == nil {
 		key, err := r.layout.AppendRowKey(b.key[:0], tuple)
 		if err != nil {
-			return nil, false
+			return &b.p, false
 		}
 		b.keys[0] = key
 		b.reads[0].Rows = store.RowSet{Keys: b.keys[:]}
 	} else {
 		key, err := r.layout.AppendElements(b.key[:0], "ROW", r.prefix, tuple)
 		if err != nil {
-			return nil, false
+			return &b.p, false
 		}
 		// store.PrefixRange(key), as the planner reads a fixed prefix; the
 		// end follows the key in b.key when it fits.

@@ -105,6 +105,7 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 					!slices.Equal(fresh.Unneeded, got.Unneeded) || !slices.Equal(fresh.Project, got.Project) {
 					rt.Fatalf("%s, args %v:\nfresh %s %+v\nrebound %s %+v", q, args, fresh.Explain(), fa.Reads, got.Explain(), ga.Reads)
 				}
+				got.Release() // the next rebind reuses its memory: stale state would show
 			})
 		}
 	}

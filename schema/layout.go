@@ -609,9 +609,32 @@ func (en *encoder) field1(f *Field, dst []byte) ([]byte, error) {
 type Arena struct {
 	buf   []byte
 	cells []Cell // reused by PutCellsArena
+	// chunks are the full chunks before buf, and spare those Reset freed:
+	// a writer that resets its arena after each batch stops allocating.
+	chunks, spare [][]byte
 }
 
-const arenaChunk = 64 << 10
+const (
+	arenaChunk = 64 << 10
+	// arenaKeep bounds the chunks Reset keeps (4 MiB): one huge statement
+	// does not pin its memory for the life of the arena.
+	arenaKeep = 64
+)
+
+// Reset makes the arena's memory reusable: every slice it handed out
+// becomes invalid.
+func (a *Arena) Reset() {
+	if a.buf != nil {
+		a.chunks = append(a.chunks, a.buf)
+	}
+	for _, c := range a.chunks {
+		if len(a.spare) < arenaKeep {
+			a.spare = append(a.spare, c[:0])
+		}
+	}
+	clear(a.chunks)
+	a.buf, a.chunks = nil, a.chunks[:0]
+}
 
 // encode runs an append-style encoding into the arena.
 func (a *Arena) encode(f func(dst []byte) ([]byte, error)) ([]byte, error) {
@@ -619,7 +642,14 @@ func (a *Arena) encode(f func(dst []byte) ([]byte, error)) ([]byte, error) {
 		return f(nil)
 	}
 	if cap(a.buf)-len(a.buf) < 256 {
-		a.buf = make([]byte, 0, arenaChunk)
+		if a.buf != nil {
+			a.chunks = append(a.chunks, a.buf)
+		}
+		if n := len(a.spare); n > 0 {
+			a.buf, a.spare = a.spare[n-1], a.spare[:n-1]
+		} else {
+			a.buf = make([]byte, 0, arenaChunk)
+		}
 	}
 	start := len(a.buf)
 	out, err := f(a.buf)

@@ -935,6 +935,7 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	var touched []*table
+	checked := "" // the family last checked: batches repeat a few
 	for i := range muts {
 		m := &muts[i]
 		t := tables[m.Table]
@@ -948,8 +949,11 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 		var err error
 		switch m.Kind {
 		case store.SetCell, store.DeleteCell:
-			if err := checkFamily(m.Family); err != nil {
-				return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
+			if m.Family != checked {
+				if err := checkFamily(m.Family); err != nil {
+					return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
+				}
+				checked = m.Family
 			}
 			key = append(append(append(key, m.Family...), 0), m.Qualifier...)
 			if m.Kind == store.SetCell {
