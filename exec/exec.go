@@ -11,6 +11,9 @@
 //     apply happen under one lock), so layouts of a relation never disagree
 //     because of interleaved writers in this process. Readers see whole
 //     batches or nothing. Coordination across processes is not provided.
+//   - Writes encode into one scratch per Executor, reused under that lock
+//     from batch to batch: it relies on the store contract that Apply does
+//     not retain its inputs.
 package exec
 
 import (
