@@ -9,10 +9,29 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/workload"
 )
+
+// countedEngine advises w in mode at 161MB and loads tiny generated data into
+// its schema on a memory store whose calls are counted.
+func countedEngine(t *testing.T, m *model.Model, w *workload.Workload, mode advisor.Mode) (*engine.Engine, *countstore.Store, *enginetest.Data) {
+	t.Helper()
+	res := advise(t, m, w, mode, 161e6)
+	cs := countstore.New(memstore.New())
+	en := engine.New(cs, m, res.Schema, cost.Cassandra)
+	if err := en.CreateTables(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	d := enginetest.Generate(m, tinyRUBiS, 3, 0)
+	if _, err := en.Load(context.Background(), source(d), engine.LoadOptions{Identity: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	return en, cs, d
+}
 
 // TestOneRoundTripPerStep: a query with an answer issues exactly one read
 // per plan step, however many rows each step carries.
@@ -20,16 +39,7 @@ func TestOneRoundTripPerStep(t *testing.T) {
 	ctx := context.Background()
 	m, w := loadRUBiS(t, "workload_secondary.kvs")
 	for _, mode := range []advisor.Mode{advisor.WithSI, advisor.Normalized} {
-		res := advise(t, m, w, mode, 161e6)
-		cs := countstore.New(memstore.New())
-		en := engine.New(cs, m, res.Schema, cost.Cassandra)
-		if err := en.CreateTables(ctx); err != nil {
-			t.Fatal(err)
-		}
-		d := enginetest.Generate(m, tinyRUBiS, 3, 0)
-		if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"}); err != nil {
-			t.Fatal(err)
-		}
+		en, cs, d := countedEngine(t, m, w, mode)
 		r := rand.New(rand.NewPCG(1, 1))
 		multi := 0
 		for _, s := range w.Statements {
@@ -42,7 +52,7 @@ func TestOneRoundTripPerStep(t *testing.T) {
 			}
 			for i := 0; i < 10; i++ {
 				cs.Reset()
-				got, err := st.Query(ctx, sampleArgs(r, d, st.Resolved)...)
+				got, err := st.Query(ctx, st.Resolved.SampleArgs(r, d.Rows)...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -70,16 +80,7 @@ func TestOneRoundTripPerStep(t *testing.T) {
 func TestSupportQueryOncePerWrite(t *testing.T) {
 	ctx := context.Background()
 	m, w := loadRUBiS(t, "workload_secondary.kvs")
-	res := advise(t, m, w, advisor.WithSI, 161e6)
-	cs := countstore.New(memstore.New())
-	en := engine.New(cs, m, res.Schema, cost.Cassandra)
-	if err := en.CreateTables(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d := enginetest.Generate(m, tinyRUBiS, 3, 0)
-	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"}); err != nil {
-		t.Fatal(err)
-	}
+	en, cs, _ := countedEngine(t, m, w, advisor.WithSI)
 	st, err := en.Prepare("INSERT INTO bids SET id = ?, qty = 1, bid = 2.5, date = '2026-01-01 00:00:00' AND CONNECT TO item(?), user(?)")
 	if err != nil {
 		t.Fatal(err)

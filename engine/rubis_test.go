@@ -79,21 +79,6 @@ func insertAll(t testing.TB, ctx context.Context, en *engine.Engine, or *enginet
 	}
 }
 
-// sampleArgs draws a value for each parameter of a query from the data:
-// the predicate's field in a random row of its entity.
-func sampleArgs(r *rand.Rand, d *enginetest.Data, q *model.Query) []types.Value {
-	params := q.Params()
-	args := make([]types.Value, len(params))
-	for i, p := range params {
-		if p != nil {
-			e := q.Graph.Nodes[p.Ref.Node].Entity
-			rows := d.Rows[e]
-			args[i] = rows[r.IntN(len(rows))][e.Column(p.Ref.Field)]
-		}
-	}
-	return args
-}
-
 // checkQuery compares one query's answer with the oracle's.
 func checkQuery(t testing.TB, ctx context.Context, st *engine.Stmt, or *enginetest.Oracle, args []types.Value) int {
 	t.Helper()
@@ -382,7 +367,7 @@ func runQueries(t testing.TB, ctx context.Context, en *engine.Engine, or *engine
 			t.Fatalf("%s: %v", s.Tag, err)
 		}
 		for i := 0; i < times; i++ {
-			if checkQuery(t, ctx, st, or, sampleArgs(r, d, st.Resolved)) > 0 {
+			if checkQuery(t, ctx, st, or, st.Resolved.SampleArgs(r, d.Rows)) > 0 {
 				nonEmpty++
 			}
 		}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 
@@ -364,6 +365,25 @@ func (q *Query) Params() []*Pred {
 		out[par.Index] = p
 	}
 	return out
+}
+
+// SampleArgs draws an argument for each parameter of q from rows (tuples
+// per entity in Entity.Columns order): the compared field in a random tuple
+// of its entity, so that equalities match stored data. A parameter no
+// predicate uses, or whose entity has no rows, gets NULL.
+func (q *Query) SampleArgs(r *rand.Rand, rows map[*Entity][][]types.Value) []types.Value {
+	params := q.Params()
+	args := make([]types.Value, len(params))
+	for i, p := range params {
+		if p == nil {
+			continue
+		}
+		e := q.Graph.Nodes[p.Ref.Node].Entity
+		if rs := rows[e]; len(rs) > 0 {
+			args[i] = rs[r.IntN(len(rs))][e.Column(p.Ref.Field)]
+		}
+	}
+	return args
 }
 
 func (q *Query) hasEquality() bool {

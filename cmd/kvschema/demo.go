@@ -127,7 +127,7 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 		var total time.Duration
 		rows := 0
 		for i := 0; i < iterations; i++ {
-			args := demoArgs(rnd, data, stmt.Resolved)
+			args := stmt.Resolved.SampleArgs(rnd, data)
 			t0 := time.Now()
 			res, err := stmt.Query(ctx, args...)
 			if err != nil {
@@ -162,21 +162,4 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 	fmt.Fprintf(out, "\n== summary: advised %d structures (%d SIs), loaded %.0f entity rows/s, slowest query %s at %v, verify clean, %v in all\n",
 		len(res.Schema.Indexes), nsi, float64(ls.EntityRows)/took.Seconds(), tags[0], lat[tags[0]].Round(time.Microsecond), time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// demoArgs draws each parameter from the data: the predicate's field in a
-// random tuple of its entity.
-func demoArgs(r *rand.Rand, data map[*model.Entity][][]types.Value, q *model.Query) []types.Value {
-	params := q.Params()
-	args := make([]types.Value, len(params))
-	for i, p := range params {
-		if p == nil {
-			continue
-		}
-		e := q.Graph.Nodes[p.Ref.Node].Entity
-		if rows := data[e]; len(rows) > 0 {
-			args[i] = rows[r.IntN(len(rows))][e.Column(p.Ref.Field)]
-		}
-	}
-	return args
 }
