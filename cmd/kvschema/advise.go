@@ -250,7 +250,7 @@ func exportCmd() *cobra.Command {
 			var out string
 			switch to {
 			case "cql":
-				out = export.CQL(s, keyspace)
+				out, err = export.CQL(s, keyspace)
 			case "hbase":
 				out, err = export.HBase(s, namespace)
 			case "cbt":
