@@ -621,5 +621,5 @@ func assign(dest any, v types.Value) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("cannot store %s (%s) in %T", types.Format(v), types.KindName(v), dest)
+	return fmt.Errorf("cannot store %s (%s) in %T", types.DisplayLiteral(v), types.KindName(v), dest)
 }

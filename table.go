@@ -10,13 +10,20 @@ import (
 )
 
 // WriteTable prints the rows as an aligned text table with a row count.
+// Column names and values are escaped (types.Display), so no stored value
+// can put a control byte or invalid UTF-8 on a terminal, nor a tab or a
+// line break into the table.
 func (r *Rows) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(r.cols, "\t"))
+	cells := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		cells[i] = types.Escape(c)
+	}
+	fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	for _, row := range r.All() {
-		cells := make([]string, len(row))
-		for i, v := range row {
-			cells[i] = Display(v)
+		cells = cells[:0]
+		for _, v := range row {
+			cells = append(cells, Display(v))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -27,21 +34,8 @@ func (r *Rows) WriteTable(w io.Writer) error {
 	return err
 }
 
-// Display formats a value for people: strings bare (non-printable bytes as
-// \xNN), everything else as a literal.
-func Display(v types.Value) string {
-	s, ok := v.(string)
-	if !ok {
-		return types.Format(v)
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f && c != '\\' {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, `\x%02x`, c)
-		}
-	}
-	return b.String()
-}
+// Display formats a value for people: strings bare, everything else as a
+// literal, with every byte that is not part of a printable UTF-8 rune (and
+// every backslash) as \xNN. It is types.Display, the rule every printer of
+// kvschema follows.
+func Display(v types.Value) string { return types.Display(v) }

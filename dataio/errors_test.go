@@ -8,22 +8,48 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 )
 
+// readErrorCase is a file a reader must refuse, and how.
+type readErrorCase struct {
+	name   string
+	format Format
+	file   string // ENTITY.csv or ENTITY.jsonl
+	src    string
+	rows   int // rows read before the error
+	want   string
+	line   int
+	field  string
+}
+
+// checkReadError reads tc.src as the entity its file names and checks the
+// error: its text, its fields and the rows read before it.
+func checkReadError(t *testing.T, m *model.Model, tc readErrorCase) {
+	t.Helper()
+	rows, err := readAll(t, []byte(tc.src), tc.file, tc.format, m.Entity(strings.TrimSuffix(tc.file, filepath.Ext(tc.file))))
+	if err == nil {
+		t.Fatalf("no error; rows %q", rows)
+	}
+	if err.Error() != tc.want {
+		t.Fatalf("error\n got %s\nwant %s", err, tc.want)
+	}
+	var de *Error
+	if !errors.As(err, &de) {
+		t.Fatalf("error is %T, want *Error", err)
+	}
+	if de.File != tc.file || de.Line != tc.line || de.Field != tc.field {
+		t.Fatalf("error fields %+v, want file %s line %d field %q", de, tc.file, tc.line, tc.field)
+	}
+	if len(rows) != tc.rows {
+		t.Fatalf("%d rows before the error, want %d", len(rows), tc.rows)
+	}
+}
+
 func TestReadErrors(t *testing.T) {
 	m := buildModel(t, testModel)
-	items := m.Entity("items")
-	for _, tc := range []struct {
-		name   string
-		format Format
-		file   string
-		src    string
-		rows   int // rows read before the error
-		want   string
-		line   int
-		field  string
-	}{
+	for _, tc := range []readErrorCase{
 		{"bad BIGINT", CSV, "items.csv", "id,quantity\n1,5\n2,abc\n", 1,
 			`items.csv:3: field quantity: "abc" is not a BIGINT`, 3, "quantity"},
 		{"bad value on line 7", CSV, "items.csv", "id,quantity\n1,1\n2,2\n3,3\n4,4\n5,5\n6,abc\n", 5,
@@ -90,25 +116,7 @@ func TestReadErrors(t *testing.T) {
 		{"JSON: truncated", JSONL, "items.jsonl", `{"id":1`, 0, `items.jsonl:1: malformed JSON: unexpected EOF`, 1, ""},
 		{"JSON: two objects", JSONL, "items.jsonl", `{"id":1} {"id":2}`, 0, `items.jsonl:1: malformed JSON: text after the object`, 1, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rows, err := readAll(t, []byte(tc.src), tc.file, tc.format, items)
-			if err == nil {
-				t.Fatalf("no error; rows %v", rows)
-			}
-			if err.Error() != tc.want {
-				t.Fatalf("error\n got %s\nwant %s", err, tc.want)
-			}
-			var de *Error
-			if !errors.As(err, &de) {
-				t.Fatalf("error is %T, want *Error", err)
-			}
-			if de.File != tc.file || de.Line != tc.line || de.Field != tc.field {
-				t.Fatalf("error fields %+v, want file %s line %d field %q", de, tc.file, tc.line, tc.field)
-			}
-			if len(rows) != tc.rows {
-				t.Fatalf("%d rows before the error, want %d", len(rows), tc.rows)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkReadError(t, m, tc) })
 	}
 }
 

@@ -1,11 +1,13 @@
 package dataio
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
@@ -18,8 +20,11 @@ var fuzzRows = [][]types.Value{
 }
 
 // fuzzRead reads src to the end and checks every row and error, then that
-// the rows read survive a round trip.
+// the rows read survive a round trip. Every STRING read is UTF-8 text
+// (checkRow), and holds U+FFFD only if src does, raw or as a JSON escape: a
+// Reader refuses what is not text rather than replace it.
 func fuzzRead(t *testing.T, m *model.Model, src []byte, f Format) {
+	srcHasFFFD := bytes.Contains(src, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(src), []byte(`\ufffd`))
 	for _, e := range []string{"items", "tags"} {
 		ent := m.Entity(e)
 		r, err := NewReader(strings.NewReader(string(src)), "fuzz", f, ent)
@@ -38,6 +43,11 @@ func fuzzRead(t *testing.T, m *model.Model, src []byte, f Format) {
 				break
 			}
 			checkRow(t, ent, row)
+			for i, v := range row {
+				if s, ok := v.(string); ok && !srcHasFFFD && strings.ContainsRune(s, utf8.RuneError) {
+					t.Fatalf("field %s: %q holds U+FFFD, which the input does not", ent.Columns[i].Name, s)
+				}
+			}
 			rows = append(rows, append([]types.Value(nil), row...))
 		}
 		// What was read is written and read back the same.
@@ -63,7 +73,8 @@ func FuzzReadCSV(f *testing.F) {
 	m := buildModel(f, testModel)
 	f.Add(writeAll(f, CSV, m.Entity("items"), fuzzRows))
 	f.Add(writeAll(f, CSV, m.Entity("tags"), [][]types.Value{{""}, {`\x`}, {"\r"}}))
-	for _, s := range []string{"", "id\n", "id,name\n1,\\\n", "id,raw\n1,\\x0\n", "id,small\n1,99999999999\n", "\"id\n", "id,id\n", "label\n\\N\n"} {
+	for _, s := range []string{"", "id\n", "id,name\n1,\\\n", "id,raw\n1,\\x0\n", "id,small\n1,99999999999\n", "\"id\n", "id,id\n", "label\n\\N\n",
+		"label\n\xff\n", "id,name\n1,\\\xed\xa0\x80\n", "label\n\"a\n\xc3\"\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) { fuzzRead(t, m, src, CSV) })
@@ -73,7 +84,8 @@ func FuzzReadJSONL(f *testing.F) {
 	m := buildModel(f, testModel)
 	f.Add(writeAll(f, JSONL, m.Entity("items"), fuzzRows))
 	f.Add(writeAll(f, JSONL, m.Entity("tags"), [][]types.Value{{""}, {"é\n"}}))
-	for _, s := range []string{"", "{}", `{"id":1e400}`, `{"id":1,"weight":"NaN","price":"inf"}`, `{"id":1,"id":1}`, `[{"id":1}]`, "{\"label\":\"\\ud800\"}", `{"id":1,"created":"2024-01-01"}`} {
+	for _, s := range []string{"", "{}", `{"id":1e400}`, `{"id":1,"weight":"NaN","price":"inf"}`, `{"id":1,"id":1}`, `[{"id":1}]`, "{\"label\":\"\\ud800\"}", `{"id":1,"created":"2024-01-01"}`,
+		"{\"label\":\"\xff\"}", `{"label":"\udc00\ud800"}`, `{"label":"\ud83d\ude00\\ud800"}`, "{\"\xff\":1}", `{"label":"\ufffd"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) { fuzzRead(t, m, src, JSONL) })

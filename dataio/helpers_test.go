@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
@@ -52,7 +53,7 @@ func buildModel(t testing.TB, src string) *model.Model {
 }
 
 // checkRow fails unless row holds, for each column, NULL or a canonical value
-// of the column's type, and a non-NULL key.
+// of the column's type (a STRING is UTF-8 text), and a non-NULL key.
 func checkRow(t tb, e *model.Entity, row []types.Value) {
 	t.Helper()
 	if len(row) != len(e.Columns) {
@@ -69,7 +70,7 @@ func checkRow(t tb, e *model.Entity, row []types.Value) {
 		ok := false
 		switch x := v.(type) {
 		case string:
-			ok = c.Type == types.String
+			ok = c.Type == types.String && utf8.ValidString(x)
 		case int64:
 			ok = c.Type == types.BigInt || c.Type == types.Int && x >= math.MinInt32 && x <= math.MaxInt32
 		case float64:

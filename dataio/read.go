@@ -13,6 +13,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
@@ -77,6 +80,9 @@ func NewReader(r io.Reader, file string, f Format, e *model.Entity) (*Reader, er
 	rd.colOf = make([]int, len(header))
 	present := make([]bool, len(e.Columns))
 	for i, name := range header {
+		if strings.Contains(name, ".") {
+			return nil, &Error{File: file, Line: line, Msg: "column " + dottedColumn(name)}
+		}
 		c, ok := rd.colIdx[name]
 		if !ok {
 			return nil, &Error{File: file, Line: line, Msg: fmt.Sprintf("unknown column %s in the header", describe(name))}
@@ -168,6 +174,11 @@ func parseCSV(s string, t types.Type) (types.Value, string) {
 	}
 	switch t {
 	case types.String:
+		// Checked before unescaping, which maps ASCII to ASCII only, so
+		// that the offset is the field's.
+		if i := notUTF8(s); i >= 0 {
+			return nil, fmt.Sprintf("%s is not UTF-8 text (byte 0x%02x at offset %d); %s", describe(s), s[i], i, textOnly)
+		}
 		if len(s) > 0 && s[0] == '\\' {
 			return unescape(s)
 		}
@@ -302,6 +313,7 @@ func (r *Reader) nextJSON() ([]types.Value, error) {
 		}
 	}
 	r.line = r.next
+	lead := len(r.buf) - len(bytes.TrimLeftFunc(r.buf, unicode.IsSpace)) // as bytes.TrimSpace trims
 	clear(r.row)
 	clear(r.seen)
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -324,6 +336,7 @@ func (r *Reader) nextJSON() ([]types.Value, error) {
 		return nil, &Error{File: r.file, Line: r.line, Msg: "malformed JSON: a line must hold one object"}
 	}
 	for dec.More() {
+		start := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, malformed(err)
@@ -331,6 +344,12 @@ func (r *Reader) nextJSON() ([]types.Value, error) {
 		name, ok := tok.(string)
 		if !ok {
 			return nil, malformed(nil)
+		}
+		if msg := notJSONText(line[start:dec.InputOffset()], lead+int(start)); msg != "" {
+			return nil, &Error{File: r.file, Line: r.line, Msg: "key " + msg}
+		}
+		if strings.Contains(name, ".") {
+			return nil, &Error{File: r.file, Line: r.line, Msg: "key " + dottedColumn(name)}
 		}
 		c, ok := r.colIdx[name]
 		if !ok {
@@ -341,8 +360,20 @@ func (r *Reader) nextJSON() ([]types.Value, error) {
 			return nil, &Error{File: r.file, Line: r.line, Field: col.Name, Msg: "appears twice in the object"}
 		}
 		r.seen[c] = true
+		start = dec.InputOffset()
 		if tok, err = dec.Token(); err != nil {
 			return nil, malformed(err)
+		}
+		if _, ok := tok.(string); ok {
+			// The decoder turned what is not UTF-8 text into U+FFFD:
+			// look at the string as written.
+			if msg := notJSONText(line[start:dec.InputOffset()], lead+int(start)); msg != "" {
+				msg = "string " + msg
+				if col.Type == types.String {
+					msg += "; " + textOnly
+				}
+				return nil, &Error{File: r.file, Line: r.line, Field: col.Name, Msg: msg}
+			}
 		}
 		v, msg := parseJSON(tok, col.Type)
 		if msg != "" {
@@ -425,4 +456,89 @@ func parseJSON(tok json.Token, t types.Type) (types.Value, string) {
 		return nil, notA(desc, t)
 	}
 	return nil, "column of unsupported type " + t.String()
+}
+
+// textOnly ends the messages about a STRING that is not UTF-8 text.
+const textOnly = "a STRING holds text, binary data belongs in a BYTES column"
+
+// dottedColumn says why a data file cannot have a column named name, which
+// holds a '.'.
+func dottedColumn(name string) string {
+	return describe(name) + " cannot contain '.': the columns of a data file are its entity's own attributes, and a '.' separates the steps of a path (an attribute of a related entity goes in that entity's file)"
+}
+
+// notUTF8 returns the offset of the first byte of s that is not part of a
+// valid UTF-8 sequence, or -1 if s is UTF-8 text.
+func notUTF8(s string) int {
+	if utf8.ValidString(s) {
+		return -1
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1 // unreachable
+}
+
+// notJSONText looks at the source of one JSON token, as the decoder accepted
+// it (with the separators before it), for a string that is not UTF-8 text:
+// a byte that is not part of a valid UTF-8 sequence, or a \u escape of a
+// UTF-16 surrogate that is not half of a pair. encoding/json reads both as
+// U+FFFD without an error. It returns "" or what is wrong, naming the column
+// (1-based byte offset in the line) where col is the column before src.
+func notJSONText(src []byte, col int) string {
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '\\' && i+1 < len(src) && src[i+1] == 'u':
+			r := hex4(src[i+2:])
+			if utf16.IsSurrogate(r) {
+				if r < 0xDC00 && i+12 <= len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
+					if lo := hex4(src[i+8:]); 0xDC00 <= lo && lo <= 0xDFFF {
+						i += 12
+						continue
+					}
+				}
+				return fmt.Sprintf("is not UTF-8 text (%s at column %d is an unpaired UTF-16 surrogate)", src[i:min(i+6, len(src))], col+i+1)
+			}
+			i += 6
+		case c == '\\':
+			i += 2 // \" \\ \/ \b \f \n \r \t
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && size == 1 {
+				return fmt.Sprintf("is not UTF-8 text (byte 0x%02x at column %d)", c, col+i+1)
+			}
+			i += size
+		}
+	}
+	return ""
+}
+
+// hex4 reads the four hex digits of a \u escape at the start of b, or
+// returns -1 if there are none.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }

@@ -33,10 +33,16 @@ type Writer struct {
 
 // NewWriter returns a Writer of entity e's rows to w in format f. For CSV it
 // writes (into its buffer) a header naming every column in Entity.Columns
-// order.
+// order. An entity with a column whose name holds a '.' (which model.Build
+// never makes) is refused: a Reader would not read the file.
 func NewWriter(w io.Writer, f Format, e *model.Entity) (*Writer, error) {
 	if !f.valid() {
 		return nil, &Error{Msg: "unknown data file format " + f.String()}
+	}
+	for _, c := range e.Columns {
+		if strings.Contains(c.Name, ".") {
+			return nil, &Error{Msg: "entity " + e.Name + ": column " + dottedColumn(c.Name)}
+		}
 	}
 	wr := &Writer{format: f, ent: e, key: e.Column(e.Key)}
 	if wr.key < 0 {
@@ -60,8 +66,8 @@ func NewWriter(w io.Writer, f Format, e *model.Entity) (*Writer, error) {
 // Write writes one row: a value per entry of Entity.Columns, in that order,
 // nil for NULL. A value not of its column's canonical type is converted by
 // types.Coerce or refused; so is a NULL key, a timestamp whose year is not
-// in 0..9999 and, in JSON lines, a string that is not valid UTF-8. Errors
-// are *Error.
+// in 0..9999 and a STRING that is not UTF-8 text. Nothing of a refused row
+// is written. Errors are *Error.
 func (w *Writer) Write(row []types.Value) error {
 	if len(row) != len(w.ent.Columns) {
 		return &Error{Msg: fmt.Sprintf("row of %d values, entity %s has %d columns", len(row), w.ent.Name, len(w.ent.Columns))}
@@ -110,9 +116,14 @@ func canonical(v types.Value, col *model.Column) (types.Value, error) {
 	if err != nil {
 		return nil, &Error{Field: col.Name, Msg: err.Error()}
 	}
-	if ts, ok := v.(time.Time); ok {
-		if y := ts.Year(); y < 0 || y > 9999 {
+	switch x := v.(type) {
+	case time.Time:
+		if y := x.Year(); y < 0 || y > 9999 {
 			return nil, &Error{Field: col.Name, Msg: fmt.Sprintf("timestamp year %d is outside 0..9999", y)}
+		}
+	case string:
+		if !utf8.ValidString(x) {
+			return nil, &Error{Field: col.Name, Msg: "string is not UTF-8 text; " + textOnly}
 		}
 	}
 	return v, nil
@@ -188,10 +199,7 @@ func (w *Writer) writeJSON(row []types.Value) error {
 		case nil:
 			b = append(b, "null"...)
 		case string:
-			if !utf8.ValidString(x) {
-				return &Error{Field: col.Name, Msg: "string is not valid UTF-8, which JSON cannot hold (use CSV)"}
-			}
-			b = appendJSONString(b, x)
+			b = appendJSONString(b, x) // UTF-8: canonical checked
 		case int64:
 			b = strconv.AppendInt(b, x, 10)
 		case float64:

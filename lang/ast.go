@@ -11,6 +11,11 @@
 //   - The AST is purely syntactic: names are not resolved and types are not
 //     checked here (the layout and plan packages do that and report errors at
 //     the positions recorded in the AST).
+//   - The one rule about names: no relation, attribute, relationship, column
+//     family or index name that a definition gives or requires, nor any step
+//     of a path in a column family or index, contains '.', the separator of
+//     path notation (CheckDefName). Names that statements only refer to are
+//     not checked; they resolve to nothing.
 package lang
 
 import "github.com/kvschema/kvschema/types"

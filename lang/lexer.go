@@ -4,10 +4,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kvschema/kvschema/types"
 )
 
 // tokKind classifies a token.
@@ -64,8 +67,7 @@ func snippet(s string) string {
 		s = s[:max]
 	}
 	if !isPrintable(s) {
-		q := strconv.Quote(s)
-		s = q[1 : len(q)-1]
+		s = types.Escape(s)
 	}
 	if cut {
 		s += "..."
@@ -124,37 +126,106 @@ func isIdentChar(c byte) bool { return isIdentStart(c) || isDigit(c) }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// lexer splits a source text into tokens.
+// lexer splits a source text into tokens, one at a time, as the parser asks
+// for them. The source is either complete (a string) or read from an
+// io.Reader as far as the tokens asked for need: src then holds what has
+// been read and not yet lexed, so memory is bounded by the longest token
+// (plus one read), not by the source.
 type lexer struct {
 	file      string
 	src       string
 	off       int // offset of the next unread byte
 	line      int // line of off
-	lineStart int // offset of the first byte of line
+	lineStart int // offset of the first byte of line (negative once the line's start was dropped)
 	// trail is the first `--` comment skipped before any newline since the
-	// previous token, trimmed; lex attaches it to that token.
+	// previous token, trimmed; the parser attaches it to that token.
 	trail   string
 	newline bool // a newline was skipped since the previous token
+
+	rd      io.Reader // nil: src is the whole source
+	eof     bool      // src holds the rest of the source: no more input
+	readErr error     // the error, other than io.EOF, that ended the input
+	// hitEnd is set when lexing looked at, or past, the end of src: the
+	// token might continue in input not read yet.
+	hitEnd bool
+	buf    []byte // read scratch
+	reads  int    // reads so far
 }
 
-// lex returns the tokens of src, ending with a tokEOF token, or with a
-// tokError token at the first lexical error. Tokenizing up front keeps the
-// parser simple (it needs two tokens of lookahead) while still reporting a
-// syntax error before a lexical error that comes later in the source.
-func lex(file, src string) []token {
-	l := &lexer{file: file, src: src, line: 1}
-	toks := make([]token, 0, len(src)/3+2) // a typical token takes about 3 bytes
+// The lexer asks a reader for firstRead bytes, then for twice as many at
+// each read up to maxRead (a short script costs little, a long one is
+// read in large blocks), and for more when a token is longer.
+const (
+	firstRead = 512
+	maxRead   = 64 << 10
+)
+
+func newLexer(file, src string) lexer {
+	return lexer{file: file, src: src, line: 1, eof: true}
+}
+
+func newReaderLexer(file string, rd io.Reader) lexer {
+	return lexer{file: file, line: 1, rd: rd}
+}
+
+// scan returns the next token (a tokEOF token at the end, or a tokError
+// token at a lexical error) with trail and newline describing what was
+// skipped before it. A token that reaches the end of what has been read
+// is lexed again once more input is in, so tokens and errors are those of
+// the whole source.
+func (l *lexer) scan() token {
 	for {
-		l.trail, l.newline = "", false
+		off, line, lineStart := l.off, l.line, l.lineStart
+		l.trail, l.newline, l.hitEnd = "", false, false
 		t := l.next()
-		if l.trail != "" && len(toks) > 0 {
-			toks[len(toks)-1].trail = l.trail
+		if !l.hitEnd || l.eof {
+			return t
 		}
-		toks = append(toks, t)
-		if t.kind == tokEOF || t.kind == tokError {
-			return toks
+		l.off, l.line, l.lineStart = off, line, lineStart
+		l.fill()
+	}
+}
+
+// fill drops the lexed part of src (tokens keep their own substrings) and
+// appends at least one byte of input, or sets eof.
+func (l *lexer) fill() {
+	rest := l.src[l.off:]
+	l.src = rest
+	l.lineStart -= l.off
+	l.off = 0
+	// Ask for at least as much as is pending: a token longer than one
+	// read then takes a number of rounds logarithmic in its length (when
+	// reads return what is asked, as files do).
+	size := max(min(firstRead<<l.reads, maxRead), len(rest))
+	l.reads = min(l.reads+1, 16)
+	if len(l.buf) < size {
+		l.buf = make([]byte, size)
+	}
+	for range 100 {
+		n, err := l.rd.Read(l.buf[:size])
+		if n > 0 {
+			l.src = rest + string(l.buf[:n])
+		}
+		if err != nil {
+			l.eof = true
+			if !errors.Is(err, io.EOF) {
+				l.readErr = err
+			}
+		}
+		if n > 0 || err != nil {
+			return
 		}
 	}
+	l.eof, l.readErr = true, io.ErrNoProgress
+}
+
+// more reports whether offset i is inside src, noting when it is not.
+func (l *lexer) more(i int) bool {
+	if i < len(l.src) {
+		return true
+	}
+	l.hitEnd = true
+	return false
 }
 
 func (l *lexer) pos() Pos {
@@ -163,7 +234,7 @@ func (l *lexer) pos() Pos {
 
 // at returns the byte at offset i, or 0 past the end.
 func (l *lexer) at(i int) byte {
-	if i < len(l.src) {
+	if l.more(i) {
 		return l.src[i]
 	}
 	return 0
@@ -185,7 +256,7 @@ func (l *lexer) errorToken(pos Pos, format string, args ...any) token {
 
 // skipSpace skips whitespace and comments.
 func (l *lexer) skipSpace() *Error {
-	for l.off < len(l.src) {
+	for l.more(l.off) {
 		switch c := l.src[l.off]; {
 		case c == '\n':
 			l.off++
@@ -198,6 +269,7 @@ func (l *lexer) skipSpace() *Error {
 			end := strings.IndexByte(l.src[l.off:], '\n')
 			if end < 0 {
 				end = len(l.src) - l.off
+				l.hitEnd = true
 			}
 			if c == '-' && !l.newline && l.trail == "" {
 				l.trail = strings.TrimSpace(l.src[l.off+2 : l.off+end])
@@ -206,6 +278,7 @@ func (l *lexer) skipSpace() *Error {
 		case c == '/' && l.at(l.off+1) == '*':
 			end := strings.Index(l.src[l.off+2:], "*/")
 			if end < 0 {
+				l.hitEnd = true
 				return errorAt(l.pos(), "unterminated comment")
 			}
 			l.advanceTo(l.off + 2 + end + 2)
@@ -222,7 +295,7 @@ func (l *lexer) next() token {
 		return token{kind: tokError, pos: err.Pos, err: err}
 	}
 	pos := l.pos()
-	if l.off >= len(l.src) {
+	if !l.more(l.off) {
 		return token{kind: tokEOF, pos: pos}
 	}
 	start := l.off
@@ -233,7 +306,7 @@ func (l *lexer) next() token {
 		t = l.binary(pos)
 	case isIdentStart(c):
 		end := l.off + 1
-		for end < len(l.src) && isIdentChar(l.src[end]) {
+		for l.more(end) && isIdentChar(l.src[end]) {
 			end++
 		}
 		l.off = end
@@ -281,6 +354,7 @@ func (l *lexer) quoted(q byte) (string, bool) {
 	for {
 		j := strings.IndexByte(l.src[i:], q)
 		if j < 0 {
+			l.hitEnd = true
 			return "", false
 		}
 		j += i
@@ -303,6 +377,7 @@ func (l *lexer) quoted(q byte) (string, bool) {
 func (l *lexer) binary(pos Pos) token {
 	end := strings.IndexByte(l.src[l.off+2:], '\'')
 	if end < 0 {
+		l.hitEnd = true
 		return l.errorToken(pos, "unterminated binary literal")
 	}
 	digits := l.src[l.off+2 : l.off+2+end]
@@ -345,7 +420,7 @@ func (l *lexer) number(pos Pos) token {
 		// Something like 12abc or 1.2.3: say so here rather than let the
 		// parser complain about a confusing second token.
 		end := i
-		for end < len(l.src) && (isIdentChar(l.src[end]) || l.src[end] == '.') {
+		for l.more(end) && (isIdentChar(l.src[end]) || l.src[end] == '.') {
 			end++
 		}
 		return l.errorToken(pos, "malformed number '%s'", snippet(l.src[start:end]))
@@ -367,7 +442,7 @@ func (l *lexer) number(pos Pos) token {
 }
 
 func (l *lexer) skipDigits(i int) int {
-	for i < len(l.src) && isDigit(l.src[i]) {
+	for l.more(i) && isDigit(l.src[i]) {
 		i++
 	}
 	return i
@@ -393,6 +468,9 @@ func (l *lexer) punct(pos Pos) token {
 			n = 2
 		}
 	default:
+		if !utf8.FullRuneInString(l.src[l.off:]) {
+			l.hitEnd = true
+		}
 		r, size := utf8.DecodeRuneInString(l.src[l.off:])
 		if r == utf8.RuneError && size == 1 {
 			return l.errorToken(pos, "unexpected byte 0x%02x", c)

@@ -67,36 +67,74 @@ func ParseExpr(file, src string) (Expr, error) {
 	return x, nil
 }
 
-// parser is a recursive-descent parser over a token slice. Every parse
-// method returns at the first error; nothing is recovered.
+// parser is a recursive-descent parser over the tokens of a lexer, which
+// it asks for one at a time as it looks at them (never more than two ahead
+// of the current one). Every parse method returns at the first error;
+// nothing is recovered.
 type parser struct {
-	toks   []token // ends with a tokEOF or tokError token
+	lx     lexer
+	toks   []token // tokens lexed so far (a Reader drops consumed ones); a tokEOF or tokError token ends them
 	i      int     // index of the current token
 	nparam int     // number of '?' seen in the current statement
 	depth  int     // current nesting, see maxDepth
+	// maxRows, when > 0, makes insert stop after that many rows of a VALUES
+	// list, with moreRows set if a ',' announced more (see Reader).
+	maxRows  int
+	moreRows bool
 }
 
 func newParser(file, src string) *parser {
-	return &parser{toks: lex(file, src)}
+	// A typical token takes about 3 bytes: one allocation for the tokens
+	// of a statement, a few for a script.
+	return &parser{lx: newLexer(file, src), toks: make([]token, 0, min(len(src)/3+2, 1024))}
+}
+
+// lexTo lexes tokens until index i exists or the final token is in.
+func (p *parser) lexTo(i int) {
+	for len(p.toks) <= i {
+		if n := len(p.toks); n > 0 && (p.toks[n-1].kind == tokEOF || p.toks[n-1].kind == tokError) {
+			return
+		}
+		t := p.lx.scan()
+		if p.lx.trail != "" && len(p.toks) > 0 {
+			p.toks[len(p.toks)-1].trail = p.lx.trail
+		}
+		p.toks = append(p.toks, t)
+	}
 }
 
 // peek returns the current token.
-func (p *parser) peek() *token { return &p.toks[p.i] }
+func (p *parser) peek() *token {
+	if p.i == len(p.toks) {
+		p.lexTo(p.i)
+	}
+	return &p.toks[p.i]
+}
 
 // peekN returns the token n places after the current one (the final token if
 // that is past the end).
 func (p *parser) peekN(n int) *token {
+	p.lexTo(p.i + n)
 	return &p.toks[min(p.i+n, len(p.toks)-1)]
 }
 
 // next consumes and returns the current token. It never moves past the final
-// tokEOF or tokError token.
+// tokEOF or tokError token, and does not lex the token after it: that waits
+// until it is looked at (so a Reader returns a statement as soon as its ';'
+// is read).
 func (p *parser) next() *token {
-	t := &p.toks[p.i]
-	if p.i < len(p.toks)-1 {
+	t := p.peek()
+	if t.kind != tokEOF && t.kind != tokError {
 		p.i++
 	}
 	return t
+}
+
+// drop forgets the tokens before the current one.
+func (p *parser) drop() {
+	n := copy(p.toks, p.toks[p.i:])
+	clear(p.toks[n:])
+	p.toks, p.i = p.toks[:n], 0
 }
 
 func (p *parser) isPunct(s string) bool {
@@ -191,6 +229,38 @@ func (p *parser) ident(what string) (string, Pos, error) {
 	}
 	p.next()
 	return t.str, t.pos, nil
+}
+
+// CheckDefName is the rule for the names definitions give: a relation,
+// attribute, relationship (foreign key or reverse), column family or index
+// name cannot contain '.'. A '.' separates the steps of a path —
+// items.seller.rating is the rating of the relation items.seller references
+// — and paths are how these names are combined everywhere: in statements and
+// column families, in the qualifiers of stored key-values, in the column
+// headers of data files. A dotted name would give one path two meanings.
+// what says which kind of name it is ("attribute name"); the error, at pos,
+// names the identifier and says why. The parser applies the rule to every
+// definition it reads; callers building definitions by hand can apply it too.
+func CheckDefName(pos Pos, what, name string) *Error {
+	if !strings.Contains(name, ".") {
+		return nil
+	}
+	return errorAt(pos, fmt.Sprintf("%s %s cannot contain '.': a '.' separates the steps of a path (relation.reference.attribute), so the name would be ambiguous; rename it (e.g. %s)",
+		what, snippet(quoteIdent(name)), snippet(quoteIdent(strings.ReplaceAll(name, ".", "_")))))
+}
+
+// defName consumes an identifier that a definition gives to, or requires of,
+// a relation, attribute, relationship, column family or index, and checks it
+// with CheckDefName.
+func (p *parser) defName(what string) (string, Pos, error) {
+	name, at, err := p.ident(what)
+	if err != nil {
+		return "", Pos{}, err
+	}
+	if err := CheckDefName(at, what, name); err != nil {
+		return "", Pos{}, err
+	}
+	return name, at, nil
 }
 
 // enter descends one nesting level, failing past maxDepth at the current
@@ -291,7 +361,7 @@ var validTypes = func() string {
 }()
 
 func (p *parser) defineRelation(at Pos) (Statement, error) {
-	name, _, err := p.ident("relation name")
+	name, _, err := p.defName("relation name")
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +391,7 @@ func (p *parser) defineRelation(at Pos) (Statement, error) {
 }
 
 func (p *parser) attrDef() (AttrDef, error) {
-	name, at, err := p.ident("attribute name")
+	name, at, err := p.defName("attribute name")
 	if err != nil {
 		return AttrDef{}, err
 	}
@@ -345,13 +415,13 @@ func (p *parser) attrDef() (AttrDef, error) {
 		case a.Cardinality == 0 && p.acceptWord("CARDINALITY"):
 			a.Cardinality, err = p.count("after CARDINALITY")
 		case a.References == "" && p.acceptWord("REFERENCES"):
-			if a.References, _, err = p.ident("referenced relation"); err != nil {
+			if a.References, _, err = p.defName("referenced relation"); err != nil {
 				return AttrDef{}, err
 			}
 			if err := p.expectWord("REVERSE", "and the name of the reverse relationship after REFERENCES "+snippet(quoteIdent(a.References))); err != nil {
 				return AttrDef{}, err
 			}
-			a.Reverse, _, err = p.ident("name of the reverse relationship")
+			a.Reverse, _, err = p.defName("name of the reverse relationship")
 		default:
 			return a, nil
 		}
@@ -376,13 +446,13 @@ func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
 	// Omitted lists are empty ones, as the printer writes them.
 	d := &DefineColumnFamily{At: at, Clustering: []ColumnRef{}, Values: []ColumnRef{}}
 	var err error
-	if d.Name, _, err = p.ident("column family name"); err != nil {
+	if d.Name, _, err = p.defName("column family name"); err != nil {
 		return nil, err
 	}
 	if err := p.expectWord("FOR", "after column family name"); err != nil {
 		return nil, err
 	}
-	if d.Relation, _, err = p.ident("relation name"); err != nil {
+	if d.Relation, _, err = p.defName("relation name"); err != nil {
 		return nil, err
 	}
 	if err := p.expectPunct("{", "after FOR relation"); err != nil {
@@ -525,7 +595,7 @@ func (p *parser) keyList(what string, values bool) ([]ColumnRef, error) {
 		return out, nil
 	}
 	for {
-		c, err := p.columnRef("attribute", false)
+		c, err := p.pathRef("attribute")
 		if err != nil {
 			return nil, err
 		}
@@ -544,19 +614,19 @@ func (p *parser) keyList(what string, values bool) ([]ColumnRef, error) {
 func (p *parser) defineIndex(at Pos) (Statement, error) {
 	d := &DefineIndex{At: at}
 	var err error
-	if d.Name, _, err = p.ident("index name"); err != nil {
+	if d.Name, _, err = p.defName("index name"); err != nil {
 		return nil, err
 	}
 	if err := p.expectWord("ON", "after index name"); err != nil {
 		return nil, err
 	}
-	if d.Family, _, err = p.ident("column family name"); err != nil {
+	if d.Family, _, err = p.defName("column family name"); err != nil {
 		return nil, err
 	}
 	if err := p.expectPunct("(", "after column family name"); err != nil {
 		return nil, err
 	}
-	if d.Column, err = p.columnRef("indexed attribute", false); err != nil {
+	if d.Column, err = p.pathRef("indexed attribute"); err != nil {
 		return nil, err
 	}
 	if err := p.expectPunct(")", "after indexed attribute"); err != nil {
@@ -662,9 +732,13 @@ func (p *parser) group() (Group, error) {
 		if err != nil {
 			return Group{}, err
 		}
+		// Tokens are lexed as they are looked at, and lexing a token
+		// attaches the comment before it to the token before: peek first.
+		p.peek()
 		last := &p.toks[max(p.i-1, 0)]
 		tag := last.trail
 		if p.acceptPunct(";") {
+			p.peek()
 			if t := p.toks[p.i-1].trail; tag == "" {
 				tag = t
 			}
@@ -727,18 +801,55 @@ func (p *parser) connection() (Connection, error) {
 
 // columnRef parses name or q1.q2.name; with star, `q.*` is accepted too.
 func (p *parser) columnRef(what string, star bool) (ColumnRef, error) {
+	return p.columnRefSteps(what, star, nil)
+}
+
+// columnRefSteps is columnRef, also appending the position of each step to
+// *steps if steps is not nil.
+func (p *parser) columnRefSteps(what string, star bool, steps *[]Pos) (ColumnRef, error) {
 	name, at, err := p.ident(what)
 	if err != nil {
 		return ColumnRef{}, err
 	}
 	c := ColumnRef{At: at, Name: name}
+	if steps != nil {
+		*steps = append(*steps, at)
+	}
 	for p.acceptPunct(".") {
 		c.Qual = append(c.Qual, c.Name)
 		if star && p.acceptPunct("*") {
 			c.Name, c.Star = "", true
 			return c, nil
 		}
-		if c.Name, _, err = p.ident("attribute name after '.'"); err != nil {
+		if c.Name, at, err = p.ident("attribute name after '.'"); err != nil {
+			return ColumnRef{}, err
+		}
+		if steps != nil {
+			*steps = append(*steps, at)
+		}
+	}
+	return c, nil
+}
+
+// pathRef parses the path of an attribute in a column family or index
+// definition (items.seller.rating) and checks each step with CheckDefName:
+// the first is a relation name, the last an attribute name and those
+// between reference names.
+func (p *parser) pathRef(what string) (ColumnRef, error) {
+	var steps []Pos
+	c, err := p.columnRefSteps(what, false, &steps)
+	if err != nil {
+		return ColumnRef{}, err
+	}
+	for i, name := range append(c.Qual[:len(c.Qual):len(c.Qual)], c.Name) {
+		kind := "reference name"
+		switch {
+		case i == len(c.Qual):
+			kind = "attribute name"
+		case i == 0:
+			kind = "relation name"
+		}
+		if err := CheckDefName(steps[i], kind, name); err != nil {
 			return ColumnRef{}, err
 		}
 	}
@@ -753,7 +864,7 @@ func (p *parser) defineSchema(at Pos, primary bool) (Statement, error) {
 	if err := p.expectWord("FOR", "after schema name"); err != nil {
 		return nil, err
 	}
-	rel, _, err := p.ident("relation name")
+	rel, _, err := p.defName("relation name")
 	if err != nil {
 		return nil, err
 	}
@@ -1187,15 +1298,26 @@ func (p *parser) insert() (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.insertRows(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// insertRows parses the rows of INSERT … VALUES into s.Rows: all of them,
+// or, when p.maxRows > 0, up to that many, setting p.moreRows when a ','
+// (consumed) announces more.
+func (p *parser) insertRows(s *Insert) error {
+	p.moreRows = false
 	for {
 		if err := p.expectPunct("(", "to start a row of values"); err != nil {
-			return nil, err
+			return err
 		}
 		var row []Expr
 		for {
 			v, err := p.value()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			row = append(row, v)
 			if !p.acceptPunct(",") {
@@ -1203,11 +1325,15 @@ func (p *parser) insert() (Statement, error) {
 			}
 		}
 		if err := p.expectPunct(")", "or ',' after value"); err != nil {
-			return nil, err
+			return err
 		}
 		s.Rows = append(s.Rows, row)
 		if !p.acceptPunct(",") {
-			return s, nil
+			return nil
+		}
+		if p.maxRows > 0 && len(s.Rows) >= p.maxRows {
+			p.moreRows = true
+			return nil
 		}
 	}
 }

@@ -44,6 +44,24 @@ func PrintConcat(c Concat) string {
 	return b.String()
 }
 
+// PrintRows returns the text of rows of an INSERT's VALUES list as Print
+// writes them: "(1, 'a'), (2, 'b')". With Reader.Part it prints the rows of
+// an INSERT handed over in parts.
+func PrintRows(rows [][]Expr) string {
+	var b strings.Builder
+	printRows(&b, rows)
+	return b.String()
+}
+
+func printRows(b *strings.Builder, rows [][]Expr) {
+	for i, row := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		printList(b, row)
+	}
+}
+
 // quoteIdent writes a name bare when it lexes back as the same identifier,
 // and double-quoted otherwise.
 func quoteIdent(s string) string {
@@ -223,12 +241,7 @@ func printStmt(b *strings.Builder, s Statement) {
 			b.WriteByte(')')
 		}
 		b.WriteString(" VALUES ")
-		for i, row := range s.Rows {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			printList(b, row)
-		}
+		printRows(b, s.Rows)
 	case *Select:
 		b.WriteString("SELECT ")
 		if s.Star {

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,12 @@ var identGen = rapid.OneOf(
 	}),
 	rapid.StringN(1, 6, -1),
 )
+
+// defIdentGen draws the names definitions give to relations, attributes,
+// relationships, column families and indexes, and the steps of the paths in
+// column families and indexes: identGen's names with every '.' made '_', as
+// CheckDefName refuses a '.' there.
+var defIdentGen = rapid.Map(identGen, func(s string) string { return strings.ReplaceAll(s, ".", "_") })
 
 var stringGen = rapid.OneOf(
 	rapid.SampledFrom([]string{"", "'", "''", "\n", "\x00", "--", "/*", `"`, "a'b''c", "\xff\xfe"}),
@@ -75,6 +82,9 @@ type astGen struct {
 }
 
 func (g *astGen) ident() string { return identGen.Draw(g.t, "ident") }
+
+// defIdent draws a name a definition gives (see defIdentGen).
+func (g *astGen) defIdent() string { return defIdentGen.Draw(g.t, "defIdent") }
 
 func (g *astGen) idents() []string {
 	return rapid.SliceOfN(identGen, 1, 3).Draw(g.t, "idents")
@@ -185,6 +195,16 @@ func (g *astGen) qual() []string {
 		q[i] = g.ident()
 	}
 	return q
+}
+
+// pathRef draws the path of an attribute in a column family or index: a
+// columnRef whose steps have no '.'.
+func (g *astGen) pathRef() ColumnRef {
+	c := ColumnRef{Name: g.defIdent()}
+	for n := g.intn(-2, 2); n > 0; n-- {
+		c.Qual = append(c.Qual, g.defIdent())
+	}
+	return c
 }
 
 func (g *astGen) columnRef(star bool) ColumnRef {
@@ -350,18 +370,18 @@ func (g *astGen) statement() Statement {
 		refs := func(min int) []ColumnRef {
 			out := []ColumnRef{}
 			for n := g.intn(min, 3); n > 0; n-- {
-				out = append(out, g.columnRef(false))
+				out = append(out, g.pathRef())
 			}
 			return out
 		}
-		d := &DefineColumnFamily{Name: g.ident(), Relation: g.ident(), Partition: refs(1), Clustering: refs(0), Values: refs(0),
+		d := &DefineColumnFamily{Name: g.defIdent(), Relation: g.defIdent(), Partition: refs(1), Clustering: refs(0), Values: refs(0),
 			SaltBuckets: rapid.SampledFrom([]int{0, 0, 1, 16, 256}).Draw(g.t, "salt")}
 		if d.SaltBuckets == 0 { // SPLIT ON and SALT_BUCKETS exclude each other
 			d.SplitOn = g.splitOn(len(d.Partition))
 		}
 		return d
 	case 6:
-		return &DefineIndex{Name: g.ident(), Family: g.ident(), Column: g.columnRef(false)}
+		return &DefineIndex{Name: g.defIdent(), Family: g.defIdent(), Column: g.pathRef()}
 	case 4:
 		w := &DefineWorkload{Name: g.ident(), Mixes: g.idents()}
 		for n := g.intn(0, 3); n > 0; n-- {
@@ -383,13 +403,13 @@ func (g *astGen) statement() Statement {
 		}
 		return w
 	case 0:
-		s := &DefineRelation{Name: g.ident()}
+		s := &DefineRelation{Name: g.defIdent()}
 		if rapid.Bool().Draw(g.t, "rows") {
 			s.Rows = rapid.Int64Range(1, math.MaxInt64).Draw(g.t, "rows")
 		}
 		for n := g.intn(1, 4); n > 0; n-- {
 			a := AttrDef{
-				Name: g.ident(),
+				Name: g.defIdent(),
 				Type: rapid.SampledFrom(types.AllTypes).Draw(g.t, "type"),
 				Key:  rapid.Bool().Draw(g.t, "key"),
 			}
@@ -398,7 +418,7 @@ func (g *astGen) statement() Statement {
 				a.Cardinality = rapid.Int64Range(1, 1<<40).Draw(g.t, "card")
 			}
 			if rapid.Bool().Draw(g.t, "fk") {
-				a.References, a.Reverse = g.ident(), g.ident()
+				a.References, a.Reverse = g.defIdent(), g.defIdent()
 			}
 			s.Attrs = append(s.Attrs, a)
 		}
@@ -407,7 +427,7 @@ func (g *astGen) statement() Statement {
 		return &DefineSchema{
 			Primary:   rapid.Bool().Draw(g.t, "primary"),
 			Name:      g.ident(),
-			Relation:  g.ident(),
+			Relation:  g.defIdent(),
 			Table:     g.optConcat(),
 			Row:       g.concat(3),
 			Family:    g.optConcat(),

@@ -12,6 +12,11 @@
 //   - Every relationship has a to-one side (the referencing attribute) and a
 //     to-many side (its reverse); Nav.Reverse links them. Foreign-key
 //     attributes are not Fields: they are navigations, as in NoSE.
+//   - No name of an entity, field or navigation contains '.' (the rule of
+//     lang.CheckDefName, which the parser applies and Build applies again to
+//     definitions built by hand), so a path (items.seller.rating) names one
+//     field, and a data file column (a name of Entity.Columns) is never a
+//     path.
 //   - Errors carry the file:line:col of the definition at fault.
 package model
 
@@ -125,6 +130,9 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		if !ok {
 			continue
 		}
+		if err := checkNames(d); err != nil {
+			return nil, err
+		}
 		if m.byName[d.Name] != nil {
 			return nil, errAt(d.At, "relation %s is defined twice", d.Name)
 		}
@@ -192,6 +200,26 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		return nil, fmt.Errorf("the model defines no relation")
 	}
 	return m, nil
+}
+
+// checkNames applies lang.CheckDefName to the names of d, for definitions
+// that did not come from the parser (which checks them as it reads them).
+func checkNames(d *lang.DefineRelation) error {
+	if err := lang.CheckDefName(d.At, "relation name", d.Name); err != nil {
+		return err
+	}
+	for _, a := range d.Attrs {
+		for _, n := range [...]struct{ what, name string }{
+			{"attribute name", a.Name},
+			{"referenced relation", a.References},
+			{"name of the reverse relationship", a.Reverse},
+		} {
+			if err := lang.CheckDefName(a.At, n.what, n.name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // fkDef is a foreign-key attribute waiting for its target to be defined.

@@ -212,7 +212,7 @@ func Coerce(v Value, t Type) (Value, error) {
 }
 
 func mismatch(v Value, t Type) error {
-	return fmt.Errorf("cannot use %s (%s) as %s", Format(v), KindName(v), t)
+	return fmt.Errorf("cannot use %s (%s) as %s", DisplayLiteral(v), KindName(v), t)
 }
 
 // KindName names the SQL kind of a Go value, for error messages.

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,12 +20,15 @@ import (
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/store"
+	_ "github.com/kvschema/kvschema/store/all" // mem:, pebble: and bigtable: URLs
 	"github.com/kvschema/kvschema/store/tracestore"
+	"github.com/kvschema/kvschema/types"
 )
 
 func main() {
 	if err := rootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "kvschema:", err)
+		// Messages quote names and values from scripts and stores.
+		fmt.Fprintln(os.Stderr, "kvschema:", types.EscapeText(err.Error()))
 		os.Exit(1)
 	}
 }
@@ -45,12 +49,20 @@ type runner struct {
 	db      *kvschema.DB
 	out     io.Writer
 	explain bool
+	// inserted counts the tuples of the INSERT being applied in batches.
+	inserted int64
 }
 
-// run echoes each statement, prints its plan when asked, runs it (the trace,
-// if on, prints its key-value operations) and prints its result.
+// run runs a script held in memory.
 func (r *runner) run(ctx context.Context, file string, src []byte) error {
-	return echoEach(r.out, file, src, func(st lang.Statement) error {
+	return r.runScript(ctx, textScript(file, string(src)))
+}
+
+// runScript echoes each statement, prints its plan when asked, runs it (the
+// trace, if on, prints its key-value operations) and prints its result. A
+// long INSERT … VALUES runs in atomic batches of insertBatch tuples.
+func (r *runner) runScript(ctx context.Context, s script) error {
+	return echoEach(r.out, s, func(st lang.Statement, part lang.Part) error {
 		if _, isExplain := st.(*lang.Explain); r.explain && !isExplain && !isDefine(st) {
 			// Explain the parsed statement itself, not a reprint of it, so
 			// that an error names the script's file:line:col.
@@ -58,10 +70,16 @@ func (r *runner) run(ctx context.Context, file string, src []byte) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(r.out, indent(res.Plan))
+			fmt.Fprint(r.out, indent(types.EscapeText(res.Plan)))
+		}
+		if part.Row == 0 {
+			r.inserted = 0
 		}
 		res, rows, err := r.db.RunStatement(ctx, st)
 		if err != nil {
+			if part.Row > 0 || part.More {
+				return batchError(st.(*lang.Insert), part, err)
+			}
 			return err
 		}
 		switch {
@@ -70,28 +88,165 @@ func (r *runner) run(ctx context.Context, file string, src []byte) error {
 				return err
 			}
 		case res.Plan != "":
-			fmt.Fprint(r.out, res.Plan)
+			fmt.Fprint(r.out, types.EscapeText(res.Plan))
+		case part.More:
+			r.inserted += res.RowsAffected // the count follows the last batch
 		case res.Statement != "DEFINE":
-			fmt.Fprintf(r.out, "%s %d\n", res.Statement, res.RowsAffected)
+			fmt.Fprintf(r.out, "%s %d\n", res.Statement, r.inserted+res.RowsAffected)
 		}
 		return nil
 	})
 }
 
-// echoEach parses a script and, for each statement in turn, prints it and
-// runs it through one; it stops at the first error.
-func echoEach(out io.Writer, file string, src []byte, one func(lang.Statement) error) error {
-	stmts, err := lang.ParseScript(file, src)
-	if err != nil {
-		return err
+// insertBatch is how many tuples of an INSERT … VALUES are applied in one
+// atomic batch: the script reader hands a longer one over in parts of this
+// many tuples, so that memory does not grow with the statement.
+const insertBatch = 1000
+
+// batchError reports the failure of one batch of a long INSERT: the
+// batches before it stay applied. It names the failing tuple and its
+// position when the error points into the batch (a value that does not fit
+// its attribute, say), and the batch's first tuple otherwise.
+func batchError(ins *lang.Insert, part lang.Part, err error) error {
+	first, last := part.Row+1, part.Row+len(ins.Rows)
+	at, msg, where := ins.Rows[0][0].Pos(), err.Error(), ""
+	var le *lang.Error
+	if errors.As(err, &le) {
+		msg = le.Msg
+		if le.Pos != ins.At && !before(le.Pos, at) {
+			for i, row := range ins.Rows {
+				if before(le.Pos, row[0].Pos()) {
+					break
+				}
+				where = fmt.Sprintf(" at tuple %d", part.Row+i+1)
+			}
+		}
+		if where != "" {
+			at = le.Pos
+		} else {
+			msg = le.Error() // keep the position it names
+		}
 	}
-	for _, st := range stmts {
-		fmt.Fprintf(out, "\n%s;\n", lang.Print(st))
-		if err := one(st); err != nil {
+	return &lang.Error{Pos: at, Err: err, Msg: fmt.Sprintf("INSERT INTO %s stopped%s, in batch %d (tuples %d–%d): %s; %d tuples applied by the batches before it (each of up to %d tuples is atomic), none from this batch on",
+		ins.Relation, where, part.Row/insertBatch+1, first, last, msg, part.Row, insertBatch)}
+}
+
+// before reports whether position a comes before b in the same file.
+func before(a, b lang.Pos) bool {
+	return a.File == b.File && (a.Line < b.Line || a.Line == b.Line && a.Col < b.Col)
+}
+
+// script is a script to run: the name its positions give, and how to read
+// it.
+type script struct {
+	name string
+	text *string // the script, if it is held in memory; else open reads it
+	open func() (io.ReadCloser, error)
+	// checkFirst makes echoEach read the script once to check its syntax
+	// before it runs any of it (the script can be read twice).
+	checkFirst bool
+	size       int64 // in bytes
+}
+
+// keepBelow is the size of script whose statements echoEach keeps from
+// checking to running rather than parse the script twice.
+const keepBelow = 64 << 10
+
+// textScript is a script held in memory (-e, the shell, the demo).
+func textScript(name, text string) script {
+	return script{name: name, text: &text, checkFirst: true, size: int64(len(text))}
+}
+
+// fileScript is a script file. A regular file is checked in full before it
+// runs; a pipe or device, which can be read only once, is not.
+func fileScript(path string) (script, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return script{}, err
+	}
+	return script{name: path, checkFirst: fi.Mode().IsRegular(), size: fi.Size(), open: func() (io.ReadCloser, error) {
+		return os.Open(path)
+	}}, nil
+}
+
+// echoEach reads a script one statement at a time and, for each in turn,
+// prints it and runs it through one; it stops at the first error. Memory is
+// bounded by the largest statement, not by the script: an INSERT … VALUES
+// of more than insertBatch tuples comes in parts (see lang.Reader), each
+// echoed as it comes — the first with the statement's head, the next ones
+// as rows — and each run on its own. With s.checkFirst, a syntax error
+// anywhere in the script stops it before anything runs.
+func echoEach(out io.Writer, s script, one func(lang.Statement, lang.Part) error) error {
+	echoOne := func(st lang.Statement, part lang.Part) error {
+		var text string
+		if part.Row == 0 {
+			text = "\n" + lang.Print(st)
+		} else {
+			text = lang.PrintRows(st.(*lang.Insert).Rows)
+		}
+		if part.More {
+			text += ",\n"
+		} else {
+			text += ";\n"
+		}
+		fmt.Fprint(out, types.EscapeText(text))
+		return one(st, part)
+	}
+	switch {
+	case s.checkFirst && s.size <= keepBelow:
+		// A short script (a shell statement, -e): check it whole, keeping
+		// its statements, then run them.
+		type item struct {
+			st   lang.Statement
+			part lang.Part
+		}
+		var items []item
+		if err := eachStatement(s, func(st lang.Statement, part lang.Part) error {
+			items = append(items, item{st, part})
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if err := echoOne(it.st, it.part); err != nil {
+				return err
+			}
+		}
+		return nil
+	case s.checkFirst:
+		if err := eachStatement(s, func(lang.Statement, lang.Part) error { return nil }); err != nil {
 			return err
 		}
 	}
-	return nil
+	return eachStatement(s, echoOne)
+}
+
+// eachStatement reads s one statement (or INSERT part) at a time.
+func eachStatement(s script, fn func(lang.Statement, lang.Part) error) error {
+	var rd *lang.Reader
+	if s.text != nil {
+		rd = lang.NewStringReader(s.name, *s.text)
+	} else {
+		rc, err := s.open()
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		rd = lang.NewReader(s.name, rc)
+	}
+	rd.SplitInserts(insertBatch)
+	for {
+		st, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(st, rd.Part()); err != nil {
+			return err
+		}
+	}
 }
 
 func isDefine(st lang.Statement) bool {
@@ -121,12 +276,22 @@ func execCmd() *cobra.Command {
 		Long: `Run kvschema statements (DEFINE RELATION, DEFINE SCHEMA, INSERT, SELECT,
 UPDATE, DELETE, EXPLAIN) against a store. Store URLs: mem: (in memory),
 pebble:DIR (on disk), bigtable://PROJECT/INSTANCE[?emulator=HOST:PORT] (Cloud
-Bigtable or its emulator). Definitions persist in the store.
+Bigtable or its emulator; the parameter timeout=30s bounds each call).
+Definitions persist in the store.
 
 On a store loaded with an advisor schema (kvschema load), statements are
 written against the conceptual model (path notation or joins along foreign
 keys; INSERT … AND CONNECT TO, CONNECT, DISCONNECT) and run on the plans the
-advisor's planner picks over the deployed column families and indexes.`,
+advisor's planner picks over the deployed column families and indexes.
+
+Scripts are read, run and echoed one statement at a time, so memory does not
+grow with the script. A file's syntax is checked in full before its first
+statement runs (a regular file is read twice; a pipe is read once, and runs
+up to its first syntax error). Each statement is atomic, except that an
+INSERT … VALUES of more than 1000 tuples is applied in batches of 1000
+tuples, each batch atomic: if batch k fails, batches 1 to k-1 stay applied
+and nothing from batch k on is; the error says how many tuples were applied
+and gives the position of the failing tuple (or of its batch's first).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 && len(exprs) == 0 {
@@ -143,7 +308,7 @@ advisor's planner picks over the deployed column families and indexes.`,
 			}
 			defer st.Close()
 			var r interface {
-				run(ctx context.Context, file string, src []byte) error
+				runScript(ctx context.Context, s script) error
 			}
 			traced := st
 			if tw != nil {
@@ -163,16 +328,16 @@ advisor's planner picks over the deployed column families and indexes.`,
 				r = &runner{db: db, out: out, explain: explain}
 			}
 			for _, f := range files {
-				src, err := os.ReadFile(f)
+				s, err := fileScript(f)
 				if err != nil {
 					return err
 				}
-				if err := r.run(cmd.Context(), f, src); err != nil {
+				if err := r.runScript(cmd.Context(), s); err != nil {
 					return err
 				}
 			}
 			for i, e := range exprs {
-				if err := r.run(cmd.Context(), fmt.Sprintf("-e#%d", i+1), []byte(e)); err != nil {
+				if err := r.runScript(cmd.Context(), textScript(fmt.Sprintf("-e#%d", i+1), e)); err != nil {
 					return err
 				}
 			}
@@ -292,7 +457,7 @@ func shell(ctx context.Context, url string, in io.Reader, out io.Writer) error {
 		src := buf.String()
 		buf.Reset()
 		if err := r.run(ctx, "shell", []byte(src)); err != nil {
-			fmt.Fprintln(out, "error:", err)
+			fmt.Fprintln(out, "error:", types.EscapeText(err.Error()))
 		}
 	}
 }
@@ -321,7 +486,7 @@ func dotCommand(cmd string, r *runner, trace *traceSwitch, out io.Writer) (quit 
 	case ".explain":
 		r.explain = on
 	case ".schema":
-		fmt.Fprint(out, lang.PrintScript(r.db.Catalog().Defs))
+		fmt.Fprint(out, types.EscapeText(lang.PrintScript(r.db.Catalog().Defs)))
 	default:
 		fmt.Fprintln(out, `.trace on|off     print key-value operations
 .explain on|off   print plans before running statements
@@ -359,22 +524,17 @@ func lineReader(in io.Reader, out io.Writer) (next func(prompt string) (string, 
 				st.Close()
 			}
 	}
-	data, err := io.ReadAll(in)
-	lines := strings.SplitAfter(string(data), "\n")
+	// A line at a time (never the whole input), echoed — escaped, like
+	// everything printed — so that the transcript reads as on a terminal.
+	br := bufio.NewReader(in)
 	return func(prompt string) (string, error) {
-		if err != nil {
+		line, err := br.ReadString('\n')
+		if line == "" && err != nil {
 			return "", err
 		}
-		for len(lines) > 0 && lines[0] == "" {
-			lines = lines[1:]
-		}
-		if len(lines) == 0 {
-			return "", io.EOF
-		}
 		fmt.Fprint(out, prompt)
-		l := strings.TrimSuffix(lines[0], "\n")
-		lines = lines[1:]
-		fmt.Fprintln(out, l)
+		l := strings.TrimSuffix(line, "\n")
+		fmt.Fprintln(out, types.EscapeText(l))
 		return l, nil
 	}, func() {}
 }

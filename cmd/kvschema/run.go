@@ -228,7 +228,7 @@ Exits non-zero on any difference.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(cmd.OutOrStdout(), rep)
+			fmt.Fprint(cmd.OutOrStdout(), types.EscapeText(rep.String()))
 			if !rep.Clean() {
 				return fmt.Errorf("verify found %d differences", len(rep.Differences))
 			}
@@ -265,14 +265,22 @@ type engineRunner struct {
 	explain bool
 }
 
+// run runs a script held in memory.
 func (r *engineRunner) run(ctx context.Context, file string, src []byte) error {
-	return echoEach(r.out, file, src, func(s lang.Statement) error {
+	return r.runScript(ctx, textScript(file, string(src)))
+}
+
+// runScript echoes, plans and runs each statement of a script. The engine
+// runs single-tuple INSERTs only: a long INSERT … VALUES, which the script
+// reader hands over in parts, fails on its first part.
+func (r *engineRunner) runScript(ctx context.Context, sc script) error {
+	return echoEach(r.out, sc, func(s lang.Statement, _ lang.Part) error {
 		st, err := r.en.PrepareAST(s)
 		if err != nil {
 			return err
 		}
 		if _, isExplain := s.(*lang.Explain); isExplain || r.explain {
-			fmt.Fprint(r.out, indent(st.Explain()))
+			fmt.Fprint(r.out, indent(types.EscapeText(st.Explain())))
 			if isExplain {
 				return nil
 			}
@@ -296,17 +304,25 @@ func (r *engineRunner) run(ctx context.Context, file string, src []byte) error {
 	})
 }
 
+// writeResult prints a query's first 20 rows as a table of literals.
+// Column names and values are escaped (types.DisplayLiteral, the rule of
+// the client's table too), so no stored value can put a control byte or
+// invalid UTF-8 on a terminal, nor a tab or a line break into the table.
 func writeResult(w io.Writer, res *engine.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
+	parts := make([]string, len(res.Columns))
+	for j, c := range res.Columns {
+		parts[j] = types.Escape(c)
+	}
+	fmt.Fprintln(tw, strings.Join(parts, "\t"))
 	for i, row := range res.Rows {
 		if i == 20 {
 			fmt.Fprintf(tw, "… %d more\n", len(res.Rows)-20)
 			break
 		}
-		parts := make([]string, len(row))
-		for j, v := range row {
-			parts[j] = types.Format(v)
+		parts = parts[:0]
+		for _, v := range row {
+			parts = append(parts, types.DisplayLiteral(v))
 		}
 		fmt.Fprintln(tw, strings.Join(parts, "\t"))
 	}
