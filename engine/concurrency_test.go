@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,12 +18,14 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/faultstore"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/types"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -53,14 +56,29 @@ import (
 // Registers written with unique values (nb_of_bids, max_bid) catch lost
 // and misordered updates instead.
 
-const (
+// The run's size. KVSCHEMA_CONC_INTENSE=1 runs the intensified test of the
+// reliability review instead (16 writers, 8 readers, up to 2000 writes
+// each in 6 s), e.g.
+//
+//	KVSCHEMA_CONC_INTENSE=1 go test ./engine -run TestConcurrentWrites -timeout 30m
+var (
 	concWriters = 8
 	concReaders = 4
 	concOps     = 250 // per writer, at most
 	concTime    = 1000 * time.Millisecond
-	// concReadPause paces each reader.
-	concReadPause = 3 * time.Millisecond
+	// concCheckTime bounds porcupine's search per register (it is
+	// exponential in the worst case; a timeout fails the test).
+	concCheckTime = 10 * time.Second
 )
+
+func init() {
+	if os.Getenv("KVSCHEMA_CONC_INTENSE") != "" {
+		concWriters, concReaders, concOps, concTime, concCheckTime = 16, 8, 2000, 6*time.Second, 10*time.Minute
+	}
+}
+
+// concReadPause paces each reader.
+const concReadPause = 3 * time.Millisecond
 
 // concFields are the registers' fields per entity.
 var concFields = map[string][]string{
@@ -117,8 +135,11 @@ func TestConcurrentWrites(t *testing.T) {
 		stores   []string
 	}{
 		// The paper's setting: rating and quantity are keys of CFs and SIs.
-		{"workload_secondary.kvs", 161e6, []string{"memstore", "pebble"}},
-		{"workload.kvs", 0, []string{"pebble"}},
+		// txn-rowwise and txn-bigtable go through the intent log (txnstore)
+		// over a store that writes rows one at a time (faultstore over
+		// memstore) and over the Bigtable emulator.
+		{"workload_secondary.kvs", 161e6, []string{"memstore", "pebble", "txn-rowwise", "txn-bigtable"}},
+		{"workload.kvs", 0, []string{"pebble", "txn-rowwise"}},
 	}
 	for _, c := range cases {
 		m, w := loadRUBiS(t, c.workload)
@@ -130,6 +151,15 @@ func TestConcurrentWrites(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%s-%s-%s", strings.TrimSuffix(c.workload, ".kvs"), budget, kind), func(t *testing.T) {
 				var st store.Store = memstore.New()
+				switch kind {
+				case "txn-rowwise":
+					st = txnstore.New(faultstore.New(memstore.New()))
+				case "txn-bigtable":
+					if openBigtable == nil {
+						t.Skip("the Bigtable emulator is left out of builds with the race detector (see bigtable_test.go)")
+					}
+					st = txnstore.New(openBigtable(t))
+				}
 				if kind == "pebble" {
 					var err error
 					if st, err = store.Open(context.Background(), "pebble:"+filepath.Join(t.TempDir(), "db")+"?sync=false"); err != nil {
@@ -147,7 +177,7 @@ func TestConcurrentWrites(t *testing.T) {
 type concRun struct {
 	ctx     context.Context
 	en      *engine.Engine
-	d       *enginetest.Data
+	d       *gen.Data
 	start   time.Time
 	hotItem []int64
 	hotUser []int64
@@ -175,8 +205,8 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d := enginetest.Generate(m, tinyRUBiS, 4, 0)
-	if _, err := en.Load(ctx, crashSource(d), engine.LoadOptions{Identity: "concurrency"}); err != nil {
+	d := gen.Generate(m, tinyRUBiS, 4, 0)
+	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "concurrency"}); err != nil {
 		t.Fatal(err)
 	}
 	c := &concRun{ctx: ctx, en: en, d: d, start: time.Now()}
@@ -462,14 +492,14 @@ func (c *concRun) readArgs(r *rand.Rand, q *model.Query) []types.Value {
 		case f.Key && e.Name == "users" && r.IntN(5) != 0:
 			v = c.hotUser[r.IntN(len(c.hotUser))]
 		case f.Key:
-			v = enginetest.KeyValue(f.Type, 1+r.IntN(len(c.d.Rows[e])))
+			v = gen.KeyValue(f.Type, 1+r.IntN(len(c.d.Rows[e])))
 		case e.Name == "users" && f.Name == "rating", e.Name == "items" && f.Name == "quantity":
 			// The values the writers set, and one they do not.
 			v = int64(r.IntN(4) - 1)
 		case p.Op.IsRange() && f.Type == types.Timestamp:
 			v = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 		default:
-			v = enginetest.RandomValue(r, f.Type, int(min(f.Cardinality, 8)))
+			v = gen.RandomValue(r, f.Type, int(min(f.Cardinality, 8)))
 		}
 		args[i] = v
 	}
@@ -679,7 +709,7 @@ func checkLinearizable(t *testing.T, history []porcupine.Operation) {
 	start := time.Now()
 	for _, k := range keys {
 		ops := byKey[k]
-		switch porcupine.CheckOperationsTimeout(registerModel, ops, 10*time.Second) {
+		switch porcupine.CheckOperationsTimeout(registerModel, ops, concCheckTime) {
 		case porcupine.Ok:
 		case porcupine.Unknown:
 			t.Fatalf("register %s: the linearizability check timed out (%d operations)", k, len(ops))

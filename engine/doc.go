@@ -60,9 +60,11 @@
 // computes every put and delete, and applies them in one store batch (atomic
 // on Pebble). Writers lock the entities they write and every entity their
 // support queries read (striped locks, acquired in a global order; when the
-// reads reveal an entity not yet locked, the write locks it and runs its
-// support queries again), so concurrent writes are serializable with respect
-// to the entities they touch and copies never disagree. Readers take no
+// reads reveal an entity not yet locked, the write tries to lock it too,
+// keeping what it holds, and runs its support queries again — and if that
+// lock is busy, or the reads keep finding more, it takes every stripe, so it
+// always finishes), so concurrent writes of one process are serializable
+// with respect to the entities they touch and copies never disagree. Readers take no
 // locks: each round trip sees only whole batches, so a multi-step query reads
 // committed data per step (read committed), not one snapshot.
 package engine

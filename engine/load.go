@@ -246,7 +246,8 @@ func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *physical.Index, ba
 		if len(muts) == 0 {
 			return nil
 		}
-		err := e.st.Apply(ctx, muts)
+		// Rows no one else writes: no need for batches all-or-nothing.
+		err := store.ApplyRows(ctx, e.st, muts)
 		muts, size = muts[:0], 0
 		return err
 	}

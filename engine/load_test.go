@@ -1,3 +1,5 @@
+//go:build !race
+
 package engine_test
 
 import (
@@ -9,26 +11,11 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
-	"github.com/kvschema/kvschema/types"
 )
-
-// source offers generated data to Load as if read from files.
-func source(d *enginetest.Data) func(func(engine.Row) error) error {
-	return func(yield func(engine.Row) error) error {
-		for _, e := range d.Order {
-			for i, row := range d.Rows[e] {
-				if err := yield(engine.Row{Entity: e, Values: append([]types.Value(nil), row...), File: e.Name + ".csv", Line: i + 2}); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-}
 
 func TestLoadMatchesInserts(t *testing.T) {
 	ctx := context.Background()
@@ -38,7 +25,7 @@ func TestLoadMatchesInserts(t *testing.T) {
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d := enginetest.Generate(m, tinyRUBiS, 5, 0.1)
+	d := gen.Generate(m, tinyRUBiS, 5, 0.1)
 	st, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})
 	if err != nil {
 		t.Fatal(err)
@@ -77,13 +64,13 @@ func TestLoadBadInput(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		break_ func(d *enginetest.Data)
+		break_ func(d *gen.Data)
 		want   string
 	}{
-		{"wrong type", func(d *enginetest.Data) { d.Rows[items][3][col(items, "quantity")] = "many" }, "items.csv:5: field quantity: "},
-		{"missing key", func(d *enginetest.Data) { d.Rows[items][2][col(items, "id")] = nil }, "items.csv:4: field id: missing key"},
-		{"duplicate key", func(d *enginetest.Data) { d.Rows[items][4][col(items, "id")] = int64(1) }, "items.csv:6: field id: duplicate key 1 (first at items.csv:2)"},
-		{"dangling foreign key", func(d *enginetest.Data) { d.Rows[items][6][col(items, "seller")] = int64(999) }, "items.csv:8: field seller: no users has id = 999 (dangling foreign key)"},
+		{"wrong type", func(d *gen.Data) { d.Rows[items][3][col(items, "quantity")] = "many" }, "items.csv:5: field quantity: "},
+		{"missing key", func(d *gen.Data) { d.Rows[items][2][col(items, "id")] = nil }, "items.csv:4: field id: missing key"},
+		{"duplicate key", func(d *gen.Data) { d.Rows[items][4][col(items, "id")] = int64(1) }, "items.csv:6: field id: duplicate key 1 (first at items.csv:2)"},
+		{"dangling foreign key", func(d *gen.Data) { d.Rows[items][6][col(items, "seller")] = int64(999) }, "items.csv:8: field seller: no users has id = 999 (dangling foreign key)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,7 +79,7 @@ func TestLoadBadInput(t *testing.T) {
 			if err := en.CreateTables(ctx); err != nil {
 				t.Fatal(err)
 			}
-			d := enginetest.Generate(m, tinyRUBiS, 5, 0)
+			d := gen.Generate(m, tinyRUBiS, 5, 0)
 			c.break_(d)
 			_, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})
 			var le *engine.LoadError

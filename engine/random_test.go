@@ -1,3 +1,5 @@
+//go:build !race
+
 package engine_test
 
 import (
@@ -5,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	osexec "os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
@@ -227,7 +228,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 	for _, e := range m.Entities {
 		counts[e] = 3 + r.IntN(25)
 	}
-	d := enginetest.Generate(m, func(e *model.Entity) int { return counts[e] }, seed, 0.15)
+	d := gen.Generate(m, func(e *model.Entity) int { return counts[e] }, seed, 0.15)
 	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 
 // anyEmpty reports whether a write would need an existing tuple of an
 // entity that has none left.
-func anyEmpty(d *enginetest.Data, w *model.Write) bool {
+func anyEmpty(d *gen.Data, w *model.Write) bool {
 	if len(w.Preds) > 0 && len(d.Rows[w.Entity]) == 0 {
 		return true
 	}
@@ -262,14 +263,4 @@ func anyEmpty(d *enginetest.Data, w *model.Write) bool {
 		}
 	}
 	return w.Nav != nil && len(d.Rows[w.Nav.To]) == 0
-}
-
-func needCBC(t *testing.T) {
-	t.Helper()
-	if _, err := osexec.LookPath("cbc"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("cbc is not installed (CI installs coinor-cbc)")
-		}
-		t.Skip("cbc is not installed: apt-get install coinor-cbc")
-	}
 }

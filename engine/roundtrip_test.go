@@ -8,7 +8,7 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store/countstore"
@@ -18,7 +18,7 @@ import (
 
 // countedEngine advises w in mode at 161MB and loads tiny generated data into
 // its schema on a memory store whose calls are counted.
-func countedEngine(t *testing.T, m *model.Model, w *workload.Workload, mode advisor.Mode) (*engine.Engine, *countstore.Store, *enginetest.Data) {
+func countedEngine(t *testing.T, m *model.Model, w *workload.Workload, mode advisor.Mode) (*engine.Engine, *countstore.Store, *gen.Data) {
 	t.Helper()
 	res := advise(t, m, w, mode, 161e6)
 	cs := countstore.New(memstore.New())
@@ -26,7 +26,7 @@ func countedEngine(t *testing.T, m *model.Model, w *workload.Workload, mode advi
 	if err := en.CreateTables(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	d := enginetest.Generate(m, tinyRUBiS, 3, 0)
+	d := gen.Generate(m, tinyRUBiS, 3, 0)
 	if _, err := en.Load(context.Background(), source(d), engine.LoadOptions{Identity: "t"}); err != nil {
 		t.Fatal(err)
 	}

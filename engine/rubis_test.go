@@ -1,62 +1,29 @@
+//go:build !race
+
 package engine_test
 
 import (
 	"context"
 	"fmt"
-	"github.com/kvschema/kvschema/rubis"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/types"
 	"github.com/kvschema/kvschema/workload"
 )
 
-var rubisCache sync.Map // workload file → rubisInputs
-
-type rubisInputs struct {
-	m *model.Model
-	w *workload.Workload
-}
-
-// loadRUBiS parses the RUBiS model and a workload (once per file, so that
-// advisor runs can be shared).
-func loadRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
-	t.Helper()
-	if in, ok := rubisCache.Load(wfile); ok {
-		return in.(rubisInputs).m, in.(rubisInputs).w
-	}
-	m, w := parseRUBiS(t, wfile)
-	rubisCache.Store(wfile, rubisInputs{m, w})
-	return m, w
-}
-
-func parseRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
-	t.Helper()
-	m, _, w, err := rubis.Parse(wfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, w
-}
-
-// tinyRUBiS counts: a few rows per entity, enough for joins to fan out.
-func tinyRUBiS(e *model.Entity) int {
-	return map[string]int{"regions": 3, "categories": 4, "users": 20, "items": 40, "bids": 150, "comments": 60, "buynow": 30}[e.Name]
-}
-
 // insertAll loads data through the engine's INSERT path and the oracle.
-func insertAll(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, d *enginetest.Data) {
+func insertAll(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, d *gen.Data) {
 	t.Helper()
 	for _, e := range d.Order {
 		var cols, marks []string
@@ -160,31 +127,6 @@ func ordered(rows [][]types.Value, st *engine.Stmt) bool {
 	return true
 }
 
-// adviseCache shares advisor runs between tests (the 61-statement workload
-// takes seconds); a cached result is only used with the same model.
-var adviseCache sync.Map
-
-func advise(t testing.TB, m *model.Model, w *workload.Workload, mode advisor.Mode, budget float64) *advisor.Result {
-	t.Helper()
-	type key struct {
-		m      *model.Model
-		name   string
-		n      int
-		mode   advisor.Mode
-		budget float64
-	}
-	k := key{m, w.Name, len(w.Statements), mode, budget}
-	if r, ok := adviseCache.Load(k); ok {
-		return r.(*advisor.Result)
-	}
-	res, err := advisor.Advise(context.Background(), m, w, advisor.Options{Mix: "bidding", Profile: cost.Cassandra, Mode: mode, Budget: budget, Solver: &solver.CBC{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adviseCache.Store(k, res)
-	return res
-}
-
 // TestRUBiSAgainstSQLite runs every statement of the 61-statement workload
 // on the advisor's schema in each mode and compares with SQLite.
 func TestRUBiSAgainstSQLite(t *testing.T) {
@@ -207,7 +149,7 @@ func runRUBiS(t *testing.T, m *model.Model, w *workload.Workload, res *advisor.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := enginetest.Generate(m, tinyRUBiS, 1, 0)
+	d := gen.Generate(m, tinyRUBiS, 1, 0)
 	insertAll(t, ctx, en, or, d)
 	r := rand.New(rand.NewPCG(2, 3))
 	nonEmpty := 0
@@ -233,7 +175,7 @@ func runRUBiS(t *testing.T, m *model.Model, w *workload.Workload, res *advisor.R
 
 // writeArgs draws arguments for a write: fresh keys for inserted tuples,
 // existing keys for links and predicates, random values otherwise.
-func writeArgs(r *rand.Rand, d *enginetest.Data, w *model.Write, next map[*model.Entity]int) []types.Value {
+func writeArgs(r *rand.Rand, d *gen.Data, w *model.Write, next map[*model.Entity]int) []types.Value {
 	var args []types.Value
 	put := func(x lang.Expr, v types.Value) {
 		if p, ok := x.(*lang.Param); ok {
@@ -249,11 +191,11 @@ func writeArgs(r *rand.Rand, d *enginetest.Data, w *model.Write, next map[*model
 	}
 	for _, a := range w.Set {
 		if a.Field.Key {
-			put(a.Value, enginetest.KeyValue(a.Field.Type, next[w.Entity]))
+			put(a.Value, gen.KeyValue(a.Field.Type, next[w.Entity]))
 			next[w.Entity]++
 			continue
 		}
-		put(a.Value, enginetest.RandomValue(r, a.Field.Type, int(min(a.Field.Cardinality, 8))))
+		put(a.Value, gen.RandomValue(r, a.Field.Type, int(min(a.Field.Cardinality, 8))))
 	}
 	for _, l := range w.Links {
 		put(l.Value, existing(l.Nav.To))
@@ -262,7 +204,7 @@ func writeArgs(r *rand.Rand, d *enginetest.Data, w *model.Write, next map[*model
 		if p.Ref.Field.Key {
 			put(p.Value, existing(w.Entity))
 		} else {
-			put(p.Value, enginetest.RandomValue(r, p.Ref.Field.Type, int(min(p.Ref.Field.Cardinality, 8))))
+			put(p.Value, gen.RandomValue(r, p.Ref.Field.Type, int(min(p.Ref.Field.Cardinality, 8))))
 		}
 	}
 	if w.Target != nil {
@@ -272,7 +214,7 @@ func writeArgs(r *rand.Rand, d *enginetest.Data, w *model.Write, next map[*model
 }
 
 // refresh reloads the generated data from the oracle after writes.
-func refresh(t testing.TB, d *enginetest.Data, or *enginetest.Oracle) {
+func refresh(t testing.TB, d *gen.Data, or *enginetest.Oracle) {
 	t.Helper()
 	for _, e := range d.Order {
 		rows, err := or.Rows(e)
@@ -355,7 +297,7 @@ func orderRefs(q *model.Query) []model.FieldRef {
 
 // runQueries checks every query of w, times runs each with arguments drawn
 // from the data, and returns how many answers were not empty.
-func runQueries(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *enginetest.Data, r *rand.Rand, times int) int {
+func runQueries(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *gen.Data, r *rand.Rand, times int) int {
 	t.Helper()
 	nonEmpty := 0
 	for _, s := range w.Statements {
@@ -378,7 +320,7 @@ func runQueries(t testing.TB, ctx context.Context, en *engine.Engine, or *engine
 // runWrites runs every write of w times times with random arguments on the
 // engine and the oracle, refreshing the data after each (deleted tuples
 // must not be drawn as keys again).
-func runWrites(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *enginetest.Data, r *rand.Rand, next map[*model.Entity]int, times int) {
+func runWrites(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *gen.Data, r *rand.Rand, next map[*model.Entity]int, times int) {
 	t.Helper()
 	for _, s := range w.Statements {
 		if s.Write == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"sync"
 
@@ -191,36 +192,41 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, args []types.Value) (int, er
 			return 0, err
 		}
 	}
+	// Lock what is known, read, and lock what the reads found; read again
+	// until the reads find nothing unlocked. New entities are locked
+	// without letting go of those held (a blocking lock out of stripe
+	// order could deadlock, so they are only tried); when that fails, or
+	// the reads keep finding more, the write takes every stripe, so that no
+	// writer of this process can change what it reads: it always finishes.
+	held := e.locks.lock(want)
+	defer func() { e.locks.unlock(held) }()
 	for attempt := 0; ; attempt++ {
-		held := e.locks.lock(want)
 		run, err := e.plan(ctx, s, args, set)
 		if err != nil {
-			e.locks.unlock(held)
 			return 0, err
 		}
-		missing := false
-		for k := range run.touched {
-			if !want[k] {
-				want[k] = true
-				missing = true
+		var missing []entityKey
+		if len(held) < len(e.locks.stripes) {
+			for k := range run.touched {
+				if !want[k] {
+					want[k] = true
+					missing = append(missing, k)
+				}
 			}
 		}
-		if missing && attempt < 50 {
-			// The support queries read entities not locked when they ran:
-			// lock them too and read again.
-			e.locks.unlock(held)
+		if len(missing) > 0 {
+			if more, ok := e.locks.tryLock(held, missing); ok && attempt < 3 {
+				held = append(held, more...)
+			} else {
+				e.locks.unlock(held)
+				held = e.locks.lockAll()
+			}
 			continue
 		}
-		if missing {
-			e.locks.unlock(held)
-			return 0, errors.New("the entities this write reads kept changing; gave up after 50 attempts")
-		}
 		if len(run.muts) > 0 {
-			err = e.st.Apply(ctx, run.muts)
-		}
-		e.locks.unlock(held)
-		if err != nil {
-			return 0, err
+			if err := e.st.Apply(ctx, run.muts); err != nil {
+				return 0, err
+			}
 		}
 		n := len(run.written)
 		if w.Kind == model.Insert || w.Kind == model.Connect || w.Kind == model.Disconnect {
@@ -517,7 +523,8 @@ func (up *upkeepProg) target(ctx context.Context, st store.Store, w *model.Write
 }
 
 // lockTable holds striped entity locks. A writer locks the stripes of its
-// entities in increasing order, so writers cannot deadlock.
+// entities in increasing order, so writers cannot deadlock; it may add
+// stripes later only with TryLock, or by letting go of all and taking all.
 type lockTable struct {
 	seed    maphash.Seed
 	stripes [1024]sync.Mutex
@@ -525,17 +532,21 @@ type lockTable struct {
 
 func newLockTable() *lockTable { return &lockTable{seed: maphash.MakeSeed()} }
 
+func (l *lockTable) stripe(k entityKey) int {
+	var h maphash.Hash
+	h.SetSeed(l.seed)
+	h.WriteString(k.e.Name)
+	h.WriteByte(0)
+	h.WriteString(k.key)
+	return int(h.Sum64() % uint64(len(l.stripes)))
+}
+
+// lock takes the stripes of keys, in increasing order.
 func (l *lockTable) lock(keys map[entityKey]bool) []int {
 	seen := map[int]bool{}
 	var idx []int
 	for k := range keys {
-		var h maphash.Hash
-		h.SetSeed(l.seed)
-		h.WriteString(k.e.Name)
-		h.WriteByte(0)
-		h.WriteString(k.key)
-		i := int(h.Sum64() % uint64(len(l.stripes)))
-		if !seen[i] {
+		if i := l.stripe(k); !seen[i] {
 			seen[i] = true
 			idx = append(idx, i)
 		}
@@ -543,6 +554,34 @@ func (l *lockTable) lock(keys map[entityKey]bool) []int {
 	sort.Ints(idx)
 	for _, i := range idx {
 		l.stripes[i].Lock()
+	}
+	return idx
+}
+
+// tryLock takes the stripes of keys not among held without waiting; it
+// takes none and reports false if one is busy.
+func (l *lockTable) tryLock(held []int, keys []entityKey) ([]int, bool) {
+	var got []int
+	for _, k := range keys {
+		i := l.stripe(k)
+		if slices.Contains(held, i) || slices.Contains(got, i) {
+			continue
+		}
+		if !l.stripes[i].TryLock() {
+			l.unlock(got)
+			return nil, false
+		}
+		got = append(got, i)
+	}
+	return got, true
+}
+
+// lockAll takes every stripe, in increasing order.
+func (l *lockTable) lockAll() []int {
+	idx := make([]int, len(l.stripes))
+	for i := range l.stripes {
+		l.stripes[i].Lock()
+		idx[i] = i
 	}
 	return idx
 }

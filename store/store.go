@@ -284,6 +284,23 @@ type ChangeCounter interface {
 	Changed(table string) (n uint64, ok bool)
 }
 
+// RowWriter is implemented by stores whose Apply pays for atomicity across
+// rows (txnstore: locks and an intent per batch) and that can write rows
+// without it. ApplyRows applies each row's mutations atomically and the
+// rows independently: after an error any subset of them may be written.
+// Loads use it for rows no one reads or writes meanwhile.
+type RowWriter interface {
+	ApplyRows(ctx context.Context, muts []Mutation) error
+}
+
+// ApplyRows writes muts with st's RowWriter if it has one, else with Apply.
+func ApplyRows(ctx context.Context, st Store, muts []Mutation) error {
+	if rw, ok := st.(RowWriter); ok {
+		return rw.ApplyRows(ctx, muts)
+	}
+	return st.Apply(ctx, muts)
+}
+
 // MutationChecker is implemented by stores that reject some mutations
 // (row keys or names their engine does not accept), so that layers which
 // must not fail halfway (txnstore) can refuse a batch before writing any of

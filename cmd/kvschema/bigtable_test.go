@@ -2,8 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,4 +182,66 @@ func TestEmulatorEndToEnd(t *testing.T) {
 			t.Errorf("tables after the cbt script:\n%v\nwant\n%v", got, want)
 		}
 	})
+}
+
+// TestBigtableUnreachable: with nothing answering at the emulator address,
+// every command that opens the store exits non-zero at once with "cannot
+// reach Bigtable at HOST:PORT (…)" instead of waiting forever.
+func TestBigtableUnreachable(t *testing.T) {
+	bin := binary(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close() // nothing listens there now: connection refused
+	// A listener that accepts and never answers: ConnectTimeout ends the wait.
+	hole, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hole.Close()
+	go func() {
+		for {
+			c, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			go io.Copy(io.Discard, c)
+		}
+	}()
+	store := func(addr, params string) string { return "bigtable://p/i?emulator=" + addr + params }
+	for _, c := range []struct {
+		name, addr string
+		args       []string
+	}{
+		{"verify", refused, []string{"verify", "--store", store(refused, "")}},
+		{"exec", refused, []string{"exec", "--store", store(refused, ""), "-e", "SELECT * FROM r"}},
+		{"shell", refused, []string{"shell", "--store", store(refused, "")}},
+		{"load", refused, []string{"load", "--store", store(refused, ""), "--model", "../../examples/rubis/model.kvs", "--generate", "rubis", "-q"}},
+		{"verify blackhole", hole.Addr().String(), []string{"verify", "--store", store(hole.Addr().String(), "&connect_timeout=2s")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Far above the limits (the default ConnectTimeout is 10s): only
+			// a command that waits forever reaches it.
+			ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, c.args...)
+			cmd.Stdin = strings.NewReader("")
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("kvschema %q did not exit within 40s (killed):\n%s", c.args, out)
+			}
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+				t.Fatalf("kvschema %q: %v, want a non-zero exit\n%s", c.args, err, out)
+			}
+			want := fmt.Sprintf("kvschema: cannot reach Bigtable at %s (", c.addr)
+			if !strings.Contains(string(out), want) {
+				t.Errorf("kvschema %q printed\n%s\nwant %q", c.args, out, want)
+			}
+			t.Logf("%s", bytes.TrimSpace(out))
+		})
+	}
 }

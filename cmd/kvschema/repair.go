@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,16 +11,16 @@ import (
 
 func repairCmd() *cobra.Command {
 	var url string
-	var tombstoneAge time.Duration
 	c := &cobra.Command{
-		Use:   "repair --store URL [--tombstone-age 10m]",
+		Use:   "repair --store URL",
 		Short: "Finish the multi-row writes a dead client left, and tidy their bookkeeping (Bigtable)",
 		Long: `On a store that is atomic per row only (bigtable://…), every multi-row write
-goes through an intent log. repair rolls forward every write left in it (a
-reader meeting such a write, or the next client, also does), clears markers of
-finished writes and removes the tombstones of rows deleted more than
---tombstone-age ago. Embedded stores (pebble, mem) write atomically: there is
-nothing to repair. Run verify afterwards to check every copy agrees.`,
+goes through an intent log and locks the rows it changes until it is applied.
+repair finishes every committed write left in the log (a reader or writer
+meeting one also does), aborts the writes a dead client left uncommitted (after
+waiting the store's lock timeout once, if there are any), and removes stale
+locks. Embedded stores (pebble, mem) write atomically: there is nothing to
+repair. Run verify afterwards to check every copy agrees.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -36,7 +35,7 @@ nothing to repair. Run verify afterwards to check every copy agrees.`,
 				return nil
 			}
 			errw := cmd.ErrOrStderr()
-			rep, err := ts.Repair(ctx, tombstoneAge, func(table string, rows int64) {
+			rep, err := ts.Repair(ctx, func(table string, rows int64) {
 				fmt.Fprintf(errw, "repair: %s: %d rows\n", table, rows)
 			})
 			if err != nil {
@@ -47,7 +46,6 @@ nothing to repair. Run verify afterwards to check every copy agrees.`,
 		},
 	}
 	c.Flags().StringVar(&url, "store", "", "store URL (required)")
-	c.Flags().DurationVar(&tombstoneAge, "tombstone-age", 10*time.Minute, "remove tombstones of rows deleted longer ago than this")
 	_ = c.MarkFlagRequired("store")
 	return c
 }

@@ -23,17 +23,51 @@
 //     server. ReadRow is one ReadRows of one row.
 //   - Apply groups the mutations by row, keeping their order within a row
 //     (Bigtable applies a row's mutations in order, atomically), and sends
-//     each table's rows with one ApplyBulk; several tables are written in
-//     parallel. Rows are applied independently: after an error some rows may
+//     each table's rows with one ApplyBulk per 100,000 mutations (one
+//     MutateRows request each); several tables are written in parallel.
+//     Rows are applied independently: after an error some rows may
 //     be written and others not (Capabilities().AtomicBatch is false).
 //   - ApplyIf is one CheckAndMutateRow (store.Conditional).
 //   - Row keys must be 1 byte to 4 KiB long, qualifiers at most 16 KiB
 //     (Bigtable's limits): Apply and ApplyIf check every mutation before
 //     sending any (store.MutationChecker) and fail with ErrRowKey.
 //
+// Deadlines: the client library retries UNAVAILABLE, DEADLINE_EXCEEDED and
+// ABORTED with backoff until the call's context ends, and offers no setting
+// to bound that, so every RPC this store makes runs under a context with a
+// limit (the caller's context still applies; if it ends first, its error is
+// returned):
+//   - a data call (ReadRow, one bulk write of at most 100,000 mutations, a
+//     conditional write, the split registry's reads and writes) must
+//     complete within Options.Timeout (default 30s);
+//   - a scan (ReadRows) is not limited as a whole: Timeout bounds each wait
+//     for the server, until its first message and from one message to the
+//     next, while time spent in the caller's callback does not count. A
+//     scan of many rows runs as long as the server keeps sending them;
+//   - an admin call (list tables, table info, create a table or a family,
+//     delete a table) must complete within Options.AdminTimeout (default
+//     twice Timeout);
+//   - Open lists the tables once, within Options.ConnectTimeout (default
+//     10s; gRPC connects lazily, so this is what finds an unreachable
+//     server), and on connections it dials itself gives up early after 3
+//     failed attempts in a row (as connection refused gives). It then
+//     fails with "cannot reach Bigtable at HOST:PORT (…)" (ErrUnreachable).
+//
+// A call its limit ends fails with a *TimeoutError naming the operation,
+// the table, the endpoint and the limit, and, on connections this package
+// dials itself (?emulator=, and Cloud Bigtable unless ClientOptions bring
+// their own connection), the number of failed attempts and the last one's
+// error; it is a context.DeadlineExceeded. A write that timed out may or
+// may not have taken effect. A call the library does not retry (a
+// conditional write) fails at once on UNAVAILABLE, naming the endpoint.
+//
 // URLs: "bigtable://PROJECT/INSTANCE" connects to Cloud Bigtable with the
 // environment's credentials, or to the emulator BIGTABLE_EMULATOR_HOST
 // names; "bigtable://PROJECT/INSTANCE?emulator=HOST:PORT" to that emulator.
+// Parameters "timeout", "admin_timeout", "connect_timeout" and
+// "lock_timeout" (Go durations: 500ms, 10s, 2m) set Options.Timeout,
+// AdminTimeout, ConnectTimeout and LockTimeout, e.g.
+// "bigtable://p/i?emulator=127.0.0.1:8086&timeout=10s".
 package bigtablestore
 
 import (
@@ -43,11 +77,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/api/option"
@@ -70,7 +106,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return txnstore.New(raw), nil
+		return txnstore.New(raw, txnstore.Options{LockTimeout: o.LockTimeout}), nil
 	})
 }
 
@@ -128,12 +164,16 @@ type Store struct {
 	admin  *bigtable.AdminClient
 	conn   *grpc.ClientConn // the emulator connection this store dialled, if any
 
+	// The limits of calls (see Options) and the endpoints errors name.
+	timeout, adminTimeout, connectTimeout time.Duration
+	endpoint, adminEndpoint               string
+
 	mu     sync.Mutex
 	tables map[string]*bigtable.Table // tables known to exist
 	closed bool
 }
 
-// Options say where to connect.
+// Options say where to connect, and how long to wait for answers.
 type Options struct {
 	Project, Instance string
 	// Emulator is the host:port of an emulator; empty means the environment
@@ -142,25 +182,77 @@ type Options struct {
 	// ClientOptions are passed to the Bigtable clients (credentials,
 	// endpoints; e.g. option.WithGRPCConn for an in-process emulator).
 	ClientOptions []option.ClientOption
+
+	// Timeout bounds each data call (one RPC with the client library's
+	// retries: ReadRow, a bulk write, a conditional write); 0 means
+	// DefaultTimeout (30s). For a scan (ReadRows) it bounds the wait for
+	// the server — until its first message and between messages — not
+	// the whole scan, and time spent in the caller's callback does not
+	// count, so a long scan runs as long as rows keep arriving.
+	Timeout time.Duration
+	// AdminTimeout bounds each admin call (list tables, table info, create
+	// a table or family, delete a table); 0 means twice Timeout.
+	AdminTimeout time.Duration
+	// ConnectTimeout bounds the call Open makes to check that the server
+	// answers; 0 means DefaultConnectTimeout (10s).
+	ConnectTimeout time.Duration
+	// LockTimeout is the intent log's (txnstore.Options.LockTimeout) for
+	// stores opened by URL: how long a write waits for rows locked by a
+	// write that never commits before aborting it; 0 means its default.
+	LockTimeout time.Duration
 }
 
-// Open connects to an instance. It does not contact the server.
+// ErrUnreachable is returned (wrapped) by Open when the server does not
+// answer: "cannot reach Bigtable at HOST:PORT (what happened)".
+var ErrUnreachable = errors.New("cannot reach Bigtable")
+
+type unreachableError struct {
+	endpoint, reason string
+	cause            error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("cannot reach Bigtable at %s (%s)", e.endpoint, e.reason)
+}
+
+func (e *unreachableError) Unwrap() []error { return []error{ErrUnreachable, e.cause} }
+
+// Open connects to an instance and checks, with one cheap call (listing
+// the tables) under ConnectTimeout, that the server answers.
 func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.Project == "" || o.Instance == "" {
 		return nil, fmt.Errorf("bigtable: project and instance are required")
 	}
-	s := &Store{tables: map[string]*bigtable.Table{}}
-	opts := o.ClientOptions
+	if o.Timeout < 0 || o.AdminTimeout < 0 || o.ConnectTimeout < 0 {
+		return nil, fmt.Errorf("bigtable: negative timeout")
+	}
+	s := &Store{
+		tables:         map[string]*bigtable.Table{},
+		timeout:        cmp.Or(o.Timeout, DefaultTimeout),
+		connectTimeout: cmp.Or(o.ConnectTimeout, DefaultConnectTimeout),
+		endpoint:       "bigtable.googleapis.com:443",
+		adminEndpoint:  "bigtableadmin.googleapis.com:443",
+	}
+	s.adminTimeout = cmp.Or(o.AdminTimeout, 2*s.timeout)
+	opts := slices.Clip(o.ClientOptions)
 	if o.Emulator != "" {
+		s.endpoint, s.adminEndpoint = o.Emulator, o.Emulator
 		// The message limits of the client's own connections (Bigtable's
 		// server-side limits): intents and bulk writes exceed gRPC's 4 MiB.
-		conn, err := grpc.NewClient(o.Emulator, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<28), grpc.MaxCallSendMsgSize(1<<28)))
+		conn, err := grpc.NewClient(o.Emulator, append(dialOptions(),
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<28), grpc.MaxCallSendMsgSize(1<<28)))...)
 		if err != nil {
 			return nil, fmt.Errorf("bigtable: emulator %s: %w", o.Emulator, err)
 		}
 		s.conn = conn
-		opts = append(slices.Clip(opts), option.WithGRPCConn(conn))
+		opts = append(opts, option.WithGRPCConn(conn))
+	} else if env := os.Getenv("BIGTABLE_EMULATOR_HOST"); env != "" {
+		// The client library dials it (and ignores dial options).
+		s.endpoint, s.adminEndpoint = env, env
+	} else {
+		opts = append(opts, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(unaryInterceptor)),
+			option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(streamInterceptor)))
 	}
 	cfg := bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}
 	var err error
@@ -173,7 +265,32 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		s.closeConn()
 		return nil, fmt.Errorf("bigtable: admin: %w", err)
 	}
+	if err := s.probe(ctx, o); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// probe lists the tables: gRPC connects lazily, so without a call an
+// unreachable server would show only at the first operation.
+func (s *Store) probe(ctx context.Context, o Options) error {
+	c := s.begin(ctx, probeCall, "list tables of", o.Project+"/"+o.Instance)
+	_, err := s.admin.Tables(c.ctx)
+	err = c.end(err)
+	var te *TimeoutError
+	var ue *unavailableError
+	switch {
+	case errors.As(err, &te):
+		return &unreachableError{endpoint: s.adminEndpoint, reason: te.Reason(), cause: te}
+	case errors.As(err, &ue):
+		st := status.Convert(ue.err)
+		return &unreachableError{endpoint: s.adminEndpoint, reason: fmt.Sprintf("%v: %s", st.Code(), st.Message()), cause: ue}
+	}
+	if err != nil {
+		return fmt.Errorf("bigtable: open %s/%s at %s: list tables: %w", o.Project, o.Instance, s.adminEndpoint, err)
+	}
+	return nil
 }
 
 func (s *Store) closeConn() {
@@ -185,7 +302,7 @@ func (s *Store) closeConn() {
 // ParseURL splits the part of a store URL after "bigtable:" into options.
 func ParseURL(rest string) (Options, error) {
 	bad := func(why string) (Options, error) {
-		return Options{}, fmt.Errorf("store URL bigtable:%s: %s (want bigtable://PROJECT/INSTANCE[?emulator=HOST:PORT])", rest, why)
+		return Options{}, fmt.Errorf("store URL bigtable:%s: %s (want bigtable://PROJECT/INSTANCE[?emulator=HOST:PORT][&timeout=D][&admin_timeout=D][&connect_timeout=D][&lock_timeout=D], D a duration such as 10s)", rest, why)
 	}
 	path, ok := strings.CutPrefix(rest, "//")
 	if !ok {
@@ -200,10 +317,30 @@ func ParseURL(rest string) (Options, error) {
 	if query != "" {
 		for _, kv := range strings.Split(query, "&") {
 			k, v, _ := strings.Cut(kv, "=")
-			if k != "emulator" || v == "" {
+			var d *time.Duration
+			switch k {
+			case "emulator":
+				if v == "" {
+					return bad("empty emulator")
+				}
+				o.Emulator = v
+				continue
+			case "timeout":
+				d = &o.Timeout
+			case "admin_timeout":
+				d = &o.AdminTimeout
+			case "connect_timeout":
+				d = &o.ConnectTimeout
+			case "lock_timeout":
+				d = &o.LockTimeout
+			default:
 				return bad(fmt.Sprintf("unknown parameter %q", kv))
 			}
-			o.Emulator = v
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				return bad(fmt.Sprintf("%s=%q is not a positive duration", k, v))
+			}
+			*d = t
 		}
 	}
 	return o, nil
@@ -219,10 +356,14 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// wrap turns a gRPC NotFound into store.ErrNoTable.
+// wrap turns a gRPC NotFound into store.ErrNoTable; a *TimeoutError or
+// an UNAVAILABLE error already says what it was doing and passes through.
 func wrap(op, table string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if named(err) {
+		return err
 	}
 	if status.Code(err) == codes.NotFound {
 		return fmt.Errorf("bigtable: %s %s: %w (%v)", op, table, store.ErrNoTable, err)
@@ -264,7 +405,11 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	}
 	if len(spec.Splits) > 0 {
 		// The splits a table was created with stay its splits.
-		r, err := s.table(registry).ReadRow(ctx, spec.Name, latest)
+		var r bigtable.Row
+		err := s.do(ctx, dataCall, "read", registry, func(ctx context.Context) (err error) {
+			r, err = s.table(registry).ReadRow(ctx, spec.Name, latest)
+			return err
+		})
 		if err != nil {
 			return wrap("read", registry, err)
 		}
@@ -272,7 +417,10 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 			js, _ := json.Marshal(spec.Splits) // [][]byte marshals as base64 strings
 			m := bigtable.NewMutation()
 			m.Set(registryFamily, splitsColumn, 0, js)
-			if err := s.table(registry).Apply(ctx, spec.Name, m); err != nil {
+			err := s.do(ctx, dataWrite, "record splits of", spec.Name, func(ctx context.Context) error {
+				return s.table(registry).Apply(ctx, spec.Name, m)
+			})
+			if err != nil {
 				return wrap("record splits of", spec.Name, err)
 			}
 		}
@@ -282,7 +430,7 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 
 // createTable creates a table or adds its missing families.
 func (s *Store) createTable(ctx context.Context, name string, families []string, splits [][]byte) error {
-	info, err := s.admin.TableInfo(ctx, name)
+	info, err := s.tableInfo(ctx, name)
 	if status.Code(err) == codes.NotFound {
 		conf := &bigtable.TableConf{TableID: name, ColumnFamilies: map[string]bigtable.Family{}}
 		for _, f := range families {
@@ -295,7 +443,9 @@ func (s *Store) createTable(ctx context.Context, name string, families []string,
 		}
 		slices.Sort(conf.SplitKeys)
 		conf.SplitKeys = slices.Compact(conf.SplitKeys)
-		err = s.admin.CreateTableFromConf(ctx, conf)
+		err = s.do(ctx, adminWrite, "create table", name, func(ctx context.Context) error {
+			return s.admin.CreateTableFromConf(ctx, conf)
+		})
 		if status.Code(err) == codes.AlreadyExists { // created meanwhile
 			return s.createTable(ctx, name, families, splits)
 		}
@@ -316,13 +466,24 @@ func (s *Store) createTable(ctx context.Context, name string, families []string,
 		if have[f] {
 			continue
 		}
-		err := s.admin.CreateColumnFamilyWithConfig(ctx, name, f, bigtable.Family{GCPolicy: bigtable.MaxVersionsPolicy(1)})
+		err := s.do(ctx, adminWrite, "create family "+f+" in", name, func(ctx context.Context) error {
+			return s.admin.CreateColumnFamilyWithConfig(ctx, name, f, bigtable.Family{GCPolicy: bigtable.MaxVersionsPolicy(1)})
+		})
 		if err != nil && status.Code(err) != codes.AlreadyExists {
 			return wrap("create family "+f+" in", name, err)
 		}
 	}
 	s.known(name)
 	return nil
+}
+
+// tableInfo is one TableInfo call.
+func (s *Store) tableInfo(ctx context.Context, name string) (info *bigtable.TableInfo, err error) {
+	err = s.do(ctx, adminCall, "table info", name, func(ctx context.Context) error {
+		info, err = s.admin.TableInfo(ctx, name)
+		return err
+	})
+	return info, err
 }
 
 func (s *Store) known(name string) {
@@ -364,7 +525,7 @@ func (s *Store) exists(ctx context.Context, name string) error {
 	if ok {
 		return nil
 	}
-	if _, err := s.admin.TableInfo(ctx, name); err != nil {
+	if _, err := s.tableInfo(ctx, name); err != nil {
 		return wrap("table", name, err)
 	}
 	s.known(name)
@@ -374,7 +535,8 @@ func (s *Store) exists(ctx context.Context, name string) error {
 // splits reads the registry: table name → split points.
 func (s *Store) splits(ctx context.Context) (map[string][][]byte, error) {
 	out := map[string][][]byte{}
-	err := s.table(registry).ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+	c := s.begin(ctx, scanCall, "read", registry)
+	err := c.end(s.table(registry).ReadRows(c.ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
 		for _, it := range r[registryFamily] {
 			var sp [][]byte
 			if json.Unmarshal(it.Value, &sp) == nil {
@@ -382,7 +544,7 @@ func (s *Store) splits(ctx context.Context) (map[string][][]byte, error) {
 			}
 		}
 		return true
-	}, bigtable.RowFilter(bigtable.LatestNFilter(1)))
+	}, latest))
 	if status.Code(err) == codes.NotFound {
 		return out, nil // no table was created through kvschema yet
 	}
@@ -395,9 +557,16 @@ func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	names, err := s.admin.Tables(ctx)
-	if err != nil {
+	var names []string
+	err := s.do(ctx, adminCall, "list tables", "", func(ctx context.Context) (err error) {
+		names, err = s.admin.Tables(ctx)
+		return err
+	})
+	if err != nil && !named(err) {
 		return nil, fmt.Errorf("bigtable: list tables: %w", err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	sort.Strings(names)
 	splits, err := s.splits(ctx)
@@ -414,7 +583,7 @@ func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			info, err := s.admin.TableInfo(ctx, n)
+			info, err := s.tableInfo(ctx, n)
 			if status.Code(err) == codes.NotFound {
 				return // deleted meanwhile
 			}
@@ -449,7 +618,8 @@ func (s *Store) DropTable(ctx context.Context, name string) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	if err := s.admin.DeleteTable(ctx, name); err != nil && status.Code(err) != codes.NotFound {
+	err := s.do(ctx, adminWrite, "delete table", name, func(ctx context.Context) error { return s.admin.DeleteTable(ctx, name) })
+	if err != nil && status.Code(err) != codes.NotFound {
 		return wrap("delete table", name, err)
 	}
 	s.mu.Lock()
@@ -457,7 +627,8 @@ func (s *Store) DropTable(ctx context.Context, name string) error {
 	s.mu.Unlock()
 	m := bigtable.NewMutation()
 	m.DeleteRow()
-	if err := s.table(registry).Apply(ctx, name, m); err != nil && status.Code(err) != codes.NotFound {
+	err = s.do(ctx, dataWrite, "forget splits of", name, func(ctx context.Context) error { return s.table(registry).Apply(ctx, name, m) })
+	if err != nil && status.Code(err) != codes.NotFound {
 		return wrap("forget splits of", name, err)
 	}
 	return nil
@@ -489,7 +660,11 @@ func (s *Store) ReadRow(ctx context.Context, table string, key []byte) (store.Ro
 	if err := s.check(ctx); err != nil {
 		return store.Row{}, false, err
 	}
-	r, err := s.table(table).ReadRow(ctx, string(key), latest)
+	var r bigtable.Row
+	err := s.do(ctx, dataCall, "read", table, func(ctx context.Context) (err error) {
+		r, err = s.table(table).ReadRow(ctx, string(key), latest)
+		return err
+	})
 	if err != nil {
 		return store.Row{}, false, wrap("read", table, err)
 	}
@@ -532,16 +707,27 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 	}
 	// The callback may call the store; it must not run on the stream's
 	// goroutine holding anything, and it does not: the client calls fn
-	// synchronously between messages.
-	err := s.table(table).ReadRows(ctx, set, func(r bigtable.Row) bool { return fn(convert(r)) }, ro...)
-	return wrap("read", table, err)
+	// synchronously between messages. The time it takes is not the
+	// server's: the scan's timeout waits meanwhile.
+	c := s.begin(ctx, scanCall, "read", table)
+	err := s.table(table).ReadRows(c.ctx, set, func(r bigtable.Row) bool {
+		c.pause()
+		defer c.resume()
+		return fn(convert(r))
+	}, ro...)
+	return wrap("read", table, c.end(err))
 }
 
 // rowMutation is the mutations of one row, in order.
 type rowMutation struct {
 	key string
 	m   *bigtable.Mutation
+	n   int // mutations in m
 }
+
+// bulkMutations is the most mutations one bulk write (MutateRows request)
+// carries: Bigtable's limit, also the client library's group size.
+const bulkMutations = 100_000
 
 // mutation adds m to bm; it reports a bad kind or family.
 func mutation(bm *bigtable.Mutation, m store.Mutation) error {
@@ -583,7 +769,7 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 			}
 			order = append(order, table)
 		}
-		rm := &rowMutation{key: string(row[0].Row), m: bigtable.NewMutation()}
+		rm := &rowMutation{key: string(row[0].Row), m: bigtable.NewMutation(), n: len(row)}
 		for _, m := range row {
 			if err := mutation(rm.m, m); err != nil {
 				return err
@@ -600,13 +786,34 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	return errors.Join(errs...)
 }
 
+// applyBulk writes a table's rows with one ApplyBulk per request's worth
+// of mutations, each a call under its own Timeout.
 func (s *Store) applyBulk(ctx context.Context, table string, rows []*rowMutation) error {
+	for len(rows) > 0 {
+		n, muts := 1, rows[0].n
+		for n < len(rows) && muts+rows[n].n <= bulkMutations {
+			muts += rows[n].n
+			n++
+		}
+		if err := s.applyChunk(ctx, table, rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+func (s *Store) applyChunk(ctx context.Context, table string, rows []*rowMutation) error {
 	keys := make([]string, len(rows))
 	ms := make([]*bigtable.Mutation, len(rows))
 	for i, r := range rows {
 		keys[i], ms[i] = r.key, r.m
 	}
-	rowErrs, err := s.table(table).ApplyBulk(ctx, keys, ms)
+	var rowErrs []error
+	err := s.do(ctx, dataWrite, "write", table, func(ctx context.Context) (err error) {
+		rowErrs, err = s.table(table).ApplyBulk(ctx, keys, ms)
+		return err
+	})
 	if err != nil {
 		return wrap("write", table, err)
 	}
@@ -658,7 +865,9 @@ func (s *Store) ApplyIf(ctx context.Context, table string, row []byte, cond stor
 		bigtable.ValueRangeFilter(append([]byte{}, cond.Min...), cond.Max),
 	)
 	var matched bool
-	err = s.table(table).Apply(ctx, string(row), bigtable.NewCondMutation(filter, mt, mf), bigtable.GetCondMutationResult(&matched))
+	err = s.do(ctx, dataWrite, "conditional write", table, func(ctx context.Context) error {
+		return s.table(table).Apply(ctx, string(row), bigtable.NewCondMutation(filter, mt, mf), bigtable.GetCondMutationResult(&matched))
+	})
 	return matched, wrap("conditional write", table, err)
 }
 

@@ -7,9 +7,10 @@
 // It counts row mutations —
 // each row an Apply changes, and each ApplyIf — and at the k-th one either
 // fails that call (a transient error; rows of the same Apply before it are
-// written, the others not, as a bulk write that fails midway) or stops:
-// that call and every later call of any kind fail, as if the process died
-// there.
+// written, the others not, as a bulk write that fails midway), fails it
+// after writing that row (the reply was lost: the caller cannot tell), or
+// stops: that call and every later call of any kind fail, as if the
+// process died there.
 package faultstore
 
 import (
@@ -34,6 +35,9 @@ const (
 	Fail Mode = iota
 	// Stop fails the k-th row mutation's call and every call after it.
 	Stop
+	// FailAfter applies the k-th row mutation, then fails its call (the
+	// rows of an Apply after it are not written); later calls work.
+	FailAfter
 )
 
 // Store wraps an Inner store.
@@ -80,38 +84,43 @@ func (s *Store) alive() error {
 	return nil
 }
 
-// next counts n row mutations and returns how many of them may go through
-// (n if no fault fires among them).
-func (s *Store) next(n int) int {
+// next counts n row mutations and returns how many of them are written
+// and whether the call fails (a fault fires among them).
+func (s *Store) next(n int) (written int, fail bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := s.count
 	s.count += n
 	if s.at > start && s.at <= s.count {
-		if s.mode == Stop {
+		written = s.at - start - 1
+		switch s.mode {
+		case Stop:
 			s.stopped = true
+		case FailAfter:
+			written++
 		}
-		return s.at - start - 1
+		return written, true
 	}
-	return n
+	return n, false
 }
 
-// Apply applies the rows of muts before the fault, if one fires in this
-// call, and fails; otherwise all of them.
+// Apply applies the rows of muts before the fault (and the faulty one with
+// FailAfter), if one fires in this call, and fails; otherwise all of them.
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
 	rows := store.GroupByRow(muts)
-	ok := s.next(len(rows))
+	ok, fail := s.next(len(rows))
 	for _, r := range rows[:ok] {
 		if err := s.Inner.Apply(ctx, r); err != nil {
 			return err
 		}
 		runtime.Gosched()
 	}
-	if ok < len(rows) {
-		return fmt.Errorf("faultstore: %s row %q: %w", rows[ok][0].Table, rows[ok][0].Row, ErrInjected)
+	if fail {
+		r := rows[min(ok, len(rows)-1)][0]
+		return fmt.Errorf("faultstore: %s row %q: %w", r.Table, r.Row, ErrInjected)
 	}
 	return nil
 }
@@ -121,10 +130,16 @@ func (s *Store) ApplyIf(ctx context.Context, table string, row []byte, cond stor
 	if err := s.alive(); err != nil {
 		return false, err
 	}
-	if s.next(1) == 0 {
+	ok, fail := s.next(1)
+	if ok == 0 {
 		return false, fmt.Errorf("faultstore: conditional row mutation: %w", ErrInjected)
 	}
-	return s.Inner.ApplyIf(ctx, table, row, cond, then, otherwise)
+	matched, err := s.Inner.ApplyIf(ctx, table, row, cond, then, otherwise)
+	runtime.Gosched()
+	if err == nil && fail {
+		err = fmt.Errorf("faultstore: conditional row mutation (written): %w", ErrInjected)
+	}
+	return matched, err
 }
 
 // The reads and table operations fail once stopped.

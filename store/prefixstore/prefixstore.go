@@ -89,12 +89,26 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := s.check(); err != nil {
 		return err
 	}
+	return s.inner.Apply(ctx, s.prefixed(muts))
+}
+
+// prefixed returns muts on the prefixed tables.
+func (s *Store) prefixed(muts []store.Mutation) []store.Mutation {
 	out := make([]store.Mutation, len(muts))
 	for i, m := range muts {
 		m.Table = s.prefix + m.Table
 		out[i] = m
 	}
-	return s.inner.Apply(ctx, out)
+	return out
+}
+
+// ApplyRows applies the mutations to the prefixed tables with the inner
+// store's store.ApplyRows.
+func (s *Store) ApplyRows(ctx context.Context, muts []store.Mutation) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return store.ApplyRows(ctx, s.inner, s.prefixed(muts))
 }
 
 // Capabilities are the inner store's.

@@ -8,14 +8,25 @@ import (
 	"github.com/kvschema/kvschema/store"
 )
 
-// An intent is the list of mutations of one multi-row write, every one of
-// them already expanded with the write's bookkeeping cells. It is stored as
-// one cell: a format byte, then per mutation its kind byte and the
+// An intent is the list of mutations of one multi-row write, stored as one
+// cell: a format byte, then per mutation its kind byte and the
 // uvarint-length-prefixed table, row, family, qualifier and value.
-const intentFormat = 1
+//
+// Format 2 holds the caller's mutations only; the intent row's status cell
+// says whether the write is prepared or committed. Format 1 (written by
+// kvschema before row locks) holds the mutations expanded with that
+// protocol's bookkeeping cells and has no status cell: such an intent is
+// committed (see finishLegacy).
+const (
+	legacyFormat = 1
+	intentFormat = 2
+)
 
 func encodeIntent(muts []store.Mutation) []byte {
-	out := []byte{intentFormat}
+	return appendIntent([]byte{intentFormat}, muts)
+}
+
+func appendIntent(out []byte, muts []store.Mutation) []byte {
 	for _, m := range muts {
 		out = append(out, byte(m.Kind))
 		for _, b := range [][]byte{[]byte(m.Table), m.Row, []byte(m.Family), m.Qualifier, m.Value} {
@@ -28,32 +39,32 @@ func encodeIntent(muts []store.Mutation) []byte {
 
 var errIntent = errors.New("malformed intent")
 
-func decodeIntent(b []byte) ([]store.Mutation, error) {
-	if len(b) == 0 || b[0] != intentFormat {
-		return nil, fmt.Errorf("%w: unknown format", errIntent)
+// decodeIntent returns an intent's format and mutations.
+func decodeIntent(b []byte) (format byte, muts []store.Mutation, err error) {
+	if len(b) == 0 || (b[0] != intentFormat && b[0] != legacyFormat) {
+		return 0, nil, fmt.Errorf("%w: unknown format", errIntent)
 	}
-	b = b[1:]
-	var out []store.Mutation
+	format, b = b[0], b[1:]
 	for len(b) > 0 {
 		m := store.Mutation{Kind: store.MutationKind(b[0])}
 		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
-			return nil, fmt.Errorf("%w: mutation %d: kind %d", errIntent, len(out), b[0])
+			return 0, nil, fmt.Errorf("%w: mutation %d: kind %d", errIntent, len(muts), b[0])
 		}
 		b = b[1:]
 		var parts [5][]byte
 		for i := range parts {
 			n, w := binary.Uvarint(b)
 			if w <= 0 || n > uint64(len(b)-w) {
-				return nil, fmt.Errorf("%w: mutation %d: bad length", errIntent, len(out))
+				return 0, nil, fmt.Errorf("%w: mutation %d: bad length", errIntent, len(muts))
 			}
 			parts[i] = b[w : w+int(n) : w+int(n)]
 			b = b[w+int(n):]
 		}
 		m.Table, m.Row, m.Family, m.Qualifier, m.Value = string(parts[0]), parts[1], string(parts[2]), parts[3], parts[4]
 		if m.Table == "" {
-			return nil, fmt.Errorf("%w: mutation %d: no table", errIntent, len(out))
+			return 0, nil, fmt.Errorf("%w: mutation %d: no table", errIntent, len(muts))
 		}
-		out = append(out, m)
+		muts = append(muts, m)
 	}
-	return out, nil
+	return format, muts, nil
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,8 +14,6 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/store"
-	"github.com/kvschema/kvschema/store/bigtablestore"
-	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
 	"github.com/kvschema/kvschema/store/faultstore"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/store/storetest"
@@ -21,10 +22,6 @@ import (
 
 func TestConformanceMem(t *testing.T) {
 	storetest.Run(t, func(*testing.T) store.Store { return txnstore.New(faultstore.New(memstore.New())) })
-}
-
-func TestConformanceBigtable(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return txnstore.New(bttestserver.Open(t)) })
 }
 
 func TestSnapshot(t *testing.T) {
@@ -96,40 +93,64 @@ var write = []store.Mutation{
 	delCell("u", "x", "q"), set("u", "y", "q", "2"), set("t", "a", "r", "2"),
 }
 
-// raw lists the bookkeeping left in the inner store: intents and markers.
+// leftovers lists the bookkeeping left in the inner store: intents and
+// locks.
 func leftovers(t testing.TB, raw store.Store) []string {
 	var out []string
 	for _, tab := range []string{txnstore.IntentTable, "t", "u"} {
 		err := raw.ReadRows(context.Background(), tab, store.All(), store.ReadOptions{}, func(r store.Row) bool {
 			for _, c := range r.Cells {
-				if tab == txnstore.IntentTable || (c.Family == txnstore.Family && string(c.Qualifier) == "txn") {
-					out = append(out, fmt.Sprintf("%s/%s %s:%s", tab, r.Key, c.Family, c.Qualifier))
+				if tab == txnstore.IntentTable || c.Family == txnstore.Family {
+					out = append(out, fmt.Sprintf("%s/%q %s:%s=%.20q", tab, r.Key, c.Family, c.Qualifier, c.Value))
 				}
 			}
 			return true
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, store.ErrNoTable) {
 			t.Fatal(err)
 		}
 	}
 	return out
 }
 
-// TestFaults cuts the write short at each of its row mutations, failing
-// (the writer goes on) or stopping (the writer dies). Afterwards a reader
-// of another process (started before, so only the write's rows can lead it
-// to the write) must see every row before or after the write, never lose an
-// acknowledged write, and after seeing any of it see all of it; after a
-// roll-forward the store holds the write (if committed) and no bookkeeping.
+// backends open the raw stores the fault tests run on (bigtable_test.go
+// adds the Bigtable emulator).
+var backends = map[string]func(t testing.TB) txnstore.Inner{
+	"mem": func(testing.TB) txnstore.Inner { return memstore.New() },
+}
+
+// short is the lock timeout of the tests' stores: writers left prepared
+// by dead writers are aborted after it.
+var short = txnstore.Options{LockTimeout: 20 * time.Millisecond}
+
+// dieAt applies muts through a writer of its own process over raw that
+// dies at its k-th row mutation, and returns what Apply returned.
+func dieAt(t *testing.T, raw txnstore.Inner, k int, muts []store.Mutation) error {
+	t.Helper()
+	f := faultstore.New(raw)
+	w := txnstore.New(f)
+	if _, err := w.Tables(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f.Arm(k, faultstore.Stop)
+	return w.Apply(t.Context(), muts)
+}
+
+// TestFaults cuts the write short at each of its row mutations: failing
+// the call (the writer goes on), failing it after the mutation was written
+// (the reply was lost), or stopping (the writer dies). Afterwards a reader
+// of another process (started before) must see every row before or after
+// the write, never lose an acknowledged write, and after seeing any of it
+// see all of it; Apply's error must say truly whether the write happened;
+// after Repair the store holds the write (if committed) and no
+// bookkeeping.
 func TestFaults(t *testing.T) {
-	for _, backend := range []string{"mem", "bigtable"} {
+	const rows = 5 // t/a, t/b, t/d, u/x, u/y
+	// prepare; lock 5 rows; commit; apply 5 rows; delete the intent
+	const total, commit = 1 + rows + 1 + rows + 1, 1 + rows + 1
+	for _, backend := range slices.Sorted(maps.Keys(backends)) {
+		open := backends[backend]
 		t.Run(backend, func(t *testing.T) {
-			open := func(t *testing.T) txnstore.Inner {
-				if backend == "mem" {
-					return memstore.New()
-				}
-				return bttestserver.Open(t)
-			}
 			// The states before and after, and how many row mutations the
 			// write takes.
 			ref := open(t)
@@ -140,32 +161,39 @@ func TestFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			after := content(t, txnstore.New(ref))
-			total := counter.Count()
-			if total != 1+5+5+1 { // intent; apply and clear 5 rows; delete intent
-				t.Errorf("the write took %d row mutations, want 12", total)
+			if n := counter.Count(); n != total {
+				t.Errorf("the write took %d row mutations, want %d", n, total)
 			}
-			for _, mode := range []faultstore.Mode{faultstore.Fail, faultstore.Stop} {
+			for _, mode := range []faultstore.Mode{faultstore.Fail, faultstore.FailAfter, faultstore.Stop} {
 				for k := 1; k <= total; k++ {
 					t.Run(fmt.Sprintf("mode%d/k%d", mode, k), func(t *testing.T) {
 						raw := open(t)
 						setup(t, raw)
 						f := faultstore.New(raw)
-						w := txnstore.New(f)
+						w := txnstore.New(f, short)
 						if _, err := w.Tables(t.Context()); err != nil {
 							t.Fatal(err)
 						}
 						// A reader in another process, started before the
 						// write: it meets the write only through its rows.
-						r := txnstore.New(raw)
+						r := txnstore.New(raw, short)
 						content(t, r)
 						f.Arm(k, mode)
 						err := w.Apply(t.Context(), write)
-						committed := k > 1
-						if mode == faultstore.Fail && (err == nil) != committed {
-							t.Fatalf("Apply = %v; a failure at row mutation %d should fail it iff before the commit", err, k)
-						}
-						if mode == faultstore.Stop && err == nil && k <= 1+5 {
-							t.Fatalf("Apply = nil although the writer died at row mutation %d, before the write was whole", k)
+						committed := k > commit || (k == commit && mode == faultstore.FailAfter)
+						switch {
+						case err == nil && !committed:
+							t.Fatalf("Apply = nil, but a fault at row mutation %d (mode %d) leaves the write uncommitted", k, mode)
+						case err != nil && mode != faultstore.Stop && committed:
+							t.Fatalf("Apply = %v; a fault the writer survives at row mutation %d (mode %d), after the commit, should not fail it", err, k, mode)
+						case errors.Is(err, txnstore.ErrPending) && !committed:
+							t.Fatalf("Apply = %v (pending), but the write is not committed", err)
+						case err != nil && committed && !errors.Is(err, txnstore.ErrPending) && k < total:
+							t.Fatalf("Apply = %v, want ErrPending: the write is committed", err)
+						case err != nil && !committed && k == commit && mode == faultstore.Stop && !errors.Is(err, txnstore.ErrAmbiguous):
+							t.Fatalf("Apply = %v, want ErrAmbiguous: the writer died at its commit", err)
+						case err != nil && !committed && (k < commit || mode != faultstore.Stop) && (errors.Is(err, txnstore.ErrAmbiguous) || errors.Is(err, txnstore.ErrPending)):
+							t.Fatalf("Apply = %v; the write failed before its commit (or learnt its commit failed): nothing was written, and the error should say so", err)
 						}
 						acked := err == nil
 						got := content(t, r)
@@ -185,18 +213,20 @@ func TestFaults(t *testing.T) {
 								sawAfter = true
 							}
 						}
-						if acked || sawAfter {
+						if sawAfter && !committed {
+							t.Errorf("a reader saw the write, which never committed: %v", got)
+						}
+						if acked || sawAfter || committed {
 							if again := content(t, r); !equal(again, after) {
-								t.Errorf("after the write was acknowledged (%v) or seen (%v), a read shows %v, want %v", acked, sawAfter, again, after)
+								t.Errorf("after the write was acknowledged (%v), seen (%v) or committed (%v), a read shows %v, want %v", acked, sawAfter, committed, again, after)
 							}
 						}
-						// Died with some rows written and marked (k = 3…6):
-						// the reader met a marker and finished the write.
-						if mode == faultstore.Stop && k >= 3 && k <= 1+5 && r.RolledForward() != 1 {
+						// Died with the write committed and some rows not
+						// applied: the reader met a lock and finished it.
+						if mode == faultstore.Stop && k > commit && k <= commit+rows && r.RolledForward() != 1 {
 							t.Errorf("the reader rolled forward %d writes, want 1 (read repair)", r.RolledForward())
 						}
-						n, err := r.RollForward(t.Context(), nil)
-						if err != nil {
+						if _, err := r.Repair(t.Context(), nil); err != nil {
 							t.Fatal(err)
 						}
 						want := before
@@ -204,10 +234,10 @@ func TestFaults(t *testing.T) {
 							want = after
 						}
 						if got := content(t, r); !equal(got, want) {
-							t.Errorf("after rolling forward %d writes: %v, want %v", n, got, want)
+							t.Errorf("after Repair: %v, want %v", got, want)
 						}
 						if l := leftovers(t, raw); len(l) > 0 {
-							t.Errorf("bookkeeping left after rolling forward: %v", l)
+							t.Errorf("bookkeeping left after Repair: %v", l)
 						}
 					})
 				}
@@ -245,13 +275,8 @@ func equal(a, b map[string]string) bool {
 func TestRecoverBeforeWrite(t *testing.T) {
 	raw := memstore.New()
 	setup(t, raw)
-	f := faultstore.New(raw)
-	w := txnstore.New(f)
-	if _, err := w.Tables(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	f.Arm(2, faultstore.Stop) // dies right after the commit
-	if err := w.Apply(t.Context(), []store.Mutation{set("t", "a", "q", "dead"), set("u", "x", "q", "dead")}); err == nil {
+	// Prepare, lock 2 rows, commit: dies right after.
+	if err := dieAt(t, raw, 5, []store.Mutation{set("t", "a", "q", "dead"), set("u", "x", "q", "dead")}); err == nil {
 		t.Fatal("Apply succeeded")
 	}
 	next := txnstore.New(raw)
@@ -353,79 +378,93 @@ func TestHiddenFromUsers(t *testing.T) {
 	}
 }
 
-// TestRepair: stale markers (a writer died after a reader had finished its
-// write) are cleared, old tombstones removed, and rows keep their content.
+// TestRepair: a committed write its writer left unfinished is finished, a
+// prepared one aborted, stale locks (of aborted writes) removed, and
+// format-1 row versions cleared; rows keep their content otherwise.
 func TestRepair(t *testing.T) {
+	ctx := t.Context()
 	raw := memstore.New()
 	setup(t, raw)
-	s := txnstore.New(raw)
-	ctx := t.Context()
-	if err := s.Apply(ctx, []store.Mutation{delRow("t", "c"), set("u", "z", "q", "1")}); err != nil {
-		t.Fatal(err)
+	// A writer that dies after its commit (prepare, lock 2 rows, commit),
+	// and one that dies at it.
+	if err := dieAt(t, raw, 5, []store.Mutation{set("t", "a", "q", "w1"), set("u", "z", "q", "w1")}); err == nil {
+		t.Fatal("Apply succeeded")
 	}
-	// A stale marker: a finished write's marker with no intent.
-	stale := store.Mutation{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: txnstore.Family, Qualifier: []byte("txn"), Value: []byte("\x00\x00\x00\x00\x00\x00\x00\x01abcd")}
-	if err := raw.Apply(ctx, []store.Mutation{stale}); err != nil {
-		t.Fatal(err)
+	if err := dieAt(t, raw, 4, []store.Mutation{set("t", "c", "q", "w2"), set("u", "w", "q", "w2")}); err == nil {
+		t.Fatal("Apply succeeded")
 	}
+	// A stale lock (no intent) and a format-1 row version.
+	for _, m := range []store.Mutation{
+		{Kind: store.SetCell, Table: "t", Row: []byte("b"), Family: txnstore.Family, Qualifier: []byte("txn"), Value: []byte("0123456789abcdef")},
+		{Kind: store.SetCell, Table: "u", Row: []byte("x"), Family: txnstore.Family, Qualifier: []byte("seq"), Value: []byte("0123456789ab")},
+	} {
+		if err := raw.Apply(ctx, []store.Mutation{m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := txnstore.New(raw, short)
 	before := content(t, s)
-	st, err := s.Repair(ctx, time.Hour, nil)
+	if before["t/a"] != "f:q=w1" || before["u/z"] != "f:q=w1" || before["t/c"] != "f:q=1" || before["u/w"] != "" {
+		t.Errorf("before Repair: %v; want w1's write finished by the reader, w2's not visible", before)
+	}
+	st, err := s.Repair(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.StaleMarkers != 1 || st.Tombstones != 0 || st.Rows != 5 {
-		t.Errorf("Repair = %v; want 1 stale marker, no tombstone (too young), 5 rows (t/a, b, c; u/x, z)", st)
+	if st.RolledForward != 0 || st.Aborted != 1 || st.StaleLocks != 2 || st.Legacy != 1 || st.Rows != 6 {
+		t.Errorf("Repair = %v; want 0 rolled forward (the reads did it), 1 aborted, 2 stale locks (w2's t/c and u/w; the reads removed t/b's), 1 legacy row, 6 rows (t/a, b, c; u/w, x, z)", st)
 	}
-	if st, err = s.Repair(ctx, 0, nil); err != nil || st.Tombstones != 1 || st.StaleMarkers != 0 {
-		t.Errorf("Repair with age 0 = %v, %v; want the tombstone of t/c removed", st, err)
-	}
-	if after := content(t, s); !equal(before, after) {
+	if after := content(t, s); !equal(after, before) {
 		t.Errorf("Repair changed the content: %v, was %v", after, before)
 	}
 	if l := leftovers(t, raw); len(l) > 0 {
 		t.Errorf("left: %v", l)
 	}
-	if _, found, _ := raw.ReadRow(ctx, "t", []byte("c")); found {
-		t.Error("tombstone t/c still there")
-	}
 }
 
-// TestRejectedBeforeCommit: a batch with a row key Bigtable refuses fails
-// before anything is written, so no write is left that could never finish.
-func TestRejectedBeforeCommit(t *testing.T) {
-	raw := bttestserver.Open(t)
+// TestRepairRollsForward: Repair finishes a committed write no reader met.
+func TestRepairRollsForward(t *testing.T) {
+	ctx := t.Context()
+	raw := memstore.New()
 	setup(t, raw)
-	s := txnstore.New(raw)
-	before := content(t, s)
-	err := s.Apply(t.Context(), []store.Mutation{set("t", "a", "q", "9"), set("u", "", "q", "9")})
-	if !errors.Is(err, bigtablestore.ErrRowKey) {
-		t.Fatalf("Apply = %v, want ErrRowKey", err)
+	if err := dieAt(t, raw, 5, []store.Mutation{set("t", "a", "q", "w"), set("u", "x", "q", "w")}); !errors.Is(err, txnstore.ErrPending) {
+		t.Fatalf("Apply = %v, want ErrPending", err)
 	}
-	if got := content(t, s); !equal(got, before) {
-		t.Errorf("content %v, want %v", got, before)
+	s := txnstore.New(raw, short)
+	st, err := s.Repair(ctx, nil)
+	if err != nil || st.RolledForward != 1 {
+		t.Fatalf("Repair = %v, %v; want 1 rolled forward", st, err)
+	}
+	if got := content(t, s); got["t/a"] != "f:q=w" || got["u/x"] != "f:q=w,f:r=1" {
+		t.Errorf("content %v", got)
 	}
 	if l := leftovers(t, raw); len(l) > 0 {
 		t.Errorf("left: %v", l)
 	}
 }
 
-// TestLimitOverTombstones: a limited read that meets deleted rows reads on
-// until it has its rows, in both directions.
-func TestLimitOverTombstones(t *testing.T) {
-	s := txnstore.New(memstore.New())
+// TestLimitOverLockedRows: a limited read that meets rows holding only a
+// lock (rows a dead writer was inserting) reads on until it has its rows,
+// in both directions.
+func TestLimitOverLockedRows(t *testing.T) {
 	ctx := t.Context()
+	raw := memstore.New()
+	s := txnstore.New(raw)
 	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 10 {
-		if err := s.Apply(ctx, []store.Mutation{set("t", fmt.Sprint(i), "q", "v")}); err != nil {
+	for _, k := range []string{"0", "4", "5", "9"} {
+		if err := s.Apply(ctx, []store.Mutation{set("t", k, "q", "v")}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	var ins []store.Mutation
 	for _, k := range []string{"1", "2", "3", "6", "7", "8"} {
-		if err := s.Apply(ctx, []store.Mutation{delRow("t", k)}); err != nil {
-			t.Fatal(err)
-		}
+		ins = append(ins, set("t", k, "q", "v"))
+	}
+	// Locks every row, dies at the commit.
+	if err := dieAt(t, raw, 1+len(ins)+1, ins); err == nil {
+		t.Fatal("Apply succeeded")
 	}
 	for _, c := range []struct {
 		rs      store.RowSet
@@ -448,5 +487,120 @@ func TestLimitOverTombstones(t *testing.T) {
 		if err != nil || strings.Join(got, ",") != c.want {
 			t.Errorf("ReadRows(%v, limit %d, reverse %v) = %v, %v; want %s", c.rs, c.limit, c.reverse, got, err, c.want)
 		}
+	}
+}
+
+// TestConflictingWriters: three processes, two writers each, write the
+// same four rows (listed in random orders, so lock orders cross) through
+// one store that writes rows one at a time. Writers conflict on every
+// write; wait-die must settle every conflict (no deadlock, no error), and
+// afterwards every row holds the same last write.
+func TestConflictingWriters(t *testing.T) {
+	raw := faultstore.New(memstore.New())
+	setup(t, raw)
+	keys := []store.Mutation{set("t", "a", "q", ""), set("t", "b", "q", ""), set("u", "x", "q", ""), set("u", "y", "q", "")}
+	const perWriter = 40
+	var wg sync.WaitGroup
+	procs := make([]*txnstore.Store, 3)
+	for p := range procs {
+		procs[p] = txnstore.New(raw)
+		for g := range 2 {
+			wg.Go(func() {
+				rnd := rand.New(rand.NewPCG(uint64(p), uint64(g)))
+				for i := range perWriter {
+					v := fmt.Sprintf("%d-%d-%d", p, g, i)
+					muts := slices.Clone(keys)
+					rnd.Shuffle(len(muts), func(i, j int) { muts[i], muts[j] = muts[j], muts[i] })
+					for j := range muts {
+						muts[j].Value = []byte(v)
+					}
+					if err := procs[p].Apply(t.Context(), muts); err != nil {
+						t.Errorf("write %s: %v", v, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	got := content(t, txnstore.New(raw))
+	last := got["t/a"]
+	for _, k := range []string{"t/b", "u/x", "u/y"} {
+		if strings.Split(got[k], ",")[0] != last {
+			t.Errorf("rows disagree about the last write: %v", got)
+			break
+		}
+	}
+	var aborted, conflicts int64
+	for _, p := range procs {
+		aborted += p.Aborted()
+		conflicts += p.Conflicts()
+	}
+	if aborted != 0 {
+		t.Errorf("%d live writes were aborted as dead", aborted)
+	}
+	if conflicts == 0 {
+		t.Error("no write met another's lock: the test tested nothing")
+	}
+	t.Logf("%d conflicts", conflicts)
+	if l := leftovers(t, raw); len(l) > 0 {
+		t.Errorf("left: %v", l)
+	}
+}
+
+// TestDeadWriterAborted: a writer that dies holding its locks, before its
+// commit, is aborted by the next writer of those rows after the lock
+// timeout; its write never shows.
+func TestDeadWriterAborted(t *testing.T) {
+	ctx := t.Context()
+	raw := memstore.New()
+	setup(t, raw)
+	// Prepare, lock 2 rows, dies at the commit.
+	if err := dieAt(t, raw, 4, []store.Mutation{set("t", "a", "q", "dead"), set("u", "x", "q", "dead")}); err == nil {
+		t.Fatal("Apply succeeded")
+	}
+	next := txnstore.New(raw, short)
+	if got := content(t, next); got["t/a"] != "f:q=1" || got["u/x"] != "f:q=1,f:r=1" {
+		t.Errorf("a reader sees the dead write: %v", got)
+	}
+	start := time.Now()
+	if err := next.Apply(ctx, []store.Mutation{set("t", "a", "q", "next"), set("u", "x", "q", "next")}); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < short.LockTimeout {
+		t.Errorf("the write went past live-looking locks after %v, before the lock timeout %v", waited, short.LockTimeout)
+	}
+	if next.Aborted() != 1 {
+		t.Errorf("Aborted = %d, want 1", next.Aborted())
+	}
+	if got := content(t, next); got["t/a"] != "f:q=next" || got["u/x"] != "f:q=next,f:r=1" {
+		t.Errorf("content %v", got)
+	}
+	if l := leftovers(t, raw); len(l) > 0 {
+		t.Errorf("left: %v", l)
+	}
+}
+
+// TestApplyRows: a load's rows go in one bulk write, without intent or
+// locks, and read back as written.
+func TestApplyRows(t *testing.T) {
+	raw := memstore.New()
+	setup(t, raw)
+	f := faultstore.New(raw)
+	s := txnstore.New(f)
+	if err := store.ApplyRows(t.Context(), s, []store.Mutation{set("t", "a", "q", "L"), set("t", "e", "q", "L"), set("u", "y", "q", "L")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Count(); n != 3 {
+		t.Errorf("ApplyRows took %d row mutations, want 3 (one per row, no bookkeeping)", n)
+	}
+	if got := content(t, s); got["t/a"] != "f:q=L" || got["t/e"] != "f:q=L" || got["u/y"] != "f:q=L" {
+		t.Errorf("content %v", got)
+	}
+	if err := store.ApplyRows(t.Context(), s, []store.Mutation{{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: txnstore.Family, Qualifier: []byte("txn"), Value: []byte("x")}}); err == nil {
+		t.Error("ApplyRows wrote the hidden family")
+	}
+	if l := leftovers(t, raw); len(l) > 0 {
+		t.Errorf("left: %v", l)
 	}
 }
