@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
 )
 
 // TestConcurrentWritersKeepLayoutsEqual: goroutines upsert, update and
@@ -91,4 +94,31 @@ DEFINE SCHEMA acct_by_owner FOR acct { TABLE 'acct_owner', ROW salt(4){ordered{o
 	if len(results[0]) == 0 {
 		t.Error("no tuples left: the test exercised nothing")
 	}
+}
+
+// onlyLayout is a Chooser that always reads through one layout.
+type onlyLayout string
+
+func (o onlyLayout) Choose(cands []*plan.Access) int {
+	for i, a := range cands {
+		if a.Layout.Name == string(o) {
+			return i
+		}
+	}
+	return 0
+}
+
+func (o onlyLayout) Describe(*plan.Access) string { return "forced by test" }
+
+// normalizeRows formats rows for comparison.
+func normalizeRows(rows [][]types.Value) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		parts := make([]string, len(r))
+		for j, v := range r {
+			parts[j] = types.Format(v)
+		}
+		out[i] = strings.Join(parts, "|")
+	}
+	return out
 }

@@ -3,9 +3,15 @@
 // onto key-value layouts by DEFINE RELATION / DEFINE SCHEMA, and SQL-like
 // statements become Put/Delete/Scan operations on the store.
 //
+//	import _ "github.com/kvschema/kvschema/store/pebblestore" // pebble: URLs
+//
 //	db, err := kvschema.Open(ctx, "pebble:/var/lib/app", kvschema.Options{})
 //	_, err = db.Exec(ctx, "INSERT INTO r VALUES (?, ?, ?, ?)", "a1", "b", "x", 100)
 //	rows, err := db.Query(ctx, "SELECT * FROM r WHERE k1 = ?", "a1")
+//
+// Open reaches the backends the program imports: memstore (mem:),
+// pebblestore (pebble:), bigtablestore (bigtable://…), or store/all for
+// every one; importing this package links none of them.
 //
 // Definitions are kept in the store (package registry), so opening a store
 // restores its relations and layouts. A DB is safe for concurrent use;
@@ -26,7 +32,6 @@ import (
 	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
-	_ "github.com/kvschema/kvschema/store/all" // mem:, pebble: and bigtable: URLs
 	"github.com/kvschema/kvschema/store/tracestore"
 	"github.com/kvschema/kvschema/types"
 )

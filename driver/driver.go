@@ -1,8 +1,12 @@
 // Package driver registers kvschema as a database/sql driver named
 // "kvschema" (the Go counterpart of seed 003's JDBC driver). The DSN is a
-// store URL ("mem:", "pebble:DIR").
+// store URL ("mem:", "pebble:DIR", "bigtable://…") of a backend the program
+// imports (store/all imports every one; "mem:" is always there).
 //
-//	import _ "github.com/kvschema/kvschema/driver"
+//	import (
+//		_ "github.com/kvschema/kvschema/driver"
+//		_ "github.com/kvschema/kvschema/store/pebblestore"
+//	)
 //	db, err := sql.Open("kvschema", "pebble:/var/lib/app")
 //
 // Connections to one DSN share one kvschema.DB (an embedded store can be
@@ -22,6 +26,7 @@ import (
 	"sync"
 
 	"github.com/kvschema/kvschema"
+	_ "github.com/kvschema/kvschema/store/memstore" // mem: DSNs
 )
 
 func init() { sql.Register("kvschema", Driver{}) }

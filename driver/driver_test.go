@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/kvschema/kvschema/store/pebblestore" // pebble: DSNs
 )
 
 // fig6 is seed 003's Fig. 6, one statement per element.
