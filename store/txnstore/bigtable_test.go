@@ -9,6 +9,7 @@ package txnstore_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/kvschema/kvschema/store"
@@ -42,5 +43,29 @@ func TestRejectedBeforeCommit(t *testing.T) {
 	}
 	if l := leftovers(t, raw); len(l) > 0 {
 		t.Errorf("left: %v", l)
+	}
+}
+
+// BenchmarkApply times writes of one and of five rows through the intent
+// log on the in-process emulator (each store call one gRPC round trip on
+// loopback).
+func BenchmarkApply(b *testing.B) {
+	for _, rows := range []int{1, 5} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			raw := bttestserver.Open(b)
+			s := txnstore.New(raw)
+			if err := s.CreateTable(b.Context(), store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+				b.Fatal(err)
+			}
+			muts := make([]store.Mutation, rows)
+			for i := 0; b.Loop(); i++ {
+				for r := range muts {
+					muts[r] = set("t", fmt.Sprintf("r%d-%d", r, i%100), "q", "v")
+				}
+				if err := s.Apply(b.Context(), muts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
