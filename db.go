@@ -28,6 +28,7 @@ import (
 
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/schema"
@@ -304,24 +305,16 @@ func existingDef(c *schema.Catalog, st lang.Statement) lang.Statement {
 // createTables creates a layout's table with its family; a salted layout is
 // pre-split at every bucket boundary (as Phoenix does), another at its SPLIT
 // ON keys.
-func createTables(ctx context.Context, s store.Store, l *schema.Layout) error {
+func createTables(ctx context.Context, s store.Store, l *layout.Layout) error {
 	if l.StaticTable() == "" {
 		return nil // created on first write, per table name
 	}
-	spec := store.TableSpec{Name: l.StaticTable()}
-	if f := l.StaticFamily(); f != "" {
-		spec.Families = []string{f}
-	}
-	for b := 1; b < l.SaltBuckets; b++ {
-		spec.Splits = append(spec.Splits, []byte{byte(b)})
-	}
-	spec.Splits = append(spec.Splits, l.Splits...)
-	return s.CreateTable(ctx, spec)
+	return s.CreateTable(ctx, l.TableSpec())
 }
 
 // backfill copies every tuple of rel (read through its primary layout) into
 // the new layout l, in batches.
-func backfill(ctx context.Context, x *exec.Executor, rel *schema.Relation, l *schema.Layout) error {
+func backfill(ctx context.Context, x *exec.Executor, rel *schema.Relation, l *layout.Layout) error {
 	p, err := plan.Reads(nil, rel, plan.PrefixChooser{})
 	if err != nil {
 		return err

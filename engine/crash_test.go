@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest"
@@ -383,21 +382,8 @@ func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest
 // returns the engine's model and the data loaded.
 func deployCrashStoreOn(t *testing.T, ctx context.Context, st store.Store) (*model.Model, *gen.Data) {
 	t.Helper()
-	m, w := loadRUBiS(t, "workload.kvs")
-	res := advise(t, m, w, advisor.WithSI, 0)
-	msrc, err := os.ReadFile("../examples/rubis/model.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mstmts, err := lang.ParseScript("model.kvs", msrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ddl bytes.Buffer
-	if err := res.WriteDDL(&ddl, mstmts); err != nil {
-		t.Fatal(err)
-	}
-	en, err := engine.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", ddl.Bytes(), cost.Cassandra)
+	msrc, ddl := advisedRUBiS(t, "workload.kvs", 0)
+	en, err := engine.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", []byte(ddl), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
 	}

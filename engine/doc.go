@@ -6,7 +6,9 @@
 //
 // # Physical mapping
 //
-// Every index is one table named after it, with one family "v".
+// Every index is one table named after it, with one family "v": its
+// layout is layout.Default, built by physical.Index.Layout (package layout
+// owns the bytes; testdata/store-bytes.golden pins them).
 //
 //   - A CF row is one tuple of the join its graph describes. Its row key is
 //     [salt][partition key][clustering key]: with SALT_BUCKETS = n a bucket

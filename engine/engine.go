@@ -38,7 +38,11 @@ func New(st store.Store, m *model.Model, s *physical.Schema, prof cost.Profile) 
 	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: advisor.NewPlanner(s, prof),
 		tables: map[*physical.Index]*table{}, byName: map[string]*table{}, locks: newLockTable(), stmts: map[string]*Stmt{}}
 	for _, x := range s.Indexes {
-		t := newTable(x)
+		t, err := newTable(x)
+		if err != nil {
+			// physical.Schema admits no index without a partition key.
+			panic(fmt.Sprintf("engine: %v", err))
+		}
 		e.tables[x] = t
 		e.byName[t.name] = t
 	}

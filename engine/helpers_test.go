@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	osexec "os/exec"
@@ -11,6 +12,7 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
@@ -112,3 +114,24 @@ var adviseCache sync.Map
 // it would check is the engine's and txnstore's, which the race pass checks
 // on the row-wise store (txnstore over faultstore over memstore).
 var openBigtable func(t testing.TB) txnstore.Inner
+
+// advisedRUBiS returns the RUBiS model's source and the DDL of the schema
+// the advisor recommends (with SIs) for a workload file and budget.
+func advisedRUBiS(t testing.TB, wfile string, budget float64) (modelSrc []byte, ddl string) {
+	t.Helper()
+	m, w := loadRUBiS(t, wfile)
+	res := advise(t, m, w, advisor.WithSI, budget)
+	msrc, err := os.ReadFile("../examples/rubis/model.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mstmts, err := lang.ParseScript("model.kvs", msrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := res.WriteDDL(&b, mstmts); err != nil {
+		t.Fatal(err)
+	}
+	return msrc, b.String()
+}

@@ -19,6 +19,9 @@ import (
 // data being loaded) and one cell per index whose load finished.
 const metaTable = "__kvschema_engine"
 
+// family is the metadata table's family.
+const family = "v"
+
 const (
 	metaSchemaRow = "schema"
 	metaLoadRow   = "load"

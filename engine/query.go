@@ -337,7 +337,7 @@ func (sp *stepProg) first(ctx context.Context, st store.Store, p *program, vals 
 	var out []tuple
 	buf := make([]types.Value, len(sp.t.attrs))
 	err = st.ReadRows(ctx, sp.t.name, store.RowSet{Ranges: []store.Range{r}}, store.ReadOptions{Limit: sp.limit, Reverse: sp.reverse}, func(row store.Row) bool {
-		if _, err = sp.t.decode(row, buf); err != nil {
+		if err = sp.t.decode(row, buf); err != nil {
 			return false
 		}
 		t := make(tuple, len(p.slots))
@@ -394,7 +394,7 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, p *program, vals [
 	var err error
 	dec := make([]types.Value, len(sp.t.attrs))
 	err = st.ReadRows(ctx, sp.t.name, store.RowSet{Ranges: ranges}, store.ReadOptions{}, func(r store.Row) bool {
-		if _, err = sp.t.decode(r, dec); err != nil {
+		if err = sp.t.decode(r, dec); err != nil {
 			return false
 		}
 		var k []byte

@@ -150,7 +150,7 @@ func (e *Engine) Verify(ctx context.Context, ref *Dataset) (*Report, error) {
 		var derr error
 		err := e.st.ReadRows(ctx, t.name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
 			vals := make([]types.Value, len(t.attrs))
-			if _, derr = t.decode(r, vals); derr != nil {
+			if derr = t.decode(r, vals); derr != nil {
 				return false
 			}
 			rows[string(r.Key)] = vals

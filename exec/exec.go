@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
@@ -264,7 +265,7 @@ func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *
 // dec is initialized.
 type reader struct {
 	p     *plan.Plan
-	dec   schema.RowDecoder // of the access's layout
+	dec   layout.RowDecoder // of the access's layout
 	q     *query
 	sink  func([]types.Value) bool
 	table string
@@ -295,7 +296,7 @@ func (rd *reader) tuple(t []types.Value) bool {
 
 // layoutTables lists the store tables that belong to a layout whose TABLE
 // depends on attributes.
-func (x *Executor) layoutTables(ctx context.Context, l *schema.Layout) ([]string, error) {
+func (x *Executor) layoutTables(ctx context.Context, l *layout.Layout) ([]string, error) {
 	specs, err := x.Store.Tables(ctx)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
@@ -25,12 +26,12 @@ type Change struct {
 // cells are deleted: valid when no layout places a non-key attribute in its
 // cell coordinates (see NeedsOld).
 func Mutations(rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
-	return appendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Layouts)), new(schema.Arena), rel, changes)
+	return appendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Layouts)), new(layout.Arena), rel, changes)
 }
 
 // appendMutations is Mutations appending to muts and encoding into arena.
-func appendMutations(muts []store.Mutation, arena *schema.Arena, rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
-	del := func(cs []schema.Cell) {
+func appendMutations(muts []store.Mutation, arena *layout.Arena, rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
+	del := func(cs []layout.Cell) {
 		for _, c := range cs {
 			muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
 		}
@@ -173,7 +174,7 @@ func (x *Executor) apply(ctx context.Context, rel *schema.Relation, changes []Ch
 type writeScratch struct {
 	changes []Change
 	muts    []store.Mutation
-	arena   schema.Arena
+	arena   layout.Arena
 }
 
 // scratchKeep bounds the mutations reset keeps room for.
@@ -226,7 +227,7 @@ func (x *Executor) ensureTables(ctx context.Context, rel *schema.Relation, muts 
 // lookup reads the current tuples with the keys of ts (nil where absent),
 // in one store round trip per table of a key-addressed layout.
 func (x *Executor) lookup(ctx context.Context, rel *schema.Relation, ts [][]types.Value) ([][]types.Value, error) {
-	var l *schema.Layout
+	var l *layout.Layout
 	for _, cand := range rel.Layouts {
 		if !cand.CoordinatesUseNonKey() {
 			l = cand
@@ -257,7 +258,7 @@ func (x *Executor) lookup(ctx context.Context, rel *schema.Relation, ts [][]type
 		// tuples with a planned read on their keys.
 		return out, x.lookupByPlan(ctx, rel, ts, collect)
 	}
-	var dec schema.RowDecoder
+	var dec layout.RowDecoder
 	dec.Init(l, nil)
 	byTable := map[string][][]byte{}
 	for _, t := range ts {

@@ -40,16 +40,20 @@ func CBT(s *physical.Schema) (string, error) {
 		if !bigtableTable.MatchString(x.Name) {
 			return "", fmt.Errorf("index %q: not a Bigtable table ID (1 to 50 letters, digits, '_', '-' and '.', not first)", x.Name)
 		}
+		spec, err := tableSpec(x)
+		if err != nil {
+			return "", err
+		}
 		fmt.Fprintf(&b, "\n# %s\n", comment(x.Describe()))
 		var keep [][]byte
-		for _, k := range x.Splits() {
+		for _, k := range spec.Splits {
 			if why := cbtUnsplittable(k); why != "" {
 				fmt.Fprintf(&b, "# split '%s' left out: %s\n", binaryText(k), why)
 				continue
 			}
 			keep = append(keep, k)
 		}
-		create := "cbt createtable " + x.Name + ` "families=` + family + `:maxversions=1"`
+		create := "cbt createtable " + spec.Name + ` "families=` + spec.Families[0] + `:maxversions=1"`
 		if len(keep) == 0 {
 			b.WriteString(create + "\n")
 			continue

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/store"
 )
 
 // hbaseName is what HBase accepts as a table or namespace qualifier.
@@ -41,8 +42,12 @@ func HBase(s *physical.Schema, namespace string) (string, error) {
 		if !hbaseTable.MatchString(x.Name) {
 			return "", fmt.Errorf("index %q: not an HBase table name (letters, digits, '_', '-' and '.', not first)", x.Name)
 		}
-		fmt.Fprintf(&b, "\n# %s\ncreate '%s%s', {NAME => '%s', VERSIONS => 1}", comment(x.Describe()), prefix, x.Name, family)
-		if splits := x.Splits(); len(splits) > 0 {
+		spec, err := tableSpec(x)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "\n# %s\ncreate '%s%s', {NAME => '%s', VERSIONS => 1}", comment(x.Describe()), prefix, spec.Name, spec.Families[0])
+		if splits := spec.Splits; len(splits) > 0 {
 			b.WriteString(", SPLITS => [")
 			for i, k := range splits {
 				if i > 0 {
@@ -57,8 +62,15 @@ func HBase(s *physical.Schema, namespace string) (string, error) {
 	return b.String(), nil
 }
 
-// family is the one column family of every table (engine/doc.go).
-const family = "v"
+// tableSpec is the store table of index x, as its layout defines it (one
+// family).
+func tableSpec(x *physical.Index) (store.TableSpec, error) {
+	l, err := x.Layout()
+	if err != nil {
+		return store.TableSpec{}, fmt.Errorf("index %q: %v", x.Name, err)
+	}
+	return l.TableSpec(), nil
+}
 
 // rubyBinary writes key as a single-quoted Ruby string in Bytes.toBytesBinary
 // notation (see binaryText).

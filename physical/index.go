@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 )
@@ -85,18 +86,34 @@ type SplitPoint struct {
 	Key    []byte
 }
 
-// Splits returns the row keys x's table is pre-split at, in order: each
-// bucket byte 0x01…0x(n-1) with SALT_BUCKETS = n (Phoenix's pre-split), the
-// SPLIT ON keys otherwise.
-func (x *Index) Splits() [][]byte {
-	var out [][]byte
-	for b := 1; b < x.SaltBuckets; b++ {
-		out = append(out, []byte{byte(b)})
-	}
-	for _, sp := range x.SplitOn {
-		out = append(out, sp.Key)
+// RowAttrs lists the attributes of a row of x in the order its layout
+// stores them: the key attributes (KeyAttrs), then the other stored ones.
+func (x *Index) RowAttrs() []Attr {
+	out := x.KeyAttrs()
+	for _, a := range x.Stored() {
+		if !containsAttr(out, a) {
+			out = append(out, a)
+		}
 	}
 	return out
+}
+
+// Layout is x's physical layout (layout.Default): its table x.Name, row key
+// [salt][partition key][clustering key], one cell per value named by
+// AttrName, tuples aligned with RowAttrs. The table is pre-split at each
+// salt bucket (Phoenix's pre-split) or at the SPLIT ON keys.
+func (x *Index) Layout() (*layout.Layout, error) {
+	attrs := x.RowAttrs()
+	nkey := len(x.KeyAttrs())
+	las := make([]layout.Attr, len(attrs))
+	for i, a := range attrs {
+		las[i] = layout.Attr{Name: x.AttrName(a), Type: a.Field.Type, Key: i < nkey, Nullable: true}
+	}
+	var splits [][]byte
+	for _, sp := range x.SplitOn {
+		splits = append(splits, sp.Key)
+	}
+	return layout.Default(x.Name, las, len(x.Hash), nkey, x.SaltBuckets, splits)
 }
 
 // AttrName writes an attribute as path.field (items.bids.date).

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/keyenc"
-	"github.com/kvschema/kvschema/schema"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -38,7 +38,7 @@ type Read struct {
 // Access is how one conjunct (or several merged ones) is read from one
 // layout.
 type Access struct {
-	Layout *schema.Layout
+	Layout *layout.Layout
 	Kind   AccessKind
 	Reads  []Read // executed in parallel when more than one
 	// FanOut is the number of salt buckets scanned in parallel (0: none).
@@ -102,7 +102,7 @@ func (p partial) clone() partial {
 
 // walker derives an Access for one layout and one conjunct.
 type walker struct {
-	l     *schema.Layout
+	l     *layout.Layout
 	cons  Constraints
 	parts []partial
 	acc   *Access
@@ -110,8 +110,8 @@ type walker struct {
 }
 
 // Derive computes the access path of a conjunct on a layout.
-func Derive(l *schema.Layout, cons Constraints) *Access {
-	n := len(l.Relation.Attrs)
+func Derive(l *layout.Layout, cons Constraints) *Access {
+	n := len(l.Attrs)
 	w := walker{l: l, cons: cons, acc: &Access{Layout: l}, exact: map[int]bool{}}
 	w.parts = []partial{{tuple: make([]types.Value, n), salt: -1}}
 	tableFixed := true
@@ -139,13 +139,13 @@ func (w *walker) values(p *partial, a int) []types.Value {
 // expand multiplies the partials by the values of the attributes in es,
 // encoding es onto the key (or table). ok is false if some attribute is not
 // fixed or the combinations exceed maxKeys; the partials are then unchanged.
-func (w *walker) expand(field string, es []schema.Element, toTable bool) bool {
+func (w *walker) expand(field string, es []layout.Element, toTable bool) bool {
 	var buf [4]int
 	attrs := buf[:0]
-	var collect func([]schema.Element)
-	collect = func(es []schema.Element) {
+	var collect func([]layout.Element)
+	collect = func(es []layout.Element) {
 		for _, e := range es {
-			if e.Kind == schema.ElemAttr && !slices.Contains(attrs, e.Attr) {
+			if e.Kind == layout.ElemAttr && !slices.Contains(attrs, e.Attr) {
 				attrs = append(attrs, e.Attr)
 			}
 			collect(e.Body)
@@ -203,16 +203,16 @@ func (w *walker) walkRow() []store.Range {
 		e := es[i]
 		// An attribute is encoded together with a following constant.
 		span := es[i : i+1]
-		if e.Kind == schema.ElemAttr && i+1 < len(es) && es[i+1].Kind == schema.ElemConst {
+		if e.Kind == layout.ElemAttr && i+1 < len(es) && es[i+1].Kind == layout.ElemConst {
 			span = es[i : i+2]
 		}
 		switch e.Kind {
-		case schema.ElemConst:
+		case layout.ElemConst:
 			for j := range w.parts {
 				w.parts[j].key = append(w.parts[j].key, e.Lit...)
 			}
 			continue
-		case schema.ElemSalt:
+		case layout.ElemSalt:
 			if w.expand("ROW", span, false) {
 				continue
 			}
@@ -229,7 +229,7 @@ func (w *walker) walkRow() []store.Range {
 			w.parts = out
 			w.acc.FanOut = e.Buckets
 			continue
-		case schema.ElemAttr:
+		case layout.ElemAttr:
 			if w.expand("ROW", span, false) {
 				w.acc.FixedElems++
 				if !(i == len(es)-1 && trailingNatural(w.l)) {
@@ -243,17 +243,17 @@ func (w *walker) walkRow() []store.Range {
 				if rs, ok := w.rangeFor(e, c, last); ok {
 					w.acc.RangeElem = true
 					w.exact[e.Attr] = true
-					w.acc.rangeCons, w.acc.rangeDesc = c, e.Enc == schema.Desc
+					w.acc.rangeCons, w.acc.rangeDesc = c, e.Enc == layout.Desc
 					return rs
 				}
 			}
 			return nil
-		case schema.ElemSize:
+		case layout.ElemSize:
 			if w.expand("ROW", span, false) {
 				w.acc.FixedElems++
 				// A length-prefixed body matches its values exactly.
 				for _, b := range e.Body {
-					if b.Kind == schema.ElemAttr {
+					if b.Kind == layout.ElemAttr {
 						w.exact[b.Attr] = true
 					}
 				}
@@ -269,13 +269,13 @@ func (w *walker) walkRow() []store.Range {
 
 // rangeFor turns a range constraint on element e into key ranges appended to
 // every partial, when e's encoding preserves order there.
-func (w *walker) rangeFor(e schema.Element, c *Constraint, last bool) ([]store.Range, bool) {
-	a := w.l.Relation.Attrs[e.Attr]
+func (w *walker) rangeFor(e layout.Element, c *Constraint, last bool) ([]store.Range, bool) {
+	a := w.l.Attrs[e.Attr]
 	enc := func(v types.Value) ([]byte, error) {
 		switch e.Enc {
-		case schema.Ordered:
+		case layout.Ordered:
 			return keyenc.AppendOrdered(nil, a.Type, v, !a.Key)
-		case schema.Desc:
+		case layout.Desc:
 			return keyenc.AppendDesc(nil, a.Type, v, !a.Key)
 		}
 		return keyenc.AppendNatural(nil, a.Type, v)
@@ -285,8 +285,8 @@ func (w *walker) rangeFor(e schema.Element, c *Constraint, last bool) ([]store.R
 	var startSet, endSet bool
 	loV, hiV, loIncl, hiIncl, hasLo, hasHi := c.Lo, c.Hi, c.LoIncl, c.HiIncl, c.HasLo, c.HasHi
 	switch e.Enc {
-	case schema.Ordered, schema.Desc:
-		if e.Enc == schema.Desc {
+	case layout.Ordered, layout.Desc:
+		if e.Enc == layout.Desc {
 			// Descending: the high value comes first in key order.
 			loV, hiV, loIncl, hiIncl, hasLo, hasHi = hiV, loV, hiIncl, loIncl, hasHi, hasLo
 		}
@@ -304,7 +304,7 @@ func (w *walker) rangeFor(e schema.Element, c *Constraint, last bool) ([]store.R
 			startSet = true
 		} else if !a.Key {
 			// A range never matches NULL: skip the NULL marker.
-			if e.Enc == schema.Ordered {
+			if e.Enc == layout.Ordered {
 				start, startSet = []byte{0x01}, true
 			}
 		}
@@ -319,10 +319,10 @@ func (w *walker) rangeFor(e schema.Element, c *Constraint, last bool) ([]store.R
 				end = b
 			}
 			endSet = end != nil
-		} else if !a.Key && e.Enc == schema.Desc {
+		} else if !a.Key && e.Enc == layout.Desc {
 			end, endSet = []byte{0xFF}, true // NULL sorts last descending
 		}
-	case schema.Natural:
+	case layout.Natural:
 		switch a.Type {
 		case types.String, types.Bytes:
 			// Raw bytes compare like the values, but only at the end of
@@ -484,16 +484,16 @@ func (a *Access) Bounds() (lo, hi []string) {
 		if fixed == a.FixedElems {
 			break
 		}
-		if e.Kind != schema.ElemAttr && e.Kind != schema.ElemSize {
+		if e.Kind != layout.ElemAttr && e.Kind != layout.ElemSize {
 			continue
 		}
 		fixed++
 		var vals []types.Value
 		attrs := []int{e.Attr}
-		if e.Kind == schema.ElemSize {
+		if e.Kind == layout.ElemSize {
 			attrs = attrs[:0]
 			for _, b := range e.Body {
-				if b.Kind == schema.ElemAttr {
+				if b.Kind == layout.ElemAttr {
 					attrs = append(attrs, b.Attr)
 				}
 			}
@@ -511,7 +511,7 @@ func (a *Access) Bounds() (lo, hi []string) {
 		}
 		sort.Slice(vals, func(i, j int) bool { return types.Compare(vals[i], vals[j]) < 0 })
 		l, h := types.Format(vals[0]), types.Format(vals[len(vals)-1])
-		if e.Kind == schema.ElemAttr && e.Enc == schema.Desc {
+		if e.Kind == layout.ElemAttr && e.Enc == layout.Desc {
 			l, h = "~"+h, "~"+l
 		}
 		lo, hi = append(lo, l), append(hi, h)
@@ -539,13 +539,13 @@ func (a *Access) Bounds() (lo, hi []string) {
 // trailingNatural reports whether the row key ends in a natural
 // variable-length attribute: its fixed value is then matched as a key
 // prefix, as seed 003 does (scan a1-b … a1-c), not as an exact key.
-func trailingNatural(l *schema.Layout) bool {
+func trailingNatural(l *layout.Layout) bool {
 	es := l.Row.Elems
 	if len(es) == 0 {
 		return false
 	}
 	e := es[len(es)-1]
-	return e.Kind == schema.ElemAttr && e.Enc == schema.Natural && l.Relation.Attrs[e.Attr].Type.FixedWidth() == 0
+	return e.Kind == layout.ElemAttr && e.Enc == layout.Natural && l.Attrs[e.Attr].Type.FixedWidth() == 0
 }
 
 // orderKeys is the sequence of (attribute, descending) pairs the layout's
@@ -557,33 +557,33 @@ func orderKeys(acc *Access, single func(attr int) bool) (attrs []int, desc []boo
 	es := l.Row.Elems
 	for i, e := range es {
 		switch e.Kind {
-		case schema.ElemConst:
+		case layout.ElemConst:
 			continue
-		case schema.ElemSalt:
+		case layout.ElemSalt:
 			if acc.FanOut > 0 {
 				continue // one read per bucket, merged in order
 			}
 			for _, b := range e.Body {
-				if b.Kind == schema.ElemAttr && !single(b.Attr) {
+				if b.Kind == layout.ElemAttr && !single(b.Attr) {
 					// Several values hash to several buckets read in one
 					// pass: key order is bucket order first.
 					return attrs, desc
 				}
 			}
 			continue
-		case schema.ElemAttr:
+		case layout.ElemAttr:
 			if single(e.Attr) {
 				continue // ties: any order of this element works
 			}
 			switch e.Enc {
-			case schema.Ordered:
+			case layout.Ordered:
 				attrs, desc = append(attrs, e.Attr), append(desc, false)
 				continue
-			case schema.Desc:
+			case layout.Desc:
 				attrs, desc = append(attrs, e.Attr), append(desc, true)
 				continue
-			case schema.Natural:
-				t := l.Relation.Attrs[e.Attr].Type
+			case layout.Natural:
+				t := l.Attrs[e.Attr].Type
 				if (t == types.String || t == types.Bytes) && i == len(es)-1 {
 					attrs, desc = append(attrs, e.Attr), append(desc, false)
 				}

@@ -420,7 +420,7 @@ func allEnforced(conjs []Conjunct, chosen []Choice) bool {
 }
 
 func enforced(atom lang.Expr, acc *Access) bool {
-	rel := acc.Layout.Relation
+	rel := acc.Layout
 	switch x := atom.(type) {
 	case *lang.Binary:
 		col, lit, op, ok := colLit(x)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
@@ -21,11 +22,11 @@ import (
 // encode) make Plan decline, and the caller plans normally.
 type KeyRebind struct {
 	tmpl   *Plan
-	layout *schema.Layout
+	layout *layout.Layout
 	eqs    []eqSource
 	// prefix is the leading ROW elements a prefix scan encodes; nil for a
 	// point lookup, which encodes the whole row key.
-	prefix []schema.Element
+	prefix []layout.Element
 	// guards are what the planner encodes for the other layouts' candidate
 	// accesses: a value one cannot encode changes that candidate (it reads
 	// nothing, which may win the choice).
@@ -34,9 +35,9 @@ type KeyRebind struct {
 
 // guard is elements of a layout's field that the equalities fix.
 type guard struct {
-	layout *schema.Layout
+	layout *layout.Layout
 	field  string
-	elems  []schema.Element
+	elems  []layout.Element
 }
 
 // eqSource is where an equality's value comes from.
@@ -82,10 +83,10 @@ func NewKeyRebind(st *lang.Select, p *Plan, ch Chooser) *KeyRebind {
 	// size{…}) element the equalities leave open: constants and salts
 	// before it included.
 	inKey := map[int]bool{}
-	var walk func([]schema.Element)
-	walk = func(es []schema.Element) {
+	var walk func([]layout.Element)
+	walk = func(es []layout.Element) {
 		for _, e := range es {
-			if e.Kind == schema.ElemAttr {
+			if e.Kind == layout.ElemAttr {
 				inKey[e.Attr] = true
 			}
 			walk(e.Body)
@@ -94,7 +95,7 @@ func NewKeyRebind(st *lang.Select, p *Plan, ch Chooser) *KeyRebind {
 	es := acc.Layout.Row.Elems
 	n := 0
 	for ; n < len(es); n++ {
-		if e := es[n]; e.Kind == schema.ElemAttr && !eq[e.Attr] {
+		if e := es[n]; e.Kind == layout.ElemAttr && !eq[e.Attr] {
 			break
 		}
 		walk(es[n : n+1])
@@ -123,12 +124,12 @@ func NewKeyRebind(st *lang.Select, p *Plan, ch Chooser) *KeyRebind {
 // attributes in eq are fixed (see walker.walkTable and walker.walkRow):
 // TABLE if it has no other attribute, and ROW up to its first open
 // attribute or size{…}, but for salts over open attributes (fanned out).
-func fixedElements(l *schema.Layout, eq map[int]bool) []guard {
-	fixed := func(e schema.Element) bool {
+func fixedElements(l *layout.Layout, eq map[int]bool) []guard {
+	fixed := func(e layout.Element) bool {
 		ok := true
-		var walk func(schema.Element)
-		walk = func(e schema.Element) {
-			if e.Kind == schema.ElemAttr && !eq[e.Attr] {
+		var walk func(layout.Element)
+		walk = func(e layout.Element) {
+			if e.Kind == layout.ElemAttr && !eq[e.Attr] {
 				ok = false
 			}
 			for _, b := range e.Body {
@@ -139,13 +140,13 @@ func fixedElements(l *schema.Layout, eq map[int]bool) []guard {
 		return ok
 	}
 	var out []guard
-	if l.StaticTable() == "" && !slices.ContainsFunc(l.Table.Elems, func(e schema.Element) bool { return !fixed(e) }) {
+	if l.StaticTable() == "" && !slices.ContainsFunc(l.Table.Elems, func(e layout.Element) bool { return !fixed(e) }) {
 		out = append(out, guard{l, "TABLE", l.Table.Elems})
 	}
-	var row []schema.Element
+	var row []layout.Element
 	for _, e := range l.Row.Elems {
 		if !fixed(e) {
-			if e.Kind == schema.ElemSalt {
+			if e.Kind == layout.ElemSalt {
 				continue
 			}
 			break

@@ -1,23 +1,11 @@
-// Package schema owns the physical schema: relations (typed attributes with a
-// primary key) and their layouts (seed 003's "schemas": how one tuple becomes
-// key-values in the cell model of package store), compiled from the
-// language's DEFINE statements.
+// Package schema owns the relations of the schema-defined client (seed
+// 003) and their layouts: a Catalog is built by applying DEFINE RELATION and
+// DEFINE SCHEMA statements in order; each layout is compiled by package
+// layout, which turns tuples into cells and back.
 //
-// A Catalog is built by applying DEFINE statements in order. A Layout turns a
-// tuple into cells (Layout.Cells) and cells back into tuples
-// (Layout.DecodeRow); it also exposes its compiled row-key elements to the
-// planner, which derives key ranges from them.
-//
-// Invariants established by compilation (and relied on elsewhere):
-//   - Every key attribute of the relation appears as an attribute element in
-//     the cell coordinates (TABLE, ROW, FAMILY or QUALIFIER), so the cells of
-//     different tuples never collide.
-//   - Every attribute is recoverable from the cells (stored in some element,
-//     or in an attr_value branch), so every layout can answer every query.
-//   - Every variable-length natural element (STRING/BYTES attribute,
-//     attr_name, attr_value) is last in its field or sub-field, or followed by
-//     a non-empty constant that its values may not contain; so decoding is
-//     unambiguous, and writes whose values would break that are rejected.
+// Invariants (besides those of package layout):
+//   - A relation has at least one key attribute; attribute names are unique
+//     case-insensitively.
 //   - Two layouts never share both a table and a family.
 package schema
 
@@ -26,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -41,8 +30,8 @@ type Attr struct {
 type Relation struct {
 	Name    string
 	Attrs   []Attr
-	KeyIdx  []int     // indexes of the key attributes, in declaration order
-	Layouts []*Layout // the primary layout first, then in definition order
+	KeyIdx  []int            // indexes of the key attributes, in declaration order
+	Layouts []*layout.Layout // the primary layout first, then in definition order
 	Def     *lang.DefineRelation
 	byName  map[string]int
 }
@@ -59,11 +48,21 @@ func (r *Relation) AttrIndex(name string) int {
 }
 
 // Primary is the relation's primary layout (nil before any layout exists).
-func (r *Relation) Primary() *Layout {
+func (r *Relation) Primary() *layout.Layout {
 	if len(r.Layouts) == 0 {
 		return nil
 	}
 	return r.Layouts[0]
+}
+
+// LayoutAttrs are the relation's attributes as its layouts see them: key
+// attributes are not nullable.
+func (r *Relation) LayoutAttrs() []layout.Attr {
+	out := make([]layout.Attr, len(r.Attrs))
+	for i, a := range r.Attrs {
+		out[i] = layout.Attr{Name: a.Name, Type: a.Type, Key: a.Key, Nullable: !a.Key}
+	}
+	return out
 }
 
 // KeyOf extracts the primary-key values of a tuple.
@@ -79,13 +78,13 @@ func (r *Relation) KeyOf(tuple []types.Value) []types.Value {
 type Catalog struct {
 	Relations []*Relation
 	relByName map[string]*Relation
-	layByName map[string]*Layout
+	layByName map[string]*layout.Layout
 	Defs      []lang.Statement // the definitions applied, in order
 }
 
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
-	return &Catalog{relByName: map[string]*Relation{}, layByName: map[string]*Layout{}}
+	return &Catalog{relByName: map[string]*Relation{}, layByName: map[string]*layout.Layout{}}
 }
 
 // CatalogFromScript builds a catalog from a script of DEFINE statements (a
@@ -108,7 +107,7 @@ func CatalogFromScript(file string, src []byte) (*Catalog, error) {
 func (c *Catalog) Relation(name string) *Relation { return c.relByName[strings.ToLower(name)] }
 
 // Layout looks a layout up by name (case-insensitive).
-func (c *Catalog) Layout(name string) *Layout { return c.layByName[strings.ToLower(name)] }
+func (c *Catalog) Layout(name string) *layout.Layout { return c.layByName[strings.ToLower(name)] }
 
 // Clone returns a catalog that can take more definitions without changing c.
 // Relations and layouts are immutable once defined except for the layout
@@ -117,7 +116,7 @@ func (c *Catalog) Clone() *Catalog {
 	n := NewCatalog()
 	for _, r := range c.Relations {
 		cp := *r
-		cp.Layouts = append([]*Layout(nil), r.Layouts...)
+		cp.Layouts = append([]*layout.Layout(nil), r.Layouts...)
 		n.Relations = append(n.Relations, &cp)
 		n.relByName[strings.ToLower(cp.Name)] = &cp
 	}
@@ -179,7 +178,7 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 	if c.Layout(d.Name) != nil {
 		return errAt(d.At, "schema %s is already defined", d.Name)
 	}
-	l, err := compileLayout(r, d)
+	l, err := layout.Compile(r.LayoutAttrs(), d)
 	if err != nil {
 		return err
 	}
@@ -189,12 +188,12 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 		}
 	}
 	for _, other := range c.layByName {
-		if other.staticTable != "" && other.staticTable == l.staticTable && other.staticFamily == l.staticFamily {
-			return errAt(d.At, "schema %s: table %q and family %q are already used by schema %s", d.Name, l.staticTable, l.staticFamily, other.Name)
+		if other.StaticTable() != "" && other.StaticTable() == l.StaticTable() && other.StaticFamily() == l.StaticFamily() {
+			return errAt(d.At, "schema %s: table %q and family %q are already used by schema %s", d.Name, l.StaticTable(), l.StaticFamily(), other.Name)
 		}
 	}
 	if d.Primary {
-		r.Layouts = append([]*Layout{l}, r.Layouts...)
+		r.Layouts = append([]*layout.Layout{l}, r.Layouts...)
 	} else {
 		r.Layouts = append(r.Layouts, l)
 	}

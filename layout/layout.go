@@ -1,4 +1,26 @@
-package schema
+// Package layout owns the physical mapping of tuples onto the cell model of
+// package store: a Layout turns a tuple into cells (its table, row key,
+// family, qualifier and value: PutCells, AllCells) and cells back into
+// tuples (DecodeRow, RowDecoder), and exposes its compiled row-key elements
+// so that readers derive key ranges from the same elements writers encode
+// with. No other package builds row keys.
+//
+// A layout is compiled from seed 003's DEFINE SCHEMA fields (Compile) — a
+// layout of one relation with a hand-written encoding — or built for a
+// column family of the advisor (Default): the same elements, so that one
+// encoder and one decoder serve both.
+//
+// Invariants established by compilation (and relied on elsewhere):
+//   - Every key attribute appears as an attribute element in the cell
+//     coordinates (TABLE, ROW, FAMILY or QUALIFIER), so the cells of
+//     different tuples never collide.
+//   - Every attribute is recoverable from the cells (stored in some element,
+//     or in an attr_value branch).
+//   - Every variable-length natural element (STRING/BYTES attribute,
+//     attr_name, attr_value) is last in its field or sub-field, or followed by
+//     a non-empty constant that its values may not contain; so decoding is
+//     unambiguous, and writes whose values would break that are rejected.
+package layout
 
 import (
 	"bytes"
@@ -66,11 +88,23 @@ type Field struct {
 	Elems []Element
 }
 
+// Attr is one attribute of the tuples a layout stores.
+type Attr struct {
+	Name string
+	Type types.Type
+	Key  bool // part of the tuple's identity: it must address the cells
+	// Nullable: an ordered or desc element of it carries a NULL marker
+	// byte (a relation's key attributes are not nullable; the attributes of
+	// a column family's key are, as the advisor's engine encodes them).
+	Nullable bool
+}
+
 // Layout is one physical layout of a relation.
 type Layout struct {
 	Name      string
 	Primary   bool
-	Relation  *Relation
+	Attrs     []Attr // the tuple's attributes, in tuple order
+	KeyIdx    []int  // indexes of the key attributes, in order
 	Def       *lang.DefineSchema
 	Table     Field
 	Row       Field
@@ -94,6 +128,36 @@ type Layout struct {
 
 	staticTable  string // the table name if TABLE has no attributes
 	staticFamily string // the family if FAMILY is constant
+	byName       map[string]int
+	names        [][]byte // per attribute, its name (attr_name's bytes)
+}
+
+// AttrIndex returns the index of the named attribute (case-insensitive) or -1.
+func (l *Layout) AttrIndex(name string) int {
+	if i, ok := l.byName[name]; ok { // names are usually written as declared
+		return i
+	}
+	if i, ok := l.byName[strings.ToLower(name)]; ok {
+		return i
+	}
+	return -1
+}
+
+// newLayout returns a layout of the tuples attrs describe, before its
+// fields are set.
+func newLayout(name string, attrs []Attr) *Layout {
+	l := &Layout{Name: name, Attrs: attrs, byName: map[string]int{}, names: make([][]byte, len(attrs))}
+	for i, a := range attrs {
+		l.names[i] = []byte(a.Name)
+		if a.Key {
+			l.KeyIdx = append(l.KeyIdx, i)
+		}
+		l.byName[a.Name] = i
+		if _, dup := l.byName[strings.ToLower(a.Name)]; !dup {
+			l.byName[strings.ToLower(a.Name)] = i
+		}
+	}
+	return l
 }
 
 // markerBranch selects the existence-marker cell of a tuple whose branch
@@ -103,9 +167,12 @@ const markerBranch = -2
 // noBranch is used for layouts without attr_name.
 const noBranch = -1
 
-func compileLayout(r *Relation, d *lang.DefineSchema) (*Layout, error) {
-	l := &Layout{Name: d.Name, Primary: d.Primary, Relation: r, Def: d}
-	c := compiler{r: r, l: l}
+// Compile compiles the layout d defines for tuples of attrs (a relation's
+// attributes, in declaration order). Errors carry d's file:line:col.
+func Compile(attrs []Attr, d *lang.DefineSchema) (*Layout, error) {
+	l := newLayout(d.Name, attrs)
+	l.Primary, l.Def = d.Primary, d
+	c := compiler{l: l}
 	var err error
 	table := d.Table
 	if table == nil {
@@ -138,7 +205,7 @@ func compileLayout(r *Relation, d *lang.DefineSchema) (*Layout, error) {
 	}
 	for _, f := range []*Field{&l.Family, &l.Qualifier} {
 		walkAttrs(f.Elems, func(a int) {
-			if r.Attrs[a].Key {
+			if l.Attrs[a].Key {
 				l.wideRows = true
 			}
 		})
@@ -219,7 +286,6 @@ func constOnly(es []Element) ([]byte, bool) {
 }
 
 type compiler struct {
-	r        *Relation
 	l        *Layout
 	field    string
 	names    *lang.AttrNames
@@ -345,16 +411,16 @@ func (c *compiler) flatten(src lang.Concat, depth int) ([]Element, error) {
 }
 
 func (c *compiler) attr(p lang.Pos, name string) (int, error) {
-	a := c.r.AttrIndex(name)
+	a := c.l.AttrIndex(name)
 	if a < 0 {
-		return 0, errAt(p, "schema %s: relation %s has no attribute %s", c.l.Name, c.r.Name, name)
+		return 0, errAt(p, "schema %s: relation %s has no attribute %s", c.l.Name, c.l.Def.Relation, name)
 	}
 	return a, nil
 }
 
 // check enforces the package invariants on the flattened fields.
 func (c *compiler) check() error {
-	l, r := c.l, c.r
+	l := c.l
 	if len(l.Row.Elems) == 0 {
 		return errAt(l.Def.At, "schema %s: ROW is empty", l.Name)
 	}
@@ -375,7 +441,7 @@ func (c *compiler) check() error {
 			}
 			excl[a] = true
 		}
-		for i := range r.Attrs {
+		for i := range l.Attrs {
 			if !excl[i] {
 				l.Branches = append(l.Branches, i)
 			}
@@ -399,12 +465,12 @@ func (c *compiler) check() error {
 	for _, a := range l.Branches {
 		stored[a] = true
 	}
-	for _, k := range r.KeyIdx {
+	for _, k := range l.KeyIdx {
 		if !coord[k] {
-			return errAt(l.Def.At, "schema %s: key attribute %s must appear in TABLE, ROW, FAMILY or QUALIFIER", l.Name, r.Attrs[k].Name)
+			return errAt(l.Def.At, "schema %s: key attribute %s must appear in TABLE, ROW, FAMILY or QUALIFIER", l.Name, l.Attrs[k].Name)
 		}
 	}
-	for i, a := range r.Attrs {
+	for i, a := range l.Attrs {
 		if !stored[i] {
 			return errAt(l.Def.At, "schema %s: attribute %s is stored nowhere (add it to VALUE or use attr_name/attr_value)", l.Name, a.Name)
 		}
@@ -452,7 +518,7 @@ func (c *compiler) checkDelimited(field string, es []Element) error {
 		what := "attr_name[…]"
 		switch e.Kind {
 		case ElemAttr:
-			what = "attribute " + c.r.Attrs[e.Attr].Name
+			what = "attribute " + c.l.Attrs[e.Attr].Name
 		case ElemAttrValue:
 			what = "attr_value[…]"
 		}
@@ -464,12 +530,12 @@ func (c *compiler) checkDelimited(field string, es []Element) error {
 func (c *compiler) varLength(e Element) bool {
 	switch e.Kind {
 	case ElemAttr:
-		return e.Enc == Natural && c.r.Attrs[e.Attr].Type.FixedWidth() == 0
+		return e.Enc == Natural && c.l.Attrs[e.Attr].Type.FixedWidth() == 0
 	case ElemAttrName:
 		return true
 	case ElemAttrValue:
 		for _, a := range c.l.Branches {
-			if c.r.Attrs[a].Type.FixedWidth() == 0 {
+			if c.l.Attrs[a].Type.FixedWidth() == 0 {
 				return true
 			}
 		}
@@ -513,7 +579,7 @@ type encoder struct {
 func (en *encoder) fail(attr int, format string, args ...any) error {
 	e := &EncodeError{Layout: en.l.Name, Field: en.field, Msg: fmt.Sprintf(format, args...)}
 	if attr >= 0 {
-		e.Attr = en.l.Relation.Attrs[attr].Name
+		e.Attr = en.l.Attrs[attr].Name
 	}
 	return e
 }
@@ -521,7 +587,7 @@ func (en *encoder) fail(attr int, format string, args ...any) error {
 // appendElems encodes es; next is the constant following es in an enclosing
 // sequence (nil if none), used to check separator-free values.
 func (en *encoder) appendElems(dst []byte, es []Element) ([]byte, error) {
-	r := en.l.Relation
+	r := en.l
 	for i, e := range es {
 		var sep []byte
 		if i+1 < len(es) && es[i+1].Kind == ElemConst {
@@ -542,9 +608,9 @@ func (en *encoder) appendElems(dst []byte, es []Element) ([]byte, error) {
 				}
 				dst, err = keyenc.AppendNatural(dst, a.Type, v)
 			case Ordered:
-				dst, err = keyenc.AppendOrdered(dst, a.Type, v, !a.Key)
+				dst, err = keyenc.AppendOrdered(dst, a.Type, v, a.Nullable)
 			case Desc:
-				dst, err = keyenc.AppendDesc(dst, a.Type, v, !a.Key)
+				dst, err = keyenc.AppendDesc(dst, a.Type, v, a.Nullable)
 			}
 			if err != nil {
 				return nil, en.fail(e.Attr, "%v", err)
@@ -716,7 +782,8 @@ type Cell struct {
 
 // PutCells returns the cells to write for a tuple (puts) and the cells of
 // its NULL branch attributes (deletes), which an upsert must remove so a NULL
-// overwrites an old value.
+// overwrites an old value. The cells' bytes may be shared with the layout
+// and other cells: callers do not modify them.
 func (l *Layout) PutCells(tuple []types.Value) (puts, deletes []Cell, err error) {
 	return l.cells(tuple, false, nil)
 }
@@ -760,8 +827,14 @@ func (l *Layout) cells(tuple []types.Value, forDelete bool, a *Arena) (puts, del
 			fam = string(b)
 		}
 		en.field = l.Qualifier.Name
-		qual, err := a.encode(func(dst []byte) ([]byte, error) { return en.appendElems(dst, l.Qualifier.Elems) })
-		if err != nil {
+		var qual []byte
+		var err error
+		if len(l.Qualifier.Elems) == 1 && l.Qualifier.Elems[0].Kind == ElemAttrName {
+			// The qualifier is the branch's name: shared, not encoded.
+			if branch >= 0 {
+				qual = l.names[branch]
+			}
+		} else if qual, err = a.encode(func(dst []byte) ([]byte, error) { return en.appendElems(dst, l.Qualifier.Elems) }); err != nil {
 			return Cell{}, err
 		}
 		if len(qual) > MaxQualifierBytes {
@@ -794,6 +867,7 @@ func (l *Layout) cells(tuple []types.Value, forDelete bool, a *Arena) (puts, del
 		}
 		return []Cell{c}, nil, nil
 	}
+	puts = make([]Cell, 0, len(l.Branches)+1)
 	for _, a := range l.Branches {
 		if tuple[a] == nil || forDelete {
 			c, err := one(a, true)
@@ -844,7 +918,7 @@ func (l *Layout) CoordinatesUseNonKey() bool {
 	var walk func([]Element)
 	walk = func(es []Element) {
 		for _, e := range es {
-			if e.Kind == ElemAttr && !l.Relation.Attrs[e.Attr].Key {
+			if e.Kind == ElemAttr && !l.Attrs[e.Attr].Key {
 				found = true
 			}
 			walk(e.Body)
@@ -862,7 +936,11 @@ func (l *Layout) TableMatches(name string) bool {
 	if l.staticTable != "" {
 		return name == l.staticTable
 	}
-	n := len(l.Relation.Attrs)
+	n := len(l.Attrs)
 	d := decoder{l: l, tuple: make([]types.Value, n), set: newAttrSet(n)}
 	return d.decodeField(&l.Table, []byte(name)) == nil
+}
+
+func errAt(p lang.Pos, format string, args ...any) error {
+	return &lang.Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
 }

@@ -1,10 +1,11 @@
-package schema
+package layout
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/store"
@@ -90,7 +91,7 @@ func (d *decoder) decodeField(f *Field, b []byte) error {
 
 // decodeElems decodes es from exactly b.
 func (d *decoder) decodeElems(es []Element, b []byte) error {
-	r := d.l.Relation
+	r := d.l
 	for i := range es {
 		e := &es[i]
 		switch e.Kind {
@@ -122,9 +123,9 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 				}
 				v, err = keyenc.DecodeNatural(a.Type, b[:n])
 			case Ordered:
-				v, n, err = keyenc.DecodeOrdered(a.Type, b, !a.Key)
+				v, n, err = keyenc.DecodeOrdered(a.Type, b, a.Nullable)
 			case Desc:
-				v, n, err = keyenc.DecodeDesc(a.Type, b, !a.Key)
+				v, n, err = keyenc.DecodeDesc(a.Type, b, a.Nullable)
 			}
 			if err != nil {
 				return d.fail("%s: %v", a.Name, err)
@@ -160,7 +161,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			d.branch = -1
 			if len(name) == 0 {
 				d.branch = markerBranch
-			} else if a := r.AttrIndex(string(name)); a >= 0 && d.l.isBranch(a) {
+			} else if a := d.l.branchNamed(name); a >= 0 {
 				d.branch = a
 			}
 			if d.branch == -1 {
@@ -219,8 +220,8 @@ func (d *decoder) skipWidth(e *Element, a *Attr) (int, bool) {
 	if w == 0 {
 		return 0, false
 	}
-	if e.Enc != Natural && !a.Key {
-		return 0, false // nullable: a marker byte decides the width
+	if e.Enc != Natural && a.Nullable {
+		return 0, false // a marker byte decides the width
 	}
 	return w, true
 }
@@ -234,13 +235,24 @@ func (d *decoder) decodeFamily(fam string) error {
 	return d.decodeField(&d.l.Family, []byte(fam))
 }
 
-func (l *Layout) isBranch(a int) bool {
-	for _, b := range l.Branches {
-		if b == a {
-			return true
-		}
+// branchNamed returns the branch attribute named name (as attr_name
+// writes it, else case-insensitively), or -1.
+func (l *Layout) branchNamed(name []byte) int {
+	if a, ok := l.byName[string(name)]; ok && l.isBranch(a) {
+		return a
 	}
-	return false
+	if a := l.AttrIndex(string(name)); a >= 0 && l.isBranch(a) {
+		return a
+	}
+	return -1
+}
+
+// isBranch reports whether attribute a is one of attr_name's.
+func (l *Layout) isBranch(a int) bool {
+	// Branches are increasing: they are the attributes attr_name does not
+	// exclude, in order.
+	_, ok := slices.BinarySearch(l.Branches, a)
+	return ok
 }
 
 // OwnsFamily reports whether cells of family fam can belong to this layout
@@ -282,7 +294,7 @@ type RowDecoder struct {
 // does not use them). Key attributes of layouts with wide rows are always
 // decoded: they tell the row's tuples apart.
 func (rd *RowDecoder) Init(l *Layout, skip []bool) {
-	n := len(l.Relation.Attrs)
+	n := len(l.Attrs)
 	if l.wideRows {
 		skip = nil
 	}
@@ -295,12 +307,72 @@ func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 	}
 }
 
+// DecodeInto decodes the one tuple a row holds into out (len(Attrs)), for
+// layouts with one tuple per row (not WideRows); found is false if no cell
+// of the row is the layout's. out's values are the caller's to keep.
+func (rd *RowDecoder) DecodeInto(table string, row store.Row, out []types.Value) (found bool, err error) {
+	l := rd.l
+	if l.wideRows {
+		return false, fmt.Errorf("schema %s: DecodeInto needs one tuple per row", l.Name)
+	}
+	clear(out)
+	d := decoder{l: l, tuple: out, set: newAttrSet(len(l.Attrs)), skip: rd.skip, branch: noBranch}
+	if l.staticTable == "" {
+		if err := d.decodeField(&l.Table, []byte(table)); err != nil {
+			return false, err
+		}
+	}
+	if err := d.decodeField(&l.Row, row.Key); err != nil {
+		return false, err
+	}
+	// The usual shape, QUALIFIER attr_name, VALUE attr_value, FAMILY
+	// constant: one lookup and one value per cell.
+	plain := l.staticFamily != "" && len(l.Qualifier.Elems) == 1 && l.Qualifier.Elems[0].Kind == ElemAttrName &&
+		len(l.Value.Elems) == 1 && l.Value.Elems[0].Kind == ElemAttrValue
+	for _, c := range row.Cells {
+		if !l.OwnsFamily(c.Family) {
+			continue
+		}
+		found = true
+		if plain {
+			if len(c.Qualifier) == 0 && len(c.Value) == 0 {
+				continue // the existence marker
+			}
+			a := l.branchNamed(c.Qualifier)
+			if a < 0 {
+				d.field, d.whole = l.Qualifier.Name, c.Qualifier
+				return false, d.fail("%q is not an attribute of attr_name[…]", c.Qualifier)
+			}
+			if d.set.has(a) {
+				continue
+			}
+			v, err := keyenc.DecodeNatural(l.Attrs[a].Type, c.Value)
+			if err != nil {
+				d.field, d.whole = l.Value.Name, c.Value
+				return false, d.fail("%s: %v", l.Attrs[a].Name, err)
+			}
+			d.put(a, v)
+			continue
+		}
+		if err := d.decodeFamily(c.Family); err != nil {
+			return false, err
+		}
+		if err := d.decodeField(&l.Qualifier, c.Qualifier); err != nil {
+			return false, err
+		}
+		if err := d.decodeField(&l.Value, c.Value); err != nil {
+			return false, err
+		}
+	}
+	return found, nil
+}
+
 // Decode decodes the tuples stored in one row of table and calls emit for
 // each, in the order of their first cell, until emit returns false. Cells of
 // other layouts' families are skipped. See RowDecoder for who owns what.
 func (rd *RowDecoder) Decode(table string, row store.Row, emit func([]types.Value) bool) error {
 	l := rd.l
-	r := l.Relation
+	r := l
 	n := len(r.Attrs)
 	// Reset the attributes the last row set (clearing the whole tuple
 	// costs more: each slot is a pointer write).

@@ -1,4 +1,4 @@
-package schema_test
+package layout_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
@@ -62,7 +63,7 @@ func genT(rt *rapid.T) []types.Value {
 }
 
 // rowOf groups cells as the store would return them: one row, cells sorted.
-func rowOf(cells []schema.Cell) store.Row {
+func rowOf(cells []layout.Cell) store.Row {
 	sort.Slice(cells, func(i, j int) bool {
 		if cells[i].Family != cells[j].Family {
 			return cells[i].Family < cells[j].Family
@@ -105,7 +106,7 @@ func TestLayoutRoundTrip(t *testing.T) {
 func TestRowDecoderReuse(t *testing.T) {
 	c := catalog(t)
 	rel := c.Relation("t")
-	decs := make([]schema.RowDecoder, len(rel.Layouts))
+	decs := make([]layout.RowDecoder, len(rel.Layouts))
 	for i, l := range rel.Layouts {
 		decs[i].Init(l, nil)
 	}
@@ -159,7 +160,7 @@ func TestKeyOrder(t *testing.T) {
 		if rapid.Bool().Draw(rt, "samea") {
 			y[0] = x[0]
 		}
-		key := func(l *schema.Layout, tu []types.Value) []byte {
+		key := func(l *layout.Layout, tu []types.Value) []byte {
 			k, err := l.RowKey(tu)
 			if err != nil {
 				rt.Fatal(err)
@@ -223,7 +224,7 @@ func TestSeedSeparators(t *testing.T) {
 // row that decodes re-encodes to the same row key (salt aside) and cells.
 func FuzzDecodeRow(f *testing.F) {
 	c := catalog(f)
-	var layouts []*schema.Layout
+	var layouts []*layout.Layout
 	for _, r := range c.Relations {
 		layouts = append(layouts, r.Layouts...)
 	}
@@ -236,9 +237,9 @@ func FuzzDecodeRow(f *testing.F) {
 		row := store.Row{Key: key, Cells: []store.Cell{{Family: fam, Qualifier: qual, Value: val}}}
 		table := l.StaticTable()
 		err := l.DecodeRow(table, row, func(tu []types.Value) bool {
-			for _, k := range l.Relation.KeyIdx {
+			for _, k := range l.KeyIdx {
 				if tu[k] == nil {
-					t.Fatalf("%s: decoded a tuple without key %s", l.Name, l.Relation.Attrs[k].Name)
+					t.Fatalf("%s: decoded a tuple without key %s", l.Name, l.Attrs[k].Name)
 				}
 			}
 			k, err := l.RowKey(tu)
@@ -292,10 +293,10 @@ DEFINE SCHEMA s FOR r { TABLE 's', ROW k, VALUE v, SPLIT ON ('m', x'00ff', 'g') 
 func TestArenaReset(t *testing.T) {
 	c := catalog(t)
 	rel := c.Relation("t")
-	var a schema.Arena
+	var a layout.Arena
 	rapid.Check(t, func(rt *rapid.T) {
 		tuples := rapid.SliceOfN(rapid.Custom(genT), 1, 300).Draw(rt, "tuples")
-		var got []schema.Cell
+		var got []layout.Cell
 		for _, l := range rel.Layouts {
 			for _, tu := range tuples {
 				puts, _, err := l.PutCellsArena(tu, &a)
@@ -305,7 +306,7 @@ func TestArenaReset(t *testing.T) {
 				got = append(got, puts...)
 			}
 		}
-		var want []schema.Cell
+		var want []layout.Cell
 		for _, l := range rel.Layouts {
 			for _, tu := range tuples {
 				puts, _, _ := l.PutCells(tu)

@@ -1,0 +1,162 @@
+package layout
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// DefaultCFFamily is the one family of a Default layout.
+const DefaultCFFamily = "v"
+
+// Default is the layout of a column family as the advisor designs it, in
+// seed 003's terms:
+//
+//	TABLE 'name',
+//	ROW [salt(N){ordered{p1…}}:]ordered{p1}:…:ordered{c1}:…,
+//	FAMILY 'v',
+//	QUALIFIER attr_name[keys], VALUE attr_value[keys]
+//
+// with every key attribute nullable (a NULL marker byte in the key). attrs
+// lists the partition key (nhash attributes), then the clustering key (up
+// to nkey), then the values. One cell per non-NULL value, named by its
+// attribute; a row whose values are all NULL, or that has none, keeps an
+// empty marker cell. splits are the table's SPLIT ON points.
+func Default(name string, attrs []Attr, nhash, nkey, saltBuckets int, splits [][]byte) (*Layout, error) {
+	switch {
+	case nhash < 1 || nhash > nkey || nkey > len(attrs):
+		return nil, fmt.Errorf("layout %s: %d partition and %d key attributes of %d", name, nhash, nkey, len(attrs))
+	case saltBuckets < 0 || saltBuckets > 256:
+		return nil, fmt.Errorf("layout %s: %d salt buckets (1 to 256)", name, saltBuckets)
+	}
+	l := newLayout(name, attrs)
+	for i := range attrs {
+		if attrs[i].Key != (i < nkey) {
+			return nil, fmt.Errorf("layout %s: attribute %s: the first %d attributes, and only they, are key attributes", name, attrs[i].Name, nkey)
+		}
+	}
+	l.Table = Field{Name: "TABLE", Elems: []Element{{Kind: ElemConst, Lit: []byte(name)}}}
+	l.Family = Field{Name: "FAMILY", Elems: []Element{{Kind: ElemConst, Lit: []byte(DefaultCFFamily)}}}
+	l.Row.Name = "ROW"
+	if saltBuckets > 0 {
+		body := make([]Element, nhash)
+		for i := range body {
+			body[i] = Element{Kind: ElemAttr, Attr: i, Enc: Ordered}
+		}
+		l.Row.Elems = append(l.Row.Elems, Element{Kind: ElemSalt, Buckets: saltBuckets, Body: body})
+		l.SaltBuckets = saltBuckets
+	}
+	for i := range nkey {
+		l.Row.Elems = append(l.Row.Elems, Element{Kind: ElemAttr, Attr: i, Enc: Ordered})
+	}
+	l.Qualifier.Name, l.Value.Name = "QUALIFIER", "VALUE"
+	if nkey < len(attrs) {
+		for i := nkey; i < len(attrs); i++ {
+			l.Branches = append(l.Branches, i)
+		}
+		l.Qualifier.Elems = []Element{{Kind: ElemAttrName}}
+		l.Value.Elems = []Element{{Kind: ElemAttrValue}}
+	}
+	l.staticTable, l.staticFamily = name, DefaultCFFamily
+	l.Splits = splits
+	return l, nil
+}
+
+// TableSpec is the store table of a layout with a constant TABLE: its
+// family if constant (others are added as cells need them) and its
+// pre-split points (one per salt bucket, as Phoenix pre-splits, or SPLIT
+// ON).
+func (l *Layout) TableSpec() store.TableSpec {
+	spec := store.TableSpec{Name: l.staticTable}
+	if l.staticFamily != "" {
+		spec.Families = []string{l.staticFamily}
+	}
+	for b := 1; b < l.SaltBuckets; b++ {
+		spec.Splits = append(spec.Splits, []byte{byte(b)})
+	}
+	spec.Splits = append(spec.Splits, l.Splits...)
+	return spec
+}
+
+// AppendKeyPrefix appends the row key of tuple up to its n-th key
+// attribute (in ROW's order, the salt byte included): the prefix a read of
+// the tuples sharing those attributes scans. A salted layout needs at least
+// the attributes its salt hashes.
+func (l *Layout) AppendKeyPrefix(dst []byte, tuple []types.Value, n int) ([]byte, error) {
+	m, attrs := 0, 0
+	for ; m < len(l.Row.Elems) && attrs < n; m++ {
+		if l.Row.Elems[m].Kind == ElemAttr {
+			attrs++
+		}
+	}
+	if attrs < n {
+		return nil, fmt.Errorf("schema %s: ROW has %d attributes, not %d", l.Name, attrs, n)
+	}
+	return l.AppendElements(dst, "ROW", l.Row.Elems[:m], tuple)
+}
+
+// errInPlace: the layout cannot change some cells of a tuple alone.
+var errInPlace = errors.New("cannot update cells in place (values are not attr_name/attr_value cells of one tuple per row): rewrite the tuple")
+
+// UpdateCells returns the cells that change when the attributes marked in
+// changed take tuple's values in an existing row (tuple holds the whole
+// row): a put for each changed attribute with a value, a delete for each
+// set to NULL, and the existence marker if only deletes remain, so the row
+// keeps existing. Only layouts whose values are attr_name/attr_value
+// branches and whose coordinates the change leaves alone can update cells
+// in place; others rewrite the tuple (PutCells).
+func (l *Layout) UpdateCells(tuple []types.Value, changed []bool) (puts, deletes []Cell, err error) {
+	if l.Branches == nil || l.wideRows {
+		for i, c := range changed {
+			if c && !l.Attrs[i].Key {
+				return nil, nil, fmt.Errorf("schema %s: %w", l.Name, errInPlace)
+			}
+		}
+		return nil, nil, nil // nothing stored changes
+	}
+	table, err := l.TableOf(tuple)
+	if err != nil {
+		return nil, nil, err
+	}
+	row, err := l.rowKey(tuple, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	cell := func(branch int, withValue bool) (Cell, error) {
+		en := encoder{l: l, tuple: tuple, branch: branch}
+		fam, err := en.field1(&l.Family, nil)
+		if err != nil {
+			return Cell{}, err
+		}
+		qual, err := en.field1(&l.Qualifier, []byte{})
+		if err != nil || !withValue {
+			return Cell{Table: table, Row: row, Cell: store.Cell{Family: string(fam), Qualifier: qual}}, err
+		}
+		val, err := en.field1(&l.Value, []byte{})
+		return Cell{Table: table, Row: row, Cell: store.Cell{Family: string(fam), Qualifier: qual, Value: val}}, err
+	}
+	for _, a := range l.Branches {
+		if !changed[a] {
+			continue
+		}
+		c, err := cell(a, tuple[a] != nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		if tuple[a] == nil {
+			deletes = append(deletes, c)
+		} else {
+			puts = append(puts, c)
+		}
+	}
+	if len(puts) == 0 && len(deletes) > 0 {
+		marker, err := cell(markerBranch, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		puts = append(puts, marker)
+	}
+	return puts, deletes, nil
+}
