@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
@@ -284,11 +283,11 @@ func (sp *stepProg) rangeOf(prefix []byte, q *model.Query, vals []types.Value) (
 	if len(sp.ranges) == 0 {
 		return r, nil
 	}
-	typ := sp.t.attrs[len(sp.key)].Field.Type
+	e, _ := sp.t.l.RowElem(len(sp.key))
 	// Non-NULL values only: NULL satisfies no comparison.
 	r.Start = append(append([]byte(nil), prefix...), 0x01)
 	for _, k := range sp.ranges {
-		b, err := keyenc.AppendOrdered(append([]byte(nil), prefix...), typ, vals[k], true)
+		b, err := sp.t.l.AppendValue(append([]byte(nil), prefix...), e, vals[k])
 		if err != nil {
 			return r, err
 		}

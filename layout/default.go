@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -95,6 +96,30 @@ func (l *Layout) AppendKeyPrefix(dst []byte, tuple []types.Value, n int) ([]byte
 		return nil, fmt.Errorf("schema %s: ROW has %d attributes, not %d", l.Name, attrs, n)
 	}
 	return l.AppendElements(dst, "ROW", l.Row.Elems[:m], tuple)
+}
+
+// AppendValue appends v encoded as attribute element e encodes it (its
+// encoding and the attribute's nullability): the bounds of a key range over
+// that element.
+func (l *Layout) AppendValue(dst []byte, e Element, v types.Value) ([]byte, error) {
+	a := l.Attrs[e.Attr]
+	switch e.Enc {
+	case Ordered:
+		return keyenc.AppendOrdered(dst, a.Type, v, a.Nullable)
+	case Desc:
+		return keyenc.AppendDesc(dst, a.Type, v, a.Nullable)
+	}
+	return keyenc.AppendNatural(dst, a.Type, v)
+}
+
+// RowElem returns the element of ROW that stores attribute a.
+func (l *Layout) RowElem(a int) (Element, bool) {
+	for _, e := range l.Row.Elems {
+		if e.Kind == ElemAttr && e.Attr == a {
+			return e, true
+		}
+	}
+	return Element{}, false
 }
 
 // errInPlace: the layout cannot change some cells of a tuple alone.

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
@@ -248,6 +247,13 @@ func splitPoints(x *Index, d *lang.DefineColumnFamily, written []Attr) ([]SplitP
 			return nil, errAt(d.SplitOn[0].At, "column family %s: SPLIT ON values follow the partition key in row-key order (%s): write PARTITION KEY in that order", d.Name, strings.Join(names, ", "))
 		}
 	}
+	// The keys are the row-key prefixes x's layout writes (split points
+	// and salt exclude each other: the parser sees to it).
+	l, err := x.Layout()
+	if err != nil {
+		return nil, errAt(d.At, "column family %s: %v", d.Name, err)
+	}
+	tuple := make([]types.Value, len(l.Attrs))
 	out := make([]SplitPoint, 0, len(d.SplitOn))
 	seen := map[string]lang.SplitPoint{}
 	for _, sp := range d.SplitOn {
@@ -270,13 +276,16 @@ func splitPoints(x *Index, d *lang.DefineColumnFamily, written []Attr) ([]SplitP
 					err = fmt.Errorf("timestamp %s out of range (years 0000 to 9999 in UTC)", types.Format(v))
 				}
 			}
-			if err == nil {
-				p.Key, err = keyenc.AppendOrdered(p.Key, a.Field.Type, c, true)
-			}
 			if err != nil {
 				return nil, errAt(sp.At, "column family %s: split point %s: %s: %v", d.Name, text, x.AttrName(a), err)
 			}
 			p.Values[i] = c
+		}
+		clear(tuple)
+		copy(tuple, p.Values)
+		var err error
+		if p.Key, err = l.AppendKeyPrefix(nil, tuple, len(p.Values)); err != nil {
+			return nil, errAt(sp.At, "column family %s: split point %s: %v", d.Name, text, err)
 		}
 		if first, dup := seen[string(p.Key)]; dup {
 			return nil, errAt(sp.At, "column family %s: split point %s is the same row key as the one at %d:%d", d.Name, text, first.At.Line, first.At.Col)

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
@@ -271,15 +270,7 @@ func (w *walker) walkRow() []store.Range {
 // every partial, when e's encoding preserves order there.
 func (w *walker) rangeFor(e layout.Element, c *Constraint, last bool) ([]store.Range, bool) {
 	a := w.l.Attrs[e.Attr]
-	enc := func(v types.Value) ([]byte, error) {
-		switch e.Enc {
-		case layout.Ordered:
-			return keyenc.AppendOrdered(nil, a.Type, v, !a.Key)
-		case layout.Desc:
-			return keyenc.AppendDesc(nil, a.Type, v, !a.Key)
-		}
-		return keyenc.AppendNatural(nil, a.Type, v)
-	}
+	enc := func(v types.Value) ([]byte, error) { return w.l.AppendValue(nil, e, v) }
 	// lo/hi: byte bounds of the element alone; nil = unbounded.
 	var start, end []byte
 	var startSet, endSet bool
