@@ -2,8 +2,9 @@
 // secondary indexes): given a conceptual model, a weighted workload, a
 // storage budget and a cost profile, it enumerates candidate column families
 // and secondary indexes (enumerate.go), plans every query and every write's
-// support queries over them (planner.go, update.go), costs the plans
-// (package cost) and picks the structures and plans of least total cost with
+// support queries over them with package planner (whose plan DAGs the
+// integer program chooses arcs of), costs the plans through the cost.Model
+// seam (a cost.Profile) and picks the structures and plans of least total cost with
 // an exact 0-1 integer program (ilp.go, solved by package solver).
 //
 // Invariants of a Result:
@@ -22,14 +23,14 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -111,7 +112,7 @@ type InfeasibleError struct {
 
 func (e *InfeasibleError) Error() string {
 	return fmt.Sprintf("no schema answering the workload fits in %s; the smallest budget that works is %s (%.0f bytes)",
-		FormatBytes(e.Budget), FormatBytes(e.MinBudget), math.Ceil(e.MinBudget))
+		units.Format(e.Budget), units.Format(e.MinBudget), math.Ceil(e.MinBudget))
 }
 
 func (o Options) progress(format string, args ...any) {
@@ -124,7 +125,7 @@ func (o Options) progress(format string, args ...any) {
 type support struct {
 	write  *workload.Statement
 	query  *model.Query
-	dag    *dag
+	dag    *planner.DAG
 	needBy []*physical.Index
 }
 
@@ -163,7 +164,7 @@ func Advise(ctx context.Context, m *model.Model, w *workload.Workload, opt Optio
 	name(res.Indexes)
 	res.Schema = schemaOf(res, p)
 	res.Stats.TotalTime = time.Since(start)
-	opt.progress("solved in %v (%d solver runs): cost %.6g, size %s", res.Stats.SolveTime.Round(time.Millisecond), res.Stats.Solves, res.TotalCost, FormatBytes(res.TotalSize))
+	opt.progress("solved in %v (%d solver runs): cost %.6g, size %s", res.Stats.SolveTime.Round(time.Millisecond), res.Stats.Solves, res.TotalCost, units.Format(res.TotalSize))
 	return res, nil
 }
 
@@ -195,85 +196,37 @@ func name(xs []*physical.Index) {
 	sort.Slice(xs, func(i, j int) bool { return xs[i].Name < xs[j].Name })
 }
 
-// FormatBytes writes a byte count with a binary-free SI unit (161MB = 161e6).
-func FormatBytes(b float64) string {
-	if math.IsInf(b, 1) {
-		return "unlimited"
-	}
-	for _, u := range []struct {
-		unit string
-		v    float64
-	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
-		if b >= u.v {
-			return fmt.Sprintf("%.4g%s", b/u.v, u.unit)
-		}
-	}
-	return fmt.Sprintf("%.0fB", b)
-}
-
-// ParseBytes reads a budget: a number of bytes with an optional suffix
-// B, kB/KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of
-// 1024); "unlimited" or "0" means no budget.
-func ParseBytes(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	if strings.EqualFold(t, "unlimited") || t == "0" {
-		return math.Inf(1), nil
-	}
-	units := []struct {
-		suf string
-		mul float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
-	mul := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suf) {
-			t, mul = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.mul
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil {
-		if i := strings.IndexFunc(t, unicode.IsLetter); i > 0 {
-			return 0, fmt.Errorf("budget %q: unknown unit %q (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, t[i:])
-		}
-	}
-	if err != nil || !(v > 0) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("budget %q: want a positive number of bytes, e.g. 161000000, 161MB or 2GiB", s)
-	}
-	return v * mul, nil
-}
-
 // dominated finds indexes no optimal schema needs: J is dominated by I when
 // every lookup step that reads J can read I instead between the same plan
 // states at no higher cost, I is no larger, costs writes no more, needs no
 // support query J does not, and can carry every SI J can. Replacing J by I
 // in any solution then costs no more, so J can go. Among equivalent
 // indexes the one with the smaller key stays.
-func dominated(dags []*dag, writeCost map[*physical.Index]float64, supportsOf map[*physical.Index]map[*support]bool, p *pool) map[*physical.Index]bool {
+func dominated(dags []*planner.DAG, writeCost map[*physical.Index]float64, supportsOf map[*physical.Index]map[*support]bool, p *planner.Pool) map[*physical.Index]bool {
 	type use struct {
-		d        *dag
+		d        *planner.DAG
 		from, to int
 	}
 	uses := map[*physical.Index][]use{}
 	costAt := map[use]map[*physical.Index]float64{}
 	for _, d := range dags {
-		for _, a := range d.liveArcs() {
-			arc := d.arcs[a]
-			u := use{d, arc.from, arc.to}
-			x := arc.step.Index
+		for _, a := range d.LiveArcs() {
+			arc := d.Arcs[a]
+			u := use{d, arc.From, arc.To}
+			x := arc.Step.Index
 			if costAt[u] == nil {
 				costAt[u] = map[*physical.Index]float64{}
 			}
-			if c, ok := costAt[u][x]; !ok || arc.step.Cost < c {
+			if c, ok := costAt[u][x]; !ok || arc.Step.Cost < c {
 				if !ok {
 					uses[x] = append(uses[x], u)
 				}
-				costAt[u][x] = arc.step.Cost
+				costAt[u][x] = arc.Step.Cost
 			}
 		}
 	}
 	baseOf := map[*physical.Index][]*physical.Index{}
-	for si, bs := range p.bases {
+	for si, bs := range p.Bases {
 		for _, b := range bs {
 			baseOf[b] = append(baseOf[b], si)
 		}
@@ -304,7 +257,7 @@ func dominated(dags []*dag, writeCost map[*physical.Index]float64, supportsOf ma
 				}
 			}
 			for _, si := range baseOf[j] {
-				if ok && !isBase(si, i) {
+				if ok && !planner.IsBase(si, i) {
 					ok = false
 				}
 			}
@@ -319,7 +272,7 @@ func dominated(dags []*dag, writeCost map[*physical.Index]float64, supportsOf ma
 
 // schemaOf pairs each recommended SI with its base CF: the one a plan reads
 // after it, else any recommended base.
-func schemaOf(res *Result, p *pool) *physical.Schema {
+func schemaOf(res *Result, p *planner.Pool) *physical.Schema {
 	s := &physical.Schema{Indexes: res.Indexes, Base: map[*physical.Index]*physical.Index{}}
 	chosen := map[*physical.Index]bool{}
 	for _, x := range res.Indexes {
@@ -343,7 +296,7 @@ func schemaOf(res *Result, p *pool) *physical.Schema {
 	}
 	for _, x := range res.Indexes {
 		if x.Kind == physical.SI && s.Base[x] == nil {
-			for _, b := range p.bases[x] {
+			for _, b := range p.Bases[x] {
 				if chosen[b] {
 					s.Base[x] = b
 					break
@@ -359,10 +312,10 @@ func schemaOf(res *Result, p *pool) *physical.Schema {
 // pool, and every candidate's upkeep.
 type problem struct {
 	queries, writes []*workload.Statement
-	qdags           []*dag
-	upkeeps         map[*workload.Statement]map[*physical.Index]upkeep
+	qdags           []*planner.DAG
+	upkeeps         map[*workload.Statement]map[*physical.Index]planner.Upkeep
 	supports        []*support
-	pool            *pool
+	pool            *planner.Pool
 }
 
 // prepare enumerates candidates and plans every query and support query.
@@ -398,17 +351,17 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 	if opt.Mode != Normalized {
 		en.merge()
 	}
-	upkeeps := map[*workload.Statement]map[*physical.Index]upkeep{}
+	upkeeps := map[*workload.Statement]map[*physical.Index]planner.Upkeep{}
 	computeUpkeep := func() {
 		for _, s := range writes {
 			if upkeeps[s] == nil {
-				upkeeps[s] = map[*physical.Index]upkeep{}
+				upkeeps[s] = map[*physical.Index]planner.Upkeep{}
 			}
 			for _, x := range en.list {
 				if _, done := upkeeps[s][x]; done {
 					continue
 				}
-				if u, ok := maintain(s.Write, x); ok {
+				if u, ok := planner.Maintain(s.Write, x); ok {
 					upkeeps[s][x] = u
 				}
 			}
@@ -428,8 +381,8 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 				if !ok {
 					continue
 				}
-				for _, q := range u.support {
-					if k := queryKey(q); !seenSupport[k] {
+				for _, q := range u.Support {
+					if k := planner.QueryKey(q); !seenSupport[k] {
 						seenSupport[k] = true
 						en.forQuery(q)
 						added = true
@@ -474,7 +427,7 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 				list = append(list, x)
 			}
 		}
-		p := newPool(list)
+		p := planner.NewPool(list)
 		supports = supports[:0]
 		byKey := map[string]*support{}
 		dropped := false
@@ -484,15 +437,15 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 				if !ok {
 					continue
 				}
-				for _, q := range u.support {
-					k := s.Tag + "\x00" + queryKey(q)
+				for _, q := range u.Support {
+					k := s.Tag + "\x00" + planner.QueryKey(q)
 					sp := byKey[k]
 					if sp == nil {
-						sp = &support{write: s, query: q, dag: planDAG(q, opt.Profile, p)}
+						sp = &support{write: s, query: q, dag: planner.Build(q, opt.Profile, p)}
 						byKey[k] = sp
 						supports = append(supports, sp)
 					}
-					if !sp.dag.states[0].live {
+					if !sp.dag.States[0].Live {
 						usable[x] = false
 						dropped = true
 					}
@@ -510,11 +463,11 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 			list = append(list, x)
 		}
 	}
-	p := newPool(list)
-	qdags := make([]*dag, len(queries))
+	p := planner.NewPool(list)
+	qdags := make([]*planner.DAG, len(queries))
 	for i, s := range queries {
-		qdags[i] = planDAG(s.Query, opt.Profile, p)
-		if !qdags[i].states[0].live {
+		qdags[i] = planner.Build(s.Query, opt.Profile, p)
+		if !qdags[i].States[0].Live {
 			return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures", s.Text())
 		}
 	}
@@ -522,11 +475,11 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 	writeCost := map[*physical.Index]float64{}
 	for _, s := range writes {
 		for x, u := range upkeeps[s] {
-			writeCost[x] += s.Weight(opt.Mix) * u.cost(opt.Profile)
+			writeCost[x] += s.Weight(opt.Mix) * u.Cost(opt.Profile)
 		}
 	}
 	supportsOf := map[*physical.Index]map[*support]bool{}
-	all := append([]*dag(nil), qdags...)
+	all := append([]*planner.DAG(nil), qdags...)
 	for _, sp := range supports {
 		all = append(all, sp.dag)
 		for _, x := range sp.needBy {
@@ -543,13 +496,13 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 				kept = append(kept, x)
 			}
 		}
-		p = newPool(kept)
+		p = planner.NewPool(kept)
 		for i, s := range queries {
-			qdags[i] = planDAG(s.Query, opt.Profile, p)
+			qdags[i] = planner.Build(s.Query, opt.Profile, p)
 		}
 		var live []*support
 		for _, sp := range supports {
-			sp.dag = planDAG(sp.query, opt.Profile, p)
+			sp.dag = planner.Build(sp.query, opt.Profile, p)
 			var need []*physical.Index
 			for _, x := range sp.needBy {
 				if !drop[x] {
@@ -564,10 +517,10 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 		opt.progress("dropped %d dominated candidates", len(drop))
 	}
 	for _, d := range qdags {
-		res.Stats.QuerySteps += len(d.liveArcs())
+		res.Stats.QuerySteps += len(d.LiveArcs())
 	}
 	for _, sp := range supports {
-		res.Stats.SupportSteps += len(sp.dag.liveArcs())
+		res.Stats.SupportSteps += len(sp.dag.LiveArcs())
 	}
 	res.Stats.PlanTime = time.Since(planStart)
 	opt.progress("planned %d queries (%d possible steps) and %d support queries (%d possible steps) in %v",

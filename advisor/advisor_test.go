@@ -16,6 +16,7 @@ import (
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -158,7 +159,7 @@ func checkResult(t tb, res *Result) {
 	for _, x := range res.Indexes {
 		if x.Kind == physical.SI {
 			b := res.Schema.Base[x]
-			if b == nil || !chosen[b] || !isBase(x, b) {
+			if b == nil || !chosen[b] || !planner.IsBase(x, b) {
 				t.Fatalf("SI %s has no recommended base CF", x.Name)
 			}
 		}
@@ -170,7 +171,7 @@ func checkResult(t tb, res *Result) {
 		sum := 0.0
 		for i, s := range p.Steps {
 			if !chosen[s.Index] {
-				t.Fatalf("plan of %s reads %s, which is not recommended", describeQuery(p.Query), s.Index.Key)
+				t.Fatalf("plan of %s reads %s, which is not recommended", planner.DescribeQuery(p.Query), s.Index.Key)
 			}
 			if i > 0 && s.Link >= 0 && !covered[s.Link] {
 				t.Fatalf("step %d is keyed by a node no earlier step joined", i+1)
@@ -186,16 +187,16 @@ func checkResult(t tb, res *Result) {
 		}
 		for n, c := range covered {
 			if !c {
-				t.Fatalf("plan of %s never joins %s", describeQuery(p.Query), p.Query.Graph.Describe(n))
+				t.Fatalf("plan of %s never joins %s", planner.DescribeQuery(p.Query), p.Query.Graph.Describe(n))
 			}
 		}
-		for _, r := range neededFields(p.Query) {
+		for _, r := range planner.NeededFields(p.Query) {
 			fixed := false
 			for _, pr := range p.Query.Preds {
 				fixed = fixed || pr.Ref == r && pr.Op == model.Eq
 			}
 			if !have[r] && !fixed {
-				t.Fatalf("plan of %s never fetches %s", describeQuery(p.Query), p.Query.Graph.DescribeRef(r))
+				t.Fatalf("plan of %s never fetches %s", planner.DescribeQuery(p.Query), p.Query.Graph.DescribeRef(r))
 			}
 		}
 		if math.Abs(sum-p.Cost) > 1e-9*math.Max(1, sum) {
@@ -308,7 +309,7 @@ func smallInstance(t *rapid.T) (ms, ws string, m *model.Model, w *workload.Workl
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pb.pool.all) > 12 {
+	if len(pb.pool.Indexes()) > 12 {
 		t.Skip("too many candidates for exhaustive search")
 	}
 	return ms, ws, m, w, pb
@@ -317,7 +318,7 @@ func smallInstance(t *rapid.T) (ms, ws string, m *model.Model, w *workload.Workl
 // bestBySearch tries every set of candidate indexes and returns the least
 // cost of a schema within budget (and the least size of any schema).
 func bestBySearch(t *rapid.T, m *model.Model, w *workload.Workload, pb *problem, budget float64) (best, minSize float64) {
-	cands := pb.pool.all
+	cands := pb.pool.Indexes()
 	best, minSize = math.Inf(1), math.Inf(1)
 	for mask := 1; mask < 1<<len(cands); mask++ {
 		var set []*physical.Index
@@ -331,10 +332,10 @@ func bestBySearch(t *rapid.T, m *model.Model, w *workload.Workload, pb *problem,
 		if size >= minSize && size > budget {
 			continue
 		}
-		p := newPool(set)
+		p := planner.NewPool(set)
 		ok := true
 		for _, x := range set {
-			if x.Kind == physical.SI && len(p.bases[x]) == 0 {
+			if x.Kind == physical.SI && len(p.Bases[x]) == 0 {
 				ok = false
 			}
 		}
@@ -449,21 +450,6 @@ func TestRUBiSValid(t *testing.T) {
 		}
 		if math.Abs(again.TotalCost-res.TotalCost) > 1e-9*res.TotalCost || again.TotalSize != res.TotalSize {
 			t.Errorf("%v: the DDL costs %v (size %v), the advisor said %v (size %v)", mode, again.TotalCost, again.TotalSize, res.TotalCost, res.TotalSize)
-		}
-	}
-}
-
-func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]float64{
-		"161000000": 161e6, "161MB": 161e6, "161 MB": 161e6, "2GiB": 2 << 30, "1.5kB": 1500, "12B": 12, "unlimited": math.Inf(1), "0": math.Inf(1),
-	} {
-		if got, err := ParseBytes(in); err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "-5", "12XB", "MB", "1e999"} {
-		if _, err := ParseBytes(in); err == nil {
-			t.Errorf("ParseBytes(%q) accepted", in)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/planner"
 )
 
 // Mode selects the kinds of structures the advisor may recommend.
@@ -78,7 +79,7 @@ func shapeOf(q *model.Query) *shape {
 	for _, o := range q.OrderBy {
 		s.order = append(s.order, o.Ref)
 	}
-	for _, r := range neededFields(q) {
+	for _, r := range planner.NeededFields(q) {
 		addField(s.needed, r)
 	}
 	for _, fs := range s.eq {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -39,10 +40,10 @@ type ilp struct {
 	x       map[*physical.Index]solver.Var
 	indexes []*physical.Index
 	queries []*workload.Statement
-	qdags   []*dag
+	qdags   []*planner.DAG
 	qvars   []map[int]solver.Var // per query: arc → variable
 	writes  []*workload.Statement
-	upkeeps map[*workload.Statement]map[*physical.Index]upkeep
+	upkeeps map[*workload.Statement]map[*physical.Index]planner.Upkeep
 	sups    []*support
 	svars   []map[int]solver.Var
 	mix     string
@@ -50,7 +51,7 @@ type ilp struct {
 	budget  []solver.Term
 	budgetC bool
 	scale   float64 // a lower bound on the workload's query cost
-	pool    *pool
+	pool    *planner.Pool
 	needs   map[*physical.Index][]*support
 	// supPlans caches the chosen plan of each support query.
 	supPlans map[int]*physical.Plan
@@ -61,7 +62,7 @@ type ilp struct {
 
 // flow adds the variables and constraints of one plan DAG and returns its
 // arc variables and the terms of the flow leaving its start.
-func (pr *ilp) flow(name string, d *dag, weight float64, xv func(*physical.Index) solver.Var, group bool) (map[int]solver.Var, []solver.Term) {
+func (pr *ilp) flow(name string, d *planner.DAG, weight float64, xv func(*physical.Index) solver.Var, group bool) (map[int]solver.Var, []solver.Term) {
 	vars := map[int]solver.Var{}
 	in := map[int][]solver.Term{}
 	out := map[int][]solver.Term{}
@@ -74,9 +75,9 @@ func (pr *ilp) flow(name string, d *dag, weight float64, xv func(*physical.Index
 	offers := map[solver.Var][]*physical.Index{}
 	var vorder []solver.Var
 	maps := map[*physical.Index]map[string]bool{}
-	for _, a := range d.liveArcs() {
-		arc := d.arcs[a]
-		k := key{arc.from, arc.to, arc.step.Cost, a}
+	for _, a := range d.LiveArcs() {
+		arc := d.Arcs[a]
+		k := key{arc.From, arc.To, arc.Step.Cost, a}
 		if group {
 			k.arc = -1
 		}
@@ -85,23 +86,23 @@ func (pr *ilp) flow(name string, d *dag, weight float64, xv func(*physical.Index
 			v = pr.m.AddVar(fmt.Sprintf("f %s %d", name, a), solver.Binary, 0, 1)
 			byKey[k] = v
 			t := solver.Term{Var: v, Coef: 1}
-			out[arc.from] = append(out[arc.from], t)
-			in[arc.to] = append(in[arc.to], t)
-			pr.cost = append(pr.cost, solver.Term{Var: v, Coef: weight * arc.step.Cost})
+			out[arc.From] = append(out[arc.From], t)
+			in[arc.To] = append(in[arc.To], t)
+			pr.cost = append(pr.cost, solver.Term{Var: v, Coef: weight * arc.Step.Cost})
 			vorder = append(vorder, v)
 		}
 		vars[a] = v
-		x := arc.step.Index
+		x := arc.Step.Index
 		if !slices.Contains(offers[v], x) {
 			offers[v] = append(offers[v], x)
 		}
 		if maps[x] == nil {
 			maps[x] = map[string]bool{}
 		}
-		maps[x][fmt.Sprint(arc.step.Map)] = true
+		maps[x][fmt.Sprint(arc.Step.Map)] = true
 	}
-	for i, st := range d.states {
-		if i == 0 || !st.live || st.end {
+	for i, st := range d.States {
+		if i == 0 || !st.Live || st.End {
 			continue
 		}
 		terms := append([]solver.Term(nil), in[i]...)
@@ -142,8 +143,8 @@ func (pr *ilp) flow(name string, d *dag, weight float64, xv func(*physical.Index
 // pays off there.
 const groupQueries, groupSupports = false, true
 
-func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes []*workload.Statement,
-	upkeeps map[*workload.Statement]map[*physical.Index]upkeep, sups []*support, p *pool) *ilp {
+func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, writes []*workload.Statement,
+	upkeeps map[*workload.Statement]map[*physical.Index]planner.Upkeep, sups []*support, p *planner.Pool) *ilp {
 	pr := &ilp{m: solver.NewModel(), x: map[*physical.Index]solver.Var{}, queries: queries, qdags: qdags,
 		writes: writes, upkeeps: upkeeps, mix: opt.Mix, writeCost: map[*physical.Index]float64{}}
 	xv := func(i *physical.Index) solver.Var {
@@ -161,12 +162,12 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes [
 	shapes := make([]string, len(queries))
 	weight := map[string]float64{}
 	for qi, s := range queries {
-		shapes[qi] = qdags[qi].shape()
+		shapes[qi] = qdags[qi].Shape()
 		weight[shapes[qi]] += s.Weight(opt.Mix)
 	}
 	shared := map[string]map[int]solver.Var{}
 	for qi, s := range queries {
-		if pl := qdags[qi].cheapest(); pl != nil {
+		if pl := qdags[qi].Cheapest(); pl != nil {
 			pr.scale += s.Weight(opt.Mix) * pl.Cost
 		}
 		if vars, ok := shared[shapes[qi]]; ok {
@@ -208,7 +209,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes [
 	for k := 0; k < len(pr.indexes); k++ {
 		i := pr.indexes[k]
 		if i.Kind == physical.SI {
-			for _, b := range p.bases[i] {
+			for _, b := range p.Bases[i] {
 				xv(b)
 			}
 		}
@@ -224,7 +225,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes [
 		c := 0.0
 		for _, s := range writes {
 			if u, ok := upkeeps[s][i]; ok {
-				c += s.Weight(opt.Mix) * u.cost(opt.Profile)
+				c += s.Weight(opt.Mix) * u.Cost(opt.Profile)
 			}
 		}
 		pr.writeCost[i] = c
@@ -239,7 +240,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*dag, writes [
 			continue
 		}
 		terms := []solver.Term{{Var: pr.x[i], Coef: 1}}
-		for _, b := range p.bases[i] {
+		for _, b := range p.Bases[i] {
 			if v, ok := pr.x[b]; ok {
 				terms = append(terms, solver.Term{Var: v, Coef: -1})
 			}
@@ -337,7 +338,7 @@ func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 		}
 	}
 	for qi, s := range pr.queries {
-		pl := pr.qdags[qi].plan(path(pr.qdags[qi], pr.qvars[qi], on, isChosen))
+		pl := pr.qdags[qi].Plan(path(pr.qdags[qi], pr.qvars[qi], on, isChosen))
 		w := s.Weight(pr.mix)
 		res.Queries = append(res.Queries, &QueryPlan{Statement: s, Weight: w, Plan: pl})
 		res.TotalCost += w * pl.Cost
@@ -353,7 +354,7 @@ func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 		sort.Slice(idx, func(a, b int) bool { return idx[a].Key < idx[b].Key })
 		for _, i := range idx {
 			u := pr.upkeeps[s][i]
-			iu := &IndexUpkeep{Index: i, Puts: u.puts, Deletes: u.deletes, WriteCost: u.cost(res.Profile)}
+			iu := &IndexUpkeep{Index: i, Puts: u.Puts, Deletes: u.Deletes, WriteCost: u.Cost(res.Profile)}
 			for si, sp := range pr.sups {
 				if sp.write != s || !needs(sp, i) {
 					continue
@@ -390,12 +391,12 @@ func needs(sp *support, i *physical.Index) bool {
 }
 
 // path follows the chosen arcs of a DAG from its start to an end state.
-func path(d *dag, vars map[int]solver.Var, on func(solver.Var) bool, chosen func(*physical.Index) bool) []int {
+func path(d *planner.DAG, vars map[int]solver.Var, on func(solver.Var) bool, chosen func(*physical.Index) bool) []int {
 	var p []int
-	for i := 0; !d.states[i].end; {
+	for i := 0; !d.States[i].End; {
 		next := -1
-		for _, a := range d.states[i].out {
-			if v, ok := vars[a]; ok && on(v) && chosen(d.arcs[a].step.Index) {
+		for _, a := range d.States[i].Out {
+			if v, ok := vars[a]; ok && on(v) && chosen(d.Arcs[a].Step.Index) {
 				next = a
 				break
 			}
@@ -404,7 +405,7 @@ func path(d *dag, vars map[int]solver.Var, on func(solver.Var) bool, chosen func
 			return nil
 		}
 		p = append(p, next)
-		i = d.arcs[next].to
+		i = d.Arcs[next].To
 	}
 	return p
 }
@@ -418,7 +419,7 @@ func (pr *ilp) supportPlan(si int, on func(solver.Var) bool) *physical.Plan {
 	d := pr.sups[si].dag
 	var pl *physical.Plan
 	if p := path(d, pr.svars[si], on, pr.chosen); p != nil {
-		pl = d.plan(p)
+		pl = d.Plan(p)
 	}
 	if pr.supPlans == nil {
 		pr.supPlans = map[int]*physical.Plan{}

@@ -6,19 +6,21 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/planner"
 )
 
 // WriteText writes the recommendation for people: the schema, every
 // statement's plan, the write plans, the totals and the solver's figures.
 func (r *Result) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- kvschema advise: mode %s, mix %s, budget %s, profile %s\n\n", r.Mode, r.Mix, FormatBytes(r.Budget), r.Profile.Name)
+	fmt.Fprintf(&b, "-- kvschema advise: mode %s, mix %s, budget %s, profile %s\n\n", r.Mode, r.Mix, units.Format(r.Budget), r.Profile.Name)
 	b.WriteString("Schema\n")
 	for _, x := range r.Indexes {
-		fmt.Fprintf(&b, "  %s %s\n      %s rows × %.0f B = %s", x.Name, x.Describe(), fmtCount(x.Entries), x.EntrySize, FormatBytes(x.Size))
+		fmt.Fprintf(&b, "  %s %s\n      %s rows × %.0f B = %s", x.Name, x.Describe(), fmtCount(x.Entries), x.EntrySize, units.Format(x.Size))
 		if base := r.Schema.Base[x]; base != nil {
 			fmt.Fprintf(&b, ", on %s", base.Name)
 		}
@@ -38,13 +40,13 @@ func (r *Result) WriteText(w io.Writer) error {
 		for _, u := range wp.Indexes {
 			fmt.Fprintf(&b, "      %s: put %.4g, delete %.4g rows, cost %.6g\n", u.Index.Name, u.Puts, u.Deletes, u.WriteCost)
 			for _, pl := range u.Support {
-				fmt.Fprintf(&b, "        support query %s\n", describeQuery(pl.Query))
+				fmt.Fprintf(&b, "        support query %s\n", planner.DescribeQuery(pl.Query))
 				b.WriteString(pl.Describe("          "))
 			}
 		}
 	}
 	st := r.Stats
-	fmt.Fprintf(&b, "\nTotal cost %.6g, total size %s (%.0f bytes)\n", r.TotalCost, FormatBytes(r.TotalSize), r.TotalSize)
+	fmt.Fprintf(&b, "\nTotal cost %.6g, total size %s (%.0f bytes)\n", r.TotalCost, units.Format(r.TotalSize), r.TotalSize)
 	if st.Solver != "" {
 		gap := "optimal"
 		if !st.Optimal {
@@ -188,7 +190,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 			ju := jsonUpkeep{Index: u.Index.Name, Puts: u.Puts, Deletes: u.Deletes, WriteCost: u.WriteCost}
 			for _, pl := range u.Support {
 				jp := planJSON(pl)
-				jp.Statement = describeQuery(pl.Query)
+				jp.Statement = planner.DescribeQuery(pl.Query)
 				ju.Support = append(ju.Support, jp)
 			}
 			jw.Indexes = append(jw.Indexes, ju)
@@ -213,7 +215,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 func (r *Result) WriteDDL(w io.Writer, modelStmts []lang.Statement) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "-- Schema recommended by kvschema advise (mode %s, mix %s, budget %s, profile %s):\n-- total cost %.6g, total size %s.\n\n",
-		r.Mode, r.Mix, FormatBytes(r.Budget), r.Profile.Name, r.TotalCost, FormatBytes(r.TotalSize))
+		r.Mode, r.Mix, units.Format(r.Budget), r.Profile.Name, r.TotalCost, units.Format(r.TotalSize))
 	var rels []lang.Statement
 	for _, st := range modelStmts {
 		if _, ok := st.(*lang.DefineRelation); ok {
@@ -225,7 +227,7 @@ func (r *Result) WriteDDL(w io.Writer, modelStmts []lang.Statement) error {
 		b.WriteByte('\n')
 		if cf, ok := st.(*lang.DefineColumnFamily); ok {
 			if x := r.Schema.Index(cf.Name); x != nil {
-				fmt.Fprintf(&b, "-- %s: %s rows, %s\n", x.Describe(), fmtCount(x.Entries), FormatBytes(x.Size))
+				fmt.Fprintf(&b, "-- %s: %s rows, %s\n", x.Describe(), fmtCount(x.Entries), units.Format(x.Size))
 			}
 		}
 		b.WriteString(lang.Print(st) + ";\n")
@@ -246,7 +248,7 @@ func (r *Result) WriteDOT(w io.Writer) error {
 		if x.Kind == physical.SI {
 			shape = "ellipse"
 		}
-		fmt.Fprintf(&b, "    %q [shape=%s, label=%q];\n", "ix_"+x.Name, shape, x.Name+"\n"+x.Describe()+"\n"+FormatBytes(x.Size))
+		fmt.Fprintf(&b, "    %q [shape=%s, label=%q];\n", "ix_"+x.Name, shape, x.Name+"\n"+x.Describe()+"\n"+units.Format(x.Size))
 		if base := r.Schema.Base[x]; base != nil {
 			fmt.Fprintf(&b, "    %q -> %q [style=dashed, label=\"on\"];\n", "ix_"+x.Name, "ix_"+base.Name)
 		}

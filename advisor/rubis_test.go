@@ -2,11 +2,11 @@ package advisor
 
 import (
 	"context"
-	"github.com/kvschema/kvschema/rubis"
 	"testing"
 
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/solver"
 )
 
@@ -48,7 +49,7 @@ func (pr *ilp) start(budget float64) []float64 {
 		spath: make([][]int, len(pr.sups)), scost: make([]float64, len(pr.sups)), need: make([]int, len(pr.sups)),
 		readers: map[*physical.Index][]int{}, supportOf: map[*support]int{}, baseOf: map[*physical.Index][]*physical.Index{}}
 	for _, x := range pr.indexes {
-		for _, b := range pr.pool.bases[x] {
+		for _, b := range pr.pool.Bases[x] {
 			ls.baseOf[b] = append(ls.baseOf[b], x)
 		}
 	}
@@ -60,9 +61,9 @@ func (pr *ilp) start(budget float64) []float64 {
 		x  *physical.Index
 	}
 	seen := map[reader]bool{}
-	addReaders := func(d *dag, id int) {
-		for _, a := range d.liveArcs() {
-			x := d.arcs[a].step.Index
+	addReaders := func(d *planner.DAG, id int) {
+		for _, a := range d.LiveArcs() {
+			x := d.Arcs[a].Step.Index
 			k := reader{id, x}
 			if !seen[k] {
 				seen[k] = true
@@ -166,8 +167,8 @@ func (ls *localSearch) construct(lambda float64) bool {
 		}
 		return pr.writeCost[x] + lambda*x.Size
 	}
-	add := func(d *dag, w float64) bool {
-		p, _ := d.pricedPath(func(l *physical.Lookup) (float64, bool) {
+	add := func(d *planner.DAG, w float64) bool {
+		p, _ := d.PricedPath(func(l *physical.Lookup) (float64, bool) {
 			if _, ok := pr.x[l.Index]; !ok {
 				return 0, false
 			}
@@ -177,7 +178,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 			return false
 		}
 		for _, a := range p {
-			ls.in[d.arcs[a].step.Index] = true
+			ls.in[d.Arcs[a].Step.Index] = true
 		}
 		return true
 	}
@@ -196,7 +197,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 			}
 			if x.Kind == physical.SI && !ls.hasBase(x) {
 				var base *physical.Index
-				for _, b := range pr.pool.bases[x] {
+				for _, b := range pr.pool.Bases[x] {
 					if _, ok := pr.x[b]; ok && (base == nil || penalty(b) < penalty(base)) {
 						base = b
 					}
@@ -227,11 +228,11 @@ func (ls *localSearch) construct(lambda float64) bool {
 		}
 	}
 	for qi, d := range pr.qdags {
-		ls.qpath[qi], ls.qcost[qi] = d.shortestPath(ls.allowIn)
+		ls.qpath[qi], ls.qcost[qi] = d.ShortestPath(ls.allowIn)
 	}
 	for si, sp := range pr.sups {
 		if ls.need[si] > 0 {
-			if ls.spath[si], ls.scost[si] = sp.dag.shortestPath(ls.allowIn); ls.spath[si] == nil {
+			if ls.spath[si], ls.scost[si] = sp.dag.ShortestPath(ls.allowIn); ls.spath[si] == nil {
 				return false
 			}
 		}
@@ -241,7 +242,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 
 // hasBase reports whether SI x has a base CF in the schema.
 func (ls *localSearch) hasBase(x *physical.Index) bool {
-	for _, b := range ls.pr.pool.bases[x] {
+	for _, b := range ls.pr.pool.Bases[x] {
 		if ls.in[b] {
 			return true
 		}
@@ -303,7 +304,7 @@ func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, o
 			plans = append(plans, replan{id: -1 - si})
 		case ls.need[si] == 0:
 			changed[-1-si] = true
-			p, c := sp.dag.shortestPath(ls.allowIn)
+			p, c := sp.dag.ShortestPath(ls.allowIn)
 			if p == nil {
 				return 0, nil, false
 			}
@@ -316,7 +317,7 @@ func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, o
 		if changed[id] {
 			continue
 		}
-		var d *dag
+		var d *planner.DAG
 		var cur []int
 		var old, w float64
 		if id >= 0 {
@@ -332,7 +333,7 @@ func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, o
 		if drop && !reads(d, cur, x) {
 			continue
 		}
-		p, c := d.shortestPath(ls.allowIn)
+		p, c := d.ShortestPath(ls.allowIn)
 		if p == nil {
 			return 0, nil, false
 		}
@@ -345,9 +346,9 @@ func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, o
 	return delta, plans, true
 }
 
-func reads(d *dag, path []int, x *physical.Index) bool {
+func reads(d *planner.DAG, path []int, x *physical.Index) bool {
 	for _, a := range path {
-		if d.arcs[a].step.Index == x {
+		if d.Arcs[a].Step.Index == x {
 			return true
 		}
 	}

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/bench/chart"
 	"github.com/kvschema/kvschema/calibrate"
 	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/internal/units"
 )
 
 // Targets and the paper's results, as ratios of the SI schema's weighted
@@ -248,7 +248,7 @@ func (r *Report) Markdown(charts []string) string {
 	}
 	header(&b, cols...)
 	for _, v := range r.Variants {
-		fmt.Fprintf(&b, "| %s | %d (%d) | %s | %.6g |", v.Name, v.Structures, v.SIs, advisor.FormatBytes(v.Size), v.ModelCost)
+		fmt.Fprintf(&b, "| %s | %d (%d) | %s | %.6g |", v.Name, v.Structures, v.SIs, units.Format(v.Size), v.ModelCost)
 		for _, p := range v.Passes {
 			fmt.Fprintf(&b, " %s | %s |", fmtSeconds(p.WeightedMean), fmtRho(p.Spearman))
 		}
@@ -290,7 +290,7 @@ func (r *Report) Markdown(charts []string) string {
 	if c.Budget == 0 {
 		how = "the paper's 161,000,000 bytes scaled by the data's size over the model scale's"
 	}
-	fmt.Fprintf(&b, "- Budget: %s (%s). Schemas: `schema-<variant>.kvs`.\n", advisor.FormatBytes(r.Budget), how)
+	fmt.Fprintf(&b, "- Budget: %s (%s). Schemas: `schema-<variant>.kvs`.\n", units.Format(r.Budget), how)
 	switch {
 	case strings.HasPrefix(c.Store, "bigtable:"):
 		fmt.Fprintf(&b, "- Store: %s (Bigtable; multi-row writes through txnstore's intent log: 4 round trips, single-row writes 1; each variant in its own table namespace); after each statement that writes, the rows it changed are written back from undo images (store/undostore: one extra read per write, not counted as a round trip), so every statement runs on the same data.\n", c.Store)

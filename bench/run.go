@@ -19,6 +19,7 @@ import (
 	"github.com/kvschema/kvschema/calibrate"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/rubis"
@@ -459,7 +460,7 @@ func (cfg *Config) setupVariant(ctx context.Context, name, root string, d *dataS
 	}
 	vr.LoadTime = time.Since(t0)
 	logf("bench %s: %d structures (%d SIs), cost %.6g, size %s; loaded %d index rows in %v", name, vr.Structures, vr.SIs, vr.ModelCost,
-		advisor.FormatBytes(vr.Size), vr.IndexRows, vr.LoadTime.Round(time.Millisecond))
+		units.Format(vr.Size), vr.IndexRows, vr.LoadTime.Round(time.Millisecond))
 	return v, nil
 }
 

@@ -18,6 +18,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/kvschema/kvschema/physical"
 )
 
 // Profile holds one backend's constants, in seconds.
@@ -95,35 +97,41 @@ func (p Profile) Validate() error {
 	return nil
 }
 
-// StepKind says how a lookup relates to secondary indexes.
-type StepKind uint8
+// Model prices the steps of plans: the seam between the planner, which
+// enumerates plans, and what a backend's operations cost. Profile (the
+// paper's formulas with a backend's constants) is one implementation.
+type Model interface {
+	// Read is the cost of one lookup step.
+	Read(a Access) float64
+	// Write is the cost of putting puts rows and deleting deletes rows.
+	Write(puts, deletes float64) float64
+}
 
-// Step kinds of Algorithm 2.
-const (
-	Plain   StepKind = iota // a CF lookup not next to an SI step
-	SIAlone                 // an SI lookup that answers the query by itself
-	SIFirst                 // an SI lookup feeding its base CF
-	AfterSI                 // the base-CF lookup after an SI lookup
-)
+// Access describes one lookup step for costing: its role next to secondary
+// indexes, the partitions it probes and the rows it reads.
+type Access struct {
+	Role       physical.Role
+	Partitions float64
+	Rows       float64
+}
 
-// Lookup is the cost of one lookup step probing p partitions for r rows.
-func (p Profile) Lookup(kind StepKind, parts, rows float64) float64 {
-	base := p.IndexCost + parts*p.PartitionCost + rows*p.RowCost
+// Read is the cost of a lookup (eq. 4, and Algorithm 2 next to an SI).
+func (p Profile) Read(a Access) float64 {
+	base := p.IndexCost + a.Partitions*p.PartitionCost + a.Rows*p.RowCost
 	d := p.SIQueryCost - p.CFQueryCost
-	j := p.CFQueryCost * max(rows, 1)
-	switch kind {
-	case SIAlone:
+	j := p.CFQueryCost * max(a.Rows, 1)
+	switch a.Role {
+	case physical.SIAlone:
 		return base * p.SIQueryCost / p.CFQueryCost
-	case SIFirst:
-		return p.IndexCost + parts*p.PartitionCost + rows*p.RowCost*d/j
-	case AfterSI:
-		return p.IndexCost + parts*p.PartitionCost*d/j + rows*p.RowCost
+	case physical.SIFirst:
+		return p.IndexCost + a.Partitions*p.PartitionCost + a.Rows*p.RowCost*d/j
+	case physical.AfterSI:
+		return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*p.RowCost
 	}
 	return base
 }
 
-// Insert is the cost of writing rows rows.
-func (p Profile) Insert(rows float64) float64 { return rows * p.InsertCost }
-
-// Delete is the cost of deleting rows rows.
-func (p Profile) Delete(rows float64) float64 { return rows * p.DeleteCost }
+// Write is the cost of writing puts rows and deleting deletes rows (eq. 6).
+func (p Profile) Write(puts, deletes float64) float64 {
+	return puts*p.InsertCost + deletes*p.DeleteCost
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
@@ -147,7 +148,7 @@ func TestConcurrentWrites(t *testing.T) {
 		for _, kind := range c.stores {
 			budget := "unlimited"
 			if c.budget > 0 {
-				budget = advisor.FormatBytes(c.budget)
+				budget = units.Format(c.budget)
 			}
 			t.Run(fmt.Sprintf("%s-%s-%s", strings.TrimSuffix(c.workload, ".kvs"), budget, kind), func(t *testing.T) {
 				var st store.Store = memstore.New()

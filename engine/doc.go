@@ -1,8 +1,9 @@
 // Package engine runs the schemas the advisor recommends: the column families
 // (CFs) and secondary indexes (SIs) of a physical.Schema stored on a
 // store.Store, queries written against the conceptual model executed on the
-// plans the advisor's Planner chooses, entity-level writes that keep every
-// copy correct, bulk loading and verification.
+// plans package planner chooses (the planner the advisor costs plans with;
+// the engine does not link the advisor or the solver), entity-level writes
+// that keep every copy correct, bulk loading and verification.
 //
 // # Physical mapping
 //
@@ -58,7 +59,7 @@
 //
 // # Writes and isolation
 //
-// A write runs the support queries of every index upkeep the Planner lists,
+// A write runs the support queries of every index upkeep the planner lists,
 // computes every put and delete, and applies them in one store batch (atomic
 // on Pebble). Writers lock the entities they write and every entity their
 // support queries read (striped locks, acquired in a global order; when the

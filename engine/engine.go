@@ -7,11 +7,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -23,7 +23,7 @@ type Engine struct {
 	m       *model.Model
 	schema  *physical.Schema
 	prof    cost.Profile
-	planner *advisor.Planner
+	planner *planner.Planner
 	tables  map[*physical.Index]*table
 	byName  map[string]*table
 	locks   *lockTable
@@ -35,7 +35,7 @@ type Engine struct {
 // New runs schema s (over model m) on st with cost profile prof (which
 // ranks plans). It does not create tables: see Deploy.
 func New(st store.Store, m *model.Model, s *physical.Schema, prof cost.Profile) *Engine {
-	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: advisor.NewPlanner(s, prof),
+	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: planner.New(s, prof),
 		tables: map[*physical.Index]*table{}, byName: map[string]*table{}, locks: newLockTable(), stmts: map[string]*Stmt{}}
 	for _, x := range s.Indexes {
 		t, err := newTable(x)

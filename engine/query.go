@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
@@ -103,7 +102,7 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 			if si == 0 || sp.toSlot[i] < 0 || !filled[sp.toSlot[i]] {
 				return false
 			}
-			return i < t.nhash || l.Kind == cost.AfterSI
+			return i < t.nhash || l.Role == physical.AfterSI
 		}
 		for i := 0; i < t.nkey; i++ {
 			r := ref(t.attrs[i])
@@ -132,7 +131,7 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 				return nil, fmt.Errorf("plan step %d: the key of %s cannot answer %s", si+1, t.name, q.Graph.DescribeRef(q.Preds[k].Ref))
 			}
 		}
-		if l.Kind == cost.AfterSI {
+		if l.Role == physical.AfterSI {
 			for i := len(sp.key); i < t.nkey; i++ {
 				if sp.toSlot[i] >= 0 && filled[sp.toSlot[i]] {
 					sp.join = append(sp.join, i)

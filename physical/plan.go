@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 )
@@ -24,11 +23,24 @@ type Lookup struct {
 	KeyPreds []int
 	// Filters are predicates applied at the client after this step.
 	Filters []int
-	Kind    cost.StepKind
+	// Role says how the step relates to secondary indexes.
+	Role Role
 	// Estimates: partitions probed, rows read, rows kept after filters and
 	// the step's cost.
 	Partitions, Rows, Kept, Cost float64
 }
+
+// Role says how a lookup relates to secondary indexes (the cases of seed
+// 000's Algorithm 2): the executor follows it, the cost model prices it.
+type Role uint8
+
+// Roles of a lookup.
+const (
+	Plain   Role = iota // a CF lookup not next to an SI step
+	SIAlone             // an SI lookup that answers the query by itself
+	SIFirst             // an SI lookup feeding its base CF
+	AfterSI             // the base-CF lookup after an SI lookup
+)
 
 // Plan answers one query (or a write's support query): lookups, then a
 // client-side sort when no step delivers the ORDER BY, then the limit.

@@ -11,6 +11,7 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/export"
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
@@ -89,7 +90,7 @@ func adviseCmd() *cobra.Command {
 			if err := in.load(); err != nil {
 				return err
 			}
-			b, err := advisor.ParseBytes(budget)
+			b, err := units.Parse(budget)
 			if err != nil {
 				return err
 			}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/bench"
 	"github.com/kvschema/kvschema/calibrate"
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/rttstore"
 )
@@ -53,7 +53,7 @@ PNG charts.`,
 				cfg.RTTs = append(cfg.RTTs, d)
 			}
 			if budget != "" {
-				b, err := advisor.ParseBytes(budget)
+				b, err := units.Parse(budget)
 				if err != nil {
 					return fmt.Errorf("--budget: %v", err)
 				}
@@ -70,7 +70,7 @@ PNG charts.`,
 			for _, v := range rep.Variants {
 				for _, p := range v.Passes {
 					fmt.Fprintf(out, "%-8s rtt %-6v weighted mean %-12v Spearman %.3f  (%d structures, %d SIs, size %s, model cost %.6g)\n",
-						v.Name, p.RTT, time.Duration(p.WeightedMean*1e9).Round(time.Microsecond), p.Spearman, v.Structures, v.SIs, advisor.FormatBytes(v.Size), v.ModelCost)
+						v.Name, p.RTT, time.Duration(p.WeightedMean*1e9).Round(time.Microsecond), p.Spearman, v.Structures, v.SIs, units.Format(v.Size), v.ModelCost)
 				}
 			}
 			for _, rtt := range cfg.RTTs {

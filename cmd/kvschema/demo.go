@@ -16,6 +16,7 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
@@ -61,7 +62,7 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 		fmt.Fprintf(out, "  %-40s %s\n", x.Name, x.Describe())
 	}
 	fmt.Fprintf(out, "  %d structures (%d secondary indexes), predicted cost %.6g, size %s, advised in %v\n",
-		len(res.Schema.Indexes), nsi, res.TotalCost, advisor.FormatBytes(res.TotalSize), res.Stats.TotalTime.Round(time.Millisecond))
+		len(res.Schema.Indexes), nsi, res.TotalCost, units.Format(res.TotalSize), res.Stats.TotalTime.Round(time.Millisecond))
 
 	url := "pebble:" + filepath.Join(dir, "db")
 	fmt.Fprintf(out, "\n== 2. load: generated RUBiS data, scale %g, into %s\n", scale, url)

@@ -1,4 +1,4 @@
-package advisor
+package planner
 
 import (
 	"fmt"
@@ -28,21 +28,26 @@ func selectivity(p model.Pred) float64 {
 	return rangeSelectivity
 }
 
-// pool is the set of candidate indexes, arranged for the planner.
-type pool struct {
+// Pool is the set of candidate indexes, arranged for the planner.
+type Pool struct {
 	all []*physical.Index
 	// byRoot lists the indexes by the entity of their root node (the node of
 	// their partition key, or of an SI's value).
 	byRoot map[*model.Entity][]*physical.Index
 	// byKey lists the CFs partitioned by their root entity's key.
 	byKey map[*model.Entity][]*physical.Index
-	// bases lists, for each SI, the CFs it can be defined on.
-	bases map[*physical.Index][]*physical.Index
+	// Bases lists, for each SI, the CFs it can be defined on (the SI's
+	// entries name their rows; any of these can follow it).
+	Bases map[*physical.Index][]*physical.Index
 }
 
-func newPool(idx []*physical.Index) *pool {
-	p := &pool{all: idx, byRoot: map[*model.Entity][]*physical.Index{}, byKey: map[*model.Entity][]*physical.Index{},
-		bases: map[*physical.Index][]*physical.Index{}}
+// Indexes lists the pool's indexes.
+func (p *Pool) Indexes() []*physical.Index { return p.all }
+
+// NewPool arranges the indexes idx for planning.
+func NewPool(idx []*physical.Index) *Pool {
+	p := &Pool{all: idx, byRoot: map[*model.Entity][]*physical.Index{}, byKey: map[*model.Entity][]*physical.Index{},
+		Bases: map[*physical.Index][]*physical.Index{}}
 	byGraph := map[string][]*physical.Index{}
 	for _, x := range idx {
 		e := x.Graph.Nodes[0].Entity
@@ -59,17 +64,17 @@ func newPool(idx []*physical.Index) *pool {
 			continue
 		}
 		for _, cf := range byGraph[physical.GraphKey(si.Graph)] {
-			if isBase(si, cf) {
-				p.bases[si] = append(p.bases[si], cf)
+			if IsBase(si, cf) {
+				p.Bases[si] = append(p.Bases[si], cf)
 			}
 		}
 	}
 	return p
 }
 
-// isBase reports whether cf can carry si: its partition key is the SI's
+// IsBase reports whether cf can carry si: its partition key is the SI's
 // value and it stores the indexed attribute outside the partition key.
-func isBase(si, cf *physical.Index) bool {
+func IsBase(si, cf *physical.Index) bool {
 	return len(cf.Hash) == 1 && cf.Hash[0] == si.Extra[0] && cf.Hash[0] != si.Hash[0] && cf.Has(si.Hash[0])
 }
 
@@ -82,47 +87,51 @@ func isBase(si, cf *physical.Index) bool {
 // cost depends only on its source: plans are the DAG's start-to-end paths,
 // and the integer program chooses arcs (one variable each) instead of whole
 // plans, whose number is the product of the choices per step.
-type dag struct {
+type DAG struct {
+	// States[0] is the start; Arcs leave each state in State.Out.
+	States []*State
+	Arcs   []*Arc
 	q      *model.Query
-	prof   cost.Profile
+	coster cost.Model
 	needed [][]*model.Field // per query node: the fields the query reads
-	states []*dstate
-	arcs   []*darc
 	byKey  map[string]int
 	embeds map[*physical.Index][][]int
-	// best caches the least-cost path (see cheapestPath).
+	// best caches the least-cost path (see CheapestPath).
 	best     []int
 	bestDone bool
 	order    []int // states in topological order, once computed
 }
 
-type dstate struct {
+// State is what a partial plan has achieved (see DAG).
+type State struct {
 	covered, done, applied []bool           // per query node, per node, per predicate
 	pending                *physical.Lookup // an SI step waits for its base CF
 	limited, ordered       bool
 	first                  bool // no step yet
 	rows                   float64
-	end                    bool
-	live                   bool // can reach an end state
-	out                    []int
+	End                    bool  // the query is answered
+	Live                   bool  // can reach an end state
+	Out                    []int // arcs leaving the state
 	key                    string
 }
 
-type darc struct {
-	from, to int
-	step     physical.Lookup
+// Arc is one lookup step from state From to state To.
+type Arc struct {
+	From, To int
+	Step     physical.Lookup
 }
 
 // neededByNode lists, per query node, the fields the query reads there.
 func neededByNode(q *model.Query) [][]*model.Field {
 	out := make([][]*model.Field, len(q.Graph.Nodes))
-	for _, r := range neededFields(q) {
+	for _, r := range NeededFields(q) {
 		out[r.Node] = append(out[r.Node], r.Field)
 	}
 	return out
 }
 
-func neededFields(q *model.Query) []model.FieldRef {
+// NeededFields lists the fields q reads: selected, compared or ordered by.
+func NeededFields(q *model.Query) []model.FieldRef {
 	var out []model.FieldRef
 	for _, r := range q.Select {
 		out = appendUnique(out, r)
@@ -136,11 +145,11 @@ func neededFields(q *model.Query) []model.FieldRef {
 	return out
 }
 
-// planDAG builds the plan DAG of q over pool p, keeping only states from
+// Build builds the plan DAG of q over pool p, keeping only states from
 // which a complete plan exists.
-func planDAG(q *model.Query, prof cost.Profile, p *pool) *dag {
-	d := &dag{q: q, prof: prof, needed: neededByNode(q), byKey: map[string]int{}, embeds: map[*physical.Index][][]int{}}
-	start := &dstate{
+func Build(q *model.Query, m cost.Model, p *Pool) *DAG {
+	d := &DAG{q: q, coster: m, needed: neededByNode(q), byKey: map[string]int{}, embeds: map[*physical.Index][][]int{}}
+	start := &State{
 		covered: make([]bool, len(q.Graph.Nodes)),
 		done:    make([]bool, len(q.Graph.Nodes)),
 		applied: make([]bool, len(q.Preds)),
@@ -148,14 +157,14 @@ func planDAG(q *model.Query, prof cost.Profile, p *pool) *dag {
 		rows:    1,
 	}
 	d.intern(start)
-	for i := 0; i < len(d.states); i++ {
+	for i := 0; i < len(d.States); i++ {
 		d.expand(i, p)
 	}
 	d.markLive()
 	return d
 }
 
-func (d *dag) embeddings(x *physical.Index) [][]int {
+func (d *DAG) embeddings(x *physical.Index) [][]int {
 	if e, ok := d.embeds[x]; ok {
 		return e
 	}
@@ -164,7 +173,7 @@ func (d *dag) embeddings(x *physical.Index) [][]int {
 	return e
 }
 
-func (d *dag) intern(s *dstate) int {
+func (d *DAG) intern(s *State) int {
 	var b strings.Builder
 	for _, bs := range [][]bool{s.covered, s.done, s.applied} {
 		for _, v := range bs {
@@ -195,15 +204,15 @@ func (d *dag) intern(s *dstate) int {
 	if i, ok := d.byKey[s.key]; ok {
 		return i
 	}
-	d.byKey[s.key] = len(d.states)
-	d.states = append(d.states, s)
-	return len(d.states) - 1
+	d.byKey[s.key] = len(d.States)
+	d.States = append(d.States, s)
+	return len(d.States) - 1
 }
 
 // expand adds the arcs leaving state i.
-func (d *dag) expand(i int, p *pool) {
-	s := d.states[i]
-	if s.end || len(s.out) > 0 {
+func (d *DAG) expand(i int, p *Pool) {
+	s := d.States[i]
+	if s.End || len(s.Out) > 0 {
 		return
 	}
 	switch {
@@ -221,10 +230,10 @@ func (d *dag) expand(i int, p *pool) {
 			}
 		}
 	case s.pending != nil:
-		for _, cf := range p.bases[s.pending.Index] {
+		for _, cf := range p.Bases[s.pending.Index] {
 			for _, m := range d.embeddings(cf) {
 				if sameMap(m, s.pending.Map) {
-					d.arc(i, physical.Lookup{Index: cf, Map: m, Link: m[0], Kind: cost.AfterSI})
+					d.arc(i, physical.Lookup{Index: cf, Map: m, Link: m[0], Role: physical.AfterSI})
 				}
 			}
 		}
@@ -244,13 +253,13 @@ func (d *dag) expand(i int, p *pool) {
 	}
 }
 
-func (d *dag) ref(m []int, a physical.Attr) model.FieldRef {
+func (d *DAG) ref(m []int, a physical.Attr) model.FieldRef {
 	return model.FieldRef{Node: m[a.Node], Field: a.Field}
 }
 
 // predOn returns the unapplied predicates on query field r with an
 // operator accepted by ok.
-func (d *dag) predOn(s *dstate, r model.FieldRef, ok func(model.Op) bool) []int {
+func (d *DAG) predOn(s *State, r model.FieldRef, ok func(model.Op) bool) []int {
 	var out []int
 	for i, p := range d.q.Preds {
 		if !s.applied[i] && p.Ref == r && ok(p.Op) {
@@ -264,7 +273,7 @@ func isEq(o model.Op) bool { return o == model.Eq }
 
 // keyPreds finds the predicates a lookup's clustering key answers after its
 // partition key: equalities on a prefix, then ranges on the next attribute.
-func (d *dag) keyPreds(s *dstate, x *physical.Index, m []int) []int {
+func (d *DAG) keyPreds(s *State, x *physical.Index, m []int) []int {
 	var out []int
 	for _, a := range x.Order {
 		r := d.ref(m, a)
@@ -278,8 +287,8 @@ func (d *dag) keyPreds(s *dstate, x *physical.Index, m []int) []int {
 	return out
 }
 
-func (d *dag) tryFirst(i int, x *physical.Index, m []int) {
-	s := d.states[i]
+func (d *DAG) tryFirst(i int, x *physical.Index, m []int) {
+	s := d.States[i]
 	var key []int
 	for _, a := range x.Hash {
 		eq := d.predOn(s, d.ref(m, a), isEq)
@@ -298,9 +307,9 @@ func (d *dag) tryFirst(i int, x *physical.Index, m []int) {
 // progress: it joins a new entity or fetches every field the query still
 // needs of an entity. (A lookup fetching only some of an entity's fields
 // counts for none of them, as in NoSE: a later lookup fetches them all.)
-func (d *dag) arc(i int, l physical.Lookup) {
-	s := d.states[i]
-	ns := &dstate{
+func (d *DAG) arc(i int, l physical.Lookup) {
+	s := d.States[i]
+	ns := &State{
 		covered: append([]bool(nil), s.covered...),
 		done:    append([]bool(nil), s.done...),
 		applied: append([]bool(nil), s.applied...),
@@ -338,13 +347,13 @@ func (d *dag) arc(i int, l physical.Lookup) {
 	case s.first:
 		l.Partitions = 1
 		l.Rows = x.RowsPerPartition()
-	case l.Kind == cost.AfterSI:
+	case l.Role == physical.AfterSI:
 		l.Partitions, l.Rows = s.rows, s.rows
 	default:
 		l.Partitions = s.rows
 		l.Rows = s.rows * x.RowsPerPartition()
 	}
-	if l.Kind != cost.AfterSI {
+	if l.Role != physical.AfterSI {
 		for _, k := range l.KeyPreds {
 			if !(s.first && containsHash(x, l.Map, d.q.Preds[k].Ref)) {
 				l.Rows *= selectivity(d.q.Preds[k])
@@ -367,24 +376,24 @@ func (d *dag) arc(i int, l physical.Lookup) {
 		l.Kept *= selectivity(d.q.Preds[f])
 	}
 	ns.rows = l.Kept
-	ns.end = allTrue(ns.covered) && allTrue(ns.done) && allTrue(ns.applied)
+	ns.End = allTrue(ns.covered) && allTrue(ns.done) && allTrue(ns.applied)
 	if x.Kind == physical.SI {
-		if ns.end {
-			l.Kind = cost.SIAlone
+		if ns.End {
+			l.Role = physical.SIAlone
 		} else {
-			l.Kind = cost.SIFirst
+			l.Role = physical.SIFirst
 			ns.pending = &l
 		}
 	}
-	l.Cost = d.prof.Lookup(l.Kind, l.Partitions, l.Rows)
+	l.Cost = d.coster.Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows})
 	to := d.intern(ns)
-	d.arcs = append(d.arcs, &darc{from: i, to: to, step: l})
-	s.out = append(s.out, len(d.arcs)-1)
+	d.Arcs = append(d.Arcs, &Arc{From: i, To: to, Step: l})
+	s.Out = append(s.Out, len(d.Arcs)-1)
 }
 
 // provides reports whether lookup l fetches every field the query needs of
 // node n, apart from those an applied equality fixes.
-func (d *dag) provides(s *dstate, l physical.Lookup, n int) bool {
+func (d *DAG) provides(s *State, l physical.Lookup, n int) bool {
 	attrs := l.Index.Attrs()
 	for _, f := range d.needed[n] {
 		if d.fixed(s, n, f) {
@@ -406,7 +415,7 @@ func (d *dag) provides(s *dstate, l physical.Lookup, n int) bool {
 
 // fixed reports whether an applied equality gives the value of field f of
 // node n.
-func (d *dag) fixed(s *dstate, n int, f *model.Field) bool {
+func (d *DAG) fixed(s *State, n int, f *model.Field) bool {
 	for k, p := range d.q.Preds {
 		if s.applied[k] && p.Op == model.Eq && p.Ref.Node == n && p.Ref.Field == f {
 			return true
@@ -427,7 +436,7 @@ func allTrue(bs []bool) bool {
 // extendsAt reports whether an embedding meets the covered nodes only at
 // its root: a later step must not re-join entities already joined (its rows
 // would not be restricted to theirs).
-func extendsAt(s *dstate, m []int) bool {
+func extendsAt(s *State, m []int) bool {
 	for _, n := range m[1:] {
 		if s.covered[n] {
 			return false
@@ -461,7 +470,7 @@ func containsHash(x *physical.Index, m []int, r model.FieldRef) bool {
 // clustering key, after the attributes its equalities bind, starts with the
 // ORDER BY attributes, all ascending or all descending (a reverse scan).
 // Later steps keep the order of the rows that feed them.
-func (d *dag) ordered(l physical.Lookup) bool {
+func (d *DAG) ordered(l physical.Lookup) bool {
 	if len(d.q.OrderBy) == 0 || l.Index.Kind != physical.CF {
 		return false
 	}
@@ -485,14 +494,14 @@ func (d *dag) ordered(l physical.Lookup) bool {
 
 // markLive marks the states from which an end state is reachable. States
 // are created in order of progress, so a reverse sweep suffices.
-func (d *dag) markLive() {
+func (d *DAG) markLive() {
 	order := d.topo()
 	for k := len(order) - 1; k >= 0; k-- {
-		s := d.states[order[k]]
-		s.live = s.end
-		for _, a := range s.out {
-			if d.states[d.arcs[a].to].live {
-				s.live = true
+		s := d.States[order[k]]
+		s.Live = s.End
+		for _, a := range s.Out {
+			if d.States[d.Arcs[a].To].Live {
+				s.Live = true
 			}
 		}
 	}
@@ -500,10 +509,10 @@ func (d *dag) markLive() {
 
 // topo orders the states so that every arc goes forward: each arc sets at
 // least one more bit.
-func (d *dag) topo() []int {
-	order := make([]int, len(d.states))
-	bits := make([]int, len(d.states))
-	for i, s := range d.states {
+func (d *DAG) topo() []int {
+	order := make([]int, len(d.States))
+	bits := make([]int, len(d.States))
+	for i, s := range d.States {
 		order[i] = i
 		for _, bs := range [][]bool{s.covered, s.done, s.applied} {
 			for _, b := range bs {
@@ -517,40 +526,40 @@ func (d *dag) topo() []int {
 	return order
 }
 
-// liveArcs lists the arcs that lie on some complete plan.
-func (d *dag) liveArcs() []int {
+// LiveArcs lists the arcs that lie on some complete plan.
+func (d *DAG) LiveArcs() []int {
 	var out []int
-	for k, a := range d.arcs {
-		if d.states[a.from].live && d.states[a.to].live {
+	for k, a := range d.Arcs {
+		if d.States[a.From].Live && d.States[a.To].Live {
 			out = append(out, k)
 		}
 	}
 	return out
 }
 
-// shape describes what the integer program sees of d: its live states and
+// Shape describes what the integer program sees of d: its live states and
 // arcs (by number) with their steps' indexes, embeddings and costs. DAGs of the same
 // shape give the same flow variables and constraints.
-func (d *dag) shape() string {
+func (d *DAG) Shape() string {
 	var b strings.Builder
-	for _, st := range d.states {
-		fmt.Fprintf(&b, "%t%t,", st.live, st.end)
+	for _, st := range d.States {
+		fmt.Fprintf(&b, "%t%t,", st.Live, st.End)
 	}
-	for _, a := range d.liveArcs() {
-		arc := d.arcs[a]
-		fmt.Fprintf(&b, "|%d:%d>%d %p %v %v", a, arc.from, arc.to, arc.step.Index, arc.step.Map, arc.step.Cost)
+	for _, a := range d.LiveArcs() {
+		arc := d.Arcs[a]
+		fmt.Fprintf(&b, "|%d:%d>%d %p %v %v", a, arc.From, arc.To, arc.Step.Index, arc.Step.Map, arc.Step.Cost)
 	}
 	return b.String()
 }
 
-// plan builds the plan of a path of arcs.
-func (d *dag) plan(path []int) *physical.Plan {
+// Plan builds the plan of a path of arcs.
+func (d *DAG) Plan(path []int) *physical.Plan {
 	p := &physical.Plan{Query: d.q, Limit: d.q.Limit}
 	for _, a := range path {
-		p.Steps = append(p.Steps, d.arcs[a].step)
-		p.Cost += d.arcs[a].step.Cost
+		p.Steps = append(p.Steps, d.Arcs[a].Step)
+		p.Cost += d.Arcs[a].Step.Cost
 	}
-	last := d.states[d.arcs[path[len(path)-1]].to]
+	last := d.States[d.Arcs[path[len(path)-1]].To]
 	p.Ordered = last.ordered
 	p.Limited = last.limited
 	p.Sort = len(d.q.OrderBy) > 0 && !last.ordered
@@ -561,47 +570,47 @@ func (d *dag) plan(path []int) *physical.Plan {
 	return p
 }
 
-// cheapest is the least-cost plan (shortest path), or nil when the pool
+// Cheapest is the least-cost plan (shortest path), or nil when the pool
 // cannot answer the query.
-func (d *dag) cheapest() *physical.Plan {
-	path := d.cheapestPath()
+func (d *DAG) Cheapest() *physical.Plan {
+	path := d.CheapestPath()
 	if path == nil {
 		return nil
 	}
-	return d.plan(path)
+	return d.Plan(path)
 }
 
-// cheapestPath is the arcs of the least-cost plan, or nil. It is computed
+// CheapestPath is the arcs of the least-cost plan, or nil. It is computed
 // once (the integer program's scale and its start solution both ask).
-func (d *dag) cheapestPath() []int {
+func (d *DAG) CheapestPath() []int {
 	if !d.bestDone {
-		d.best, _ = d.shortestPath(nil)
+		d.best, _ = d.ShortestPath(nil)
 		d.bestDone = true
 	}
 	return d.best
 }
 
-// shortestPath returns the arcs and cost of the least-cost plan whose steps
+// ShortestPath returns the arcs and cost of the least-cost plan whose steps
 // read only indexes allow accepts (any index if allow is nil), or nil if no
 // plan does. Ties go to the earlier arc, so equal DAGs give equal paths.
-func (d *dag) shortestPath(allow func(*physical.Index) bool) ([]int, float64) {
+func (d *DAG) ShortestPath(allow func(*physical.Index) bool) ([]int, float64) {
 	if allow == nil {
-		return d.pricedPath(func(l *physical.Lookup) (float64, bool) { return l.Cost, true })
+		return d.PricedPath(func(l *physical.Lookup) (float64, bool) { return l.Cost, true })
 	}
-	return d.pricedPath(func(l *physical.Lookup) (float64, bool) { return l.Cost, allow(l.Index) })
+	return d.PricedPath(func(l *physical.Lookup) (float64, bool) { return l.Cost, allow(l.Index) })
 }
 
-// pricedPath is shortestPath with each step priced by price, which may
+// PricedPath is ShortestPath with each step priced by price, which may
 // also exclude it.
-func (d *dag) pricedPath(price func(*physical.Lookup) (float64, bool)) ([]int, float64) {
-	if len(d.states) == 0 || !d.states[0].live {
+func (d *DAG) PricedPath(price func(*physical.Lookup) (float64, bool)) ([]int, float64) {
+	if len(d.States) == 0 || !d.States[0].Live {
 		return nil, 0
 	}
 	if d.order == nil {
 		d.order = d.topo()
 	}
-	best := make([]float64, len(d.states))
-	via := make([]int, len(d.states))
+	best := make([]float64, len(d.States))
+	via := make([]int, len(d.States))
 	for i := range best {
 		best[i] = -1
 		via[i] = -1
@@ -612,18 +621,18 @@ func (d *dag) pricedPath(price func(*physical.Lookup) (float64, bool)) ([]int, f
 		if best[i] < 0 {
 			continue
 		}
-		s := d.states[i]
-		if s.end && (end < 0 || best[i] < best[end]) {
+		s := d.States[i]
+		if s.End && (end < 0 || best[i] < best[end]) {
 			end = i
 		}
-		for _, a := range s.out {
-			arc := d.arcs[a]
-			p, ok := price(&arc.step)
+		for _, a := range s.Out {
+			arc := d.Arcs[a]
+			p, ok := price(&arc.Step)
 			if !ok {
 				continue
 			}
-			if c := best[i] + p; best[arc.to] < 0 || c < best[arc.to] {
-				best[arc.to], via[arc.to] = c, a
+			if c := best[i] + p; best[arc.To] < 0 || c < best[arc.To] {
+				best[arc.To], via[arc.To] = c, a
 			}
 		}
 	}
@@ -631,7 +640,7 @@ func (d *dag) pricedPath(price func(*physical.Lookup) (float64, bool)) ([]int, f
 		return nil, 0
 	}
 	var path []int
-	for i := end; i != 0; i = d.arcs[via[i]].from {
+	for i := end; i != 0; i = d.Arcs[via[i]].From {
 		path = append(path, via[i])
 	}
 	slices.Reverse(path)

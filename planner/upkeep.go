@@ -1,4 +1,4 @@
-package advisor
+package planner
 
 import (
 	"fmt"
@@ -11,22 +11,23 @@ import (
 	"github.com/kvschema/kvschema/physical"
 )
 
-// upkeep is what one write costs one index: the rows it puts and deletes
+// Upkeep is what one write costs one index: the rows it puts and deletes
 // and the support queries that must run first to know them; parts says
 // how, per occurrence of the written entity (what the runtime executes).
-type upkeep struct {
-	puts, deletes float64
-	support       []*model.Query
-	parts         []*physical.Upkeep
+type Upkeep struct {
+	Puts, Deletes float64
+	Support       []*model.Query
+	Parts         []*physical.Upkeep
 }
 
-func (u upkeep) cost(p cost.Profile) float64 { return p.Insert(u.puts) + p.Delete(u.deletes) }
+// Cost prices the upkeep's writes (not its support queries) with m.
+func (u Upkeep) Cost(m cost.Model) float64 { return m.Write(u.Puts, u.Deletes) }
 
-// maintain works out how write w changes index x (false when it does not).
+// Maintain works out how write w changes index x (false when it does not).
 // Support queries read what the write does not say: the keys of the rows to
 // rewrite or delete, the old values of changed key attributes, and the
 // fields of the entities a new tuple joins with.
-func maintain(w *model.Write, x *physical.Index) (upkeep, bool) {
+func Maintain(w *model.Write, x *physical.Index) (Upkeep, bool) {
 	var parts []*physical.Upkeep
 	if w.Kind == model.Connect || w.Kind == model.Disconnect {
 		parts = connectUpkeep(w, x)
@@ -50,17 +51,17 @@ func maintain(w *model.Write, x *physical.Index) (upkeep, bool) {
 		}
 	}
 	if len(parts) == 0 {
-		return upkeep{}, false
+		return Upkeep{}, false
 	}
-	u := upkeep{parts: parts}
+	u := Upkeep{Parts: parts}
 	for _, p := range parts {
-		u.puts += p.Puts
-		u.deletes += p.Deletes
+		u.Puts += p.Puts
+		u.Deletes += p.Deletes
 		for _, s := range p.Supports {
-			u.support = append(u.support, s.Query)
+			u.Support = append(u.Support, s.Query)
 		}
 		if p.Replace != nil {
-			u.support = append(u.support, p.Replace.Query)
+			u.Support = append(u.Support, p.Replace.Query)
 		}
 	}
 	return u, true
@@ -363,8 +364,8 @@ func joinPer(x *physical.Index, nodes []int, root int) float64 {
 	return physical.JoinSize(g) / g.Nodes[0].Entity.Count
 }
 
-// queryKey identifies a support query for sharing between indexes.
-func queryKey(q *model.Query) string {
+// QueryKey identifies a support query for sharing between indexes.
+func QueryKey(q *model.Query) string {
 	var b strings.Builder
 	b.WriteString(physical.GraphKey(q.Graph))
 	var sel []string

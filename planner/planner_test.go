@@ -1,0 +1,241 @@
+package planner_test
+
+import (
+	"math"
+	"math/rand"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/planner"
+	"github.com/kvschema/kvschema/rubis"
+	"github.com/kvschema/kvschema/workload"
+)
+
+// rubisPool reads testdata/rubis_pool.kvs: several advised RUBiS schemas in
+// one, so most queries have several plans to choose from.
+func rubisPool(t *testing.T, workloadFile string) (qs, ws []*workload.Statement, s *physical.Schema) {
+	t.Helper()
+	m, _, w, err := rubis.Parse(workloadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("testdata/rubis_pool.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts, err := lang.ParseScript("testdata/rubis_pool.kvs", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = physical.ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range w.Statements {
+		if st.Query != nil {
+			qs = append(qs, st)
+		} else {
+			ws = append(ws, st)
+		}
+	}
+	return qs, ws, s
+}
+
+// rowsModel prices a lookup by what it touches and a write by its rows: a
+// model unlike the paper's, so plans chosen under it differ.
+type rowsModel struct{}
+
+func (rowsModel) Read(a cost.Access) float64 {
+	c := 1 + a.Partitions + 0.01*a.Rows
+	if a.Role != physical.Plain {
+		c *= 3
+	}
+	return c
+}
+func (rowsModel) Write(puts, deletes float64) float64 { return puts + deletes }
+
+// allPaths lists every start-to-end path of d (nil and false beyond limit).
+func allPaths(d *planner.DAG, limit int) ([][]int, bool) {
+	var out [][]int
+	var walk func(s int, path []int) bool
+	walk = func(s int, path []int) bool {
+		if d.States[s].End {
+			out = append(out, append([]int(nil), path...))
+			return len(out) <= limit
+		}
+		for _, a := range d.States[s].Out {
+			if !walk(d.Arcs[a].To, append(path, a)) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(0, nil) {
+		return nil, false
+	}
+	return out, true
+}
+
+// priced recomputes a path's cost from its steps' estimates with m, and
+// whether every step reads an allowed index.
+func priced(d *planner.DAG, m cost.Model, path []int, allow func(*physical.Index) bool) (float64, bool) {
+	c := 0.0
+	for _, a := range path {
+		l := d.Arcs[a].Step
+		if allow != nil && !allow(l.Index) {
+			return 0, false
+		}
+		c += m.Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows})
+	}
+	return c, true
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b)) }
+
+// TestShortestPathIsCheapest checks the planner's choice against exhaustive
+// enumeration of every plan in the DAG, under two cost models and with
+// random subsets of the indexes allowed (as the advisor's local search asks).
+func TestShortestPathIsCheapest(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for _, wf := range []string{"workload.kvs", "workload_secondary.kvs"} {
+		qs, _, s := rubisPool(t, wf)
+		pool := planner.NewPool(s.Indexes)
+		for _, cm := range []cost.Model{cost.Cassandra, rowsModel{}} {
+			checked, choices := 0, 0
+			for _, st := range qs {
+				d := planner.Build(st.Query, cm, pool)
+				paths, ok := allPaths(d, 100000)
+				if !ok {
+					continue
+				}
+				checked++
+				if len(paths) > 1 {
+					choices++
+				}
+				for trial := 0; trial < 8; trial++ {
+					var allow func(*physical.Index) bool
+					if trial > 0 {
+						in := map[*physical.Index]bool{}
+						for _, x := range s.Indexes {
+							in[x] = r.Intn(3) > 0
+						}
+						allow = func(x *physical.Index) bool { return in[x] }
+					}
+					best, found := math.Inf(1), false
+					for _, p := range paths {
+						if c, ok := priced(d, cm, p, allow); ok && c < best {
+							best, found = c, true
+						}
+					}
+					got, c := d.ShortestPath(allow)
+					if (got != nil) != found {
+						t.Fatalf("%s: shortest path %v, but exhaustive search found a plan: %t", st.Tag, got, found)
+					}
+					if !found {
+						continue
+					}
+					if pc, _ := priced(d, cm, got, allow); !near(pc, best) || !near(c, best) {
+						t.Fatalf("%s (%T, trial %d): shortest path costs %v (reported %v), exhaustive search %v", st.Tag, cm, trial, pc, c, best)
+					}
+					if trial == 0 {
+						if pl := d.Cheapest(); pl == nil || !near(pl.Cost, best) {
+							t.Fatalf("%s: Cheapest() = %v, want cost %v", st.Tag, pl, best)
+						}
+					}
+				}
+			}
+			if checked < len(qs)*3/4 || choices < len(qs)/4 {
+				t.Fatalf("%s: only %d of %d queries checked, %d with a choice of plans", wf, checked, len(qs), choices)
+			}
+		}
+	}
+}
+
+// TestModelChangesPlans shows the cost model is a seam: the same pool
+// yields other plans under another model, each the cheapest under it.
+func TestModelChangesPlans(t *testing.T) {
+	qs, _, s := rubisPool(t, "workload_secondary.kvs")
+	a, b := planner.New(s, cost.Cassandra), planner.New(s, rowsModel{})
+	differ := 0
+	for _, st := range qs {
+		pa, err := a.Query(st.Query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := b.Query(st.Query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range pb.Steps {
+			if want := (rowsModel{}).Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows}); !near(l.Cost, want) {
+				t.Fatalf("%s: step on %s costs %v, the model says %v", st.Tag, l.Index.Name, l.Cost, want)
+			}
+		}
+		if pa.Describe("") != pb.Describe("") {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Fatal("no query is planned differently under another cost model")
+	}
+}
+
+// TestWriteUpkeep checks that every write's upkeep is priced by the model
+// and every support query it needs has a plan.
+func TestWriteUpkeep(t *testing.T) {
+	_, ws, s := rubisPool(t, "workload_secondary.kvs")
+	p := planner.New(s, rowsModel{})
+	n := 0
+	for _, st := range ws {
+		ups, err := p.Write(st.Write)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range ups {
+			n++
+			if u.WriteCost != u.Puts+u.Deletes {
+				t.Errorf("%s on %s: write cost %v, want %v", st.Tag, u.Index.Name, u.WriteCost, u.Puts+u.Deletes)
+			}
+			for _, sp := range u.AllSupports() {
+				if sp.Plan == nil || len(sp.Plan.Steps) == 0 {
+					t.Errorf("%s on %s: support %s has no plan", st.Tag, u.Index.Name, planner.DescribeQuery(sp.Query))
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no upkeep")
+	}
+}
+
+// TestCannotAnswer: a schema lacking what a query needs gets an error
+// saying what to add, not a plan.
+func TestCannotAnswer(t *testing.T) {
+	qs, _, s := rubisPool(t, "workload.kvs")
+	var only []*physical.Index
+	for _, x := range s.Indexes {
+		if x.Name == "norm_cf_categories_by_id" {
+			only = append(only, x)
+		}
+	}
+	if len(only) != 1 {
+		t.Fatal("testdata lacks norm_cf_categories_by_id")
+	}
+	p := planner.New(&physical.Schema{Indexes: only, Base: map[*physical.Index]*physical.Index{}}, cost.Cassandra)
+	failed := 0
+	for _, st := range qs {
+		if _, err := p.Query(st.Query); err != nil {
+			failed++
+			if !strings.Contains(err.Error(), "add a column family") {
+				t.Fatalf("%s: %v", st.Tag, err)
+			}
+		}
+	}
+	if failed == 0 {
+		t.Fatal("one CF answered every query")
+	}
+}
