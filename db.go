@@ -1,7 +1,18 @@
-// Package kvschema is the Go API of kvschema, a schema-definition-driven
-// client for wide-column key-value stores (seed 003): relations are mapped
-// onto key-value layouts by DEFINE RELATION / DEFINE SCHEMA, and SQL-like
-// statements become Put/Delete/Scan operations on the store.
+// Package kvschema is the Go API of kvschema. A store holds two kinds of
+// schema, and a DB runs statements on both:
+//
+//   - relations mapped onto key-value layouts by DEFINE RELATION /
+//     DEFINE SCHEMA (seed 003's schema-definition-driven client): SQL-like
+//     statements become Put/Delete/Scan operations on the layouts;
+//   - an advised schema (seed 000): a conceptual model with the column
+//     families and secondary indexes kvschema advise chose for a workload,
+//     deployed by Deploy (or kvschema load) and filled by Load. Queries
+//     follow paths of the model (SELECT items.name FROM items WHERE
+//     items.seller.id = ?), writes (INSERT … AND CONNECT TO, UPDATE,
+//     DELETE, CONNECT, DISCONNECT) keep every copy correct, Verify checks
+//     them and Repair finishes interrupted writes.
+//
+// A relation name belongs to one of them; a statement runs on its owner.
 //
 //	import _ "github.com/kvschema/kvschema/store/pebblestore" // pebble: URLs
 //
@@ -13,8 +24,8 @@
 // pebblestore (pebble:), bigtablestore (bigtable://…), or store/all for
 // every one; importing this package links none of them.
 //
-// Definitions are kept in the store (package registry), so opening a store
-// restores its relations and layouts. A DB is safe for concurrent use;
+// Definitions are kept in the store (package registry, and package engine
+// for the advised schema), so opening a store restores both. A DB is safe for concurrent use;
 // writes through one DB are serialized (see package exec for the isolation
 // this gives).
 package kvschema
@@ -25,7 +36,9 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
@@ -54,6 +67,10 @@ type DB struct {
 	exec    *exec.Executor
 	chooser plan.Chooser
 	owns    bool
+
+	// adv is the advised schema deployed in the store (see advised.go),
+	// nil while none is known.
+	adv atomic.Pointer[engine.Engine]
 
 	mu      sync.RWMutex
 	cat     *schema.Catalog
@@ -90,6 +107,9 @@ func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
 	}
 	db.exec = &exec.Executor{Store: traced}
 	if err := db.reload(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := db.advised(ctx, true); err != nil {
 		return nil, err
 	}
 	return db, nil
@@ -263,6 +283,15 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 			return nil
 		}
 	}
+	if d, ok := st.(*lang.DefineRelation); ok {
+		en, err := db.advised(ctx, true)
+		if err != nil {
+			return err
+		}
+		if name := advisedEntity(en, d.Name); name != "" {
+			return &lang.Error{Pos: d.At, Msg: fmt.Sprintf("relation %s is defined by the advised schema deployed in this store (as %s); give this relation another name", d.Name, name)}
+		}
+	}
 	cat := old.Clone()
 	if err := cat.Define(st); err != nil {
 		return err
@@ -363,6 +392,11 @@ func kindOf(st lang.Statement) string {
 		return "DELETE"
 	case *lang.Explain:
 		return "EXPLAIN"
+	case *lang.Connect:
+		if st.(*lang.Connect).Disconnect {
+			return "DISCONNECT"
+		}
+		return "CONNECT"
 	}
 	return strings.ToUpper(fmt.Sprintf("%T", st))
 }

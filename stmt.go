@@ -26,6 +26,8 @@ type Stmt struct {
 	// for this statement and the catalog it was planned against.
 	rebind atomic.Pointer[rebindPlan]
 	cols   atomic.Pointer[colNames]
+	// adv caches the plan of a statement on the advised schema.
+	adv atomic.Pointer[advisedPlan]
 }
 
 type rebindPlan struct {
@@ -74,6 +76,15 @@ func (s *Stmt) Explain(ctx context.Context, args ...any) (string, error) {
 	if e, ok := inner.(*lang.Explain); ok {
 		inner = e.Stmt
 	}
+	if en, err := s.db.route(ctx, inner); err != nil {
+		return "", positioned(s.ast, err)
+	} else if en != nil {
+		est, err := s.advisedStmt(en)
+		if err != nil {
+			return "", positioned(s.ast, err)
+		}
+		return est.Explain(), nil
+	}
 	vals, err := values(args)
 	if err != nil {
 		return "", err
@@ -121,6 +132,11 @@ func (db *DB) RunStatement(ctx context.Context, ast lang.Statement, args ...any)
 }
 
 func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
+	if en, err := s.db.route(ctx, s.ast); err != nil {
+		return Result{Statement: kindOf(s.ast)}, nil, err
+	} else if en != nil {
+		return s.runAdvised(ctx, en, Result{Statement: kindOf(s.ast)}, args)
+	}
 	vals, err := values(args)
 	if err != nil {
 		return Result{}, nil, err

@@ -38,7 +38,7 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 	if err != nil {
 		return nil, err
 	}
-	e.setStore(st)
+	e.SetStore(st)
 	if old, ok, err := readMeta(ctx, st); err != nil {
 		return nil, err
 	} else if ok {
@@ -80,7 +80,7 @@ func Open(ctx context.Context, st store.Store) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.setStore(st)
+	e.SetStore(st)
 	return e, nil
 }
 
@@ -140,4 +140,7 @@ func build(modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byt
 	return New(nil, m, s, prof), nil
 }
 
-func (e *Engine) setStore(st store.Store) { e.st = st }
+// SetStore makes e run its statements, loads and verifications on st: a
+// view of the store it was opened on (a tracing decorator, say). Call it
+// before e is first used.
+func (e *Engine) SetStore(st store.Store) { e.st = st }

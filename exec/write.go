@@ -79,6 +79,10 @@ func NeedsOld(rel *schema.Relation) bool {
 // UPSERT: an existing tuple with the same key is replaced) in one batch.
 // Later tuples with the same key as earlier ones win.
 func (x *Executor) Upsert(ctx context.Context, rel *schema.Relation, tuples [][]types.Value) (int, error) {
+	if len(rel.Layouts) == 0 {
+		// Nothing would hold the tuples: refuse rather than drop them.
+		return 0, fmt.Errorf("relation %s has no schema to store its tuples in (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
+	}
 	x.WriteMu.Lock()
 	defer x.WriteMu.Unlock()
 	if !NeedsOld(rel) {

@@ -20,7 +20,6 @@ import (
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
-	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -66,16 +65,19 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 
 	url := "pebble:" + filepath.Join(dir, "db")
 	fmt.Fprintf(out, "\n== 2. load: generated RUBiS data, scale %g, into %s\n", scale, url)
-	st, err := store.Open(ctx, url)
+	db, err := open(ctx, url, nil)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer db.Close()
 	var ddl bytes.Buffer
 	if err := res.WriteDDL(&ddl, ms); err != nil {
 		return err
 	}
-	en, err := engine.Deploy(ctx, st, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", ddl.Bytes(), cost.Cassandra)
+	if err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", ddl.Bytes(), cost.Cassandra); err != nil {
+		return err
+	}
+	en, err := db.Advised(ctx)
 	if err != nil {
 		return err
 	}
@@ -88,7 +90,7 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 		return err
 	}
 	loadStart := time.Now()
-	ls, err := en.Load(ctx, func(yield func(engine.Row) error) error {
+	ls, err := db.Load(ctx, func(yield func(engine.Row) error) error {
 		for _, name := range rubis.Entities() {
 			e := m.Entity(name)
 			for i, row := range data[e] {
@@ -106,7 +108,7 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 	fmt.Fprintf(out, "  %d entity rows → %d index rows in %v: %.0f entity rows/s\n", ls.EntityRows, ls.IndexRows, took.Round(time.Millisecond), float64(ls.EntityRows)/took.Seconds())
 
 	fmt.Fprintf(out, "\n== 3. statements, with their plans\n")
-	r := &engineRunner{en: en, out: out, explain: true}
+	r := &runner{db: db, out: out, explain: true}
 	if err := r.run(ctx, "demo", []byte(strings.Join(demoStatements, ";\n")+";")); err != nil {
 		return err
 	}
@@ -146,7 +148,7 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 	sort.Slice(tags, func(i, j int) bool { return lat[tags[i]] > lat[tags[j]] })
 
 	fmt.Fprintf(out, "\n== 5. verify\n")
-	rep, err := en.Verify(ctx, nil)
+	rep, err := db.Verify(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -16,12 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvschema/kvschema"
-	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/store"
 	_ "github.com/kvschema/kvschema/store/all" // mem:, pebble: and bigtable: URLs
-	"github.com/kvschema/kvschema/store/tracestore"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -302,31 +299,12 @@ and gives the position of the failing tuple (or of its batch's first).`,
 			if trace {
 				tw = out
 			}
-			st, err := store.Open(cmd.Context(), url)
+			db, err := open(cmd.Context(), url, tw)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			var r interface {
-				runScript(ctx context.Context, s script) error
-			}
-			traced := st
-			if tw != nil {
-				traced = tracestore.New(st, tw)
-			}
-			if en, err := engine.Open(cmd.Context(), traced); err == nil {
-				// A store loaded with an advisor schema: model-level statements.
-				r = &engineRunner{en: en, out: out, explain: explain}
-			} else if !errors.Is(err, engine.ErrNoSchema) {
-				return err
-			} else {
-				db, err := kvschema.New(cmd.Context(), st, kvschema.Options{Trace: tw})
-				if err != nil {
-					return err
-				}
-				defer db.Close()
-				r = &runner{db: db, out: out, explain: explain}
-			}
+			defer db.Close()
+			r := &runner{db: db, out: out, explain: explain}
 			for _, f := range files {
 				s, err := fileScript(f)
 				if err != nil {

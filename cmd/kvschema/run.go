@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -17,7 +16,6 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/dataio"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/store"
@@ -256,75 +254,4 @@ func readDataset(m *model.Model, dir string) (*engine.Dataset, error) {
 		}
 	}
 	return d, nil
-}
-
-// engineRunner runs model-level statements through an engine.
-type engineRunner struct {
-	en      *engine.Engine
-	out     io.Writer
-	explain bool
-}
-
-// run runs a script held in memory.
-func (r *engineRunner) run(ctx context.Context, file string, src []byte) error {
-	return r.runScript(ctx, textScript(file, string(src)))
-}
-
-// runScript echoes, plans and runs each statement of a script. The engine
-// runs single-tuple INSERTs only: a long INSERT … VALUES, which the script
-// reader hands over in parts, fails on its first part.
-func (r *engineRunner) runScript(ctx context.Context, sc script) error {
-	return echoEach(r.out, sc, func(s lang.Statement, _ lang.Part) error {
-		st, err := r.en.PrepareAST(s)
-		if err != nil {
-			return err
-		}
-		if _, isExplain := s.(*lang.Explain); isExplain || r.explain {
-			fmt.Fprint(r.out, indent(types.EscapeText(st.Explain())))
-			if isExplain {
-				return nil
-			}
-		}
-		if st.Write != nil {
-			n, err := st.Exec(ctx)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(r.out, "%s %d\n", st.Write.Kind, n)
-			return nil
-		}
-		start := time.Now()
-		res, err := st.Query(ctx)
-		if err != nil {
-			return err
-		}
-		writeResult(r.out, res)
-		fmt.Fprintf(r.out, "(%d rows, %v)\n", len(res.Rows), time.Since(start).Round(time.Microsecond))
-		return nil
-	})
-}
-
-// writeResult prints a query's first 20 rows as a table of literals.
-// Column names and values are escaped (types.DisplayLiteral, the rule of
-// the client's table too), so no stored value can put a control byte or
-// invalid UTF-8 on a terminal, nor a tab or a line break into the table.
-func writeResult(w io.Writer, res *engine.Result) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	parts := make([]string, len(res.Columns))
-	for j, c := range res.Columns {
-		parts[j] = types.Escape(c)
-	}
-	fmt.Fprintln(tw, strings.Join(parts, "\t"))
-	for i, row := range res.Rows {
-		if i == 20 {
-			fmt.Fprintf(tw, "… %d more\n", len(res.Rows)-20)
-			break
-		}
-		parts = parts[:0]
-		for _, v := range row {
-			parts = append(parts, types.DisplayLiteral(v))
-		}
-		fmt.Fprintln(tw, strings.Join(parts, "\t"))
-	}
-	tw.Flush()
 }

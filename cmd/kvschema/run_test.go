@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,7 @@ func adviseLoadQueryVerify(t *testing.T, url string) string {
 		t.Fatalf("second load:\n%s", out)
 	}
 	out = mustRun(t, "", "exec", "--store", url, "--explain", "-e", "SELECT items.name FROM items WHERE items.id = 3")
-	for _, frag := range []string{"step 1: table cf_items_by_id, row key [items.id]: range scan", "items.name", "(1 rows,"} {
+	for _, frag := range []string{"step 1: table cf_items_by_id, row key [items.id]: range scan", "items.name", "(1 row)"} {
 		if !strings.Contains(out, frag) {
 			t.Fatalf("exec output lacks %q:\n%s", frag, out)
 		}
@@ -62,6 +63,23 @@ func adviseLoadQueryVerify(t *testing.T, url string) string {
 	out, err = run(t, "", "verify", "--store", url, "--data", data)
 	if err == nil || !strings.Contains(out, "extra row") {
 		t.Fatalf("verify against stale files: %v\n%s", err, out)
+	}
+	// The shell reaches the advised schema too, and a relation defined by
+	// the client lives beside it; a name the model owns cannot be defined
+	// again.
+	out = mustRun(t, "SELECT items.nb_of_bids, items.max_bid FROM items WHERE items.id = 3;\n"+
+		"DEFINE RELATION notes { id BIGINT KEY, body STRING };\nINSERT INTO notes VALUES (0, 'nowhere to go');\n"+
+		"DEFINE SCHEMA notes_by_id FOR notes { TABLE 'notes', ROW ordered{id}, FAMILY 'f', QUALIFIER attr_name['id'], VALUE attr_value['id'] };\n"+
+		"INSERT INTO notes VALUES (1, 'hi');\nSELECT * FROM notes;\n", "shell", "--store", url)
+	for _, frag := range []string{"items.nb_of_bids  items.max_bid\n7                 2.5\n(1 row)",
+		"error: shell:1:1: relation notes has no schema to store its tuples in", "id  body\n1   hi\n(1 row)"} {
+		if !strings.Contains(out, frag) {
+			t.Fatalf("shell output lacks %q:\n%s", frag, out)
+		}
+	}
+	out, err = run(t, "DEFINE RELATION items { id BIGINT KEY };\n", "shell", "--store", url)
+	if !strings.Contains(out+fmt.Sprint(err), "relation items is defined by the advised schema deployed in this store") {
+		t.Fatalf("redefining a model relation: %v\n%s", err, out)
 	}
 	return ddl
 }

@@ -1,0 +1,249 @@
+package kvschema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/store/txnstore"
+)
+
+// A store holds at most one advised schema (a conceptual model and the
+// column families and secondary indexes kvschema advise chose for it, as
+// deployed by Deploy or kvschema load) beside the relations and layouts
+// defined with DEFINE RELATION / DEFINE SCHEMA. A relation name belongs to
+// one of them: statements on it are planned and run by its owner, and a
+// definition that would give a name to both is refused.
+
+// advised returns the advised schema deployed in the store, or nil. When
+// none is known it looks again if recheck is set (another process may have
+// deployed one since).
+func (db *DB) advised(ctx context.Context, recheck bool) (*engine.Engine, error) {
+	if en := db.adv.Load(); en != nil || !recheck {
+		return en, nil
+	}
+	en, err := engine.Open(ctx, db.raw)
+	if errors.Is(err, engine.ErrNoSchema) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the store's advised schema: %w", err)
+	}
+	en.SetStore(db.exec.Store)
+	if !db.adv.CompareAndSwap(nil, en) {
+		return db.adv.Load(), nil
+	}
+	return en, nil
+}
+
+// advisedEntity reports whether the advised schema's model defines a
+// relation called name (in any case: the client's names are
+// case-insensitive, so a name must not be the client's and the model's).
+func advisedEntity(en *engine.Engine, name string) string {
+	if en == nil {
+		return ""
+	}
+	if e := en.Model().Entity(name); e != nil {
+		return e.Name
+	}
+	for _, e := range en.Model().Entities {
+		if strings.EqualFold(e.Name, name) {
+			return e.Name
+		}
+	}
+	return ""
+}
+
+// relationOf names the relation a statement reads or writes ("" for
+// definitions).
+func relationOf(st lang.Statement) (string, lang.Pos) {
+	switch s := st.(type) {
+	case *lang.Select:
+		return s.Relation, s.At
+	case *lang.Insert:
+		return s.Relation, s.At
+	case *lang.Update:
+		return s.Relation, s.At
+	case *lang.Delete:
+		return s.Relation, s.At
+	case *lang.Connect:
+		return s.Relation, s.At
+	case *lang.Explain:
+		return relationOf(s.Stmt)
+	}
+	return "", lang.Pos{}
+}
+
+// route returns the advised schema when it owns the relation statement st
+// is about, nil when the client's catalog does (or st is about no
+// relation), and an error when neither or both define it.
+func (db *DB) route(ctx context.Context, st lang.Statement) (*engine.Engine, error) {
+	name, at := relationOf(st)
+	if name == "" {
+		return nil, nil
+	}
+	client := db.Catalog().Relation(name) != nil
+	en, err := db.advised(ctx, !client)
+	if err != nil {
+		return nil, err
+	}
+	adv := advisedEntity(en, name)
+	switch {
+	case client && adv != "":
+		return nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("relation %s is defined twice in this store: by DEFINE RELATION and by the deployed advised schema's model (as %s); drop one of them", name, adv)}
+	case adv != "":
+		return en, nil
+	case !client && en != nil:
+		if _, ok := st.(*lang.Connect); ok {
+			return en, nil // the engine names the unknown relation
+		}
+	case !client:
+		if _, ok := st.(*lang.Connect); ok {
+			return nil, &lang.Error{Pos: at, Msg: "CONNECT and DISCONNECT change relationships of a conceptual model: run them on a schema from kvschema advise (in a client-defined relation, UPDATE the foreign-key attribute)"}
+		}
+	}
+	return nil, nil
+}
+
+// advisedStmt returns the advised schema's plan of s, prepared once per
+// deployed schema.
+func (s *Stmt) advisedStmt(en *engine.Engine) (*engine.Stmt, error) {
+	if p := s.adv.Load(); p != nil && p.en == en {
+		return p.st, nil
+	}
+	var est *engine.Stmt
+	var err error
+	if s.text != "" {
+		est, err = en.Prepare(s.text) // shared by equal texts
+	} else {
+		est, err = en.PrepareAST(s.ast)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.adv.Store(&advisedPlan{en: en, st: est})
+	return est, nil
+}
+
+type advisedPlan struct {
+	en *engine.Engine
+	st *engine.Stmt
+}
+
+// runAdvised runs s on the advised schema: a model-level query along
+// paths, or a write (INSERT, UPDATE, DELETE, CONNECT, DISCONNECT) that
+// keeps every column family and index holding the relation correct.
+func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, args []any) (Result, *Rows, error) {
+	vals, err := values(args)
+	if err != nil {
+		return res, nil, err
+	}
+	est, err := s.advisedStmt(en)
+	if err != nil {
+		return res, nil, err
+	}
+	if _, ok := s.ast.(*lang.Explain); ok {
+		res.Plan = est.Explain()
+		return res, nil, nil
+	}
+	if est.Write != nil {
+		n, err := est.Exec(ctx, vals...)
+		res.RowsAffected = int64(n)
+		return res, nil, err
+	}
+	r, err := est.Query(ctx, vals...)
+	if err != nil {
+		return res, nil, err
+	}
+	rows := newRows(r.Columns)
+	for _, t := range r.Rows {
+		copy(rows.add(), t)
+	}
+	res.RowsAffected = int64(rows.n)
+	return res, rows, nil
+}
+
+// Deploy deploys an advised schema in the store: the conceptual model
+// (DEFINE RELATION statements of modelSrc), the column families and
+// secondary indexes of schemaSrc (kvschema advise --format ddl), and the
+// cost profile its plans are chosen with. It creates the tables; Load fills
+// them. Deploying the schema the store already holds again is a no-op; a
+// different one, or a model relation the store's DEFINE RELATIONs already
+// name, is an error.
+func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) error {
+	stmts, err := lang.ParseScript(modelFile, modelSrc)
+	if err != nil {
+		return err
+	}
+	m, err := model.Build(stmts)
+	if err != nil {
+		return err
+	}
+	cat := db.Catalog()
+	for _, e := range m.Entities {
+		if cat.Relation(e.Name) != nil {
+			return fmt.Errorf("%s: relation %s is already defined in this store by DEFINE RELATION: the advised schema's relations need names of their own", modelFile, e.Name)
+		}
+	}
+	en, err := engine.Deploy(ctx, db.raw, modelFile, modelSrc, schemaFile, schemaSrc, prof)
+	if err != nil {
+		return err
+	}
+	en.SetStore(db.exec.Store)
+	db.adv.Store(en)
+	return nil
+}
+
+// Advised returns the advised schema deployed in the store (its model,
+// column families and indexes, and plans), or nil if there is none.
+func (db *DB) Advised(ctx context.Context) (*engine.Engine, error) {
+	return db.advised(ctx, true)
+}
+
+func (db *DB) needAdvised(ctx context.Context) (*engine.Engine, error) {
+	en, err := db.advised(ctx, true)
+	if err == nil && en == nil {
+		err = engine.ErrNoSchema
+	}
+	return en, err
+}
+
+// Load bulk-loads entity rows into every column family and index of the
+// advised schema (see engine.Engine.Load: rows are checked before anything
+// is written; an interrupted load run again resumes).
+func (db *DB) Load(ctx context.Context, rows func(yield func(engine.Row) error) error, opt engine.LoadOptions) (*engine.LoadStats, error) {
+	en, err := db.needAdvised(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return en.Load(ctx, rows, opt)
+}
+
+// Verify checks that every column family and index of the advised schema
+// holds exactly the rows its definition implies: against ref when given,
+// else against the entity data rebuilt from all of them.
+func (db *DB) Verify(ctx context.Context, ref *engine.Dataset) (*engine.Report, error) {
+	en, err := db.needAdvised(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return en.Verify(ctx, ref)
+}
+
+// Repair finishes the multi-row writes dead clients left in the intent log
+// of a store that is atomic per row only (Bigtable, see package txnstore),
+// aborts those they left uncommitted and removes stale locks. On a store
+// that writes atomically it does nothing and reports false.
+func (db *DB) Repair(ctx context.Context, progress func(table string, rows int64)) (txnstore.RepairStats, bool, error) {
+	ts, ok := db.raw.(*txnstore.Store)
+	if !ok {
+		return txnstore.RepairStats{}, false, nil
+	}
+	st, err := ts.Repair(ctx, progress)
+	return st, true, err
+}

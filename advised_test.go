@@ -1,0 +1,291 @@
+package kvschema_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/rubis"
+	"github.com/kvschema/kvschema/types"
+	"github.com/kvschema/kvschema/workload"
+
+	_ "github.com/kvschema/kvschema/driver"
+	_ "github.com/kvschema/kvschema/store/pebblestore"
+)
+
+// deployRUBiS deploys testdata/rubis_schema.kvs (advised for the RUBiS
+// workload, mix write_heavy) through the DB and loads generated data.
+func deployRUBiS(t *testing.T, db *kvschema.DB) (*workload.Workload, map[*model.Entity][][]types.Value) {
+	t.Helper()
+	ctx := context.Background()
+	schemaSrc, err := os.ReadFile("testdata/rubis_schema.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra); err != nil {
+		t.Fatal(err)
+	}
+	en, err := db.Advised(ctx)
+	if err != nil || en == nil {
+		t.Fatalf("advised schema after Deploy: %v %v", en, err)
+	}
+	m := en.Model()
+	w, err := workload.Parse(m, "workload_secondary.kvs", []byte(examples.RUBiSWorkloadSecondary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[*model.Entity][][]types.Value{}
+	if err := rubis.Generate(ctx, m, rubis.Config{Scale: 0.0003, Seed: 7}, func(e *model.Entity, row []types.Value) error {
+		data[e] = append(data[e], append([]types.Value(nil), row...))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(ctx, func(yield func(engine.Row) error) error {
+		for _, name := range rubis.Entities() {
+			e := m.Entity(name)
+			for _, row := range data[e] {
+				if err := yield(engine.Row{Entity: e, Values: row, File: name}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}, engine.LoadOptions{Identity: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return w, data
+}
+
+// goArgs turns values into the Go arguments a program would pass.
+func goArgs(vs []types.Value) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
+}
+
+// TestAdvisedThroughDB: a store loaded with an advised schema answers every
+// workload query through kvschema.DB as the engine itself does (the engine
+// is checked against SQLite in its own tests), takes model-level writes
+// with Go arguments, verifies clean, and keeps a client-defined relation
+// beside it; both survive reopening, and no name can belong to both.
+func TestAdvisedThroughDB(t *testing.T) {
+	ctx := context.Background()
+	url := "pebble:" + filepath.Join(t.TempDir(), "db")
+	db, err := kvschema.Open(ctx, url, kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	w, data := deployRUBiS(t, db)
+	en, _ := db.Advised(ctx)
+	r := rand.New(rand.NewPCG(3, 4))
+	queries, nonEmpty := 0, 0
+	for _, st := range w.Statements {
+		if st.Query == nil || st.Weight("write_heavy") == 0 {
+			continue
+		}
+		text := lang.Print(st.AST)
+		direct, err := en.PrepareAST(st.AST)
+		if err != nil {
+			t.Fatalf("%s: %v", st.Tag, err)
+		}
+		prep, err := db.Prepare(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			args := direct.Resolved.SampleArgs(r, data)
+			want, err := direct.Query(ctx, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", st.Tag, err)
+			}
+			rows, err := prep.Query(ctx, goArgs(args)...)
+			if err != nil {
+				t.Fatalf("%s: %v", st.Tag, err)
+			}
+			if !reflect.DeepEqual(rows.Columns(), want.Columns) {
+				t.Fatalf("%s: columns %v, want %v", st.Tag, rows.Columns(), want.Columns)
+			}
+			got := rows.All()
+			if len(got) != len(want.Rows) {
+				t.Fatalf("%s %v: %d rows, want %d", st.Tag, args, len(got), len(want.Rows))
+			}
+			for i := range got {
+				if !reflect.DeepEqual(got[i], want.Rows[i]) {
+					t.Fatalf("%s %v: row %d %v, want %v", st.Tag, args, i, got[i], want.Rows[i])
+				}
+			}
+			queries++
+			if len(got) > 0 {
+				nonEmpty++
+			}
+		}
+	}
+	if queries < 50 || nonEmpty < queries/3 {
+		t.Fatalf("%d queries ran, %d returned rows: too few to compare", queries, nonEmpty)
+	}
+
+	// Model-level writes with Go arguments, then a model query sees them.
+	for _, s := range []struct {
+		text string
+		args []any
+		kind string
+	}{
+		{"INSERT INTO bids SET id = ?, qty = ?, bid = ?, date = ? AND CONNECT TO item(?), user(?)", []any{900001, 2, 7.5, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), 3, 2}, "INSERT"},
+		{"UPDATE items SET nb_of_bids = ?, max_bid = ? WHERE items.id = ?", []any{41, 7.5, 3}, "UPDATE"},
+	} {
+		res, err := db.Exec(ctx, s.text, s.args...)
+		if err != nil || res.RowsAffected != 1 || res.Statement != s.kind {
+			t.Fatalf("%s: %+v %v", s.text, res, err)
+		}
+	}
+	rows, err := db.Query(ctx, "SELECT items.nb_of_bids, items.max_bid FROM items WHERE items.id = ?", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nb int64
+	var maxBid float64
+	if !rows.Next() || rows.Scan(&nb, &maxBid) != nil || nb != 41 || maxBid != 7.5 {
+		t.Fatalf("after UPDATE: %v %v", nb, maxBid)
+	}
+	plan, err := db.Explain(ctx, "SELECT bids.bid FROM bids WHERE bids.item.id = ?", 3)
+	if err != nil || !strings.Contains(plan, "cost") {
+		t.Fatalf("EXPLAIN on the advised schema: %q %v", plan, err)
+	}
+	if rep, err := db.Verify(ctx, nil); err != nil || !rep.Clean() {
+		t.Fatalf("verify: %v %v", rep, err)
+	}
+
+	// A client relation beside it; no name belongs to both.
+	for _, s := range []string{
+		"DEFINE RELATION notes { id BIGINT KEY, body STRING }",
+		"DEFINE SCHEMA notes_by_id FOR notes { TABLE 'notes', ROW ordered{id}, FAMILY 'f', QUALIFIER attr_name['id'], VALUE attr_value['id'] }",
+		"INSERT INTO notes VALUES (1, 'first')",
+	} {
+		if _, err := db.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	if _, err := db.Exec(ctx, "DEFINE RELATION Items { id BIGINT KEY }"); err == nil || !strings.Contains(err.Error(), "relation Items is defined by the advised schema deployed in this store (as items)") {
+		t.Fatalf("redefining a model relation: %v", err)
+	}
+	if _, err := db.Exec(ctx, "CONNECT notes(1) TO seller(2)"); err == nil || !strings.Contains(err.Error(), "CONNECT and DISCONNECT change relationships of a conceptual model") {
+		t.Fatalf("CONNECT on a client relation: %v", err)
+	}
+
+	// Reopened, the store answers both kinds.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = kvschema.Open(ctx, url, kvschema.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"SELECT items.nb_of_bids FROM items WHERE items.id = 3": "41",
+		"SELECT body FROM notes WHERE id = 1":                   "first",
+	} {
+		rows, err := db.Query(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if all := rows.All(); len(all) != 1 || types.Display(all[0][0]) != want {
+			t.Fatalf("%s: %v, want %s", q, all, want)
+		}
+	}
+}
+
+// TestDeployNameConflict: a model cannot take a name the store's
+// DEFINE RELATIONs already use, and a store without an advised schema says
+// so to Load and Verify.
+func TestDeployNameConflict(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvschema.Open(ctx, "pebble:"+filepath.Join(t.TempDir(), "db"), kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Verify(ctx, nil); !errors.Is(err, engine.ErrNoSchema) {
+		t.Fatalf("verify without an advised schema: %v", err)
+	}
+	if _, err := db.Exec(ctx, "DEFINE RELATION USERS { id BIGINT KEY }"); err != nil {
+		t.Fatal(err)
+	}
+	schemaSrc, err := os.ReadFile("testdata/rubis_schema.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", schemaSrc, cost.Cassandra)
+	if err == nil || !strings.Contains(err.Error(), "relation users is already defined in this store by DEFINE RELATION") {
+		t.Fatalf("deploy over a client relation: %v", err)
+	}
+	if en, err := db.Advised(ctx); en != nil || err != nil {
+		t.Fatalf("a refused deploy left a schema: %v %v", en, err)
+	}
+}
+
+// TestAdvisedThroughDatabaseSQL: database/sql reaches the advised schema:
+// model queries scan into typed Go variables, and writes go through.
+func TestAdvisedThroughDatabaseSQL(t *testing.T) {
+	ctx := context.Background()
+	dsn := "pebble:" + filepath.Join(t.TempDir(), "db")
+	db, err := kvschema.Open(ctx, dsn, kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployRUBiS(t, db)
+	db.Close()
+
+	sdb, err := sql.Open("kvschema", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	if _, err := sdb.ExecContext(ctx, "UPDATE items SET nb_of_bids = ?, max_bid = ? WHERE items.id = ?", 12, 3.25, 2); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	var nb int64
+	var maxBid sql.NullFloat64
+	row := sdb.QueryRowContext(ctx, "SELECT items.name, items.nb_of_bids, items.max_bid FROM items WHERE items.id = ?", 2)
+	if err := row.Scan(&name, &nb, &maxBid); err != nil {
+		t.Fatal(err)
+	}
+	if name == "" || nb != 12 || maxBid != (sql.NullFloat64{Float64: 3.25, Valid: true}) {
+		t.Fatalf("scanned %q %d %v", name, nb, maxBid)
+	}
+	n := 0
+	rs, err := sdb.QueryContext(ctx, "SELECT bids.id, bids.bid FROM bids WHERE bids.item.id = ?", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rs.Next() {
+		var id int64
+		var bid float64
+		if err := rs.Scan(&id, &bid); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("item 2 has no bids")
+	}
+}
