@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kvschema/kvschema/cost"
@@ -139,10 +140,13 @@ type advisedPlan struct {
 // paths, or a write (INSERT, UPDATE, DELETE, CONNECT, DISCONNECT) that
 // keeps every column family and index holding the relation correct.
 func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, args []any) (Result, *Rows, error) {
-	vals, err := values(args)
+	given, err := values(args)
 	if err != nil {
 		return res, nil, err
 	}
+	// A copy for the engine, so that the caller's arguments (often the
+	// variadic slice of Query) do not escape on the client's path too.
+	vals := slices.Clone(given)
 	est, err := s.advisedStmt(en)
 	if err != nil {
 		return res, nil, err
