@@ -3,11 +3,22 @@
 // ZooKeeper: opening a store loads the latest version, so every client of a
 // store sees the same layouts.
 //
-// Layout: table "__kvschema", row "catalog", family "d"; one cell per
-// version, qualifier = the version as 8 bytes big-endian, value = the whole
-// definition script (canonical text). Versions only grow; the newest wins.
-// Row "version" holds the newest version number alone, written in the same
-// atomic batch, so clients can check cheaply whether they are current.
+// Layout: table "__kvschema", family "d". Version v (v ≥ 1) is the row
+// "catalog/" + v as 8 bytes big-endian, whose cell "script" holds the whole
+// definition script (canonical text). Versions are dense and only grow: a
+// client saves version prev+1 only if that row does not exist yet, with one
+// conditional row mutation (store.Conditional), so of two clients that
+// loaded version prev and save at once exactly one succeeds, whichever
+// process it runs in. Since version rows sort in version order, the newest
+// is found with one reverse scan of one row.
+//
+// Stores written before this layout hold row "catalog" with one cell per
+// version (qualifier: the version) and row "version"; they are read as they
+// are, and the next save continues their numbering in the new layout.
+//
+// A store without conditional mutations (an embedded store, which one
+// process holds open) is saved with a read then a write; the caller
+// serializes its saves (kvschema.DB does).
 package registry
 
 import (
@@ -17,76 +28,117 @@ import (
 	"fmt"
 
 	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/txnstore"
 )
 
 // Table is the reserved table holding the registry.
 const Table = "__kvschema"
 
 const (
-	family     = "d"
-	row        = "catalog"
-	versionRow = "version"
+	family  = "d"
+	prefix  = "catalog" // legacy row; version rows are prefix + "/" + version
+	scriptQ = "script"
 )
 
-// Version returns the newest saved version (0 if none) with one small read.
-func Version(ctx context.Context, s store.Store) (uint64, error) {
-	r, ok, err := s.ReadRow(ctx, Table, []byte(versionRow))
-	if errors.Is(err, store.ErrNoTable) || err == nil && !ok {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("registry: %w", err)
-	}
-	for _, c := range r.Cells {
-		if c.Family == family && len(c.Value) == 8 {
-			return binary.BigEndian.Uint64(c.Value), nil
-		}
-	}
-	return 0, nil
+func versionRow(v uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte(prefix+"/"), v)
 }
 
 // ErrConflict means another client saved a newer version first.
 var ErrConflict = errors.New("registry: definitions were changed concurrently; reopen and retry")
 
-// Load returns the newest saved script and its version (0 and "" if none).
-func Load(ctx context.Context, s store.Store) (version uint64, script string, err error) {
-	r, ok, err := s.ReadRow(ctx, Table, []byte(row))
-	if errors.Is(err, store.ErrNoTable) || err == nil && !ok {
+// newest reads the newest version and its script (0 and "" if none) with
+// one reverse scan of one row.
+func newest(ctx context.Context, s store.Store) (version uint64, script string, err error) {
+	var row store.Row
+	found := false
+	err = s.ReadRows(ctx, Table, store.RowSet{Ranges: []store.Range{store.PrefixRange([]byte(prefix))}},
+		store.ReadOptions{Limit: 1, Reverse: true}, func(r store.Row) bool {
+			row, found = r, true
+			return false
+		})
+	if errors.Is(err, store.ErrNoTable) || err == nil && !found {
 		return 0, "", nil
 	}
 	if err != nil {
 		return 0, "", fmt.Errorf("registry: %w", err)
 	}
-	for _, c := range r.Cells {
-		if c.Family != family || len(c.Qualifier) != 8 {
-			continue
+	if len(row.Key) == len(prefix) {
+		// The legacy row: one cell per version.
+		for _, c := range row.Cells {
+			if c.Family != family || len(c.Qualifier) != 8 {
+				continue
+			}
+			if v := binary.BigEndian.Uint64(c.Qualifier); v >= version {
+				version, script = v, string(c.Value)
+			}
 		}
-		if v := binary.BigEndian.Uint64(c.Qualifier); v >= version {
-			version, script = v, string(c.Value)
+		return version, script, nil
+	}
+	if len(row.Key) != len(prefix)+9 || row.Key[len(prefix)] != '/' {
+		return 0, "", fmt.Errorf("registry: unexpected row %q in %s", row.Key, Table)
+	}
+	version = binary.BigEndian.Uint64(row.Key[len(prefix)+1:])
+	for _, c := range row.Cells {
+		if c.Family == family && string(c.Qualifier) == scriptQ {
+			return version, string(c.Value), nil
 		}
 	}
-	return version, script, nil
+	return 0, "", fmt.Errorf("registry: version %d has no script", version)
 }
 
-// Save stores script as version prev+1, provided prev is still the newest.
+// Version returns the newest saved version (0 if none) with one small read.
+func Version(ctx context.Context, s store.Store) (uint64, error) {
+	v, _, err := newest(ctx, s)
+	return v, err
+}
+
+// Load returns the newest saved script and its version (0 and "" if none).
+func Load(ctx context.Context, s store.Store) (version uint64, script string, err error) {
+	return newest(ctx, s)
+}
+
+// conditional returns the conditional mutations registry rows are written
+// with: the store's own, or those of the store under an intent log (the
+// registry's rows are single-row writes only, which need no intents).
+func conditional(s store.Store) store.Conditional {
+	if c, ok := s.(store.Conditional); ok {
+		return c
+	}
+	if ts, ok := s.(*txnstore.Store); ok {
+		return ts.Inner()
+	}
+	return nil
+}
+
+// Save stores script as version prev+1, provided prev is still the newest:
+// else it returns ErrConflict and writes nothing.
 func Save(ctx context.Context, s store.Store, prev uint64, script string) (uint64, error) {
 	if err := s.CreateTable(ctx, store.TableSpec{Name: Table, Families: []string{family}}); err != nil {
 		return 0, fmt.Errorf("registry: %w", err)
 	}
-	cur, _, err := Load(ctx, s)
-	if err != nil {
+	row := versionRow(prev + 1)
+	put := []store.Mutation{{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(scriptQ), Value: []byte(script)}}
+	// A first check, which also covers versions in the legacy row (the
+	// claim below sees only version rows).
+	if cur, _, err := newest(ctx, s); err != nil {
 		return 0, err
-	}
-	if cur != prev {
+	} else if cur != prev {
 		return 0, ErrConflict
 	}
-	q := make([]byte, 8)
-	binary.BigEndian.PutUint64(q, prev+1)
-	err = s.Apply(ctx, []store.Mutation{
-		{Kind: store.SetCell, Table: Table, Row: []byte(row), Family: family, Qualifier: q, Value: []byte(script)},
-		{Kind: store.SetCell, Table: Table, Row: []byte(versionRow), Family: family, Qualifier: []byte{}, Value: q},
-	})
-	if err != nil {
+	if c := conditional(s); c != nil {
+		// Claim the row: written only if it has no script yet. Versions
+		// are dense, so row prev+1 is absent exactly while prev is newest.
+		exists, err := c.ApplyIf(ctx, Table, row, store.Cond{Family: family, Qualifier: []byte(scriptQ), Min: []byte{}}, nil, put)
+		if err != nil {
+			return 0, fmt.Errorf("registry: %w", err)
+		}
+		if exists {
+			return 0, ErrConflict
+		}
+		return prev + 1, nil
+	}
+	if err := s.Apply(ctx, put); err != nil {
 		return 0, fmt.Errorf("registry: %w", err)
 	}
 	return prev + 1, nil
