@@ -12,6 +12,7 @@ import (
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/store/txnstore"
+	"github.com/kvschema/kvschema/types"
 )
 
 // A store holds at most one advised schema (a conceptual model and the
@@ -147,6 +148,9 @@ func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, ar
 	// A copy for the engine, so that the caller's arguments (often the
 	// variadic slice of Query) do not escape on the client's path too.
 	vals := slices.Clone(given)
+	if ins, ok := s.ast.(*lang.Insert); ok && len(ins.Rows) > 1 {
+		return s.insertAdvised(ctx, en, ins, vals, res)
+	}
 	est, err := s.advisedStmt(en)
 	if err != nil {
 		return res, nil, err
@@ -170,6 +174,35 @@ func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, ar
 	}
 	res.RowsAffected = int64(rows.n)
 	return res, rows, nil
+}
+
+// insertAdvised runs an INSERT … VALUES of several tuples on the advised
+// schema as one atomic write: the statement is planned once as a one-tuple
+// INSERT of parameters, then run with each tuple's values.
+func (s *Stmt) insertAdvised(ctx context.Context, en *engine.Engine, ins *lang.Insert, args []types.Value, res Result) (Result, *Rows, error) {
+	one := &lang.Insert{At: ins.At, Relation: ins.Relation, Columns: ins.Columns, Rows: [][]lang.Expr{make([]lang.Expr, len(ins.Rows[0]))}}
+	for i, e := range ins.Rows[0] {
+		one.Rows[0][i] = &lang.Param{At: e.Pos(), Index: i}
+	}
+	est, err := en.PrepareAST(one)
+	if err != nil {
+		return res, nil, err
+	}
+	lists := make([][]types.Value, len(ins.Rows))
+	for r, row := range ins.Rows {
+		if len(row) != len(ins.Rows[0]) {
+			return res, nil, &lang.Error{Pos: row[0].Pos(), Msg: fmt.Sprintf("tuple %d has %d values, the first %d", r+1, len(row), len(ins.Rows[0]))}
+		}
+		lists[r] = make([]types.Value, len(row))
+		for i, e := range row {
+			if lists[r][i], err = literal(e, args); err != nil {
+				return res, nil, err
+			}
+		}
+	}
+	n, err := est.ExecBatch(ctx, lists)
+	res.RowsAffected = int64(n)
+	return res, nil, err
 }
 
 // Deploy deploys an advised schema in the store: the conceptual model

@@ -289,3 +289,49 @@ func TestAdvisedThroughDatabaseSQL(t *testing.T) {
 		t.Fatal("item 2 has no bids")
 	}
 }
+
+// TestAdvisedMultiRowInsert: an INSERT … VALUES of several tuples on an
+// advised schema is one atomic write: all tuples land in every index, or a
+// failing tuple leaves none of them.
+func TestAdvisedMultiRowInsert(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvschema.Open(ctx, "pebble:"+filepath.Join(t.TempDir(), "db"), kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	deployRUBiS(t, db)
+	const ins = "INSERT INTO users (id, nickname, rating, region) VALUES "
+	res, err := db.Exec(ctx, ins+"(90001, 'ann', 1, 1), (90002, ?, 2, 1), (90003, 'cy', ?, 1)", "bo", 3)
+	if err != nil || res.RowsAffected != 3 {
+		t.Fatalf("three tuples: %+v %v", res, err)
+	}
+	nick := func(id int) string {
+		t.Helper()
+		rows, err := db.Query(ctx, "SELECT users.nickname FROM users WHERE users.id = ?", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all := rows.All(); len(all) == 1 {
+			return types.Display(all[0][0])
+		}
+		return ""
+	}
+	if nick(90001) != "ann" || nick(90002) != "bo" || nick(90003) != "cy" {
+		t.Fatalf("inserted tuples read back as %q %q %q", nick(90001), nick(90002), nick(90003))
+	}
+	for bad, want := range map[string]string{
+		ins + "(90004, 'dee', 1, 1), (90005, 'eve', 1, 1), (90004, 'dup', 1, 1)": "tuples 1 and 3 have the same key id = 90004",
+		ins + "(90004, 'dee', 1, 1), (90005, 'eve', 'x', 1)":                     "rating",
+	} {
+		if _, err := db.Exec(ctx, bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error about %q", bad, err, want)
+		}
+		if nick(90004) != "" || nick(90005) != "" {
+			t.Fatalf("%s: a failed INSERT left tuples", bad)
+		}
+	}
+	if rep, err := db.Verify(ctx, nil); err != nil || !rep.Clean() {
+		t.Fatalf("verify: %v %v", rep, err)
+	}
+}

@@ -128,47 +128,71 @@ func (s *Stmt) Exec(ctx context.Context, args ...types.Value) (int, error) {
 	if err := s.checkArgs(args); err != nil {
 		return 0, err
 	}
-	n, err := s.e.exec(ctx, s, args)
+	n, err := s.e.exec(ctx, s, [][]types.Value{args})
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", s.Text, err)
 	}
 	return n, nil
 }
 
-func (e *Engine) exec(ctx context.Context, s *Stmt, args []types.Value) (int, error) {
-	w := s.Write
+// ExecBatch runs a prepared INSERT once per argument list, atomically: one
+// store batch holds every tuple's writes to every index, or none does. The
+// tuples must have distinct keys. It returns the number of tuples inserted.
+func (s *Stmt) ExecBatch(ctx context.Context, argLists [][]types.Value) (int, error) {
+	if s.Write == nil || s.Write.Kind != model.Insert {
+		return 0, errors.New("ExecBatch runs INSERTs only")
+	}
+	for _, args := range argLists {
+		if err := s.checkArgs(args); err != nil {
+			return 0, err
+		}
+	}
+	n, err := s.e.exec(ctx, s, argLists)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.Text, err)
+	}
+	return n, nil
+}
+
+// boundWrite is one execution of a write: its arguments and the values it
+// assigns.
+type boundWrite struct {
+	args, set []types.Value
+}
+
+// bind evaluates the values a write assigns and adds the entities known
+// before reading (its key, its links, the keys its predicates fix) to
+// static.
+func (e *Engine) bind(w *model.Write, args []types.Value, static *writeRun) (boundWrite, error) {
 	set := make([]types.Value, len(w.Set))
 	for i, as := range w.Set {
 		v, err := exprValue(as.Value, args)
 		if err != nil {
-			return 0, err
+			return boundWrite{}, err
 		}
 		if v != nil {
 			if v, err = types.Coerce(v, as.Field.Type); err != nil {
-				return 0, fmt.Errorf("%s = %s: %v", as.Field.Name, types.Format(v), err)
+				return boundWrite{}, fmt.Errorf("%s = %s: %v", as.Field.Name, types.Format(v), err)
 			}
 		}
 		if as.Field.Key && v == nil {
-			return 0, fmt.Errorf("%s: the key cannot be NULL", as.Field)
+			return boundWrite{}, fmt.Errorf("%s: the key cannot be NULL", as.Field)
 		}
 		set[i] = v
 	}
-	// The entities known before reading: locked first.
-	want := map[entityKey]bool{}
-	static := &writeRun{touched: want}
 	for _, l := range w.Links {
 		v, err := exprValue(l.Value, args)
 		if err != nil {
-			return 0, err
+			return boundWrite{}, err
 		}
 		if err := static.touch(l.Nav.To, v); err != nil {
-			return 0, err
+			return boundWrite{}, err
 		}
 	}
 	for i, as := range w.Set {
 		if as.Field.Key {
 			if err := static.touch(w.Entity, set[i]); err != nil {
-				return 0, err
+				return boundWrite{}, err
 			}
 		}
 	}
@@ -176,20 +200,56 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, args []types.Value) (int, er
 		if p.Op == model.Eq && p.Ref.Field.Key {
 			v, err := exprValue(p.Value, args)
 			if err != nil {
-				return 0, err
+				return boundWrite{}, err
 			}
 			if err := static.touch(w.Entity, v); err != nil {
-				return 0, err
+				return boundWrite{}, err
 			}
 		}
 	}
 	if w.Target != nil {
 		v, err := exprValue(w.Target, args)
 		if err != nil {
-			return 0, err
+			return boundWrite{}, err
 		}
 		if err := static.touch(w.Nav.To, v); err != nil {
+			return boundWrite{}, err
+		}
+	}
+	return boundWrite{args: args, set: set}, nil
+}
+
+// exec runs write s once per argument list, all in one store batch.
+func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (int, error) {
+	w := s.Write
+	// The entities known before reading: locked first.
+	want := map[entityKey]bool{}
+	static := &writeRun{touched: want}
+	bound := make([]boundWrite, len(argLists))
+	keys := map[entityKey]int{}
+	for i, args := range argLists {
+		b, err := e.bind(w, args, static)
+		if err != nil {
+			if len(argLists) > 1 {
+				return 0, fmt.Errorf("tuple %d: %w", i+1, err)
+			}
 			return 0, err
+		}
+		bound[i] = b
+		if len(argLists) > 1 {
+			for k, as := range w.Set {
+				if !as.Field.Key {
+					continue
+				}
+				id, err := keyOf(w.Entity, b.set[k])
+				if err != nil {
+					return 0, err
+				}
+				if j, dup := keys[id]; dup {
+					return 0, fmt.Errorf("tuples %d and %d have the same key %s = %s", j+1, i+1, as.Field.Name, types.Format(b.set[k]))
+				}
+				keys[id] = i
+			}
 		}
 	}
 	// Lock what is known, read, and lock what the reads found; read again
@@ -201,16 +261,25 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, args []types.Value) (int, er
 	held := e.locks.lock(want)
 	defer func() { e.locks.unlock(held) }()
 	for attempt := 0; ; attempt++ {
-		run, err := e.plan(ctx, s, args, set)
-		if err != nil {
-			return 0, err
-		}
+		var muts []store.Mutation
 		var missing []entityKey
-		if len(held) < len(e.locks.stripes) {
-			for k := range run.touched {
-				if !want[k] {
-					want[k] = true
-					missing = append(missing, k)
+		written := 0
+		for i, b := range bound {
+			run, err := e.plan(ctx, s, b.args, b.set)
+			if err != nil {
+				if len(bound) > 1 {
+					return 0, fmt.Errorf("tuple %d: %w", i+1, err)
+				}
+				return 0, err
+			}
+			muts = append(muts, run.muts...)
+			written += len(run.written)
+			if len(held) < len(e.locks.stripes) {
+				for k := range run.touched {
+					if !want[k] {
+						want[k] = true
+						missing = append(missing, k)
+					}
 				}
 			}
 		}
@@ -223,16 +292,15 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, args []types.Value) (int, er
 			}
 			continue
 		}
-		if len(run.muts) > 0 {
-			if err := e.st.Apply(ctx, run.muts); err != nil {
+		if len(muts) > 0 {
+			if err := e.st.Apply(ctx, muts); err != nil {
 				return 0, err
 			}
 		}
-		n := len(run.written)
 		if w.Kind == model.Insert || w.Kind == model.Connect || w.Kind == model.Disconnect {
-			n = 1
+			return len(bound), nil
 		}
-		return n, nil
+		return written, nil
 	}
 }
 
