@@ -24,6 +24,8 @@ repair. Run verify afterwards to check every copy agrees.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			// The store alone, not a DB: repair must run even when the
+			// definitions it holds cannot be read.
 			st, err := store.Open(ctx, url)
 			if err != nil {
 				return err

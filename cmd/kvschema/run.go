@@ -13,12 +13,12 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/dataio"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
-	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -41,12 +41,12 @@ before anything is written. An interrupted load run again resumes.`,
 			if (dataDir == "") == (generate == "") {
 				return errors.New("give exactly one of --data DIR and --generate rubis")
 			}
-			st, err := store.Open(ctx, url)
+			db, err := open(ctx, url, nil)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			en, err := deployOrOpen(ctx, st, modelFile, schemaFile, profile)
+			defer db.Close()
+			en, err := deployOrOpen(ctx, db, modelFile, schemaFile, profile)
 			if err != nil {
 				return err
 			}
@@ -71,11 +71,15 @@ before anything is written. An interrupted load run again resumes.`,
 	return c
 }
 
-// deployOrOpen deploys model and schema files in st, or opens the schema
-// st already holds when none is given.
-func deployOrOpen(ctx context.Context, st store.Store, modelFile, schemaFile, profile string) (*engine.Engine, error) {
+// deployOrOpen deploys model and schema files in db's store, or opens the
+// advised schema the store already holds when none is given.
+func deployOrOpen(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, profile string) (*engine.Engine, error) {
 	if schemaFile == "" {
-		return engine.Open(ctx, st)
+		en, err := db.Advised(ctx)
+		if err == nil && en == nil {
+			err = engine.ErrNoSchema
+		}
+		return en, err
 	}
 	if modelFile == "" {
 		return nil, errors.New("--schema needs --model")
@@ -92,7 +96,10 @@ func deployOrOpen(ctx context.Context, st store.Store, modelFile, schemaFile, pr
 	if err != nil {
 		return nil, err
 	}
-	return engine.Deploy(ctx, st, modelFile, msrc, schemaFile, ssrc, prof)
+	if err := db.Deploy(ctx, modelFile, msrc, schemaFile, ssrc, prof); err != nil {
+		return nil, err
+	}
+	return db.Advised(ctx)
 }
 
 // runLoad loads files or generated data with progress on errw and a
@@ -207,12 +214,12 @@ Exits non-zero on any difference.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			st, err := store.Open(ctx, url)
+			db, err := open(ctx, url, nil)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			en, err := engine.Open(ctx, st)
+			defer db.Close()
+			en, err := deployOrOpen(ctx, db, "", "", "")
 			if err != nil {
 				return err
 			}
@@ -222,7 +229,7 @@ Exits non-zero on any difference.`,
 					return err
 				}
 			}
-			rep, err := en.Verify(ctx, ref)
+			rep, err := db.Verify(ctx, ref)
 			if err != nil {
 				return err
 			}
