@@ -236,6 +236,22 @@ func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, sch
 	return nil
 }
 
+// Definitions returns every definition the store holds, as a script: the
+// DEFINE RELATION and DEFINE SCHEMA statements of the client's catalog,
+// then those of the advised schema (its model's DEFINE RELATIONs, its
+// DEFINE COLUMN FAMILY and DEFINE SECONDARY INDEX statements), if any.
+func (db *DB) Definitions(ctx context.Context) (string, error) {
+	out := lang.PrintScript(db.Catalog().Defs)
+	en, err := db.advised(ctx, true)
+	if err != nil || en == nil {
+		return out, err
+	}
+	if out != "" {
+		out += "\n"
+	}
+	return out + "-- the advised schema (kvschema load, DB.Deploy)\n" + lang.PrintScript(en.Definitions()), nil
+}
+
 // Advised returns the advised schema deployed in the store (its model,
 // column families and indexes, and plans), or nil if there is none.
 func (db *DB) Advised(ctx context.Context) (*engine.Engine, error) {

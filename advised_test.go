@@ -331,6 +331,10 @@ func TestAdvisedMultiRowInsert(t *testing.T) {
 			t.Fatalf("%s: a failed INSERT left tuples", bad)
 		}
 	}
+	// Without a column list: every attribute in declaration order.
+	if res, err := db.Exec(ctx, "INSERT INTO regions VALUES (50, 'north', 1), (51, 'south', 1)"); err != nil || res.RowsAffected != 2 {
+		t.Fatalf("INSERT without columns: %+v %v", res, err)
+	}
 	if rep, err := db.Verify(ctx, nil); err != nil || !rep.Clean() {
 		t.Fatalf("verify: %v %v", rep, err)
 	}

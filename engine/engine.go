@@ -55,6 +55,12 @@ func (e *Engine) Model() *model.Model { return e.m }
 // Schema returns the physical schema.
 func (e *Engine) Schema() *physical.Schema { return e.schema }
 
+// Definitions returns the model's DEFINE RELATION statements and the
+// schema's DEFINE COLUMN FAMILY and DEFINE SECONDARY INDEX statements.
+func (e *Engine) Definitions() []lang.Statement {
+	return append(append([]lang.Statement(nil), e.m.Defs...), e.schema.Statements()...)
+}
+
 // Store returns the store.
 func (e *Engine) Store() store.Store { return e.st }
 

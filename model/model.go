@@ -31,7 +31,9 @@ import (
 // Model is a set of entities and the relationships between them.
 type Model struct {
 	Entities []*Entity
-	byName   map[string]*Entity
+	// Defs are the DEFINE RELATION statements the model was built from.
+	Defs   []lang.Statement
+	byName map[string]*Entity
 }
 
 // Entity is one relation of the conceptual model.
@@ -136,6 +138,7 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		if m.byName[d.Name] != nil {
 			return nil, errAt(d.At, "relation %s is defined twice", d.Name)
 		}
+		m.Defs = append(m.Defs, d)
 		if d.Rows <= 0 {
 			return nil, errAt(d.At, "relation %s needs a row count for the advisor (DEFINE RELATION %s ROWS n {…})", d.Name, d.Name)
 		}

@@ -155,7 +155,10 @@ func (m *Model) insert(s *lang.Insert) (*Write, error) {
 	}
 	cols := s.Columns
 	if cols == nil {
-		return nil, errAt(s.At, "name the columns of a workload INSERT (INSERT INTO r SET a = ?, … or INSERT INTO r (a, …) VALUES (…))")
+		// INSERT INTO r VALUES (…): every attribute, in declaration order.
+		for _, c := range w.Entity.Columns {
+			cols = append(cols, c.Name)
+		}
 	}
 	if len(cols) != len(s.Rows[0]) {
 		return nil, errAt(s.At, "INSERT INTO %s: %d values for %d attributes", s.Relation, len(s.Rows[0]), len(cols))

@@ -464,7 +464,12 @@ func dotCommand(cmd string, r *runner, trace *traceSwitch, out io.Writer) (quit 
 	case ".explain":
 		r.explain = on
 	case ".schema":
-		fmt.Fprint(out, types.EscapeText(lang.PrintScript(r.db.Catalog().Defs)))
+		defs, err := r.db.Definitions(context.Background())
+		if err != nil {
+			fmt.Fprintf(out, "error: %s\n", types.EscapeText(err.Error()))
+			break
+		}
+		fmt.Fprint(out, types.EscapeText(defs))
 	default:
 		fmt.Fprintln(out, `.trace on|off     print key-value operations
 .explain on|off   print plans before running statements

@@ -70,9 +70,10 @@ func adviseLoadQueryVerify(t *testing.T, url string) string {
 	out = mustRun(t, "SELECT items.nb_of_bids, items.max_bid FROM items WHERE items.id = 3;\n"+
 		"DEFINE RELATION notes { id BIGINT KEY, body STRING };\nINSERT INTO notes VALUES (0, 'nowhere to go');\n"+
 		"DEFINE SCHEMA notes_by_id FOR notes { TABLE 'notes', ROW ordered{id}, FAMILY 'f', QUALIFIER attr_name['id'], VALUE attr_value['id'] };\n"+
-		"INSERT INTO notes VALUES (1, 'hi');\nSELECT * FROM notes;\n", "shell", "--store", url)
+		"INSERT INTO notes VALUES (1, 'hi');\nSELECT * FROM notes;\n.schema\n", "shell", "--store", url)
 	for _, frag := range []string{"items.nb_of_bids  items.max_bid\n7                 2.5\n(1 row)",
-		"error: shell:1:1: relation notes has no schema to store its tuples in", "id  body\n1   hi\n(1 row)"} {
+		"error: shell:1:1: relation notes has no schema to store its tuples in", "id  body\n1   hi\n(1 row)",
+		"DEFINE SCHEMA notes_by_id FOR notes {", "-- the advised schema", "DEFINE RELATION items ROWS 20000 {", "DEFINE COLUMN FAMILY cf_items_by_id FOR items {"} {
 		if !strings.Contains(out, frag) {
 			t.Fatalf("shell output lacks %q:\n%s", frag, out)
 		}
