@@ -31,11 +31,11 @@ import (
 func deployRUBiS(t *testing.T, db *kvschema.DB) (*workload.Workload, map[*model.Entity][][]types.Value) {
 	t.Helper()
 	ctx := context.Background()
-	schemaSrc, err := os.ReadFile("testdata/rubis_schema.kvs")
+	schemaSrc, err := os.ReadFile("engine/testdata/rubis_schema.kvs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra); err != nil {
+	if err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "engine/testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra); err != nil {
 		t.Fatal(err)
 	}
 	en, err := db.Advised(ctx)
@@ -226,7 +226,7 @@ func TestDeployNameConflict(t *testing.T) {
 	if _, err := db.Exec(ctx, "DEFINE RELATION USERS { id BIGINT KEY }"); err != nil {
 		t.Fatal(err)
 	}
-	schemaSrc, err := os.ReadFile("testdata/rubis_schema.kvs")
+	schemaSrc, err := os.ReadFile("engine/testdata/rubis_schema.kvs")
 	if err != nil {
 		t.Fatal(err)
 	}

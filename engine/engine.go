@@ -209,10 +209,18 @@ func (s *Stmt) Explain() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", s.Text)
-	for _, u := range s.Upkeeps {
-		fmt.Fprintf(&b, "%s\n", u.Describe())
-		for i, sp := range u.AllSupports() {
-			fmt.Fprintf(&b, "  support %d: %s\n%s", i+1, describeSupport(sp), sp.Plan.Describe("    "))
+	for _, up := range s.ups {
+		fmt.Fprintf(&b, "%s\n", up.u.Describe())
+		sps := up.supports
+		if up.replace != nil {
+			sps = append(sps[:len(sps):len(sps)], up.replace)
+		}
+		for i, sp := range sps {
+			fmt.Fprintf(&b, "  support %d: %s\n", i+1, describeSupport(sp.sp))
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(sp.prog.explain(), "\n"), "\n") {
+				b.WriteString("    " + line)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

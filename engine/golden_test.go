@@ -16,11 +16,13 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/store-bytes.golden")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // TestStoreBytesGolden pins the bytes the engine stores: for RUBiS
 // schemas (every structure unsalted, and again every one with 4 salt
@@ -124,4 +126,59 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestExplainGolden pins EXPLAIN of every RUBiS statement (the paper's 61)
+// on testdata/rubis_schema.kvs, an advised schema with a secondary index:
+// the advisor's steps with their estimates and costs, then each step's
+// store access in the client's vocabulary (POINT LOOKUP, RANGE SCAN, SKIP
+// SCAN, filters, sort, limit); for writes, each index's upkeep and the
+// plans of its support queries. A plan or vocabulary change shows in the
+// diff; go test -run ExplainGolden -update rewrites the file.
+func TestExplainGolden(t *testing.T) {
+	m, _, w, err := rubis.Parse("workload_secondary.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemaSrc, err := os.ReadFile("testdata/rubis_schema.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	en, err := engine.Deploy(context.Background(), memstore.New(), "model.kvs", []byte(examples.RUBiSModel), "testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m
+	var out strings.Builder
+	for _, s := range w.Statements {
+		fmt.Fprintf(&out, "-- %s\n", s.Tag)
+		st, err := en.PrepareAST(s.AST)
+		if err != nil {
+			fmt.Fprintf(&out, "%s\nerror: %v\n\n", s.Text(), err)
+			continue
+		}
+		fmt.Fprintf(&out, "%s\n", st.Explain())
+	}
+	const file = "testdata/explain/rubis.txt"
+	if *updateGolden {
+		if err := os.MkdirAll("testdata/explain", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n got %s\nwant %s\n(go test -run ExplainGolden -update rewrites it)", file, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s: %d lines, want %d (go test -run ExplainGolden -update rewrites it)", file, len(gl), len(wl))
+	}
 }

@@ -444,32 +444,83 @@ func (p *program) explain() string {
 	var b strings.Builder
 	b.WriteString(p.plan.Describe(""))
 	for i, sp := range p.steps {
-		var key []string
-		for j, ks := range sp.key {
-			name := sp.t.x.AttrName(sp.t.attrs[j])
-			if ks.slot >= 0 {
-				key = append(key, name+" (from step "+fmt.Sprint(i)+")")
-			} else {
-				key = append(key, name)
+		sp.explain(&b, p.q, i)
+	}
+	if p.plan.Sort {
+		var keys []string
+		for _, o := range p.q.OrderBy {
+			k := p.q.Graph.DescribeRef(o.Ref)
+			if o.Desc {
+				k += " DESC"
 			}
+			keys = append(keys, k)
 		}
-		if len(sp.ranges) > 0 {
-			key = append(key, sp.t.x.AttrName(sp.t.attrs[len(sp.key)])+" range")
-		}
-		how := "range scan"
-		if i > 0 {
-			how = "batched multi-range read (one round trip for all keys)"
-		}
-		if sp.reverse {
-			how += ", reverse"
-		}
-		if sp.limit > 0 {
-			how += fmt.Sprintf(", stop after %d rows", sp.limit)
-		}
-		if sp.t.salt > 0 {
-			key = append([]string{fmt.Sprintf("salt(%d){%s}", sp.t.salt, strings.Join(key[:sp.t.nhash], ", "))}, key...)
-		}
-		fmt.Fprintf(&b, "step %d: table %s, row key [%s]: %s\n", i+1, sp.t.name, strings.Join(key, "]["), how)
+		fmt.Fprintf(&b, "CLIENT SORT BY [%s]\n", strings.Join(keys, ", "))
+	}
+	if p.plan.Limit > 0 {
+		fmt.Fprintf(&b, "CLIENT %d ROW LIMIT\n", p.plan.Limit)
 	}
 	return b.String()
+}
+
+// explain writes the step's store access in the client's EXPLAIN
+// vocabulary (Phoenix's): POINT LOOKUP when the key is whole, RANGE SCAN
+// over a key prefix, SKIP SCAN for a batch of prefixes (the keys of the
+// previous step's rows, read in one round trip), then what the step does
+// on the server (row limit) and on the client (filters).
+func (sp *stepProg) explain(b *strings.Builder, q *model.Query, i int) {
+	t := sp.t
+	var key []string
+	for j, ks := range sp.key {
+		name := t.x.AttrName(t.attrs[j])
+		if ks.slot >= 0 {
+			key = append(key, name+" = (from step "+fmt.Sprint(i)+")")
+		} else {
+			key = append(key, predText(q, q.Preds[ks.eq]))
+		}
+	}
+	for _, k := range sp.ranges {
+		key = append(key, predText(q, q.Preds[k]))
+	}
+	whole := len(sp.key) == t.nkey
+	var what string
+	switch {
+	case i == 0 && whole:
+		what = "POINT LOOKUP ON 1 KEY"
+	case i == 0:
+		what = "RANGE SCAN"
+	case whole:
+		what = fmt.Sprintf("POINT LOOKUP ON THE KEYS OF STEP %d", i)
+	default:
+		what = fmt.Sprintf("SKIP SCAN ON THE KEYS OF STEP %d", i)
+	}
+	if sp.reverse {
+		what = "REVERSE " + what
+	}
+	salt := ""
+	if t.salt > 0 {
+		salt = fmt.Sprintf(" (SALT BUCKET FROM THE PARTITION KEY, %d BUCKETS)", t.salt)
+	}
+	fmt.Fprintf(b, "CLIENT PARALLEL 1-WAY %s OVER %s [%s]%s\n", what, t.name, strings.Join(key, ", "), salt)
+	if sp.limit > 0 {
+		fmt.Fprintf(b, "    SERVER %d ROW LIMIT\n", sp.limit)
+	}
+	if len(sp.join) > 0 {
+		var on []string
+		for _, a := range sp.join {
+			on = append(on, t.x.AttrName(t.attrs[a])+" = (from step "+fmt.Sprint(i)+")")
+		}
+		fmt.Fprintf(b, "    CLIENT FILTER BY %s\n", strings.Join(on, " AND "))
+	}
+	if len(sp.filters) > 0 {
+		var fs []string
+		for _, k := range sp.filters {
+			fs = append(fs, predText(q, q.Preds[k]))
+		}
+		fmt.Fprintf(b, "    CLIENT FILTER BY %s\n", strings.Join(fs, " AND "))
+	}
+}
+
+func predText(q *model.Query, p model.Pred) string {
+	return fmt.Sprintf("%s %s %s", q.Graph.DescribeRef(p.Ref), p.Op, lang.PrintExpr(p.Value))
 }

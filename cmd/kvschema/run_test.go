@@ -44,7 +44,7 @@ func adviseLoadQueryVerify(t *testing.T, url string) string {
 		t.Fatalf("second load:\n%s", out)
 	}
 	out = mustRun(t, "", "exec", "--store", url, "--explain", "-e", "SELECT items.name FROM items WHERE items.id = 3")
-	for _, frag := range []string{"step 1: table cf_items_by_id, row key [items.id]: range scan", "items.name", "(1 row)"} {
+	for _, frag := range []string{"CLIENT PARALLEL 1-WAY POINT LOOKUP ON 1 KEY OVER cf_items_by_id [items.id = 3]", "items.name", "(1 row)"} {
 		if !strings.Contains(out, frag) {
 			t.Fatalf("exec output lacks %q:\n%s", frag, out)
 		}
