@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store"
@@ -278,49 +279,16 @@ func (sp *stepProg) keyPrefix(dst []byte, vals []types.Value, row tuple) ([]byte
 
 // rangeOf narrows the partition prefix by the range predicates.
 func (sp *stepProg) rangeOf(prefix []byte, q *model.Query, vals []types.Value) (store.Range, error) {
-	r := store.PrefixRange(prefix)
 	if len(sp.ranges) == 0 {
-		return r, nil
+		return store.PrefixRange(prefix), nil
 	}
 	e, _ := sp.t.l.RowElem(len(sp.key))
-	// Non-NULL values only: NULL satisfies no comparison.
-	r.Start = append(append([]byte(nil), prefix...), 0x01)
-	for _, k := range sp.ranges {
-		b, err := sp.t.l.AppendValue(append([]byte(nil), prefix...), e, vals[k])
-		if err != nil {
-			return r, err
-		}
-		switch q.Preds[k].Op {
-		case model.Ge:
-			r.Start = maxBytes(r.Start, b)
-		case model.Gt:
-			r.Start = maxBytes(r.Start, store.PrefixSuccessor(b))
-		case model.Lt:
-			r.End = minEnd(r.End, b)
-		case model.Le:
-			r.End = minEnd(r.End, store.PrefixSuccessor(b))
-		}
+	bounds := make([]layout.Bound, len(sp.ranges))
+	for i, k := range sp.ranges {
+		op := q.Preds[k].Op
+		bounds[i] = layout.Bound{Value: vals[k], Upper: op == model.Lt || op == model.Le, Inclusive: op == model.Le || op == model.Ge}
 	}
-	return r, nil
-}
-
-func maxBytes(a, b []byte) []byte {
-	if b == nil || string(a) >= string(b) {
-		return a
-	}
-	return b
-}
-
-func minEnd(a, b []byte) []byte {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	case string(a) <= string(b):
-		return a
-	}
-	return b
+	return sp.t.l.KeyRange(prefix, e, bounds)
 }
 
 func (sp *stepProg) first(ctx context.Context, st store.Store, p *program, vals []types.Value) ([]tuple, error) {
