@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -28,15 +29,59 @@ type Engine struct {
 	byName  map[string]*table
 	locks   *lockTable
 
+	stmts stmtCache
+}
+
+// stmtCacheSize bounds the statements Prepare keeps planned.
+const stmtCacheSize = 10000
+
+// stmtCache keeps the most recently prepared statements by text, least
+// recently used evicted first.
+type stmtCache struct {
+	limit int // 0: stmtCacheSize
 	mu    sync.Mutex
-	stmts map[string]*Stmt
+	byKey map[string]*list.Element // of *Stmt
+	lru   list.List                // front: most recent
+}
+
+func (c *stmtCache) get(text string) *Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.byKey[text]
+	if el == nil {
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return el.Value.(*Stmt)
+}
+
+func (c *stmtCache) put(text string, s *Stmt) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byKey == nil {
+		c.byKey = map[string]*list.Element{}
+	}
+	if el := c.byKey[text]; el != nil {
+		c.lru.MoveToFront(el)
+		return
+	}
+	c.byKey[text] = c.lru.PushFront(s)
+	limit := c.limit
+	if limit == 0 {
+		limit = stmtCacheSize
+	}
+	if c.lru.Len() > limit {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.byKey, old.Value.(*Stmt).Text)
+	}
 }
 
 // New runs schema s (over model m) on st with cost profile prof (which
 // ranks plans). It does not create tables: see Deploy.
 func New(st store.Store, m *model.Model, s *physical.Schema, prof cost.Profile) *Engine {
 	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: planner.New(s, prof),
-		tables: map[*physical.Index]*table{}, byName: map[string]*table{}, locks: newLockTable(), stmts: map[string]*Stmt{}}
+		tables: map[*physical.Index]*table{}, byName: map[string]*table{}, locks: newLockTable()}
 	for _, x := range s.Indexes {
 		t, err := newTable(x)
 		if err != nil {
@@ -90,29 +135,22 @@ type Stmt struct {
 	nparams int
 }
 
-// Prepare parses, resolves and plans one statement (cached by text).
+// Prepare parses, resolves and plans one statement. The most recently used
+// statements stay planned, by text.
 func (e *Engine) Prepare(text string) (*Stmt, error) {
-	e.mu.Lock()
-	s := e.stmts[text]
-	e.mu.Unlock()
-	if s != nil {
+	if s := e.stmts.get(text); s != nil {
 		return s, nil
 	}
 	st, err := lang.ParseStatement("statement", text)
 	if err != nil {
 		return nil, err
 	}
-	s, err = e.PrepareAST(st)
+	s, err := e.PrepareAST(st)
 	if err != nil {
 		return nil, err
 	}
 	s.Text = text
-	e.mu.Lock()
-	if len(e.stmts) > 10000 {
-		e.stmts = map[string]*Stmt{}
-	}
-	e.stmts[text] = s
-	e.mu.Unlock()
+	e.stmts.put(text, s)
 	return s, nil
 }
 
