@@ -14,6 +14,10 @@
 //   - Writes encode into one scratch per Executor, reused under that lock
 //     from batch to batch: it relies on the store contract that Apply does
 //     not retain its inputs.
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
 package exec
 
 import (

@@ -72,6 +72,10 @@
 // microseconds within int64 microseconds of the epoch; its location is
 // irrelevant because the instant is what is encoded. On error, Append
 // functions return dst unchanged.
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
 package keyenc
 
 import (

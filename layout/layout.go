@@ -20,6 +20,10 @@
 //     attr_name, attr_value) is last in its field or sub-field, or followed by
 //     a non-empty constant that its values may not contain; so decoding is
 //     unambiguous, and writes whose values would break that are rejected.
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
 package layout
 
 import (

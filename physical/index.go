@@ -16,6 +16,10 @@
 //     its base CFs.
 //   - Entries, Size and Partitions are pure functions of the model's
 //     statistics.
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
 package physical
 
 import (

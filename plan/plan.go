@@ -12,6 +12,10 @@
 //     decoded tuple, so results are exact.
 //   - A tuple is produced at most once: several accesses are de-duplicated
 //     by primary key.
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
 package plan
 
 import (

@@ -15,4 +15,8 @@
 // sets at least one more bit of that (so the DAG is acyclic and a sweep in
 // order of bits is topological), and ties between equal-cost paths go to
 // the earlier arc, so equal inputs give equal plans.
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
 package planner

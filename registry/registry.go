@@ -19,6 +19,10 @@
 // A store without conditional mutations (an embedded store, which one
 // process holds open) is saved with a read then a write; the caller
 // serializes its saves (kvschema.DB does).
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
 package registry
 
 import (

@@ -7,6 +7,10 @@
 //   - A relation has at least one key attribute; attribute names are unique
 //     case-insensitively.
 //   - Two layouts never share both a table and a family.
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
 package schema
 
 import (
