@@ -120,9 +120,16 @@ func (s *Stmt) advisedStmt(en *engine.Engine) (*engine.Stmt, error) {
 	}
 	var est *engine.Stmt
 	var err error
-	if s.text != "" {
+	target := s.ast
+	if ex, ok := target.(*lang.Explain); ok {
+		target = ex.Stmt
+	}
+	switch ins, _ := target.(*lang.Insert); {
+	case ins != nil && len(ins.Rows) > 1:
+		est, err = en.PrepareAST(oneTuple(ins))
+	case s.text != "":
 		est, err = en.Prepare(s.text) // shared by equal texts
-	} else {
+	default:
 		est, err = en.PrepareAST(s.ast)
 	}
 	if err != nil {
@@ -155,8 +162,11 @@ func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, ar
 	if err != nil {
 		return res, nil, err
 	}
-	if _, ok := s.ast.(*lang.Explain); ok {
+	if ex, ok := s.ast.(*lang.Explain); ok {
 		res.Plan = est.Explain()
+		if ins, ok := ex.Stmt.(*lang.Insert); ok && len(ins.Rows) > 1 {
+			res.Plan += fmt.Sprintf("(the plan of each of the %d tuples, written in one atomic batch)\n", len(ins.Rows))
+		}
 		return res, nil, nil
 	}
 	if est.Write != nil {
@@ -180,11 +190,7 @@ func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, ar
 // schema as one atomic write: the statement is planned once as a one-tuple
 // INSERT of parameters, then run with each tuple's values.
 func (s *Stmt) insertAdvised(ctx context.Context, en *engine.Engine, ins *lang.Insert, args []types.Value, res Result) (Result, *Rows, error) {
-	one := &lang.Insert{At: ins.At, Relation: ins.Relation, Columns: ins.Columns, Rows: [][]lang.Expr{make([]lang.Expr, len(ins.Rows[0]))}}
-	for i, e := range ins.Rows[0] {
-		one.Rows[0][i] = &lang.Param{At: e.Pos(), Index: i}
-	}
-	est, err := en.PrepareAST(one)
+	est, err := s.advisedStmt(en)
 	if err != nil {
 		return res, nil, err
 	}
@@ -203,6 +209,16 @@ func (s *Stmt) insertAdvised(ctx context.Context, en *engine.Engine, ins *lang.I
 	n, err := est.ExecBatch(ctx, lists)
 	res.RowsAffected = int64(n)
 	return res, nil, err
+}
+
+// oneTuple is the one-tuple INSERT of parameters that plans every tuple of
+// a multi-tuple INSERT … VALUES.
+func oneTuple(ins *lang.Insert) *lang.Insert {
+	one := &lang.Insert{At: ins.At, Relation: ins.Relation, Columns: ins.Columns, Rows: [][]lang.Expr{make([]lang.Expr, len(ins.Rows[0]))}}
+	for i, e := range ins.Rows[0] {
+		one.Rows[0][i] = &lang.Param{At: e.Pos(), Index: i}
+	}
+	return one
 }
 
 // Deploy deploys an advised schema in the store: the conceptual model

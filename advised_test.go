@@ -333,6 +333,10 @@ func TestAdvisedMultiRowInsert(t *testing.T) {
 			t.Fatalf("%s: a failed INSERT left tuples", bad)
 		}
 	}
+	res, err = db.Exec(ctx, "EXPLAIN INSERT INTO regions VALUES (60, 'east', 1), (61, 'west', 1)")
+	if err != nil || !strings.Contains(res.Plan, "INSERT cf_regions_by_dummy") || !strings.Contains(res.Plan, "each of the 2 tuples, written in one atomic batch") {
+		t.Fatalf("EXPLAIN of a multi-tuple INSERT: %v\n%s", err, res.Plan)
+	}
 	// Without a column list: every attribute in declaration order.
 	if res, err := db.Exec(ctx, "INSERT INTO regions VALUES (50, 'north', 1), (51, 'south', 1)"); err != nil || res.RowsAffected != 2 {
 		t.Fatalf("INSERT without columns: %+v %v", res, err)
