@@ -15,6 +15,12 @@
 // store, shared by its connections and kept until the sql.DB is closed
 // ("mem:NAME" names one store shared process-wide).
 // Transactions are not supported: each statement is atomic on its own.
+//
+// Every statement kvschema.DB runs is reachable: on relations defined with
+// DEFINE RELATION / DEFINE SCHEMA, and on an advised schema loaded into the
+// store (kvschema load): model queries along paths (SELECT bids.bid FROM
+// bids WHERE bids.item.id = ?), INSERT … AND CONNECT TO, UPDATE, DELETE,
+// CONNECT, DISCONNECT.
 package driver
 
 import (
