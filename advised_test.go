@@ -30,7 +30,7 @@ import (
 
 // deployRUBiS deploys testdata/rubis_schema.kvs (advised for the RUBiS
 // workload, mix write_heavy) through the DB and loads generated data.
-func deployRUBiS(t *testing.T, db *kvschema.DB) (*workload.Workload, map[*model.Entity][][]types.Value) {
+func deployRUBiS(t testing.TB, db *kvschema.DB) (*workload.Workload, map[*model.Entity][][]types.Value) {
 	t.Helper()
 	ctx := context.Background()
 	schemaSrc, err := os.ReadFile("engine/testdata/rubis_schema.kvs")
@@ -398,4 +398,45 @@ func TestAdvisedConcurrent(t *testing.T) {
 	if rep, err := db.Verify(ctx, nil); err != nil || !rep.Clean() {
 		t.Fatalf("verify: %v %v", rep, err)
 	}
+}
+
+// BenchmarkAdvisedPointLookup compares a prepared point lookup on an
+// advised schema through kvschema.DB with the same statement run on the
+// engine directly: the cost of the API's routing and result conversion.
+//
+//	go test -run x -bench AdvisedPointLookup .
+func BenchmarkAdvisedPointLookup(b *testing.B) {
+	ctx := context.Background()
+	db, err := kvschema.Open(ctx, "pebble:"+filepath.Join(b.TempDir(), "db"), kvschema.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	deployRUBiS(b, db)
+	const q = "SELECT items.name, items.max_bid FROM items WHERE items.id = ?"
+	b.Run("DB", func(b *testing.B) {
+		st, err := db.Prepare(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; b.Loop(); i++ {
+			rows, err := st.Query(ctx, int64(1+i%5))
+			if err != nil || rows.Len() != 1 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("engine", func(b *testing.B) {
+		en, _ := db.Advised(ctx)
+		st, err := en.Prepare(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; b.Loop(); i++ {
+			res, err := st.Query(ctx, types.Value(int64(1+i%5)))
+			if err != nil || len(res.Rows) != 1 {
+				b.Fatal(err)
+			}
+		}
+	})
 }
