@@ -133,6 +133,7 @@ type Stmt struct {
 	Upkeeps []*physical.Upkeep
 	ups     []*upkeepProg
 	nparams int
+	columns []string // a query's result columns
 }
 
 // Prepare parses, resolves and plans one statement. The most recently used
@@ -174,6 +175,9 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 			return nil, fmt.Errorf("%s: %w", lang.Print(st), err)
 		}
 		s.Resolved, s.Plan, s.prog = q, pl, prog
+		for _, r := range q.Select {
+			s.columns = append(s.columns, q.Graph.DescribeRef(r))
+		}
 		return s, nil
 	}
 	w, err := e.m.ResolveWrite(st)
@@ -197,7 +201,7 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 
 // Result is the answer of a query.
 type Result struct {
-	Columns []string
+	Columns []string // shared by every result of the statement: do not modify
 	Rows    [][]types.Value
 }
 
@@ -217,10 +221,7 @@ func (s *Stmt) Query(ctx context.Context, args ...types.Value) (*Result, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Text, err)
 	}
-	res := &Result{Rows: make([][]types.Value, len(rows))}
-	for _, r := range s.Resolved.Select {
-		res.Columns = append(res.Columns, s.Resolved.Graph.DescribeRef(r))
-	}
+	res := &Result{Columns: s.columns, Rows: make([][]types.Value, len(rows))}
 	for i, t := range rows {
 		out := make([]types.Value, len(s.prog.sel))
 		for j, k := range s.prog.sel {
