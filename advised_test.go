@@ -157,6 +157,17 @@ func TestAdvisedThroughDB(t *testing.T) {
 			t.Fatalf("%s: %+v %v", s.text, res, err)
 		}
 	}
+	// A write cannot connect to an entity that does not exist (load
+	// refuses such a foreign key too), even where no index it maintains
+	// reads the entity's fields.
+	for _, s := range []string{
+		"INSERT INTO bids SET id = 900002, qty = 1, bid = 1.5, date = '2026-01-01 00:00:00' AND CONNECT TO item(424242), user(2)",
+		"INSERT INTO bids SET id = 900003, qty = 1, bid = 1.5, date = '2026-01-01 00:00:00' AND CONNECT TO item(3), user(424242)",
+	} {
+		if _, err := db.Exec(ctx, s); err == nil || !strings.Contains(err.Error(), "has id = 424242") {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
 	rows, err := db.Query(ctx, "SELECT items.nb_of_bids, items.max_bid FROM items WHERE items.id = ?", 3)
 	if err != nil {
 		t.Fatal(err)

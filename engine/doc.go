@@ -70,4 +70,12 @@
 // with respect to the entities they touch and copies never disagree. Readers take no
 // locks: each round trip sees only whole batches, so a multi-step query reads
 // committed data per step (read committed), not one snapshot.
+//
+// A write that connects a tuple to another entity (INSERT … AND CONNECT TO,
+// CONNECT) fails when that entity does not exist, as load refuses a
+// dangling foreign key: a support query that reads the entity finds it
+// missing, or, when no upkeep reads it, one read of a column family of that
+// entity alone checks it (EXPLAIN shows it as CHECK … EXISTS; the advisor
+// does not cost it yet). A schema without such a family cannot tell, and
+// the write goes unchecked.
 package engine

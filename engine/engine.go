@@ -134,6 +134,7 @@ type Stmt struct {
 	ups     []*upkeepProg
 	nparams int
 	columns []string // a query's result columns
+	checks  []existCheck
 }
 
 // Prepare parses, resolves and plans one statement. The most recently used
@@ -196,6 +197,7 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 		}
 		s.ups = append(s.ups, up)
 	}
+	s.checks = e.existChecks(s)
 	return s, nil
 }
 
@@ -261,6 +263,10 @@ func (s *Stmt) Explain() string {
 			}
 			b.WriteString("\n")
 		}
+	}
+	for _, c := range s.checks {
+		fmt.Fprintf(&b, "CHECK %s EXISTS WITH %s.%s = %s (connected to; no upkeep reads it)\n", c.ent.Name, c.ent.Name, c.ent.Key.Name, lang.PrintExpr(c.value))
+		fmt.Fprintf(&b, "CLIENT PARALLEL 1-WAY RANGE SCAN OVER %s [%s.%s = %s]\n    SERVER 1 ROW LIMIT\n", c.t.name, c.ent.Name, c.ent.Key.Name, lang.PrintExpr(c.value))
 	}
 	return b.String()
 }

@@ -260,6 +260,18 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (i
 	// writer of this process can change what it reads: it always finishes.
 	held := e.locks.lock(want)
 	defer func() { e.locks.unlock(held) }()
+	// The entities it connects to exist (they are locked: no writer of
+	// this process deletes them meanwhile).
+	for i, b := range bound {
+		for _, c := range s.checks {
+			if err := c.run(ctx, e.st, b.args); err != nil {
+				if len(bound) > 1 {
+					return 0, fmt.Errorf("tuple %d: %w", i+1, err)
+				}
+				return 0, err
+			}
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		var muts []store.Mutation
 		var missing []entityKey

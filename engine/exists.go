@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// existCheck makes a write fail when an entity it connects to does not
+// exist, as load refuses a dangling foreign key. A support query that reads
+// the entity already checks it (an empty answer is an error); a write
+// whose upkeeps read nothing of it checks with one read of a column family
+// of that entity alone, keyed by its key. Without such a family the schema
+// offers no way to tell, and the write goes unchecked.
+type existCheck struct {
+	ent   *model.Entity
+	value lang.Expr // the key, in terms of the write's arguments
+	t     *table
+}
+
+// existChecks lists the checks write s needs beyond its support queries.
+func (e *Engine) existChecks(s *Stmt) []existCheck {
+	w := s.Write
+	type side struct {
+		ent   *model.Entity
+		value lang.Expr
+	}
+	var sides []side
+	switch w.Kind {
+	case model.Insert:
+		for _, l := range w.Links {
+			sides = append(sides, side{l.Nav.To, l.Value})
+		}
+	case model.Connect:
+		sides = append(sides, side{w.Nav.To, w.Target})
+		for _, p := range w.Preds {
+			if p.Op == model.Eq && p.Ref.Field == w.Entity.Key {
+				sides = append(sides, side{w.Entity, p.Value})
+			}
+		}
+	}
+	var out []existCheck
+	for _, sd := range sides {
+		if e.supportReads(s, sd.ent) {
+			continue
+		}
+		if t := e.entityTable(sd.ent); t != nil {
+			out = append(out, existCheck{ent: sd.ent, value: sd.value, t: t})
+		}
+	}
+	return out
+}
+
+// supportReads reports whether one of s's upkeeps reads entity ent alone
+// by its key (a support query whose empty answer fails the write).
+func (e *Engine) supportReads(s *Stmt, ent *model.Entity) bool {
+	for _, up := range s.ups {
+		for _, sp := range up.supports {
+			if sp.single && sp.sp.Query.Graph.Nodes[0].Entity == ent {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// entityTable returns a column family of ent alone partitioned by its key,
+// or nil: a tuple of ent exists exactly when the family has a row under
+// its key.
+func (e *Engine) entityTable(ent *model.Entity) *table {
+	for _, x := range e.schema.Indexes {
+		t := e.tables[x]
+		if x.Kind == physical.CF && len(x.Graph.Nodes) == 1 && x.Graph.Nodes[0].Entity == ent &&
+			t.nhash == 1 && t.attrs[0].Field == ent.Key {
+			return t
+		}
+	}
+	return nil
+}
+
+// run fails when the entity does not exist.
+func (c existCheck) run(ctx context.Context, st store.Store, args []types.Value) error {
+	v, err := exprValue(c.value, args)
+	if err != nil || v == nil {
+		return err
+	}
+	if v, err = types.Coerce(v, c.ent.Key.Type); err != nil {
+		return err
+	}
+	prefix, err := c.t.appendKeyFrom(nil, 1, func(int) types.Value { return v })
+	if err != nil {
+		return err
+	}
+	found := false
+	err = st.ReadRows(ctx, c.t.name, store.RowSet{Ranges: []store.Range{store.PrefixRange(prefix)}}, store.ReadOptions{Limit: 1}, func(store.Row) bool {
+		found = true
+		return false
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("no %s has %s = %s", c.ent.Name, c.ent.Key.Name, types.Format(v))
+	}
+	return nil
+}
