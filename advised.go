@@ -248,7 +248,7 @@ func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, sch
 	}
 	en.SetStore(db.exec.Store)
 	db.adv.Store(en)
-	return nil
+	return db.reload(ctx) // the catalog's new version holds the schema
 }
 
 // Definitions returns every definition the store holds, as a script: the

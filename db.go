@@ -75,6 +75,7 @@ type DB struct {
 	mu      sync.RWMutex
 	cat     *schema.Catalog
 	version uint64
+	saved   registry.Catalog // version as saved
 	// checked is the registry table's change number (store.ChangeCounter)
 	// when version was last found current; 0 if unknown.
 	checked uint64
@@ -117,16 +118,16 @@ func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
 
 // reload replaces the catalog by the registry's newest version.
 func (db *DB) reload(ctx context.Context) error {
-	version, script, err := registry.Load(ctx, db.raw)
+	version, saved, err := registry.Load(ctx, db.raw)
 	if err != nil {
 		return err
 	}
-	cat, err := schema.CatalogFromScript("registry", []byte(script))
+	cat, err := schema.CatalogFromScript("registry", []byte(saved.Script))
 	if err != nil {
 		return fmt.Errorf("stored definitions are invalid: %w", err)
 	}
 	db.mu.Lock()
-	db.cat, db.version = cat, version
+	db.cat, db.version, db.saved = cat, version, saved
 	db.mu.Unlock()
 	return nil
 }
@@ -307,12 +308,14 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 			}
 		}
 	}
-	version, err := registry.Save(ctx, db.raw, db.version, lang.PrintScript(cat.Defs))
+	next := db.saved // the advised schema's part stays as it is
+	next.Script = lang.PrintScript(cat.Defs)
+	version, err := registry.Save(ctx, db.raw, db.version, next)
 	if err != nil {
 		return err
 	}
 	db.mu.Lock()
-	db.cat, db.version = cat, version
+	db.cat, db.version, db.saved = cat, version, next
 	db.mu.Unlock()
 	return nil
 }

@@ -4,6 +4,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 )
@@ -96,5 +98,59 @@ func TestLoadBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLegacyDeployment: a store deployed when the advised schema lived in
+// the engine's own table opens as it is; deploying the same schema again
+// records it in the catalog, and a different one is refused.
+func TestLegacyDeployment(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	const model = `DEFINE RELATION items ROWS 100 { id BIGINT KEY, name STRING CARDINALITY 100 };`
+	const schema = `DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.name) };`
+	pj, _ := json.Marshal(cost.Cassandra)
+	if err := st.CreateTable(ctx, store.TableSpec{Name: "__kvschema_engine", Families: []string{"v"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateTable(ctx, store.TableSpec{Name: "items_by_id", Families: []string{"v"}}); err != nil {
+		t.Fatal(err)
+	}
+	row := func(q, v string) store.Mutation {
+		return store.Mutation{Kind: store.SetCell, Table: "__kvschema_engine", Row: []byte("schema"), Family: "v", Qualifier: []byte(q), Value: []byte(v)}
+	}
+	if err := st.Apply(ctx, []store.Mutation{row("model", model), row("schema", schema), row("profile", string(pj))}); err != nil {
+		t.Fatal(err)
+	}
+	en, err := engine.Open(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := en.Prepare("INSERT INTO items SET id = 1, name = 'a'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ins.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Deploy(ctx, st, "m", []byte(model), "s", []byte(model+"\n"+schema+"\n-- other"), cost.Cassandra); err == nil {
+		t.Fatal("a different schema was deployed over the legacy one")
+	}
+	if _, err := engine.Deploy(ctx, st, "m", []byte(model), "s", []byte(schema), cost.Cassandra); err != nil {
+		t.Fatal(err)
+	}
+	if _, cat, err := registry.Load(ctx, st); err != nil || cat.Model != model || cat.Schema != schema {
+		t.Fatalf("catalog after redeploying: %+v %v", cat, err)
+	}
+	en, err = engine.Open(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := en.Prepare("SELECT items.name FROM items WHERE items.id = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := q.Query(ctx); err != nil || len(res.Rows) != 1 || res.Rows[0][0] != "a" {
+		t.Fatalf("query after reopening: %v %v", res, err)
 	}
 }

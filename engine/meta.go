@@ -10,13 +10,15 @@ import (
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/store"
 )
 
-// metaTable holds what a store needs to be reopened: the model and schema
-// scripts, the cost profile, and the progress of loads. Row "schema":
-// cells model, schema, profile; row "load": cell data (the identity of the
-// data being loaded) and one cell per index whose load finished.
+// metaTable holds the progress of loads: row "load", cell data (the
+// identity of the data being loaded) and one cell per index whose load
+// finished. Stores deployed before the catalog (package registry) held the
+// advised schema also have row "schema" (cells model, schema, profile),
+// still read.
 const metaTable = "__kvschema_engine"
 
 // family is the metadata table's family.
@@ -31,45 +33,54 @@ const (
 var ErrNoSchema = errors.New("the store holds no schema: run kvschema load --schema … first")
 
 // Deploy builds an engine from a model script and a schema script (DEFINE
-// COLUMN FAMILY / SECONDARY INDEX), records them in the store and creates
-// the tables. A store already holding a different schema is an error.
+// COLUMN FAMILY / SECONDARY INDEX), creates the tables and records the
+// scripts and the profile in the store's catalog (package registry: a new
+// version, saved with a conditional write). Deploying the schema the store
+// holds again is a no-op; a store already holding a different one is an
+// error.
 func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*Engine, error) {
 	e, err := build(modelFile, modelSrc, schemaFile, schemaSrc, prof)
 	if err != nil {
 		return nil, err
 	}
 	e.SetStore(st)
-	if old, ok, err := readMeta(ctx, st); err != nil {
-		return nil, err
-	} else if ok {
-		if old.Schema != string(schemaSrc) || old.Model != string(modelSrc) {
-			return nil, errors.New("the store already holds a different schema or model; use an empty store")
-		}
-	}
-	if err := st.CreateTable(ctx, store.TableSpec{Name: metaTable, Families: []string{family}}); err != nil {
+	pj, err := json.Marshal(prof)
+	if err != nil {
 		return nil, err
 	}
 	if err := e.CreateTables(ctx); err != nil {
 		return nil, err
 	}
-	pj, err := json.Marshal(prof)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		old, ok, version, cat, err := readMeta(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if old.Schema != string(schemaSrc) || old.Model != string(modelSrc) {
+				return nil, errors.New("the store already holds a different schema or model; use an empty store")
+			}
+			if cat.Model != "" {
+				return e, nil // deployed already
+			}
+			// Deployed by an earlier kvschema in its own table: recorded in
+			// the catalog now.
+		}
+		cat.Model, cat.Schema, cat.Profile = string(modelSrc), string(schemaSrc), string(pj)
+		_, err = registry.Save(ctx, st, version, cat)
+		if errors.Is(err, registry.ErrConflict) && attempt < 5 {
+			continue // another client saved definitions meanwhile: look again
+		}
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
-	err = st.Apply(ctx, []store.Mutation{
-		{Kind: store.SetCell, Table: metaTable, Row: []byte(metaSchemaRow), Family: family, Qualifier: []byte("model"), Value: modelSrc},
-		{Kind: store.SetCell, Table: metaTable, Row: []byte(metaSchemaRow), Family: family, Qualifier: []byte("schema"), Value: schemaSrc},
-		{Kind: store.SetCell, Table: metaTable, Row: []byte(metaSchemaRow), Family: family, Qualifier: []byte("profile"), Value: pj},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
 }
 
 // Open opens the engine deployed in a store.
 func Open(ctx context.Context, st store.Store) (*Engine, error) {
-	meta, ok, err := readMeta(ctx, st)
+	meta, ok, _, _, err := readMeta(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +100,27 @@ type metaInfo struct {
 	Profile       cost.Profile
 }
 
-func readMeta(ctx context.Context, st store.Store) (metaInfo, bool, error) {
+// readMeta returns the advised schema the store holds, from the catalog's
+// newest version (returned too) or, for a store deployed by an earlier
+// kvschema, from the engine's own table.
+func readMeta(ctx context.Context, st store.Store) (m metaInfo, ok bool, version uint64, cat registry.Catalog, err error) {
+	if version, cat, err = registry.Load(ctx, st); err != nil {
+		return m, false, 0, cat, err
+	}
+	if cat.Model != "" {
+		m.Model, m.Schema = cat.Model, cat.Schema
+		if err := json.Unmarshal([]byte(cat.Profile), &m.Profile); err != nil {
+			return m, false, 0, cat, fmt.Errorf("stored cost profile: %w", err)
+		}
+		return m, true, version, cat, nil
+	}
+	m, ok, err = readLegacyMeta(ctx, st)
+	return m, ok, version, cat, err
+}
+
+// readLegacyMeta reads the schema row of the engine's table, where
+// kvschema kept the advised schema before the catalog held it.
+func readLegacyMeta(ctx context.Context, st store.Store) (metaInfo, bool, error) {
 	var m metaInfo
 	r, ok, err := st.ReadRow(ctx, metaTable, []byte(metaSchemaRow))
 	if errors.Is(err, store.ErrNoTable) || err == nil && !ok {

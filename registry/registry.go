@@ -4,8 +4,11 @@
 // store sees the same layouts.
 //
 // Layout: table "__kvschema", family "d". Version v (v ≥ 1) is the row
-// "catalog/" + v as 8 bytes big-endian, whose cell "script" holds the whole
-// definition script (canonical text). Versions are dense and only grow: a
+// "catalog/" + v as 8 bytes big-endian. Its cell "script" holds the client's
+// definitions (DEFINE RELATION / DEFINE SCHEMA, canonical text); when an
+// advised schema is deployed, cells "model", "schema" and "profile" hold
+// its model script, its DEFINE COLUMN FAMILY / SECONDARY INDEX script and
+// its cost profile (JSON). Every version holds the whole catalog. Versions are dense and only grow: a
 // client saves version prev+1 only if that row does not exist yet, with one
 // conditional row mutation (store.Conditional), so of two clients that
 // loaded version prev and save at once exactly one succeeds, whichever
@@ -42,7 +45,22 @@ const (
 	family  = "d"
 	prefix  = "catalog" // legacy row; version rows are prefix + "/" + version
 	scriptQ = "script"
+	modelQ  = "model"
+	schemaQ = "schema"
+	profQ   = "profile"
 )
+
+// Catalog is one version of a store's definitions.
+type Catalog struct {
+	// Script holds the client's DEFINE RELATION and DEFINE SCHEMA
+	// statements.
+	Script string
+	// Model, Schema and Profile are the advised schema ("" when none is
+	// deployed): the model's DEFINE RELATION statements, the DEFINE COLUMN
+	// FAMILY and DEFINE SECONDARY INDEX statements, the cost profile as
+	// JSON.
+	Model, Schema, Profile string
+}
 
 func versionRow(v uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte(prefix+"/"), v)
@@ -51,9 +69,9 @@ func versionRow(v uint64) []byte {
 // ErrConflict means another client saved a newer version first.
 var ErrConflict = errors.New("registry: definitions were changed concurrently; reopen and retry")
 
-// newest reads the newest version and its script (0 and "" if none) with
-// one reverse scan of one row.
-func newest(ctx context.Context, s store.Store) (version uint64, script string, err error) {
+// newest reads the newest version and its catalog (0 and an empty catalog
+// if none) with one reverse scan of one row.
+func newest(ctx context.Context, s store.Store) (version uint64, cat Catalog, err error) {
 	var row store.Row
 	found := false
 	err = s.ReadRows(ctx, Table, store.RowSet{Ranges: []store.Range{store.PrefixRange([]byte(prefix))}},
@@ -62,10 +80,10 @@ func newest(ctx context.Context, s store.Store) (version uint64, script string, 
 			return false
 		})
 	if errors.Is(err, store.ErrNoTable) || err == nil && !found {
-		return 0, "", nil
+		return 0, cat, nil
 	}
 	if err != nil {
-		return 0, "", fmt.Errorf("registry: %w", err)
+		return 0, cat, fmt.Errorf("registry: %w", err)
 	}
 	if len(row.Key) == len(prefix) {
 		// The legacy row: one cell per version.
@@ -74,21 +92,35 @@ func newest(ctx context.Context, s store.Store) (version uint64, script string, 
 				continue
 			}
 			if v := binary.BigEndian.Uint64(c.Qualifier); v >= version {
-				version, script = v, string(c.Value)
+				version, cat.Script = v, string(c.Value)
 			}
 		}
-		return version, script, nil
+		return version, cat, nil
 	}
 	if len(row.Key) != len(prefix)+9 || row.Key[len(prefix)] != '/' {
-		return 0, "", fmt.Errorf("registry: unexpected row %q in %s", row.Key, Table)
+		return 0, cat, fmt.Errorf("registry: unexpected row %q in %s", row.Key, Table)
 	}
 	version = binary.BigEndian.Uint64(row.Key[len(prefix)+1:])
+	hasScript := false
 	for _, c := range row.Cells {
-		if c.Family == family && string(c.Qualifier) == scriptQ {
-			return version, string(c.Value), nil
+		if c.Family != family {
+			continue
+		}
+		switch string(c.Qualifier) {
+		case scriptQ:
+			cat.Script, hasScript = string(c.Value), true
+		case modelQ:
+			cat.Model = string(c.Value)
+		case schemaQ:
+			cat.Schema = string(c.Value)
+		case profQ:
+			cat.Profile = string(c.Value)
 		}
 	}
-	return 0, "", fmt.Errorf("registry: version %d has no script", version)
+	if !hasScript {
+		return 0, Catalog{}, fmt.Errorf("registry: version %d has no script", version)
+	}
+	return version, cat, nil
 }
 
 // Version returns the newest saved version (0 if none) with one small read.
@@ -97,8 +129,9 @@ func Version(ctx context.Context, s store.Store) (uint64, error) {
 	return v, err
 }
 
-// Load returns the newest saved script and its version (0 and "" if none).
-func Load(ctx context.Context, s store.Store) (version uint64, script string, err error) {
+// Load returns the newest saved catalog and its version (0 and an empty
+// catalog if none).
+func Load(ctx context.Context, s store.Store) (version uint64, cat Catalog, err error) {
 	return newest(ctx, s)
 }
 
@@ -115,14 +148,19 @@ func conditional(s store.Store) store.Conditional {
 	return nil
 }
 
-// Save stores script as version prev+1, provided prev is still the newest:
+// Save stores cat as version prev+1, provided prev is still the newest:
 // else it returns ErrConflict and writes nothing.
-func Save(ctx context.Context, s store.Store, prev uint64, script string) (uint64, error) {
+func Save(ctx context.Context, s store.Store, prev uint64, cat Catalog) (uint64, error) {
 	if err := s.CreateTable(ctx, store.TableSpec{Name: Table, Families: []string{family}}); err != nil {
 		return 0, fmt.Errorf("registry: %w", err)
 	}
 	row := versionRow(prev + 1)
-	put := []store.Mutation{{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(scriptQ), Value: []byte(script)}}
+	put := []store.Mutation{{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(scriptQ), Value: []byte(cat.Script)}}
+	for _, c := range []struct{ q, v string }{{modelQ, cat.Model}, {schemaQ, cat.Schema}, {profQ, cat.Profile}} {
+		if c.v != "" {
+			put = append(put, store.Mutation{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(c.q), Value: []byte(c.v)})
+		}
+	}
 	// A first check, which also covers versions in the legacy row (the
 	// claim below sees only version rows).
 	if cur, _, err := newest(ctx, s); err != nil {
