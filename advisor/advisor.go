@@ -7,6 +7,17 @@
 // seam (a cost.Profile) and picks the structures and plans of least total cost with
 // an exact 0-1 integer program (ilp.go, solved by package solver).
 //
+// Without a budget the program is the sum of independent parts
+// (components.go): statements that can read or charge a common candidate
+// index, or an SI and its possible bases, fall in one part, and each part
+// is solved as its own program and the solutions merged. The merged
+// Result is what one program would give up to ties: its cost is the sum
+// of the parts' optima; its plans are in statement order; its stats add
+// up (Gap is that of the summed objective); a problem of one part is
+// solved exactly as one program; a solver's time limit holds for each
+// part. Under a budget, whose row couples the parts, the problem is
+// solved as one program.
+//
 // Invariants of a Result:
 //   - every plan reads only recommended indexes, and every recommended SI
 //     has a recommended base CF;
@@ -48,6 +59,9 @@ type Options struct {
 	// minimizes the schema's size; without it ties are broken by small
 	// objective terms, which CBC resolves only to its tolerances.
 	ExactTies bool
+	// oneProgram solves the problem as one integer program even when it
+	// splits into independent parts (tests compare the two).
+	oneProgram bool
 }
 
 // Result is a recommendation.
@@ -95,12 +109,15 @@ type Stats struct {
 	Candidates, CandidateSIs int
 	QuerySteps, SupportSteps int // arcs of the plan DAGs
 	Variables, Constraints   int
-	Solves                   int
-	EnumerateTime, PlanTime  time.Duration
-	SolveTime, TotalTime     time.Duration
-	Solver                   string
-	Gap                      float64
-	Optimal                  bool
+	// Components is the number of integer programs solved: the
+	// independent parts of the problem without a budget, else 1.
+	Components              int
+	Solves                  int
+	EnumerateTime, PlanTime time.Duration
+	SolveTime, TotalTime    time.Duration
+	Solver                  string
+	Gap                     float64
+	Optimal                 bool
 }
 
 // InfeasibleError says the budget cannot hold any schema that answers the
@@ -139,10 +156,34 @@ func Advise(ctx context.Context, m *model.Model, w *workload.Workload, opt Optio
 	if err != nil {
 		return nil, err
 	}
-	queries, qdags, writes, upkeeps, supports, p := pb.queries, pb.qdags, pb.writes, pb.upkeeps, pb.supports, pb.pool
+	// Without a budget row the components' programs share nothing, and
+	// CBC's time grows much faster than the program: solve each alone.
+	var parts []*part
+	if math.IsInf(opt.Budget, 1) && !opt.oneProgram {
+		parts = pb.split()
+	}
+	// Parts with queries come first; parts of writes alone add nothing
+	// to a program, so one part with queries is one program as before.
+	if len(parts) > 1 && len(parts[1].queries) > 0 {
+		err = solveParts(ctx, opt, parts, res)
+	} else {
+		err = solveWhole(ctx, opt, pb, res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	name(res.Indexes)
+	res.Schema = schemaOf(res, pb.pool)
+	res.Stats.TotalTime = time.Since(start)
+	opt.progress("solved in %v (%d solver runs): cost %.6g, size %s", res.Stats.SolveTime.Round(time.Millisecond), res.Stats.Solves, res.TotalCost, units.Format(res.TotalSize))
+	return res, nil
+}
 
-	// Solve.
+// solveWhole solves the problem as one integer program.
+func solveWhole(ctx context.Context, opt Options, pb *problem, res *Result) error {
+	queries, qdags, writes, upkeeps, supports, p := pb.queries, pb.qdags, pb.writes, pb.upkeeps, pb.supports, pb.pool
 	prob := buildILP(opt, queries, qdags, writes, upkeeps, supports, p)
+	res.Stats.Components = 1
 	res.Stats.Variables, res.Stats.Constraints = prob.m.NumVars(), prob.m.NumConstraints()
 	opt.progress("integer program: %d variables, %d constraints", res.Stats.Variables, res.Stats.Constraints)
 	solveStart := time.Now()
@@ -152,20 +193,84 @@ func Advise(ctx context.Context, m *model.Model, w *workload.Workload, opt Optio
 		relaxed.Budget = math.Inf(1)
 		least, err := buildILP(relaxed, queries, qdags, writes, upkeeps, supports, p).minBudget(ctx, relaxed, &res.Stats)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return nil, &InfeasibleError{Budget: opt.Budget, MinBudget: least}
+		return &InfeasibleError{Budget: opt.Budget, MinBudget: least}
 	}
 	res.Stats.SolveTime = time.Since(solveStart)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	prob.extract(sol, res)
-	name(res.Indexes)
-	res.Schema = schemaOf(res, p)
-	res.Stats.TotalTime = time.Since(start)
-	opt.progress("solved in %v (%d solver runs): cost %.6g, size %s", res.Stats.SolveTime.Round(time.Millisecond), res.Stats.Solves, res.TotalCost, units.Format(res.TotalSize))
-	return res, nil
+	return nil
+}
+
+// solveParts solves each part as its own integer program and merges the
+// solutions: valid only without a budget, which would couple them. Plans
+// keep the order of the statements, the totals are recomputed in it, and
+// the stats add up: variables, constraints, solver runs and solve times
+// are sums; the result is optimal when every part is; Gap is the relative
+// gap of the summed objective to the summed bounds, Σ|obj_c − bound_c| /
+// |Σ obj_c|, the gap of the whole program's solution (the parts' bounds
+// add up to a bound of the whole).
+func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) error {
+	nq, nw := 0, 0
+	for _, pt := range parts {
+		nq += len(pt.queries)
+		nw += len(pt.writes)
+		if len(pt.queries) > 0 {
+			res.Stats.Components++
+		}
+	}
+	res.Queries, res.Writes = make([]*QueryPlan, nq), make([]*WritePlan, nw)
+	res.Stats.Optimal = true
+	var objective, gap float64
+	for c, pt := range parts {
+		popt := opt
+		prefix := fmt.Sprintf("component %d/%d: ", c+1, res.Stats.Components)
+		popt.Progress = func(s string) { opt.progress("%s%s", prefix, s) }
+		prob := buildILP(popt, pt.queries, pt.qdags, pt.writes, pt.upkeeps, pt.supports, pt.pool)
+		// A part without queries has no index to choose (the program
+		// reaches indexes from queries) and writes that maintain nothing.
+		sol := &solver.Solution{}
+		if len(pt.queries) > 0 {
+			var st Stats
+			popt.progress("%d queries, %d writes; integer program: %d variables, %d constraints",
+				len(pt.queries), len(pt.writes), prob.m.NumVars(), prob.m.NumConstraints())
+			solveStart := time.Now()
+			var err error
+			if sol, err = prob.solve(ctx, popt, &st); err != nil {
+				return err
+			}
+			res.Stats.SolveTime += time.Since(solveStart)
+			res.Stats.Variables += prob.m.NumVars()
+			res.Stats.Constraints += prob.m.NumConstraints()
+			res.Stats.Solves += st.Solves
+			res.Stats.Solver = st.Solver
+			res.Stats.Optimal = res.Stats.Optimal && st.Optimal
+			objective += prob.objective
+			gap += st.Gap * math.Max(1e-9, math.Abs(prob.objective))
+		}
+		sub := &Result{Profile: res.Profile}
+		prob.extract(sol, sub)
+		res.Indexes = append(res.Indexes, sub.Indexes...)
+		res.TotalSize += sub.TotalSize
+		for i, q := range sub.Queries {
+			res.Queries[pt.qpos[i]] = q
+		}
+		for i, w := range sub.Writes {
+			res.Writes[pt.wpos[i]] = w
+		}
+	}
+	res.Stats.Gap = gap / math.Max(1e-9, math.Abs(objective))
+	// In statement order, as one program's extract sums.
+	for _, q := range res.Queries {
+		res.TotalCost += q.Weight * q.Plan.Cost
+	}
+	for _, w := range res.Writes {
+		res.TotalCost += w.Weight * w.Cost
+	}
+	return nil
 }
 
 // name gives the recommended indexes readable, unique names, in a stable

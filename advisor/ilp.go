@@ -58,6 +58,9 @@ type ilp struct {
 	chosen   func(*physical.Index) bool
 	// writeCost is each index's weighted write cost (eq. 6).
 	writeCost map[*physical.Index]float64
+	// objective is that of solve's solution (tie-break terms included),
+	// the one its gap is relative to.
+	objective float64
 }
 
 // flow adds the variables and constraints of one plan DAG and returns its
@@ -284,6 +287,7 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 	}
 	st.Solver = sol.Solver
 	st.Gap = sol.Gap
+	pr.objective = sol.Objective
 	opt.progress("solver: %v in %v", sol.Status, sol.Time.Round(time.Millisecond))
 	switch sol.Status {
 	case solver.Optimal, solver.Feasible:

@@ -52,8 +52,12 @@ func (r *Result) WriteText(w io.Writer) error {
 		if !st.Optimal {
 			gap = fmt.Sprintf("stopped with gap %.3g%%", 100*st.Gap)
 		}
-		fmt.Fprintf(&b, "Search: %d candidates (%d SIs), %d query and %d support-query plan steps; integer program %d variables, %d constraints; %s in %v (%s); total %v\n",
-			st.Candidates, st.CandidateSIs, st.QuerySteps, st.SupportSteps, st.Variables, st.Constraints, st.Solver,
+		program := "integer program"
+		if st.Components > 1 {
+			program = fmt.Sprintf("%d independent integer programs,", st.Components)
+		}
+		fmt.Fprintf(&b, "Search: %d candidates (%d SIs), %d query and %d support-query plan steps; %s %d variables, %d constraints; %s in %v (%s); total %v\n",
+			st.Candidates, st.CandidateSIs, st.QuerySteps, st.SupportSteps, program, st.Variables, st.Constraints, st.Solver,
 			st.SolveTime.Round(1e6), gap, st.TotalTime.Round(1e6))
 	}
 	_, err := io.WriteString(w, b.String())
@@ -199,7 +203,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	st := r.Stats
 	out.Solver = map[string]any{
-		"name": st.Solver, "optimal": st.Optimal, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints,
+		"name": st.Solver, "optimal": st.Optimal, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints, "components": st.Components,
 		"candidates": st.Candidates, "candidate_sis": st.CandidateSIs, "solves": st.Solves,
 		"enumerate_seconds": st.EnumerateTime.Seconds(), "plan_seconds": st.PlanTime.Seconds(),
 		"solve_seconds": st.SolveTime.Seconds(), "total_seconds": st.TotalTime.Seconds(),
