@@ -2,13 +2,16 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -208,32 +211,55 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 }
 
 // loadState returns the indexes an earlier run of the same load finished,
-// and records the load's identity.
+// and records the load's identity in the catalog (package registry). A
+// load an earlier kvschema recorded in the engine's own table resumes from
+// there.
 func (e *Engine) loadState(ctx context.Context, identity string) (map[string]bool, error) {
-	if err := e.st.CreateTable(ctx, store.TableSpec{Name: metaTable, Families: []string{family}}); err != nil {
-		return nil, err
-	}
-	done := map[string]bool{}
-	r, ok, err := e.st.ReadRow(ctx, metaTable, []byte(metaLoadRow))
+	old, done, ok, err := registry.LoadProgress(ctx, e.st)
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		var old string
-		for _, c := range r.Cells {
-			if string(c.Qualifier) == "data" {
-				old = string(c.Value)
-			} else if len(c.Qualifier) > 5 && string(c.Qualifier[:5]) == "done:" {
-				done[string(c.Qualifier[5:])] = true
-			}
+	if !ok {
+		if old, done, ok, err = legacyLoadProgress(ctx, e.st); err != nil {
+			return nil, err
 		}
+		if ok && old == identity {
+			var names []string
+			for x := range done {
+				names = append(names, x)
+			}
+			sort.Strings(names)
+			return done, registry.StartLoad(ctx, e.st, identity, names)
+		}
+	}
+	if ok {
 		if old != identity {
 			return nil, fmt.Errorf("the store already holds another data set (%s); load %s into an empty store", old, identity)
 		}
 		return done, nil
 	}
-	err = e.st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: metaTable, Row: []byte(metaLoadRow), Family: family, Qualifier: []byte("data"), Value: []byte(identity)}})
-	return done, err
+	return map[string]bool{}, registry.StartLoad(ctx, e.st, identity, nil)
+}
+
+// legacyLoadProgress reads the load row of the engine's own table, where
+// kvschema recorded loads before the catalog did.
+func legacyLoadProgress(ctx context.Context, st store.Store) (identity string, done map[string]bool, ok bool, err error) {
+	r, found, err := st.ReadRow(ctx, metaTable, []byte(metaLoadRow))
+	if errors.Is(err, store.ErrNoTable) || err == nil && !found {
+		return "", nil, false, nil
+	}
+	if err != nil {
+		return "", nil, false, err
+	}
+	done = map[string]bool{}
+	for _, c := range r.Cells {
+		if string(c.Qualifier) == "data" {
+			identity, ok = string(c.Value), true
+		} else if len(c.Qualifier) > 5 && string(c.Qualifier[:5]) == "done:" {
+			done[string(c.Qualifier[5:])] = true
+		}
+	}
+	return identity, done, ok, nil
 }
 
 // loadIndex writes every row of x the data implies, then records x done.
@@ -277,5 +303,5 @@ func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *physical.Index, ba
 		return n, err
 	}
 	progress(x.Name, n, n)
-	return n, e.st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: metaTable, Row: []byte(metaLoadRow), Family: family, Qualifier: []byte("done:" + x.Name), Value: []byte{1}}})
+	return n, registry.IndexLoaded(ctx, e.st, x.Name)
 }

@@ -119,12 +119,26 @@ func TestLegacyDeployment(t *testing.T) {
 	row := func(q, v string) store.Mutation {
 		return store.Mutation{Kind: store.SetCell, Table: "__kvschema_engine", Row: []byte("schema"), Family: "v", Qualifier: []byte(q), Value: []byte(v)}
 	}
-	if err := st.Apply(ctx, []store.Mutation{row("model", model), row("schema", schema), row("profile", string(pj))}); err != nil {
+	loadRow := func(q string) store.Mutation {
+		return store.Mutation{Kind: store.SetCell, Table: "__kvschema_engine", Row: []byte("load"), Family: "v", Qualifier: []byte(q), Value: []byte("old data")}
+	}
+	if err := st.Apply(ctx, []store.Mutation{row("model", model), row("schema", schema), row("profile", string(pj)), loadRow("data"), loadRow("done:items_by_id")}); err != nil {
 		t.Fatal(err)
 	}
 	en, err := engine.Open(ctx, st)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The load it recorded resumes: its one index is done.
+	none := func(yield func(engine.Row) error) error { return nil }
+	if ls, err := en.Load(ctx, none, engine.LoadOptions{Identity: "old data"}); err != nil || ls.Skipped != 1 {
+		t.Fatalf("resuming the recorded load: %+v %v", ls, err)
+	}
+	if _, err := en.Load(ctx, none, engine.LoadOptions{Identity: "new data"}); err == nil || !strings.Contains(err.Error(), "already holds another data set (old data)") {
+		t.Fatalf("another data set: %v", err)
+	}
+	if id, done, ok, err := registry.LoadProgress(ctx, st); err != nil || !ok || id != "old data" || !done["items_by_id"] {
+		t.Fatalf("load progress in the catalog: %q %v %v %v", id, done, ok, err)
 	}
 	ins, err := en.Prepare("INSERT INTO items SET id = 1, name = 'a'")
 	if err != nil {

@@ -14,15 +14,12 @@ import (
 	"github.com/kvschema/kvschema/store"
 )
 
-// metaTable holds the progress of loads: row "load", cell data (the
-// identity of the data being loaded) and one cell per index whose load
-// finished. Stores deployed before the catalog (package registry) held the
-// advised schema also have row "schema" (cells model, schema, profile),
-// still read.
+// metaTable is where kvschema kept an advised schema and the progress of
+// its loads before the catalog (package registry) held both: row "schema"
+// (cells model, schema, profile) and row "load" (cell data, the identity
+// of the data being loaded, and a cell "done:INDEX" per index loaded).
+// Stores written then are still read; nothing writes the table now.
 const metaTable = "__kvschema_engine"
-
-// family is the metadata table's family.
-const family = "v"
 
 const (
 	metaSchemaRow = "schema"

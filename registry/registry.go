@@ -185,3 +185,55 @@ func Save(ctx context.Context, s store.Store, prev uint64, cat Catalog) (uint64,
 	}
 	return prev + 1, nil
 }
+
+// Load progress: row "load" of the catalog's table, cell "data" the
+// identity of the data set being loaded, one cell "done:INDEX" per index
+// whose load finished. A load run again skips the finished indexes.
+const (
+	loadRow = "load"
+	dataQ   = "data"
+	donePfx = "done:"
+)
+
+// LoadProgress returns the identity of the data set whose load the store
+// records (ok false if none) and the indexes already loaded.
+func LoadProgress(ctx context.Context, s store.Store) (identity string, done map[string]bool, ok bool, err error) {
+	r, found, err := s.ReadRow(ctx, Table, []byte(loadRow))
+	if errors.Is(err, store.ErrNoTable) || err == nil && !found {
+		return "", nil, false, nil
+	}
+	if err != nil {
+		return "", nil, false, fmt.Errorf("registry: %w", err)
+	}
+	done = map[string]bool{}
+	for _, c := range r.Cells {
+		q := string(c.Qualifier)
+		switch {
+		case c.Family != family:
+		case q == dataQ:
+			identity, ok = string(c.Value), true
+		case len(q) > len(donePfx) && q[:len(donePfx)] == donePfx:
+			done[q[len(donePfx):]] = true
+		}
+	}
+	return identity, done, ok, nil
+}
+
+// StartLoad records that the store is being loaded with the data set
+// identity, and which indexes are loaded already (when resuming a load
+// recorded elsewhere).
+func StartLoad(ctx context.Context, s store.Store, identity string, done []string) error {
+	if err := s.CreateTable(ctx, store.TableSpec{Name: Table, Families: []string{family}}); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	muts := []store.Mutation{{Kind: store.SetCell, Table: Table, Row: []byte(loadRow), Family: family, Qualifier: []byte(dataQ), Value: []byte(identity)}}
+	for _, x := range done {
+		muts = append(muts, store.Mutation{Kind: store.SetCell, Table: Table, Row: []byte(loadRow), Family: family, Qualifier: []byte(donePfx + x), Value: []byte{1}})
+	}
+	return s.Apply(ctx, muts)
+}
+
+// IndexLoaded records that index's rows are all loaded.
+func IndexLoaded(ctx context.Context, s store.Store, index string) error {
+	return s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: Table, Row: []byte(loadRow), Family: family, Qualifier: []byte(donePfx + index), Value: []byte{1}}})
+}
