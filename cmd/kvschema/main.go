@@ -335,12 +335,16 @@ func shellCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "shell --store URL",
 		Short: "Interactive shell (statements end with ';'; .help for commands)",
-		Args:  cobra.NoArgs,
+		Long: `An interactive shell over a store: the statements exec runs, on the
+relations defined with DEFINE RELATION / DEFINE SCHEMA and on an advised
+schema loaded into the store (kvschema load) alike. .schema prints both
+kinds of definitions.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return shell(cmd.Context(), url, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&url, "store", "mem:", "store URL: mem: or pebble:DIR")
+	cmd.Flags().StringVar(&url, "store", "mem:", "store URL: mem:, pebble:DIR or bigtable://PROJECT/INSTANCE")
 	return cmd
 }
 
@@ -473,7 +477,7 @@ func dotCommand(cmd string, r *runner, trace *traceSwitch, out io.Writer) (quit 
 	default:
 		fmt.Fprintln(out, `.trace on|off     print key-value operations
 .explain on|off   print plans before running statements
-.schema           print the definitions
+.schema           print the definitions (both kinds)
 .quit             leave`)
 	}
 	return false
