@@ -18,6 +18,7 @@ import (
 // of that entity alone, keyed by its key. Without such a family the schema
 // offers no way to tell, and the write goes unchecked.
 type existCheck struct {
+	what  string // the link's name, or the written entity's
 	ent   *model.Entity
 	value lang.Expr // the key, in terms of the write's arguments
 	t     *table
@@ -29,39 +30,48 @@ func (e *Engine) existChecks(s *Stmt) []existCheck {
 	type side struct {
 		ent   *model.Entity
 		value lang.Expr
+		nav   *model.Nav // the link's relationship; nil for the written entity
 	}
 	var sides []side
 	switch w.Kind {
 	case model.Insert:
 		for _, l := range w.Links {
-			sides = append(sides, side{l.Nav.To, l.Value})
+			sides = append(sides, side{l.Nav.To, l.Value, l.Nav})
 		}
 	case model.Connect:
-		sides = append(sides, side{w.Nav.To, w.Target})
+		sides = append(sides, side{w.Nav.To, w.Target, nil})
 		for _, p := range w.Preds {
 			if p.Op == model.Eq && p.Ref.Field == w.Entity.Key {
-				sides = append(sides, side{w.Entity, p.Value})
+				sides = append(sides, side{w.Entity, p.Value, nil})
 			}
 		}
 	}
 	var out []existCheck
 	for _, sd := range sides {
-		if e.supportReads(s, sd.ent) {
+		if sd.nav != nil && e.supportReads(s, sd.nav) {
 			continue
 		}
 		if t := e.entityTable(sd.ent); t != nil {
-			out = append(out, existCheck{ent: sd.ent, value: sd.value, t: t})
+			what := sd.ent.Name
+			if sd.nav != nil {
+				what = sd.nav.Name
+			}
+			out = append(out, existCheck{what: what, ent: sd.ent, value: sd.value, t: t})
 		}
 	}
 	return out
 }
 
-// supportReads reports whether one of s's upkeeps reads entity ent alone
-// by its key (a support query whose empty answer fails the write).
-func (e *Engine) supportReads(s *Stmt, ent *model.Entity) bool {
+// supportReads reports whether one of s's INSERT upkeeps reads, by its
+// key, the entity the new tuple links to along nav: a support query of
+// that entity alone, whose empty answer fails the write.
+func (e *Engine) supportReads(s *Stmt, nav *model.Nav) bool {
 	for _, up := range s.ups {
-		for _, sp := range up.supports {
-			if sp.single && sp.sp.Query.Graph.Nodes[0].Entity == ent {
+		for _, nb := range up.t.x.Graph.Neighbors(up.u.Node) {
+			if nb.Nav != nav {
+				continue
+			}
+			if sp := up.supportFor(nb.To); sp != nil && sp.single {
 				return true
 			}
 		}
