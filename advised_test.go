@@ -72,6 +72,19 @@ func deployRUBiS(t testing.TB, db *kvschema.DB) (*workload.Workload, map[*model.
 	return w, data
 }
 
+// advisedDB opens a Pebble DB in a temporary directory, deployed and loaded
+// by deployRUBiS, closed when the test ends.
+func advisedDB(t testing.TB) *kvschema.DB {
+	t.Helper()
+	db, err := kvschema.Open(context.Background(), "pebble:"+filepath.Join(t.TempDir(), "db"), kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	deployRUBiS(t, db)
+	return db
+}
+
 // goArgs turns values into the Go arguments a program would pass.
 func goArgs(vs []types.Value) []any {
 	out := make([]any, len(vs))
@@ -308,12 +321,7 @@ func TestAdvisedThroughDatabaseSQL(t *testing.T) {
 // failing tuple leaves none of them.
 func TestAdvisedMultiRowInsert(t *testing.T) {
 	ctx := context.Background()
-	db, err := kvschema.Open(ctx, "pebble:"+filepath.Join(t.TempDir(), "db"), kvschema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	deployRUBiS(t, db)
+	db := advisedDB(t)
 	const ins = "INSERT INTO users (id, nickname, rating, region) VALUES "
 	res, err := db.Exec(ctx, ins+"(90001, 'ann', 1, 1), (90002, ?, 2, 1), (90003, 'cy', ?, 1)", "bo", 3)
 	if err != nil || res.RowsAffected != 3 {
@@ -362,12 +370,7 @@ func TestAdvisedMultiRowInsert(t *testing.T) {
 // the race detector in CI); every write lands and verify stays clean.
 func TestAdvisedConcurrent(t *testing.T) {
 	ctx := context.Background()
-	db, err := kvschema.Open(ctx, "pebble:"+filepath.Join(t.TempDir(), "db"), kvschema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	deployRUBiS(t, db)
+	db := advisedDB(t)
 	read, err := db.Prepare("SELECT items.nb_of_bids FROM items WHERE items.id = ?")
 	if err != nil {
 		t.Fatal(err)
@@ -418,12 +421,7 @@ func TestAdvisedConcurrent(t *testing.T) {
 //	go test -run x -bench AdvisedPointLookup .
 func BenchmarkAdvisedPointLookup(b *testing.B) {
 	ctx := context.Background()
-	db, err := kvschema.Open(ctx, "pebble:"+filepath.Join(b.TempDir(), "db"), kvschema.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	deployRUBiS(b, db)
+	db := advisedDB(b)
 	const q = "SELECT items.name, items.max_bid FROM items WHERE items.id = ?"
 	b.Run("DB", func(b *testing.B) {
 		st, err := db.Prepare(q)
