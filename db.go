@@ -359,7 +359,12 @@ func backfill(ctx context.Context, x *exec.Executor, rel *schema.Relation, l *la
 			batch = batch[:0]
 		}
 	}
-	err = x.Query(ctx, p, func(t []types.Value) bool {
+	var t []types.Value
+	err = x.Query(ctx, p, func(d []types.Datum) bool {
+		t = t[:0]
+		for _, v := range d {
+			t = append(t, v.Value())
+		}
 		puts, _, err := l.PutCells(t)
 		if err != nil {
 			werr = err

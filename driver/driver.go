@@ -231,8 +231,8 @@ func (r *rows) Next(dest []driver.Value) error {
 	if !r.r.Next() {
 		return io.EOF
 	}
-	for i, v := range r.r.Values() {
-		dest[i] = v // canonical kvschema values are driver.Values
+	for i, d := range r.r.Datums() {
+		dest[i] = d.Value() // canonical kvschema values are driver.Values
 	}
 	return nil
 }

@@ -2,8 +2,12 @@
 // writes against a store.Store through a catalog's layouts.
 //
 // Invariants:
-//   - A read issues exactly the store calls its plan lists: one ReadRows per
-//     plan Read, the reads of one access in parallel.
+//   - A read issues exactly the store calls its plan lists: one ReadCells
+//     (store.ReadCells: ReadRows on stores that do not lend cells) per plan
+//     Read, the reads of one access in parallel.
+//   - Reads decode the cells the store lends straight into unboxed tuples
+//     (types.Datum, layout.CellDecoder): a scanned row allocates only the
+//     bytes of its STRING and BYTES values.
 //   - A write statement becomes one store Apply holding every mutation for
 //     every layout of the relation; all encoding happens before it, so a
 //     failing write changes nothing (atomic on backends with AtomicBatch).
@@ -45,14 +49,14 @@ type Executor struct {
 }
 
 // Query runs a read plan and calls emit with each result tuple (full
-// tuples, not projected) until emit returns false. The tuple slice is
-// Query's, valid only until emit returns: emit copies it to keep it (a
-// types.Slab makes that cheap). The values in it are emit's to keep; they
+// tuples, not projected, unboxed) until emit returns false. The tuple slice
+// is Query's, valid only until emit returns: emit copies it to keep it (a
+// types.Slab makes that cheap). The Datums in it are emit's to keep; they
 // never alias store memory.
-func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Value) bool) error {
+func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Datum) bool) error {
 	q := queries.Get().(*query)
 	defer func() {
-		*q = query{readRow: q.readRow} // keep nothing of this query alive
+		*q = query{rd: reader{cell: q.rd.cell, emit: q.rd.emit}} // keep nothing of this query alive
 		queries.Put(q)
 	}()
 	q.p, q.emit = p, emit
@@ -90,30 +94,29 @@ func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Va
 // during ReadRows, and parallel reads end before their access does.
 var queries = sync.Pool{New: func() any {
 	q := new(query)
-	q.readRow = q.rd.row
+	q.rd.bind()
 	return q
 }}
 
 // query is the state of one Query: de-duplication, sorting, the limit.
 type query struct {
 	p       *plan.Plan
-	emit    func([]types.Value) bool
+	emit    func([]types.Datum) bool
 	seen    map[string]bool
-	sorted  [][]types.Value
-	slab    types.Slab // the tuples in sorted
+	key     []types.Value // a tuple boxed for keyID
+	sorted  [][]types.Datum
+	slab    types.Slab[types.Datum] // the tuples in sorted
 	n       int
 	stopped bool
 	rd      reader // the reader of a single-read access, allocated with q
-	// readRow is rd.row bound once per pooled query: a method value
-	// passed to the store would be allocated on every read.
-	readRow func(store.Row) bool
 }
 
 // out takes a tuple from the reads; false stops them.
-func (q *query) out(t []types.Value) bool {
+func (q *query) out(t []types.Datum) bool {
 	p := q.p
 	if q.seen != nil {
-		k, err := keyID(p.Relation, t)
+		q.key = box(q.key[:0], t)
+		k, err := keyID(p.Relation, q.key)
 		if err != nil || q.seen[k] {
 			return true
 		}
@@ -146,32 +149,36 @@ func keyID(rel *schema.Relation, t []types.Value) (string, error) {
 	return string(b), nil
 }
 
-// errStop ends a store iteration early without being an error.
-var errStop = errors.New("stop")
+// box appends the Values of t to dst.
+func box(dst []types.Value, t []types.Datum) []types.Value {
+	for _, d := range t {
+		dst = append(dst, d.Value())
+	}
+	return dst
+}
 
 // access runs one access: one read streamed, or several in parallel then
 // merged (k-way by ORDER BY when the plan says so, else concatenated).
 func (x *Executor) access(ctx context.Context, q *query, acc *plan.Access) error {
 	p := q.p
 	if len(acc.Reads) == 1 {
-		q.rd = reader{p: p, q: q}
-		q.rd.dec.Init(acc.Layout, p.Unneeded)
-		return x.read(ctx, acc, acc.Reads[0], &q.rd, q.readRow)
+		q.rd.p, q.rd.q, q.rd.stop = p, q, false
+		return x.read(ctx, acc, acc.Reads[0], &q.rd)
 	}
-	results := make([][][]types.Value, len(acc.Reads))
+	results := make([][][]types.Datum, len(acc.Reads))
 	errs := make([]error, len(acc.Reads))
 	var wg sync.WaitGroup
 	for i, r := range acc.Reads {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var slab types.Slab
-			rd := &reader{p: p, sink: func(t []types.Value) bool {
+			var slab types.Slab[types.Datum]
+			rd := &reader{p: p, sink: func(t []types.Datum) bool {
 				results[i] = append(results[i], slab.Copy(t))
 				return p.Limit < 0 || p.Sort || len(results[i]) < p.Limit
 			}}
-			rd.dec.Init(acc.Layout, p.Unneeded)
-			errs[i] = x.read(ctx, acc, r, rd, rd.row)
+			rd.bind()
+			errs[i] = x.read(ctx, acc, r, rd)
 		}()
 	}
 	wg.Wait()
@@ -216,7 +223,7 @@ type mergeItem struct{ src, pos int }
 // mergeHeap is the k-way merge of ordered per-bucket results.
 type mergeHeap struct {
 	p       *plan.Plan
-	results [][][]types.Value
+	results [][][]types.Datum
 	items   []mergeItem
 }
 
@@ -233,8 +240,8 @@ func (h *mergeHeap) Pop() any {
 	return v
 }
 
-// read runs one store read, decoding rows of the layout and filtering.
-func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *reader, row func(store.Row) bool) error {
+// read runs one store read, decoding the cells it lends and filtering.
+func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *reader) error {
 	var one [1]string
 	tables := one[:]
 	one[0] = r.Table
@@ -246,16 +253,16 @@ func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *
 	}
 	opts := store.ReadOptions{Limit: rd.p.PerRead, Reverse: rd.p.Reverse}
 	for _, table := range tables {
-		rd.table = table
-		err := x.Store.ReadRows(ctx, table, r.Rows, opts, row)
+		rd.dec.Init(acc.Layout, rd.p.Unneeded, table, rd.emit)
+		err := store.ReadCells(ctx, x.Store, table, r.Rows, opts, rd.cell)
 		if err != nil {
 			if isNoTable(err) {
 				continue // a layout's table is created on first write
 			}
 			return fmt.Errorf("reading %s: %w", table, err)
 		}
-		if rd.err != nil {
-			return rd.err
+		if err := rd.dec.Flush(); err != nil {
+			return err
 		}
 		if rd.stop {
 			return nil
@@ -264,25 +271,26 @@ func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *
 	return nil
 }
 
-// reader decodes, filters and passes on the rows of one read, to its
+// reader decodes, filters and passes on the tuples of one read, to its
 // query (q) or, for parallel reads, to a sink. It must not be copied once
-// dec is initialized.
+// bound.
 type reader struct {
-	p     *plan.Plan
-	dec   layout.RowDecoder // of the access's layout
-	q     *query
-	sink  func([]types.Value) bool
-	table string
-	err   error
-	stop  bool
+	p    *plan.Plan
+	dec  layout.CellDecoder // of the access's layout
+	q    *query
+	sink func([]types.Datum) bool
+	stop bool
+	// cell and emit are dec.Cell and tuple bound once (per pooled query):
+	// a method value passed on would be allocated on every read.
+	cell func(row []byte, c store.Cell, first bool) bool
+	emit func([]types.Datum) bool
 }
 
-func (rd *reader) row(row store.Row) bool {
-	rd.err = rd.dec.Decode(rd.table, row, rd.tuple)
-	return rd.err == nil && !rd.stop
+func (rd *reader) bind() {
+	rd.cell, rd.emit = rd.dec.Cell, rd.tuple
 }
 
-func (rd *reader) tuple(t []types.Value) bool {
+func (rd *reader) tuple(t []types.Datum) bool {
 	if rd.p.Residual != nil && !plan.Eval(rd.p.Residual, rd.p.Relation, t) {
 		return true
 	}

@@ -2,7 +2,6 @@ package exec_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,7 +49,14 @@ func query(t *testing.T, x *exec.Executor, rel *schema.Relation, src string, arg
 	}
 	var out [][]types.Value
 	// Query lends each tuple for the call only.
-	if err := x.Query(context.Background(), p, func(tu []types.Value) bool { out = append(out, slices.Clone(tu)); return true }); err != nil {
+	if err := x.Query(context.Background(), p, func(tu []types.Datum) bool {
+		row := make([]types.Value, len(tu))
+		for i, d := range tu {
+			row[i] = d.Value()
+		}
+		out = append(out, row)
+		return true
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return out, p

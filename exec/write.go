@@ -130,9 +130,8 @@ func (x *Executor) Update(ctx context.Context, p *plan.Plan, change func(old []t
 	defer x.WriteMu.Unlock()
 	var changes []Change
 	var cerr error
-	var slab types.Slab
-	err := x.Query(ctx, p, func(t []types.Value) bool {
-		t = slab.Copy(t)
+	err := x.Query(ctx, p, func(d []types.Datum) bool {
+		t := box(make([]types.Value, 0, len(d)), d)
 		var nt []types.Value
 		if change != nil {
 			if nt, cerr = change(t); cerr != nil {
@@ -247,7 +246,7 @@ func (x *Executor) lookup(ctx context.Context, rel *schema.Relation, ts [][]type
 		}
 		want[k] = i
 	}
-	var slab types.Slab
+	var slab types.Slab[types.Value]
 	collect := func(t []types.Value) bool {
 		k, err := keyID(rel, t)
 		if err == nil {
@@ -315,7 +314,8 @@ func (x *Executor) lookupByPlan(ctx context.Context, rel *schema.Relation, ts []
 		if err != nil {
 			return err
 		}
-		if err := x.Query(ctx, p, collect); err != nil {
+		var t []types.Value
+		if err := x.Query(ctx, p, func(d []types.Datum) bool { t = box(t[:0], d); return collect(t) }); err != nil {
 			return err
 		}
 	}

@@ -64,6 +64,11 @@
 // INT, BIGINT or TIMESTAMP is valid. Decoders return fresh memory, never
 // slices of their input, and timestamps in UTC.
 //
+// Each decoder has a Datum form (DecodeNaturalDatum, DecodeOrderedDatum,
+// DecodeDescDatum) for the typed read path: the same decoding, unboxed, so
+// that only STRING and BYTES values allocate (their bytes). The Value
+// forms box its result.
+//
 // # Encoder input
 //
 // Encoders take the canonical Go types only: string, int64 (range-checked to
@@ -83,6 +88,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/kvschema/kvschema/types"
 )
@@ -196,33 +202,46 @@ func fixedBits(t types.Type, v types.Value) (uint64, error) {
 	return 0, mismatch(t, v)
 }
 
-// fixedValue is the inverse of fixedBits: it turns natural-encoding bits
+// fixedDatum is the inverse of fixedBits: it turns natural-encoding bits
 // into the canonical value, rejecting patterns fixedBits never produces.
-func fixedValue(t types.Type, u uint64, enc string) (types.Value, error) {
+func fixedDatum(t types.Type, u uint64, enc string) (types.Datum, error) {
 	switch t {
 	case types.Int:
-		return int64(int32(uint32(u))), nil
+		return types.IntDatum(t, int64(int32(uint32(u)))), nil
 	case types.BigInt:
-		return int64(u), nil
+		return types.IntDatum(t, int64(u)), nil
 	case types.Float:
 		if ieee32.isNaN(u) && u != ieee32.nan {
-			return nil, malformed(t, enc, "has non-canonical NaN %08X", u)
+			return types.Null, malformed(t, enc, "has non-canonical NaN %08X", u)
 		}
-		return float64(math.Float32frombits(uint32(u))), nil
+		return types.FloatDatum(t, float64(math.Float32frombits(uint32(u)))), nil
 	case types.Double:
 		if ieee64.isNaN(u) && u != ieee64.nan {
-			return nil, malformed(t, enc, "has non-canonical NaN %016X", u)
+			return types.Null, malformed(t, enc, "has non-canonical NaN %016X", u)
 		}
-		return math.Float64frombits(u), nil
+		return types.FloatDatum(t, math.Float64frombits(u)), nil
 	case types.Bool:
 		if u > 1 {
-			return nil, malformed(t, enc, "has invalid byte 0x%02X", u)
+			return types.Null, malformed(t, enc, "has invalid byte 0x%02X", u)
 		}
-		return u == 1, nil
+		return types.BoolDatum(u == 1), nil
 	case types.Timestamp:
-		return time.UnixMicro(int64(u)).UTC(), nil
+		return types.TimestampDatum(int64(u)), nil
 	}
-	return nil, unsupported(t)
+	return types.Null, unsupported(t)
+}
+
+// boxed is d as a Value, for a Datum keyenc made: its BYTES are a fresh
+// buffer nobody else holds, which the Value may take over without a copy.
+func boxed(d types.Datum) types.Value {
+	if d.Type == types.Bytes {
+		s := d.Str()
+		if len(s) == 0 {
+			return []byte{}
+		}
+		return unsafe.Slice(unsafe.StringData(s), len(s))
+	}
+	return d.Value()
 }
 
 // appendUint appends the low w bytes of u big-endian; w is a FixedWidth.

@@ -29,18 +29,28 @@ func AppendNatural(dst []byte, t types.Type, v types.Value) ([]byte, error) {
 // DecodeNatural decodes b, the whole natural encoding of a value of type t.
 // Fixed-width types need exactly their width in bytes.
 func DecodeNatural(t types.Type, b []byte) (types.Value, error) {
+	d, err := DecodeNaturalDatum(t, b)
+	if err != nil {
+		return nil, err
+	}
+	return boxed(d), nil
+}
+
+// DecodeNaturalDatum is DecodeNatural without boxing: the Datum owns its
+// bytes (one allocation for a non-empty STRING or BYTES, none otherwise).
+func DecodeNaturalDatum(t types.Type, b []byte) (types.Datum, error) {
 	switch t {
 	case types.String:
-		return string(b), nil
+		return types.StringDatum(string(b)), nil
 	case types.Bytes:
-		return append([]byte{}, b...), nil
+		return types.BytesDatum(b), nil
 	}
 	w := t.FixedWidth()
 	if w == 0 {
-		return nil, unsupported(t)
+		return types.Null, unsupported(t)
 	}
 	if len(b) != w {
-		return nil, malformed(t, "natural", "has %d bytes, want %d", len(b), w)
+		return types.Null, malformed(t, "natural", "has %d bytes, want %d", len(b), w)
 	}
-	return fixedValue(t, getUint(b, w), "natural")
+	return fixedDatum(t, getUint(b, w), "natural")
 }

@@ -58,6 +58,12 @@ func AppendOrdered(dst []byte, t types.Type, v types.Value, nullable bool) ([]by
 // b and returns it with the number of bytes it took; bytes after it are
 // ignored.
 func DecodeOrdered(t types.Type, b []byte, nullable bool) (v types.Value, n int, err error) {
+	d, n, err := decodeOrdered(t, b, nullable, 0x00)
+	return boxed(d), n, err
+}
+
+// DecodeOrderedDatum is DecodeOrdered without boxing (see DecodeNaturalDatum).
+func DecodeOrderedDatum(t types.Type, b []byte, nullable bool) (types.Datum, int, error) {
 	return decodeOrdered(t, b, nullable, 0x00)
 }
 
@@ -77,6 +83,12 @@ func AppendDesc(dst []byte, t types.Type, v types.Value, nullable bool) ([]byte,
 // DecodeDesc decodes one descending-encoded value of type t from the front of
 // b, like DecodeOrdered.
 func DecodeDesc(t types.Type, b []byte, nullable bool) (v types.Value, n int, err error) {
+	d, n, err := decodeOrdered(t, b, nullable, 0xFF)
+	return boxed(d), n, err
+}
+
+// DecodeDescDatum is DecodeDesc without boxing (see DecodeNaturalDatum).
+func DecodeDescDatum(t types.Type, b []byte, nullable bool) (types.Datum, int, error) {
 	return decodeOrdered(t, b, nullable, 0xFF)
 }
 
@@ -140,26 +152,26 @@ func fromOrdered(t types.Type, e uint64) (u uint64, ok bool) {
 
 // decodeOrdered decodes the ordered encoding from b read with every byte
 // XORed with mask, so one decoder serves both directions without copying.
-func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte) (types.Value, int, error) {
+func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte) (types.Datum, int, error) {
 	enc := "ordered"
 	if mask != 0 {
 		enc = "descending"
 	}
 	if !known(t) {
-		return nil, 0, unsupported(t)
+		return types.Null, 0, unsupported(t)
 	}
 	n := 0 // offset of the value proper
 	if nullable {
 		if len(b) == 0 {
-			return nil, 0, malformed(t, enc, "truncated: need 1 byte, have 0")
+			return types.Null, 0, malformed(t, enc, "truncated: need 1 byte, have 0")
 		}
 		switch b[0] ^ mask {
 		case nullMarker:
-			return nil, 1, nil
+			return types.Null, 1, nil
 		case presentMarker:
 			n = 1
 		default:
-			return nil, 0, malformed(t, enc, "has bad null marker 0x%02X", b[0])
+			return types.Null, 0, malformed(t, enc, "has bad null marker 0x%02X", b[0])
 		}
 	}
 	if t == types.String || t == types.Bytes {
@@ -167,7 +179,7 @@ func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte) (types.Valu
 	}
 	w := t.FixedWidth()
 	if len(b) < n+w {
-		return nil, 0, malformed(t, enc, "truncated: need %d bytes, have %d", n+w, len(b))
+		return types.Null, 0, malformed(t, enc, "truncated: need %d bytes, have %d", n+w, len(b))
 	}
 	e := getUint(b[n:], w)
 	if mask != 0 {
@@ -175,25 +187,25 @@ func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte) (types.Valu
 	}
 	u, ok := fromOrdered(t, e)
 	if !ok {
-		return nil, 0, malformed(t, enc, "is not canonical: % X decodes to -0 or a NaN", b[n:n+w])
+		return types.Null, 0, malformed(t, enc, "is not canonical: % X decodes to -0 or a NaN", b[n:n+w])
 	}
-	v, err := fixedValue(t, u, enc)
+	v, err := fixedDatum(t, u, enc)
 	if err != nil {
-		return nil, 0, err
+		return types.Null, 0, err
 	}
 	return v, n + w, nil
 }
 
 // decodeEscaped decodes the escaped STRING or BYTES value starting at
 // b[start], read through mask as in decodeOrdered.
-func decodeEscaped(t types.Type, b []byte, start int, mask byte, enc string) (types.Value, int, error) {
+func decodeEscaped(t types.Type, b []byte, start int, mask byte, enc string) (types.Datum, int, error) {
 	// Find the terminator and count the escapes first, so that the result
 	// buffer is allocated once, at its exact size.
 	zeros := 0
 	for i := start; ; {
 		j := bytes.IndexByte(b[i:], mask) // a stored 0x00
 		if j < 0 || i+j+1 == len(b) {
-			return nil, 0, malformed(t, enc, "truncated: no terminator")
+			return types.Null, 0, malformed(t, enc, "truncated: no terminator")
 		}
 		i += j + 1
 		switch b[i] ^ mask {
@@ -204,15 +216,15 @@ func decodeEscaped(t types.Type, b []byte, start int, mask byte, enc string) (ty
 			content := b[start : i-1]
 			if t == types.String && mask == 0 && zeros == 0 {
 				// Nothing to unescape: convert directly, one allocation.
-				return string(content), i + 1, nil
+				return types.StringDatum(string(content)), i + 1, nil
 			}
 			out := appendUnescaped(make([]byte, 0, len(content)-zeros), content, mask)
 			if t == types.String {
-				return string(out), i + 1, nil
+				return types.StringDatum(string(out)), i + 1, nil
 			}
-			return out, i + 1, nil
+			return types.OwnedBytesDatum(out), i + 1, nil
 		default:
-			return nil, 0, malformed(t, enc, "has bad escape %02X %02X at offset %d", b[i-1], b[i], i-1)
+			return types.Null, 0, malformed(t, enc, "has bad escape %02X %02X at offset %d", b[i-1], b[i], i-1)
 		}
 	}
 }

@@ -28,7 +28,7 @@ func (e *DecodeError) Error() string {
 // decoder fills one tuple from the fields of a key-value.
 type decoder struct {
 	l      *Layout
-	tuple  []types.Value
+	tuple  []types.Datum
 	set    attrSet
 	skip   []bool // attributes not worth decoding; nil: none
 	branch int
@@ -65,6 +65,11 @@ func (s *attrSet) add(a int) {
 	s.bits |= 1 << uint(a)
 }
 
+func (s *attrSet) clear() {
+	s.bits = 0
+	clear(s.more)
+}
+
 func (s attrSet) clone() attrSet {
 	if s.more != nil {
 		s.more = append([]bool(nil), s.more...)
@@ -76,7 +81,7 @@ func (d *decoder) fail(format string, args ...any) error {
 	return &DecodeError{Layout: d.l.Name, Field: d.field, Bytes: d.whole, Msg: fmt.Sprintf(format, args...)}
 }
 
-func (d *decoder) put(a int, v types.Value) {
+func (d *decoder) put(a int, v types.Datum) {
 	if !d.set.has(a) {
 		d.tuple[a] = v
 		d.set.add(a)
@@ -109,7 +114,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 				b = b[n:]
 				continue
 			}
-			var v types.Value
+			var v types.Datum
 			var n int
 			var err error
 			switch e.Enc {
@@ -121,11 +126,11 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 				} else if len(b) < n {
 					return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
 				}
-				v, err = keyenc.DecodeNatural(a.Type, b[:n])
+				v, err = keyenc.DecodeNaturalDatum(a.Type, b[:n])
 			case Ordered:
-				v, n, err = keyenc.DecodeOrdered(a.Type, b, a.Nullable)
+				v, n, err = keyenc.DecodeOrderedDatum(a.Type, b, a.Nullable)
 			case Desc:
-				v, n, err = keyenc.DecodeDesc(a.Type, b, a.Nullable)
+				v, n, err = keyenc.DecodeDescDatum(a.Type, b, a.Nullable)
 			}
 			if err != nil {
 				return d.fail("%s: %v", a.Name, err)
@@ -182,7 +187,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			} else if len(b) < n {
 				return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
 			}
-			v, err := keyenc.DecodeNatural(a.Type, b[:n])
+			v, err := keyenc.DecodeNaturalDatum(a.Type, b[:n])
 			if err != nil {
 				return d.fail("%s: %v", a.Name, err)
 			}
@@ -255,6 +260,13 @@ func (l *Layout) isBranch(a int) bool {
 	return ok
 }
 
+// isPlain reports whether cells are plain: see Layout.plainCells.
+func (l *Layout) isPlain() bool {
+	return l.staticFamily != "" && !l.wideRows &&
+		len(l.Qualifier.Elems) == 1 && l.Qualifier.Elems[0].Kind == ElemAttrName &&
+		len(l.Value.Elems) == 1 && l.Value.Elems[0].Kind == ElemAttrValue
+}
+
 // OwnsFamily reports whether cells of family fam can belong to this layout
 // (false only when FAMILY is constant and differs).
 func (l *Layout) OwnsFamily(fam string) bool {
@@ -284,9 +296,12 @@ func (l *Layout) DecodeRow(table string, row store.Row, emit func([]types.Value)
 type RowDecoder struct {
 	l     *Layout
 	skip  []bool // attributes not worth decoding; nil: none
-	tuple []types.Value
-	small [8]types.Value // tuple's memory for the usual relation
+	tuple []types.Datum
+	small [8]types.Datum // tuple's memory for the usual relation
 	dirty uint64         // attributes tuple may hold a value of (≤ 64 attributes)
+	boxed []types.Value  // Decode's boxed copy of tuple
+	d     decoder        // of the row begun (begin, cell, end)
+	found bool           // whether that row had a cell of the layout
 }
 
 // Init readies the decoder for rows of l, leaving the attributes marked in
@@ -303,88 +318,148 @@ func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 		rd.tuple = rd.small[:n:n]
 		clear(rd.tuple)
 	} else {
-		rd.tuple = make([]types.Value, n)
+		rd.tuple = make([]types.Datum, n)
 	}
+	rd.boxed = rd.boxed[:0]
+	rd.d = decoder{l: l, tuple: rd.tuple, set: newAttrSet(n), skip: skip}
 }
 
 // DecodeInto decodes the one tuple a row holds into out (len(Attrs)), for
 // layouts with one tuple per row (not WideRows); found is false if no cell
 // of the row is the layout's. out's values are the caller's to keep.
 func (rd *RowDecoder) DecodeInto(table string, row store.Row, out []types.Value) (found bool, err error) {
-	l := rd.l
-	if l.wideRows {
-		return false, fmt.Errorf("schema %s: DecodeInto needs one tuple per row", l.Name)
+	if rd.l.wideRows {
+		return false, fmt.Errorf("schema %s: DecodeInto needs one tuple per row", rd.l.Name)
 	}
 	clear(out)
-	d := decoder{l: l, tuple: out, set: newAttrSet(len(l.Attrs)), skip: rd.skip, branch: noBranch}
-	if l.staticTable == "" {
-		if err := d.decodeField(&l.Table, []byte(table)); err != nil {
-			return false, err
-		}
-	}
-	if err := d.decodeField(&l.Row, row.Key); err != nil {
+	found, err = rd.decodeOne(table, row)
+	if err != nil || !found {
 		return false, err
 	}
-	// The usual shape, QUALIFIER attr_name, VALUE attr_value, FAMILY
-	// constant: one lookup and one value per cell.
-	plain := l.staticFamily != "" && len(l.Qualifier.Elems) == 1 && l.Qualifier.Elems[0].Kind == ElemAttrName &&
-		len(l.Value.Elems) == 1 && l.Value.Elems[0].Kind == ElemAttrValue
+	for i, d := range rd.tuple {
+		out[i] = d.Value()
+	}
+	return true, nil
+}
+
+// reset clears the attributes the last row set (clearing the whole tuple
+// costs more).
+func (rd *RowDecoder) reset() {
+	n := len(rd.tuple)
+	if n > 64 {
+		clear(rd.tuple)
+		return
+	}
+	for m := rd.dirty; m != 0; m &= m - 1 {
+		rd.tuple[bits.TrailingZeros64(m)] = types.Null
+	}
+	rd.dirty = ^uint64(0) >> (64 - n) // any, should this row fail
+}
+
+// decodeOne decodes the one tuple of a row of a layout without wide rows
+// into rd.tuple; found is false if no cell of the row is the layout's.
+func (rd *RowDecoder) decodeOne(table string, row store.Row) (found bool, err error) {
+	if err := rd.begin(table, row.Key); err != nil {
+		return false, err
+	}
 	for _, c := range row.Cells {
-		if !l.OwnsFamily(c.Family) {
-			continue
-		}
-		found = true
-		if plain {
-			if len(c.Qualifier) == 0 && len(c.Value) == 0 {
-				continue // the existence marker
-			}
-			a := l.branchNamed(c.Qualifier)
-			if a < 0 {
-				d.field, d.whole = l.Qualifier.Name, c.Qualifier
-				return false, d.fail("%q is not an attribute of attr_name[…]", c.Qualifier)
-			}
-			if d.set.has(a) {
-				continue
-			}
-			v, err := keyenc.DecodeNatural(l.Attrs[a].Type, c.Value)
-			if err != nil {
-				d.field, d.whole = l.Value.Name, c.Value
-				return false, d.fail("%s: %v", l.Attrs[a].Name, err)
-			}
-			d.put(a, v)
-			continue
-		}
-		if err := d.decodeFamily(c.Family); err != nil {
-			return false, err
-		}
-		if err := d.decodeField(&l.Qualifier, c.Qualifier); err != nil {
-			return false, err
-		}
-		if err := d.decodeField(&l.Value, c.Value); err != nil {
+		if err := rd.cell(c); err != nil {
 			return false, err
 		}
 	}
-	return found, nil
+	return rd.end(), nil
+}
+
+// begin starts decoding a row of a layout without wide rows (begin, cell
+// for each cell, end): it decodes the table name and the row key.
+func (rd *RowDecoder) begin(table string, key []byte) error {
+	l := rd.l
+	rd.reset()
+	rd.d.set.clear()
+	rd.d.branch = noBranch
+	rd.found = false
+	if l.staticTable == "" {
+		if err := rd.d.decodeField(&l.Table, []byte(table)); err != nil {
+			return err
+		}
+	}
+	return rd.d.decodeField(&l.Row, key)
+}
+
+// cell decodes one cell of the row begun.
+func (rd *RowDecoder) cell(c store.Cell) error {
+	l, d := rd.l, &rd.d
+	if !l.OwnsFamily(c.Family) {
+		return nil
+	}
+	rd.found = true
+	if l.plainCells {
+		// The usual shape, QUALIFIER attr_name, VALUE attr_value, FAMILY
+		// constant: one lookup and one value per cell.
+		if len(c.Qualifier) == 0 && len(c.Value) == 0 {
+			return nil // the existence marker
+		}
+		a := l.branchNamed(c.Qualifier)
+		if a < 0 {
+			d.field, d.whole = l.Qualifier.Name, c.Qualifier
+			return d.fail("%q is not an attribute of attr_name[…]", c.Qualifier)
+		}
+		if d.set.has(a) || d.skip != nil && d.skip[a] {
+			return nil
+		}
+		v, err := keyenc.DecodeNaturalDatum(l.Attrs[a].Type, c.Value)
+		if err != nil {
+			d.field, d.whole = l.Value.Name, c.Value
+			return d.fail("%s: %v", l.Attrs[a].Name, err)
+		}
+		d.put(a, v)
+		return nil
+	}
+	if err := d.decodeFamily(c.Family); err != nil {
+		return err
+	}
+	if err := d.decodeField(&l.Qualifier, c.Qualifier); err != nil {
+		return err
+	}
+	return d.decodeField(&l.Value, c.Value)
+}
+
+// end ends the row begun and reports whether it had a cell of the layout
+// (and so a tuple, in rd.tuple).
+func (rd *RowDecoder) end() bool {
+	if len(rd.tuple) <= 64 {
+		rd.dirty = rd.d.set.bits
+	}
+	return rd.found
 }
 
 // Decode decodes the tuples stored in one row of table and calls emit for
 // each, in the order of their first cell, until emit returns false. Cells of
 // other layouts' families are skipped. See RowDecoder for who owns what.
 func (rd *RowDecoder) Decode(table string, row store.Row, emit func([]types.Value) bool) error {
-	l := rd.l
-	r := l
-	n := len(r.Attrs)
-	// Reset the attributes the last row set (clearing the whole tuple
-	// costs more: each slot is a pointer write).
-	if n > 64 {
-		clear(rd.tuple)
-	} else {
-		for m := rd.dirty; m != 0; m &= m - 1 {
-			rd.tuple[bits.TrailingZeros64(m)] = nil
+	return rd.DecodeDatums(table, row, func(t []types.Datum) bool {
+		rd.boxed = rd.boxed[:0]
+		for _, d := range t {
+			rd.boxed = append(rd.boxed, d.Value())
 		}
-		rd.dirty = ^uint64(0) >> (64 - n) // any, should this row fail
+		return emit(rd.boxed)
+	})
+}
+
+// DecodeDatums is Decode without boxing: emit gets the tuple as Datums
+// (the slice is the decoder's, valid until emit returns; the Datums in it
+// are the caller's to keep).
+func (rd *RowDecoder) DecodeDatums(table string, row store.Row, emit func([]types.Datum) bool) error {
+	l := rd.l
+	if !l.wideRows {
+		found, err := rd.decodeOne(table, row)
+		if err == nil && found {
+			emit(rd.tuple)
+		}
+		return err
 	}
-	base := decoder{l: l, tuple: rd.tuple, set: newAttrSet(n), skip: rd.skip}
+	rd.reset()
+	base := decoder{l: l, tuple: rd.tuple, set: newAttrSet(len(l.Attrs)), skip: rd.skip}
 	if l.staticTable == "" {
 		if err := base.decodeField(&l.Table, []byte(table)); err != nil {
 			return err
@@ -393,33 +468,9 @@ func (rd *RowDecoder) Decode(table string, row store.Row, emit func([]types.Valu
 	if err := base.decodeField(&l.Row, row.Key); err != nil {
 		return err
 	}
-	if !l.wideRows {
-		// Every cell of the row belongs to the one tuple the row key names.
-		d := &base
-		d.branch = noBranch
-		seen := false
-		for _, c := range row.Cells {
-			if !l.OwnsFamily(c.Family) {
-				continue
-			}
-			seen = true
-			if err := d.decodeFamily(c.Family); err != nil {
-				return err
-			}
-			if err := d.decodeField(&l.Qualifier, c.Qualifier); err != nil {
-				return err
-			}
-			if err := d.decodeField(&l.Value, c.Value); err != nil {
-				return err
-			}
-		}
-		rd.dirty = d.set.bits
-		if seen {
-			emit(d.tuple)
-		}
-		return nil
+	if len(rd.tuple) <= 64 {
+		rd.dirty = base.set.bits // the tuples emitted below are copies
 	}
-	rd.dirty = base.set.bits // the tuples emitted below are copies
 	var (
 		order []string // tuple identities in first-seen order
 		byID  = map[string]*decoder{}
@@ -429,7 +480,7 @@ func (rd *RowDecoder) Decode(table string, row store.Row, emit func([]types.Valu
 		if !l.OwnsFamily(c.Family) {
 			continue
 		}
-		d := decoder{l: l, tuple: append([]types.Value(nil), base.tuple...), set: base.set.clone(), branch: noBranch}
+		d := decoder{l: l, tuple: append([]types.Datum(nil), base.tuple...), set: base.set.clone(), branch: noBranch}
 		if err := d.decodeFamily(c.Family); err != nil {
 			return err
 		}
@@ -441,12 +492,12 @@ func (rd *RowDecoder) Decode(table string, row store.Row, emit func([]types.Valu
 		}
 		// The tuple's identity is its key: cells of one tuple merge.
 		idBuf = idBuf[:0]
-		for _, k := range r.KeyIdx {
+		for _, k := range l.KeyIdx {
 			if !d.set.has(k) {
-				return d.fail("key attribute %s missing", r.Attrs[k].Name)
+				return d.fail("key attribute %s missing", l.Attrs[k].Name)
 			}
 			var err error
-			if idBuf, err = keyenc.AppendOrdered(idBuf, r.Attrs[k].Type, d.tuple[k], false); err != nil {
+			if idBuf, err = keyenc.AppendOrdered(idBuf, l.Attrs[k].Type, d.tuple[k].Value(), false); err != nil {
 				return d.fail("%v", err)
 			}
 		}

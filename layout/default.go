@@ -61,6 +61,7 @@ func Default(name string, attrs []Attr, nhash, nkey, saltBuckets int, splits [][
 		l.Value.Elems = []Element{{Kind: ElemAttrValue}}
 	}
 	l.staticTable, l.staticFamily = name, DefaultCFFamily
+	l.plainCells = l.isPlain()
 	l.Splits = splits
 	return l, nil
 }

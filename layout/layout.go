@@ -1,9 +1,14 @@
 // Package layout owns the physical mapping of tuples onto the cell model of
 // package store: a Layout turns a tuple into cells (its table, row key,
 // family, qualifier and value: PutCells, AllCells) and cells back into
-// tuples (DecodeRow, RowDecoder), and exposes its compiled row-key elements
-// so that readers derive key ranges from the same elements writers encode
-// with. No other package builds row keys.
+// tuples, and exposes its compiled row-key elements so that readers derive
+// key ranges from the same elements writers encode with. No other package
+// builds row keys.
+//
+// Decoding writes unboxed values (types.Datum): CellDecoder decodes the
+// cells a store lends during a read (store.ReadCells) where they lie, the
+// typed read path of queries; RowDecoder decodes assembled rows, and boxes
+// its tuples for callers that want Values (DecodeRow, Decode, DecodeInto).
 //
 // A layout is compiled from seed 003's DEFINE SCHEMA fields (Compile) — a
 // layout of one relation with a hand-written encoding — or built for a
@@ -129,6 +134,9 @@ type Layout struct {
 	// wideRows: key attributes in FAMILY/QUALIFIER, so one row may hold
 	// several tuples.
 	wideRows bool
+	// plainCells: FAMILY constant, QUALIFIER attr_name, VALUE attr_value
+	// (one lookup and one value per cell, as every Default layout).
+	plainCells bool
 
 	staticTable  string // the table name if TABLE has no attributes
 	staticFamily string // the family if FAMILY is constant
@@ -229,6 +237,7 @@ func Compile(attrs []Attr, d *lang.DefineSchema) (*Layout, error) {
 			return nil, errAt(d.At, "schema %s: %v", d.Name, err)
 		}
 	}
+	l.plainCells = l.isPlain()
 	if l.Splits, err = splitKeys(l, d.SplitOn); err != nil {
 		return nil, err
 	}
@@ -941,7 +950,7 @@ func (l *Layout) TableMatches(name string) bool {
 		return name == l.staticTable
 	}
 	n := len(l.Attrs)
-	d := decoder{l: l, tuple: make([]types.Value, n), set: newAttrSet(n)}
+	d := decoder{l: l, tuple: make([]types.Datum, n), set: newAttrSet(n)}
 	return d.decodeField(&l.Table, []byte(name)) == nil
 }
 

@@ -255,7 +255,18 @@ func FuzzDecodeRow(f *testing.F) {
 			}
 			return true
 		})
-		_ = err // malformed input must fail cleanly, which reaching here shows
+		// The cell decoder agrees: the same tuple, or an error.
+		var viaRow, viaCells []string
+		var rd layout.RowDecoder
+		rd.Init(l, nil)
+		rerr := rd.DecodeDatums(table, row, func(tu []types.Datum) bool { viaRow = append(viaRow, fmt.Sprint(tu)); return true })
+		var cd layout.CellDecoder
+		cd.Init(l, nil, table, func(tu []types.Datum) bool { viaCells = append(viaCells, fmt.Sprint(tu)); return true })
+		cd.Cell(key, row.Cells[0], true)
+		cerr := cd.Flush()
+		if (rerr == nil) != (err == nil) || (cerr == nil) != (err == nil) || err == nil && fmt.Sprint(viaRow) != fmt.Sprint(viaCells) {
+			t.Fatalf("%s: DecodeRow: %v; DecodeDatums: %v %v; CellDecoder: %v %v", l.Name, err, rerr, viaRow, cerr, viaCells)
+		}
 	})
 }
 

@@ -225,25 +225,29 @@ const (
 // Eval evaluates a bound expression over a tuple with SQL's three-valued
 // logic and reports whether it is true (unknown counts as false, as in
 // WHERE).
-func Eval(e lang.Expr, rel *schema.Relation, tuple []types.Value) bool {
+func Eval(e lang.Expr, rel *schema.Relation, tuple []types.Datum) bool {
 	return eval(e, rel, tuple) == triTrue
 }
 
-func value(e lang.Expr, rel *schema.Relation, tuple []types.Value) types.Value {
+func value(e lang.Expr, rel *schema.Relation, tuple []types.Datum) types.Datum {
 	switch x := e.(type) {
 	case *lang.Literal:
-		return x.Value
+		if b, ok := x.Value.([]byte); ok {
+			return types.OwnedBytesDatum(b) // compared, never changed
+		}
+		d, _ := types.DatumOf(x.Value)
+		return d
 	case *lang.ColumnRef:
 		return tuple[rel.AttrIndex(x.Name)]
 	}
-	return nil
+	return types.Null
 }
 
-func compare(op lang.Op, a, b types.Value) tri {
-	if a == nil || b == nil {
+func compare(op lang.Op, a, b types.Datum) tri {
+	if a.IsNull() || b.IsNull() {
 		return triUnknown
 	}
-	if op.Holds(types.Compare(a, b)) {
+	if op.Holds(types.CompareDatums(a, b)) {
 		return triTrue
 	}
 	return triFalse
@@ -259,7 +263,7 @@ func not(t tri) tri {
 	return triUnknown
 }
 
-func eval(e lang.Expr, rel *schema.Relation, tuple []types.Value) tri {
+func eval(e lang.Expr, rel *schema.Relation, tuple []types.Datum) tri {
 	switch x := e.(type) {
 	case *lang.Binary:
 		switch x.Op {
@@ -329,7 +333,7 @@ func eval(e lang.Expr, rel *schema.Relation, tuple []types.Value) tri {
 		}
 		return res
 	case *lang.IsNull:
-		isNull := value(x.X, rel, tuple) == nil
+		isNull := value(x.X, rel, tuple).IsNull()
 		if isNull != x.Not {
 			return triTrue
 		}
@@ -346,8 +350,8 @@ func eval(e lang.Expr, rel *schema.Relation, tuple []types.Value) tri {
 		}
 		return triFalse
 	case *lang.ColumnRef:
-		if v, ok := value(x, rel, tuple).(bool); ok {
-			if v {
+		if v := value(x, rel, tuple); v.Type == types.Bool {
+			if v.Bool() {
 				return triTrue
 			}
 			return triFalse

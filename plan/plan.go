@@ -522,14 +522,14 @@ func (p *Plan) order(consOf [][]Constraints) {
 }
 
 // SortTuples orders tuples by the plan's ORDER BY (stable).
-func (p *Plan) SortTuples(ts [][]types.Value) {
+func (p *Plan) SortTuples(ts [][]types.Datum) {
 	sort.SliceStable(ts, func(i, j int) bool { return p.Less(ts[i], ts[j]) })
 }
 
 // Less compares two tuples by the ORDER BY.
-func (p *Plan) Less(a, b []types.Value) bool {
+func (p *Plan) Less(a, b []types.Datum) bool {
 	for _, o := range p.OrderBy {
-		c := types.Compare(a[o.Attr], b[o.Attr])
+		c := types.CompareDatums(a[o.Attr], b[o.Attr])
 		if o.Desc {
 			c = -c
 		}

@@ -20,8 +20,10 @@
 //   - Close is idempotent; Tables reports each table's families and splits.
 //
 // Stores may also implement Snapshotter, to save and restore their whole
-// content (checked by storetest.RunSnapshot), and Conditional, to change a
-// row depending on its content (checked by storetest.RunConditional).
+// content (checked by storetest.RunSnapshot), Conditional, to change a
+// row depending on its content (checked by storetest.RunConditional), and
+// CellReader, to lend a read's cells (checked by storetest.Run against
+// ReadRows).
 package store
 
 import (
@@ -282,6 +284,36 @@ type ChangeCounter interface {
 	// created or replaced (0 while it does not exist). ok is false when
 	// the store cannot tell (writes may bypass it): read again.
 	Changed(table string) (n uint64, ok bool)
+}
+
+// CellReader is implemented by stores that can lend a read's cells in the
+// engine's own memory instead of assembling rows (an embedded store's
+// iterator): the typed read path decodes each cell where it lies.
+//
+// ReadCells selects what ReadRows(ctx, table, rs, opts) selects, with the
+// same order of rows, limit and round trip, and calls fn with each cell of
+// each row, first being true for the first cell of a row, until fn returns
+// false. A row's cells come in (family, qualifier) order, or in reverse
+// reads in either that order or its reverse. row and the cell's Qualifier
+// and Value are lent: valid only until fn returns.
+type CellReader interface {
+	ReadCells(ctx context.Context, table string, rs RowSet, opts ReadOptions, fn func(row []byte, c Cell, first bool) bool) error
+}
+
+// ReadCells reads cells with st's CellReader if it has one, else from the
+// rows of ReadRows.
+func ReadCells(ctx context.Context, st Store, table string, rs RowSet, opts ReadOptions, fn func(row []byte, c Cell, first bool) bool) error {
+	if cr, ok := st.(CellReader); ok {
+		return cr.ReadCells(ctx, table, rs, opts, fn)
+	}
+	return st.ReadRows(ctx, table, rs, opts, func(r Row) bool {
+		for i, c := range r.Cells {
+			if !fn(r.Key, c, i == 0) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // RowWriter is implemented by stores whose Apply pays for atomicity across

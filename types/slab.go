@@ -1,6 +1,6 @@
 package types
 
-// Slab copies tuples into shared backing arrays, for code that keeps many
+// Slab copies tuples (of Values or Datums) into shared backing arrays, for code that keeps many
 // tuples: one allocation serves many of them. The zero Slab is ready; it is
 // for one goroutine at a time.
 //
@@ -8,22 +8,22 @@ package types
 // keeps its whole backing array alive: arrays grow from one tuple to
 // maxSlabTuples as a Slab is used, so that a query returning a few rows
 // allocates no more than it needs.
-type Slab struct {
-	free []Value
+type Slab[T any] struct {
+	free []T
 	rows int // tuples the last backing array was made for
 }
 
 const maxSlabTuples = 64
 
 // Copy returns a copy of t.
-func (s *Slab) Copy(t []Value) []Value {
+func (s *Slab[T]) Copy(t []T) []T {
 	n := len(t)
 	if n == 0 {
-		return []Value{}
+		return []T{}
 	}
 	if len(s.free) < n {
 		s.rows = min(max(2*s.rows, 1), maxSlabTuples)
-		s.free = make([]Value, n*s.rows)
+		s.free = make([]T, n*s.rows)
 	}
 	out := s.free[:n:n]
 	s.free = s.free[n:]

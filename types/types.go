@@ -16,6 +16,10 @@
 // Coerce is the only way foreign values (literals, parameters, database/sql
 // arguments) enter: it converts or rejects, so later stages never see a value of
 // the wrong Go type for its attribute.
+//
+// The read path holds values unboxed instead, as Datums: decoders write
+// them, query results hold them, and a Datum converts to and from its Value
+// without loss (Datum.Value, DatumOf).
 package types
 
 import (

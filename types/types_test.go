@@ -88,7 +88,7 @@ func TestCompareTotalOrder(t *testing.T) {
 // TestSlabCopies: copies are independent of their source and of each
 // other, even when appended to.
 func TestSlabCopies(t *testing.T) {
-	var s Slab
+	var s Slab[Value]
 	src := []Value{int64(1), "a"}
 	var got [][]Value
 	for i := range 200 {

@@ -381,6 +381,21 @@ func (s *Store) enterReader(ctx context.Context) (*reader, error) {
 	return r, nil
 }
 
+// enterTable is enterReader for a call reading table name, which it looks
+// up; exitReader(r) ends the call unless err is set.
+func (s *Store) enterTable(ctx context.Context, name string) (*reader, *table, error) {
+	r, err := s.enterReader(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := s.table(name)
+	if err != nil {
+		s.exitReader(r)
+		return nil, nil, err
+	}
+	return r, t, nil
+}
+
 func (s *Store) exitReader(r *reader) {
 	r.trim()
 	if r.it != nil && r.gen != s.gen.Load() {
@@ -524,15 +539,11 @@ func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
 // ReadRow reads one row with a prefix seek (see comparer). The row
 // returned is the caller's.
 func (s *Store) ReadRow(ctx context.Context, name string, key []byte) (row store.Row, found bool, err error) {
-	r, err := s.enterReader(ctx)
+	r, t, err := s.enterTable(ctx, name)
 	if err != nil {
 		return store.Row{}, false, err
 	}
 	defer s.exitReader(r)
-	t, err := s.table(name)
-	if err != nil {
-		return store.Row{}, false, err
-	}
 	it, err := r.iter(s, false)
 	if err != nil {
 		return store.Row{}, false, err
@@ -576,29 +587,17 @@ func (r *reader) readRow(it *pebble.Iterator, t *table, key []byte) (bool, error
 // ReadRows reads the rows of rs with one iterator: a prefix seek per key
 // if rs has keys only, else re-bounded for each normalized range.
 func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) (err error) {
-	r, err := s.enterReader(ctx)
+	r, t, err := s.enterTable(ctx, name)
 	if err != nil {
 		return err
 	}
 	defer s.exitReader(r)
-	t, err := s.table(name)
-	if err != nil {
-		return err
-	}
 	if len(rs.Ranges) == 0 {
 		return r.readKeys(s, t, rs.Keys, opts, fn)
 	}
-	// A single non-empty range is already normalized: skipping Normalize
-	// saves an allocation on the commonest call.
-	ranges := rs.Ranges
-	if len(rs.Keys) > 0 || len(ranges) != 1 || ranges[0].Empty() {
-		ranges = rs.Normalize()
-		if len(ranges) == 0 {
-			return nil
-		}
-		if opts.Reverse {
-			slices.Reverse(ranges) // Normalize's slice is ours
-		}
+	ranges := readRanges(rs, opts.Reverse)
+	if len(ranges) == 0 {
+		return nil
 	}
 	it, err := r.iter(s, true)
 	if err != nil {
@@ -622,6 +621,20 @@ func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts
 	return nil
 }
 
+// readRanges returns the ranges of rs, which has some, in read order.
+func readRanges(rs store.RowSet, reverse bool) []store.Range {
+	ranges := rs.Ranges
+	// A single non-empty range is already normalized: skipping Normalize
+	// saves an allocation on the commonest call.
+	if len(rs.Keys) > 0 || len(ranges) != 1 || ranges[0].Empty() {
+		ranges = rs.Normalize()
+		if reverse {
+			slices.Reverse(ranges) // Normalize's slice is ours
+		}
+	}
+	return ranges
+}
+
 // readKeys reads the rows of keys, in key order, with one iterator and a
 // prefix seek per distinct key: ascending seeks step forward instead of
 // seeking afresh when the next row is near.
@@ -629,16 +642,8 @@ func (r *reader) readKeys(s *Store, t *table, keys [][]byte, opts store.ReadOpti
 	if len(keys) == 0 {
 		return nil
 	}
-	if len(keys) > 1 {
-		r.keys = append(r.keys[:0], keys...)
-		slices.SortFunc(r.keys, bytes.Compare)
-		r.keys = slices.CompactFunc(r.keys, bytes.Equal)
-		if opts.Reverse {
-			slices.Reverse(r.keys)
-		}
-		keys = r.keys
-		defer clear(r.keys) // keep none of the caller's keys
-	}
+	keys = r.sortKeys(keys, opts.Reverse)
+	defer clear(r.keys) // keep none of the caller's keys
 	it, err := r.iter(s, false)
 	if err != nil {
 		return err
@@ -656,6 +661,21 @@ func (r *reader) readKeys(s *Store, t *table, keys [][]byte, opts store.ReadOpti
 		}
 	}
 	return nil
+}
+
+// sortKeys returns keys in read order without duplicates, in r.keys
+// unless there is just one.
+func (r *reader) sortKeys(keys [][]byte, reverse bool) [][]byte {
+	if len(keys) < 2 {
+		return keys
+	}
+	r.keys = append(r.keys[:0], keys...)
+	slices.SortFunc(r.keys, bytes.Compare)
+	r.keys = slices.CompactFunc(r.keys, bytes.Equal)
+	if reverse {
+		slices.Reverse(r.keys)
+	}
+	return r.keys
 }
 
 // reader assembles rows from the cells an iterator yields, in buffers

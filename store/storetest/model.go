@@ -1,10 +1,13 @@
 package storetest
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -168,7 +171,17 @@ func testModel(t *testing.T, s store.Store) {
 					Ranges: rapid.SliceOfN(rng, 0, 3).Draw(rt, "ranges"),
 				}
 				opts := store.ReadOptions{Limit: rapid.IntRange(0, 4).Draw(rt, "limit"), Reverse: rapid.Bool().Draw(rt, "reverse")}
-				check(fmt.Sprintf("ReadRows(%s, %+v)", formatRowSet(rs), opts), readAll(tb, rs, opts), format(ref.readRows(tb, rs, opts)))
+				want := format(ref.readRows(tb, rs, opts))
+				check(fmt.Sprintf("ReadRows(%s, %+v)", formatRowSet(rs), opts), readAll(tb, rs, opts), want)
+				if cr, ok := s.(store.CellReader); ok {
+					stop := rapid.IntRange(0, 8).Draw(rt, "stop after cells")
+					all, some := readCells(rt, cr, tb, rs, opts, 0), readCells(rt, cr, tb, rs, opts, stop)
+					prefix := firstCells(all, stop)
+					check(fmt.Sprintf("ReadCells(%s, %+v)", formatRowSet(rs), opts), format(sortCells(all)), want)
+					if stop > 0 {
+						check(fmt.Sprintf("ReadCells(%s, %+v) stopped after %d cells", formatRowSet(rs), opts, stop), format(sortCells(some)), format(sortCells(prefix)))
+					}
+				}
 			},
 			"": func(rt *rapid.T) {
 				for _, tb := range tables {
@@ -177,4 +190,55 @@ func testModel(t *testing.T, s store.Store) {
 			},
 		})
 	})
+}
+
+// readCells assembles the rows of a ReadCells call, their cells in the
+// order they came, returning false from its callback after stop
+// cells (0: never).
+func readCells(rt *rapid.T, cr store.CellReader, table string, rs store.RowSet, opts store.ReadOptions, stop int) []store.Row {
+	var rows []store.Row
+	n := 0
+	err := cr.ReadCells(context.Background(), table, rs, opts, func(row []byte, c store.Cell, first bool) bool {
+		if first == (len(rows) > 0 && bytes.Equal(rows[len(rows)-1].Key, row)) {
+			rt.Fatalf("ReadCells: cell of row %q with first = %v after row %d", row, first, len(rows))
+		}
+		if first {
+			rows = append(rows, store.Row{Key: bytes.Clone(row)})
+		}
+		last := &rows[len(rows)-1]
+		last.Cells = append(last.Cells, store.CloneRow(store.Row{Cells: []store.Cell{c}}).Cells[0])
+		n++
+		return n != stop
+	})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	return rows
+}
+
+// firstCells is the first n cells of rows, as rows.
+func firstCells(rows []store.Row, n int) []store.Row {
+	var out []store.Row
+	for _, r := range rows {
+		if n == 0 {
+			break
+		}
+		k := min(n, len(r.Cells))
+		out = append(out, store.Row{Key: r.Key, Cells: slices.Clone(r.Cells[:k])})
+		n -= k
+	}
+	return out
+}
+
+// sortCells puts the cells of each row in (family, qualifier) order.
+func sortCells(rows []store.Row) []store.Row {
+	for _, r := range rows {
+		slices.SortFunc(r.Cells, func(a, b store.Cell) int {
+			if c := strings.Compare(a.Family, b.Family); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.Qualifier, b.Qualifier)
+		})
+	}
+	return rows
 }

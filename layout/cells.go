@@ -1,0 +1,92 @@
+package layout
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// CellDecoder decodes the tuples of one layout from the cells of a read
+// (store.ReadCells, whose callback is Cell), emitting each tuple unboxed
+// as its row ends; Flush, after the read, ends the last row. It decodes a
+// cell where the store lends it: nothing is copied but the bytes of STRING
+// and BYTES values, into the Datums emitted (and, for layouts with wide
+// rows, each row's cells, which are decoded together when it ends).
+//
+// Ownership: the tuple slice passed to emit is the decoder's, valid only
+// until emit returns; the Datums in it are emit's to keep.
+type CellDecoder struct {
+	rd    RowDecoder
+	table string
+	emit  func([]types.Datum) bool
+	open  bool      // a row is begun
+	wide  store.Row // with wide rows: the row's cells, copied
+	err   error
+}
+
+// Init readies the decoder for a read of l's rows in table, emitting to
+// emit; skip is as for RowDecoder.Init.
+func (cd *CellDecoder) Init(l *Layout, skip []bool, table string, emit func([]types.Datum) bool) {
+	cd.rd.Init(l, skip)
+	cd.table, cd.emit, cd.open, cd.err = table, emit, false, nil
+	cd.wide.Key, cd.wide.Cells = cd.wide.Key[:0], cd.wide.Cells[:0]
+}
+
+// Cell takes the next cell of the read; it returns false once emit or an
+// error stops the read.
+func (cd *CellDecoder) Cell(row []byte, c store.Cell, first bool) bool {
+	if first {
+		if !cd.finish() {
+			return false
+		}
+		cd.open = true
+		if cd.rd.l.wideRows {
+			cd.wide.Key = append(cd.wide.Key[:0], row...)
+			clear(cd.wide.Cells)
+			cd.wide.Cells = cd.wide.Cells[:0]
+		} else if cd.err = cd.rd.begin(cd.table, row); cd.err != nil {
+			return false
+		}
+	}
+	if cd.rd.l.wideRows {
+		cd.wide.Cells = append(cd.wide.Cells, store.Cell{Family: c.Family, Qualifier: bytes.Clone(c.Qualifier), Value: bytes.Clone(c.Value)})
+		return true
+	}
+	cd.err = cd.rd.cell(c)
+	return cd.err == nil
+}
+
+// finish ends the row begun, emitting its tuples; false: stop the read.
+func (cd *CellDecoder) finish() bool {
+	if !cd.open || cd.err != nil {
+		return cd.err == nil
+	}
+	cd.open = false
+	if !cd.rd.l.wideRows {
+		return !cd.rd.end() || cd.emit(cd.rd.tuple)
+	}
+	// Reverse reads may yield a row's cells last first; a row's tuples come
+	// in the order of their first cell in (family, qualifier) order.
+	slices.SortFunc(cd.wide.Cells, func(a, b store.Cell) int {
+		if c := strings.Compare(a.Family, b.Family); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Qualifier, b.Qualifier)
+	})
+	more := true
+	cd.err = cd.rd.DecodeDatums(cd.table, cd.wide, func(t []types.Datum) bool {
+		more = cd.emit(t)
+		return more
+	})
+	return more && cd.err == nil
+}
+
+// Flush ends the read: it emits the last row's tuples and returns the
+// first decoding error.
+func (cd *CellDecoder) Flush() error {
+	cd.finish()
+	return cd.err
+}

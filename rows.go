@@ -1,0 +1,273 @@
+package kvschema
+
+import (
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/kvschema/kvschema/types"
+)
+
+// Rows is the result of a query. It is fully materialized: Close is
+// optional. Its values are held unboxed (types.Datum), so Scan copies them
+// into typed destinations without allocating, except for the copy a
+// *[]byte receives.
+type Rows struct {
+	cols []string
+	// chunks hold the rows' values, len(cols) per row, in order: each chunk
+	// is filled before the next is made, twice as large up to
+	// maxChunkRows, so collecting rows never copies them.
+	chunks  [][]types.Datum
+	n       int             // number of rows
+	i       int             // rows Next has passed
+	next    rowPos          // where the row after the current one lies
+	all     [][]types.Value // All's answer, built on demand
+	project []int           // while a query fills the rows: their attributes
+	inline  [4][]types.Datum
+	// first holds the first row when it is narrow enough: a point lookup's
+	// whole result, without a chunk of its own.
+	first [4]types.Datum
+}
+
+// rowPos is a row's position in Rows.chunks.
+type rowPos struct{ chunk, off int }
+
+const maxChunkRows = 64
+
+func newRows(cols []string) *Rows {
+	r := &Rows{cols: cols}
+	r.chunks = r.inline[:0]
+	return r
+}
+
+// rowsOfValues makes Rows of boxed values (the advised engine's results).
+func rowsOfValues(cols []string, vals [][]types.Value) (*Rows, error) {
+	r := newRows(cols)
+	for _, row := range vals {
+		out := r.add()
+		for i, v := range row {
+			d, ok := types.DatumOf(v)
+			if !ok {
+				return nil, fmt.Errorf("column %s: %T is not a kvschema value", cols[i], v)
+			}
+			out[i] = d
+		}
+	}
+	return r, nil
+}
+
+// addProjected appends the projection of a query's tuple, which is only
+// lent to it.
+func (r *Rows) addProjected(t []types.Datum) bool {
+	out := r.add()
+	for i, a := range r.project {
+		out[i] = t[a]
+	}
+	return true
+}
+
+// add appends a row of NULLs and returns it, for the caller to fill.
+func (r *Rows) add() []types.Datum {
+	w := len(r.cols)
+	last := len(r.chunks) - 1
+	if last < 0 || cap(r.chunks[last])-len(r.chunks[last]) < w {
+		rows := 1
+		if last >= 0 {
+			rows = min(2*cap(r.chunks[last])/max(w, 1), maxChunkRows)
+		}
+		if last < 0 && w <= len(r.first) {
+			r.chunks = append(r.chunks, r.first[:0:w])
+		} else {
+			r.chunks = append(r.chunks, make([]types.Datum, 0, rows*w))
+		}
+		last++
+	}
+	c := r.chunks[last]
+	n := len(c)
+	r.chunks[last] = c[:n+w]
+	r.n++
+	return c[n : n+w : n+w]
+}
+
+// rowAt returns the row at *p and moves *p past it.
+func (r *Rows) rowAt(p *rowPos) []types.Datum {
+	w := len(r.cols)
+	for p.off+w > len(r.chunks[p.chunk]) {
+		p.chunk, p.off = p.chunk+1, 0
+	}
+	row := r.chunks[p.chunk][p.off : p.off+w : p.off+w]
+	p.off += w
+	return row
+}
+
+// Columns names the result columns.
+func (r *Rows) Columns() []string { return r.cols }
+
+// Next advances to the next row.
+func (r *Rows) Next() bool {
+	if r.i >= r.n {
+		return false
+	}
+	r.rowAt(&r.next)
+	r.i++
+	return true
+}
+
+// Datums is the current row, unboxed, or nil before the first Next or
+// after Close. The slice is the Rows' own: read it, do not change it.
+func (r *Rows) Datums() []types.Datum {
+	if r.i < 1 {
+		return nil
+	}
+	p := r.next // just past the current row
+	w := len(r.cols)
+	return r.chunks[p.chunk][p.off-w : p.off : p.off]
+}
+
+// Values is the current row as canonical Go values (nil for NULL), or nil
+// before the first Next or after Close. The slice is the caller's.
+func (r *Rows) Values() []types.Value {
+	row := r.Datums()
+	if row == nil {
+		return nil
+	}
+	out := make([]types.Value, len(row))
+	for i, d := range row {
+		out[i] = d.Value()
+	}
+	return out
+}
+
+// All returns every row as canonical Go values, regardless of iteration.
+func (r *Rows) All() [][]types.Value {
+	if r.n == 0 {
+		return nil
+	}
+	if r.all == nil {
+		w := len(r.cols)
+		vals := make([]types.Value, r.n*w)
+		r.all = make([][]types.Value, r.n)
+		var p rowPos
+		for i := range r.all {
+			row := vals[i*w : (i+1)*w : (i+1)*w]
+			for j, d := range r.rowAt(&p) {
+				row[j] = d.Value()
+			}
+			r.all[i] = row
+		}
+	}
+	return r.all
+}
+
+// Len is the number of rows.
+func (r *Rows) Len() int { return r.n }
+
+// Scan copies the current row into pointers: *string, *[]byte (a copy),
+// *int64, *int, *float64, *bool, *time.Time, their database/sql Null
+// types (sql.NullString, sql.NullInt64, sql.NullInt32, sql.NullFloat64,
+// sql.NullBool, sql.NullTime), and *any (the canonical Go value). NULL can
+// go only into a Null type or *any.
+func (r *Rows) Scan(dest ...any) error {
+	row := r.Datums()
+	if row == nil {
+		return fmt.Errorf("Scan called without a current row (call Next first)")
+	}
+	if len(dest) != len(row) {
+		return fmt.Errorf("Scan: %d destinations for %d columns", len(dest), len(row))
+	}
+	for i, d := range dest {
+		if err := assign(d, row[i]); err != nil {
+			return fmt.Errorf("Scan column %s: %w", r.cols[i], err)
+		}
+	}
+	return nil
+}
+
+// Close releases the rows.
+func (r *Rows) Close() error {
+	*r = Rows{cols: r.cols}
+	return nil
+}
+
+// assign stores d in dest without boxing it.
+func assign(dest any, d types.Datum) error {
+	t := d.Type
+	isInt := t == types.Int || t == types.BigInt
+	isFloat := t == types.Float || t == types.Double
+	switch p := dest.(type) {
+	case *any:
+		*p = d.Value()
+		return nil
+	case *string:
+		if t == types.String {
+			*p = d.Str()
+			return nil
+		}
+	case *[]byte:
+		if t == types.Bytes {
+			*p = d.AppendBytes(make([]byte, 0, len(d.Str())))
+			return nil
+		}
+	case *int64:
+		if isInt {
+			*p = d.Int()
+			return nil
+		}
+	case *int:
+		if isInt {
+			*p = int(d.Int())
+			return nil
+		}
+	case *float64:
+		if isFloat {
+			*p = d.Float()
+			return nil
+		}
+	case *bool:
+		if t == types.Bool {
+			*p = d.Bool()
+			return nil
+		}
+	case *time.Time:
+		if t == types.Timestamp {
+			*p = d.Time()
+			return nil
+		}
+	case *sql.NullString:
+		if t == types.String || d.IsNull() {
+			*p = sql.NullString{String: d.Str(), Valid: !d.IsNull()}
+			return nil
+		}
+	case *sql.NullInt64:
+		if isInt || d.IsNull() {
+			*p = sql.NullInt64{Int64: d.Int(), Valid: !d.IsNull()}
+			return nil
+		}
+	case *sql.NullInt32:
+		if t == types.Int || d.IsNull() {
+			*p = sql.NullInt32{Int32: int32(d.Int()), Valid: !d.IsNull()}
+			return nil
+		}
+	case *sql.NullFloat64:
+		if isFloat || d.IsNull() {
+			*p = sql.NullFloat64{Float64: d.Float(), Valid: !d.IsNull()}
+			return nil
+		}
+	case *sql.NullBool:
+		if t == types.Bool || d.IsNull() {
+			*p = sql.NullBool{Bool: d.Bool(), Valid: !d.IsNull()}
+			return nil
+		}
+	case *sql.NullTime:
+		if t == types.Timestamp {
+			*p = sql.NullTime{Time: d.Time(), Valid: true}
+			return nil
+		}
+		if d.IsNull() {
+			*p = sql.NullTime{}
+			return nil
+		}
+	}
+	v := d.Value()
+	return fmt.Errorf("cannot store %s (%s) in %T", types.DisplayLiteral(v), types.KindName(v), dest)
+}
