@@ -178,10 +178,9 @@ func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, ar
 	if err != nil {
 		return res, nil, err
 	}
-	rows, err := rowsOfValues(r.Columns, r.Rows)
-	if err != nil {
-		return res, nil, err
-	}
+	// The engine's rows, one slice of len(columns) Datums each, serve as
+	// the chunks of Rows as they are: no copy.
+	rows := &Rows{cols: r.Columns, chunks: r.Rows, n: len(r.Rows)}
 	res.RowsAffected = int64(rows.n)
 	return res, rows, nil
 }

@@ -137,13 +137,13 @@ func TestAdvisedThroughDB(t *testing.T) {
 			if !reflect.DeepEqual(rows.Columns(), want.Columns) {
 				t.Fatalf("%s: columns %v, want %v", st.Tag, rows.Columns(), want.Columns)
 			}
-			got := rows.All()
-			if len(got) != len(want.Rows) {
-				t.Fatalf("%s %v: %d rows, want %d", st.Tag, args, len(got), len(want.Rows))
+			got, wantRows := rows.All(), want.Values()
+			if len(got) != len(wantRows) {
+				t.Fatalf("%s %v: %d rows, want %d", st.Tag, args, len(got), len(wantRows))
 			}
 			for i := range got {
-				if !reflect.DeepEqual(got[i], want.Rows[i]) {
-					t.Fatalf("%s %v: row %d %v, want %v", st.Tag, args, i, got[i], want.Rows[i])
+				if !reflect.DeepEqual(got[i], wantRows[i]) {
+					t.Fatalf("%s %v: row %d %v, want %v", st.Tag, args, i, got[i], wantRows[i])
 				}
 			}
 			queries++

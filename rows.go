@@ -40,22 +40,6 @@ func newRows(cols []string) *Rows {
 	return r
 }
 
-// rowsOfValues makes Rows of boxed values (the advised engine's results).
-func rowsOfValues(cols []string, vals [][]types.Value) (*Rows, error) {
-	r := newRows(cols)
-	for _, row := range vals {
-		out := r.add()
-		for i, v := range row {
-			d, ok := types.DatumOf(v)
-			if !ok {
-				return nil, fmt.Errorf("column %s: %T is not a kvschema value", cols[i], v)
-			}
-			out[i] = d
-		}
-	}
-	return r, nil
-}
-
 // addProjected appends the projection of a query's tuple, which is only
 // lent to it.
 func (r *Rows) addProjected(t []types.Datum) bool {

@@ -356,7 +356,7 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 			if len(res.Rows) != 1 {
 				t.Fatalf("%s %s: %d rows", e.Name, types.Format(k), len(res.Rows))
 			}
-			final[regKey(e.Name, k)] = selectedFields(q, e, res.Rows[0], concFields[e.Name])
+			final[regKey(e.Name, k)] = selectedFields(q, e, res.Values()[0], concFields[e.Name])
 			if err := c.read(concWriters+concReaders, q, []types.Value{k}); err != nil {
 				t.Fatal(err)
 			}
@@ -545,7 +545,7 @@ func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 		}
 	}
 	src := fieldSources(st.Plan)
-	for _, row := range res.Rows {
+	for _, row := range res.Values() {
 		for k, p := range q.Preds {
 			for j, r := range q.Select {
 				if r == p.Ref && !satisfies(row[j], p.Op, vals[k]) {
@@ -799,7 +799,7 @@ DEFINE SECONDARY INDEX items_by_quantity ON items_by_id (items.quantity);`
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range res.Rows {
+	for _, row := range res.Values() {
 		if types.Compare(row[1], int64(1)) != 0 {
 			t.Errorf("SELECT … WHERE items.quantity = 1 returned %v\n%s", fmtValues(row), q.Explain())
 		}

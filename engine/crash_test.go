@@ -652,7 +652,7 @@ func checkAcknowledged(t *testing.T, ctx context.Context, en *engine.Engine, stm
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, row := range res.Rows {
+		for _, row := range res.Values() {
 			got := map[string]types.Value{}
 			for j, r := range st.Resolved.Select {
 				if st.Resolved.Graph.Nodes[r.Node].Entity == e {

@@ -44,7 +44,9 @@
 // previous steps produced (never one round trip per row); its rows are joined
 // to those rows on the shared entity keys. Client-side filters run after the
 // step that fetched their attributes, then the sort, the limit and the
-// projection.
+// projection. Lookups read the cells the store lends (store.ReadCells) and
+// decode them into unboxed tuples (types.Datum, layout.CellDecoder); keys
+// are encoded from those tuples directly, and results are Datums.
 //
 // # Write semantics
 //

@@ -204,7 +204,19 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 // Result is the answer of a query.
 type Result struct {
 	Columns []string // shared by every result of the statement: do not modify
-	Rows    [][]types.Value
+	Rows    [][]types.Datum
+}
+
+// Values returns the rows as canonical Go values.
+func (r *Result) Values() [][]types.Value {
+	out := make([][]types.Value, len(r.Rows))
+	for i, row := range r.Rows {
+		out[i] = make([]types.Value, len(row))
+		for j, d := range row {
+			out[i][j] = d.Value()
+		}
+	}
+	return out
 }
 
 // Query runs a prepared query.
@@ -223,9 +235,11 @@ func (s *Stmt) Query(ctx context.Context, args ...types.Value) (*Result, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Text, err)
 	}
-	res := &Result{Columns: s.columns, Rows: make([][]types.Value, len(rows))}
+	w := len(s.prog.sel)
+	res := &Result{Columns: s.columns, Rows: make([][]types.Datum, len(rows))}
+	all := make([]types.Datum, len(rows)*w)
 	for i, t := range rows {
-		out := make([]types.Value, len(s.prog.sel))
+		out := all[i*w : (i+1)*w : (i+1)*w]
 		for j, k := range s.prog.sel {
 			out[j] = t[k]
 		}

@@ -164,7 +164,7 @@ func TestLegacyDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := q.Query(ctx); err != nil || len(res.Rows) != 1 || res.Rows[0][0] != "a" {
+	if res, err := q.Query(ctx); err != nil || len(res.Rows) != 1 || res.Values()[0][0] != "a" {
 		t.Fatalf("query after reopening: %v %v", res, err)
 	}
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
-// tuple is one partial result row: a value per slot (query field).
-type tuple []types.Value
+// tuple is one partial result row: a value per slot (query field),
+// unboxed.
+type tuple []types.Datum
 
 // program is a physical.Plan compiled against the tables: which slot each
 // index attribute fills, how each lookup is keyed.
@@ -27,6 +28,8 @@ type program struct {
 	sel   []int
 	order []int
 	desc  []bool
+	// maxKey is the most key values a step's lookup takes.
+	maxKey int
 }
 
 // keySource says where a lookup's key attribute comes from.
@@ -124,6 +127,7 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 			}
 			break
 		}
+		p.maxKey = max(p.maxKey, len(sp.key))
 		if len(sp.key) < t.nhash {
 			return nil, fmt.Errorf("plan step %d: nothing binds the partition key of %s", si+1, t.name)
 		}
@@ -218,22 +222,24 @@ func exprValue(x lang.Expr, args []types.Value) (types.Value, error) {
 // run executes the program with the predicates' values and returns the
 // result tuples (every slot), sorted and limited.
 func (p *program) run(ctx context.Context, st store.Store, vals []types.Value) ([]tuple, error) {
-	for _, v := range vals {
+	r := runState{p: p, vals: vals, preds: make([]types.Datum, len(vals)), blank: make(tuple, len(p.slots)), key: make([]types.Datum, p.maxKey)}
+	for i, v := range vals {
 		if v == nil {
 			// NULL satisfies no comparison (SQL's unknown).
 			return nil, nil
 		}
+		r.preds[i], _ = types.DatumOf(v) // bound values are canonical
 	}
 	var rows []tuple
 	for si, sp := range p.steps {
 		var err error
 		if si == 0 {
-			rows, err = sp.first(ctx, st, p, vals)
+			rows, err = sp.first(ctx, st, &r)
 		} else {
 			if len(rows) == 0 {
 				return nil, nil
 			}
-			rows, err = sp.next(ctx, st, p, vals, rows)
+			rows, err = sp.next(ctx, st, &r, rows)
 		}
 		if err != nil {
 			return nil, err
@@ -242,7 +248,7 @@ func (p *program) run(ctx context.Context, st store.Store, vals []types.Value) (
 	if p.plan.Sort {
 		sort.SliceStable(rows, func(i, j int) bool {
 			for k, s := range p.order {
-				c := types.Compare(rows[i][s], rows[j][s])
+				c := types.CompareDatums(rows[i][s], rows[j][s])
 				if p.desc[k] {
 					c = -c
 				}
@@ -260,20 +266,20 @@ func (p *program) run(ctx context.Context, st store.Store, vals []types.Value) (
 }
 
 // keyPrefix encodes the key sources of a lookup for one earlier row (nil
-// for the first step).
-func (sp *stepProg) keyPrefix(dst []byte, vals []types.Value, row tuple) ([]byte, bool, error) {
-	value := func(i int) types.Value {
-		if ks := sp.key[i]; ks.slot >= 0 {
-			return row[ks.slot]
+// for the first step); ok is false when one is NULL, which joins nothing.
+func (sp *stepProg) keyPrefix(dst []byte, r *runState, row tuple) ([]byte, bool, error) {
+	key := r.key[:len(sp.key)]
+	for i, ks := range sp.key {
+		if ks.slot >= 0 {
+			key[i] = row[ks.slot]
+		} else {
+			key[i] = r.preds[ks.eq]
 		}
-		return vals[sp.key[i].eq]
-	}
-	for i := range sp.key {
-		if value(i) == nil {
-			return nil, false, nil // NULL joins nothing
+		if key[i].IsNull() {
+			return nil, false, nil
 		}
 	}
-	dst, err := sp.t.appendKeyFrom(dst, len(sp.key), value)
+	dst, err := sp.t.l.AppendKeyPrefixDatums(dst, key, len(key))
 	return dst, err == nil, err
 }
 
@@ -291,24 +297,51 @@ func (sp *stepProg) rangeOf(prefix []byte, q *model.Query, vals []types.Value) (
 	return sp.t.l.KeyRange(prefix, e, bounds)
 }
 
-func (sp *stepProg) first(ctx context.Context, st store.Store, p *program, vals []types.Value) ([]tuple, error) {
-	prefix, ok, err := sp.keyPrefix(nil, vals, nil)
+// runState is one run of a program: the predicates' values, boxed for
+// key encoding and unboxed for filters, and the memory of its tuples.
+type runState struct {
+	p     *program
+	vals  []types.Value
+	preds []types.Datum
+	blank tuple // len(slots) NULLs, copied into the slab for each tuple
+	slab  types.Slab[types.Datum]
+	key   []types.Datum // a lookup's key values
+}
+
+// read decodes the rows of rs in t's table, the cells lent by the store,
+// and calls emit with each (the tuple is lent until emit returns).
+func (sp *stepProg) read(ctx context.Context, st store.Store, rs store.RowSet, opts store.ReadOptions, emit func([]types.Datum) bool) error {
+	t := sp.t
+	dec, _ := t.cellDecoders.Get().(*cellDecoder)
+	if dec == nil {
+		dec = new(cellDecoder)
+		dec.cell = dec.Cell
+	}
+	defer t.cellDecoders.Put(dec)
+	dec.Init(t.l, nil, t.name, emit)
+	err := store.ReadCells(ctx, st, t.name, rs, opts, dec.cell)
+	if err == nil {
+		err = dec.Flush()
+	}
+	dec.Init(t.l, nil, t.name, nil) // keep nothing of this read alive
+	return err
+}
+
+func (sp *stepProg) first(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
+	p := r.p
+	prefix, ok, err := sp.keyPrefix(nil, r, nil)
 	if err != nil || !ok {
 		return nil, err
 	}
-	r, err := sp.rangeOf(prefix, p.q, vals)
-	if err != nil || r.Empty() {
+	rg, err := sp.rangeOf(prefix, p.q, r.vals)
+	if err != nil || rg.Empty() {
 		return nil, err
 	}
 	var out []tuple
-	buf := make([]types.Value, len(sp.t.attrs))
-	err = st.ReadRows(ctx, sp.t.name, store.RowSet{Ranges: []store.Range{r}}, store.ReadOptions{Limit: sp.limit, Reverse: sp.reverse}, func(row store.Row) bool {
-		if err = sp.t.decode(row, buf); err != nil {
-			return false
-		}
-		t := make(tuple, len(p.slots))
-		sp.fill(t, buf)
-		if p.keep(t, sp.filters, vals) {
+	err = sp.read(ctx, st, store.RowSet{Ranges: []store.Range{rg}}, store.ReadOptions{Limit: sp.limit, Reverse: sp.reverse}, func(d []types.Datum) bool {
+		t := tuple(r.slab.Copy(r.blank))
+		sp.fill(t, d)
+		if p.keep(t, sp.filters, r.preds) {
 			out = append(out, t)
 		}
 		return true
@@ -316,23 +349,24 @@ func (sp *stepProg) first(ctx context.Context, st store.Store, p *program, vals 
 	return out, err
 }
 
-func (sp *stepProg) fill(t tuple, vals []types.Value) {
+func (sp *stepProg) fill(t tuple, d []types.Datum) {
 	for i, s := range sp.toSlot {
 		if s >= 0 {
-			t[s] = vals[i]
+			t[s] = d[i]
 		}
 	}
 }
 
 // next runs a later lookup for all earlier rows in one round trip and
 // joins.
-func (sp *stepProg) next(ctx context.Context, st store.Store, p *program, vals []types.Value, rows []tuple) ([]tuple, error) {
+func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows []tuple) ([]tuple, error) {
+	p := r.p
 	keys := make([]string, len(rows))
 	var ranges []store.Range
 	seen := map[string]bool{}
 	var buf []byte
 	for i, row := range rows {
-		k, ok, err := sp.keyPrefix(buf[:0], vals, row)
+		k, ok, err := sp.keyPrefix(buf[:0], r, row)
 		if err != nil {
 			return nil, err
 		}
@@ -343,12 +377,12 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, p *program, vals [
 		keys[i] = string(k)
 		if !seen[keys[i]] {
 			seen[keys[i]] = true
-			r, err := sp.rangeOf([]byte(keys[i]), p.q, vals)
+			rg, err := sp.rangeOf([]byte(keys[i]), p.q, r.vals)
 			if err != nil {
 				return nil, err
 			}
-			if !r.Empty() {
-				ranges = append(ranges, r)
+			if !rg.Empty() {
+				ranges = append(ranges, rg)
 			}
 		}
 		buf = k
@@ -356,20 +390,20 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, p *program, vals [
 	if len(ranges) == 0 {
 		return nil, nil
 	}
-	groups := map[string][][]types.Value{}
+	groups := map[string][][]types.Datum{}
+	var slab types.Slab[types.Datum]
 	var err error
-	dec := make([]types.Value, len(sp.t.attrs))
-	err = st.ReadRows(ctx, sp.t.name, store.RowSet{Ranges: ranges}, store.ReadOptions{}, func(r store.Row) bool {
-		if err = sp.t.decode(r, dec); err != nil {
+	var k []byte
+	rerr := sp.read(ctx, st, store.RowSet{Ranges: ranges}, store.ReadOptions{}, func(d []types.Datum) bool {
+		if k, err = sp.t.l.AppendKeyPrefixDatums(k[:0], d, len(sp.key)); err != nil {
 			return false
 		}
-		var k []byte
-		if k, err = sp.t.appendKey(nil, dec, len(sp.key)); err != nil {
-			return false
-		}
-		groups[string(k)] = append(groups[string(k)], append([]types.Value(nil), dec...))
+		groups[string(k)] = append(groups[string(k)], slab.Copy(d))
 		return true
 	})
+	if err == nil {
+		err = rerr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -378,13 +412,13 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, p *program, vals [
 	match:
 		for _, g := range groups[keys[i]] {
 			for _, j := range sp.join {
-				if types.Compare(g[j], row[sp.toSlot[j]]) != 0 {
+				if types.CompareDatums(g[j], row[sp.toSlot[j]]) != 0 {
 					continue match
 				}
 			}
-			t := append(tuple(nil), row...)
+			t := tuple(r.slab.Copy(row))
 			sp.fill(t, g)
-			if p.keep(t, sp.filters, vals) {
+			if p.keep(t, sp.filters, r.preds) {
 				out = append(out, t)
 			}
 		}
@@ -393,14 +427,14 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, p *program, vals [
 }
 
 // keep applies the client-side filters.
-func (p *program) keep(t tuple, filters []int, vals []types.Value) bool {
+func (p *program) keep(t tuple, filters []int, preds []types.Datum) bool {
 	for _, k := range filters {
 		pr := p.q.Preds[k]
 		v := t[p.slots[pr.Ref]]
-		if v == nil {
+		if v.IsNull() {
 			return false
 		}
-		if !pr.Op.Holds(types.Compare(v, vals[k])) {
+		if !pr.Op.Holds(types.CompareDatums(v, preds[k])) {
 			return false
 		}
 	}

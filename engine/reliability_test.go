@@ -104,7 +104,7 @@ func relCheck(t *testing.T, raw txnstore.Inner, insErr error) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, fmt.Sprint(res.Rows))
+		got = append(got, fmt.Sprint(res.Values()))
 	}
 	t.Logf("by id, by name: %v", got)
 	if (insErr == nil || errors.Is(insErr, txnstore.ErrPending)) && (got[0] != "[[a 7]]" || got[1] != "[[1 7]]") {
@@ -297,7 +297,7 @@ DEFINE COLUMN FAMILY bids_of_item FOR items { PARTITION KEY (items.id), CLUSTERI
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range res.Rows {
+	for _, r := range res.Values() {
 		if r[1] != int64(ok) {
 			t.Fatalf("bid %v carries nb %v, want the last UPDATE's %d", r[0], r[1], ok)
 		}

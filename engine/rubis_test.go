@@ -60,7 +60,7 @@ func checkQuery(t testing.TB, ctx context.Context, st *engine.Stmt, or *enginete
 	q := st.Resolved
 	switch {
 	case q.Limit > 0 && len(q.OrderBy) > 0:
-		checkTopK(t, st, or, args, got.Rows)
+		checkTopK(t, st, or, args, got.Values())
 	case q.Limit > 0 && len(q.OrderBy) == 0:
 		// Any Limit rows of the answer will do.
 		full := *q
@@ -69,16 +69,16 @@ func checkQuery(t testing.TB, ctx context.Context, st *engine.Stmt, or *enginete
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Rows) != len(want) || !subset(enginetest.Canon(got.Rows), enginetest.Canon(all)) {
-			t.Fatalf("%s %v:\n got %d rows %v\nwant %d of %v\nplan:\n%s", st.Text, args, len(got.Rows), enginetest.Canon(got.Rows), len(want), enginetest.Canon(all), st.Explain())
+		if len(got.Rows) != len(want) || !subset(enginetest.Canon(got.Values()), enginetest.Canon(all)) {
+			t.Fatalf("%s %v:\n got %d rows %v\nwant %d of %v\nplan:\n%s", st.Text, args, len(got.Rows), enginetest.Canon(got.Values()), len(want), enginetest.Canon(all), st.Explain())
 		}
 	default:
-		g, w := enginetest.Canon(got.Rows), enginetest.Canon(want)
+		g, w := enginetest.Canon(got.Values()), enginetest.Canon(want)
 		if fmt.Sprint(g) != fmt.Sprint(w) {
 			t.Fatalf("%s %v:\n got %v\nwant %v\nplan:\n%s", st.Text, args, g, w, st.Explain())
 		}
-		if len(q.OrderBy) > 0 && !ordered(got.Rows, st) {
-			t.Fatalf("%s: rows out of order: %v", st.Text, enginetest.Lines(got.Rows))
+		if len(q.OrderBy) > 0 && !ordered(got.Values(), st) {
+			t.Fatalf("%s: rows out of order: %v", st.Text, enginetest.Lines(got.Values()))
 		}
 	}
 	return len(got.Rows)

@@ -75,15 +75,15 @@ DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (i
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Rows) != 1 || types.Compare(res.Rows[0][0], it.id) != 0 || types.Compare(res.Rows[0][1], it.id*10) != 0 {
-			t.Errorf("name %q: rows %v", it.name, res.Rows)
+		if len(res.Rows) != 1 || types.Compare(res.Values()[0][0], it.id) != 0 || types.Compare(res.Values()[0][1], it.id*10) != 0 {
+			t.Errorf("name %q: rows %v", it.name, res.Values())
 		}
 		res, err = byID.Query(ctx, it.id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Rows) != 1 || types.Compare(res.Rows[0][0], it.name) != 0 {
-			t.Errorf("id %d: rows %v", it.id, res.Rows)
+		if len(res.Rows) != 1 || types.Compare(res.Values()[0][0], it.name) != 0 {
+			t.Errorf("id %d: rows %v", it.id, res.Values())
 		}
 	}
 

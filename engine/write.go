@@ -348,12 +348,12 @@ func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, arg
 		row := make([]types.Value, len(t.attrs))
 		for j, slot := range sp.attrSlot {
 			if slot >= 0 {
-				row[j] = r[slot]
+				row[j] = r[slot].Value()
 			}
 		}
 		// Every entity the support read is locked before the write lands.
 		for n, nd := range sp.sp.Query.Graph.Nodes {
-			if err := run.touch(nd.Entity, r[sp.prog.slots[model.FieldRef{Node: n, Field: nd.Entity.Key}]]); err != nil {
+			if err := run.touch(nd.Entity, r[sp.prog.slots[model.FieldRef{Node: n, Field: nd.Entity.Key}]].Value()); err != nil {
 				return nil, err
 			}
 		}

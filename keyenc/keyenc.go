@@ -136,28 +136,70 @@ func (f ieeeFormat) fromOrdered(e uint64) (u uint64, ok bool) {
 	return u, u != f.sign && !f.isNaN(u)
 }
 
-// fixedBits returns the natural-encoding bits of v, which must be a
-// canonical value of the fixed-width type t, right-aligned in a uint64.
-func fixedBits(t types.Type, v types.Value) (uint64, error) {
+// datumOf is v, a canonical value of type t, as a Datum, for the encoders
+// (which only read it: a []byte is not copied).
+func datumOf(t types.Type, v types.Value) (types.Datum, error) {
+	var d types.Datum
+	ok := false
+	switch x := v.(type) {
+	case []byte:
+		d, ok = types.OwnedBytesDatum(x), true
+	case time.Time:
+		// UnixMicro is undefined out of range and truncates sub-microsecond
+		// parts; converting back detects both.
+		m := x.UnixMicro()
+		if !time.UnixMicro(m).Equal(x) {
+			return types.Null, fmt.Errorf("keyenc: TIMESTAMP value %s is not a whole number of microseconds within int64 range", x.Format(time.RFC3339Nano))
+		}
+		d, ok = types.TimestampDatum(m), true
+	default:
+		d, ok = types.DatumOf(v)
+	}
+	if !ok || v == nil || !sameClass(t, d.Type) {
+		return types.Null, mismatch(t, v)
+	}
+	return d, nil
+}
+
+// sameClass reports whether a Datum of type dt holds a value of type t.
+func sameClass(t, dt types.Type) bool {
+	switch t {
+	case types.Int, types.BigInt:
+		return dt == types.Int || dt == types.BigInt
+	case types.Float, types.Double:
+		return dt == types.Float || dt == types.Double
+	}
+	return t == dt
+}
+
+// checkDatum fails unless d is a non-NULL value of type t.
+func checkDatum(t types.Type, d types.Datum) error {
+	switch {
+	case d.IsNull():
+		return fmt.Errorf("keyenc: %s value is NULL", t)
+	case !sameClass(t, d.Type):
+		return fmt.Errorf("keyenc: %s value must be %s, got a %s", t, goType(t), d.Type)
+	}
+	return nil
+}
+
+// fixedBits returns the natural-encoding bits of d, a non-NULL value of the
+// fixed-width type t, right-aligned in a uint64.
+func fixedBits(t types.Type, d types.Datum) (uint64, error) {
+	if err := checkDatum(t, d); err != nil {
+		return 0, err
+	}
 	switch t {
 	case types.Int:
-		x, ok := v.(int64)
-		if !ok {
-			break
-		}
+		x := d.Int()
 		if x < math.MinInt32 || x > math.MaxInt32 {
 			return 0, fmt.Errorf("keyenc: INT value %d out of range", x)
 		}
 		return uint64(uint32(int32(x))), nil
 	case types.BigInt:
-		if x, ok := v.(int64); ok {
-			return uint64(x), nil
-		}
+		return uint64(d.Int()), nil
 	case types.Float:
-		x, ok := v.(float64)
-		if !ok {
-			break
-		}
+		x := d.Float()
 		if math.IsNaN(x) {
 			return ieee32.nan, nil
 		}
@@ -167,39 +209,20 @@ func fixedBits(t types.Type, v types.Value) (uint64, error) {
 		}
 		return uint64(math.Float32bits(f)), nil
 	case types.Double:
-		x, ok := v.(float64)
-		if !ok {
-			break
-		}
+		x := d.Float()
 		if math.IsNaN(x) {
 			return ieee64.nan, nil
 		}
 		return math.Float64bits(x), nil
 	case types.Bool:
-		x, ok := v.(bool)
-		if !ok {
-			break
-		}
-		if x {
+		if d.Bool() {
 			return 1, nil
 		}
 		return 0, nil
 	case types.Timestamp:
-		x, ok := v.(time.Time)
-		if !ok {
-			break
-		}
-		// UnixMicro is undefined out of range and truncates sub-microsecond
-		// parts; converting back detects both.
-		m := x.UnixMicro()
-		if !time.UnixMicro(m).Equal(x) {
-			return 0, fmt.Errorf("keyenc: TIMESTAMP value %s is not a whole number of microseconds within int64 range", x.Format(time.RFC3339Nano))
-		}
-		return uint64(m), nil
-	default:
-		return 0, unsupported(t)
+		return uint64(d.Micros()), nil
 	}
-	return 0, mismatch(t, v)
+	return 0, unsupported(t)
 }
 
 // fixedDatum is the inverse of fixedBits: it turns natural-encoding bits

@@ -5,21 +5,28 @@ import "github.com/kvschema/kvschema/types"
 // AppendNatural appends the natural encoding of v, a non-NULL canonical
 // value of type t, to dst.
 func AppendNatural(dst []byte, t types.Type, v types.Value) ([]byte, error) {
-	switch t {
-	case types.String:
-		s, ok := v.(string)
-		if !ok {
-			return dst, mismatch(t, v)
-		}
-		return append(dst, s...), nil
-	case types.Bytes:
-		b, ok := v.([]byte)
-		if !ok {
-			return dst, mismatch(t, v)
-		}
-		return append(dst, b...), nil
+	if !known(t) {
+		return dst, unsupported(t)
 	}
-	u, err := fixedBits(t, v)
+	d, err := datumOf(t, v)
+	if err != nil {
+		return dst, err
+	}
+	return AppendNaturalDatum(dst, t, d)
+}
+
+// AppendNaturalDatum is AppendNatural for a Datum.
+func AppendNaturalDatum(dst []byte, t types.Type, d types.Datum) ([]byte, error) {
+	if !known(t) {
+		return dst, unsupported(t)
+	}
+	if t == types.String || t == types.Bytes {
+		if err := checkDatum(t, d); err != nil {
+			return dst, err
+		}
+		return append(dst, d.Str()...), nil
+	}
+	u, err := fixedBits(t, d)
 	if err != nil {
 		return dst, err
 	}

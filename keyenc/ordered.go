@@ -22,10 +22,22 @@ const (
 // AppendOrdered appends the ordered encoding of v, a canonical value of type
 // t, to dst. NULL is accepted only if nullable.
 func AppendOrdered(dst []byte, t types.Type, v types.Value, nullable bool) ([]byte, error) {
+	if v == nil || !known(t) {
+		return AppendOrderedDatum(dst, t, types.Null, nullable)
+	}
+	d, err := datumOf(t, v)
+	if err != nil {
+		return dst, err
+	}
+	return AppendOrderedDatum(dst, t, d, nullable)
+}
+
+// AppendOrderedDatum is AppendOrdered for a Datum.
+func AppendOrderedDatum(dst []byte, t types.Type, d types.Datum, nullable bool) ([]byte, error) {
 	if !known(t) {
 		return dst, unsupported(t)
 	}
-	if v == nil {
+	if d.IsNull() {
 		if !nullable {
 			return dst, fmt.Errorf("keyenc: NULL %s value in a non-nullable encoding", t)
 		}
@@ -33,21 +45,13 @@ func AppendOrdered(dst []byte, t types.Type, v types.Value, nullable bool) ([]by
 	}
 	// Values are checked before anything is appended so that dst's spare
 	// capacity is untouched on error.
-	switch t {
-	case types.String:
-		s, ok := v.(string)
-		if !ok {
-			return dst, mismatch(t, v)
+	if t == types.String || t == types.Bytes {
+		if err := checkDatum(t, d); err != nil {
+			return dst, err
 		}
-		return appendEscaped(appendPresent(dst, nullable), s), nil
-	case types.Bytes:
-		b, ok := v.([]byte)
-		if !ok {
-			return dst, mismatch(t, v)
-		}
-		return appendEscaped(appendPresent(dst, nullable), b), nil
+		return appendEscaped(appendPresent(dst, nullable), d.Str()), nil
 	}
-	u, err := fixedBits(t, v)
+	u, err := fixedBits(t, d)
 	if err != nil {
 		return dst, err
 	}
@@ -71,6 +75,17 @@ func DecodeOrderedDatum(t types.Type, b []byte, nullable bool) (types.Datum, int
 // every byte inverted) to dst.
 func AppendDesc(dst []byte, t types.Type, v types.Value, nullable bool) ([]byte, error) {
 	out, err := AppendOrdered(dst, t, v, nullable)
+	return inverted(dst, out, err)
+}
+
+// AppendDescDatum is AppendDesc for a Datum.
+func AppendDescDatum(dst []byte, t types.Type, d types.Datum, nullable bool) ([]byte, error) {
+	out, err := AppendOrderedDatum(dst, t, d, nullable)
+	return inverted(dst, out, err)
+}
+
+// inverted inverts the bytes an encoder appended to dst, giving out.
+func inverted(dst, out []byte, err error) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}

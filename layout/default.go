@@ -87,6 +87,26 @@ func (l *Layout) TableSpec() store.TableSpec {
 // the tuples sharing those attributes scans. A salted layout needs at least
 // the attributes its salt hashes.
 func (l *Layout) AppendKeyPrefix(dst []byte, tuple []types.Value, n int) ([]byte, error) {
+	es, err := l.keyPrefixElems(n)
+	if err != nil {
+		return nil, err
+	}
+	return l.AppendElements(dst, "ROW", es, tuple)
+}
+
+// AppendKeyPrefixDatums is AppendKeyPrefix for an unboxed tuple (only its
+// first n key attributes are read).
+func (l *Layout) AppendKeyPrefixDatums(dst []byte, tuple []types.Datum, n int) ([]byte, error) {
+	es, err := l.keyPrefixElems(n)
+	if err != nil {
+		return nil, err
+	}
+	en := encoder{l: l, datums: tuple, branch: noBranch, field: "ROW"}
+	return en.appendElems(dst, es)
+}
+
+// keyPrefixElems returns the ROW elements up to its n-th attribute.
+func (l *Layout) keyPrefixElems(n int) ([]Element, error) {
 	m, attrs := 0, 0
 	for ; m < len(l.Row.Elems) && attrs < n; m++ {
 		if l.Row.Elems[m].Kind == ElemAttr {
@@ -96,7 +116,7 @@ func (l *Layout) AppendKeyPrefix(dst []byte, tuple []types.Value, n int) ([]byte
 	if attrs < n {
 		return nil, fmt.Errorf("schema %s: ROW has %d attributes, not %d", l.Name, attrs, n)
 	}
-	return l.AppendElements(dst, "ROW", l.Row.Elems[:m], tuple)
+	return l.Row.Elems[:m], nil
 }
 
 // AppendValue appends v encoded as attribute element e encodes it (its

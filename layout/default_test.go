@@ -96,6 +96,13 @@ func TestDefaultRoundTrip(t *testing.T) {
 			if !bytes.HasPrefix(key, p) {
 				rt.Fatalf("prefix %q of %d attributes is not a prefix of the row key %q", p, n, key)
 			}
+			ds := make([]types.Datum, n) // only the prefix's attributes
+			for i := range ds {
+				ds[i], _ = types.DatumOf(tu[i])
+			}
+			if pd, err := l.AppendKeyPrefixDatums(nil, ds, n); err != nil || !bytes.Equal(pd, p) {
+				rt.Fatalf("prefix of %d attributes from Datums: %q (%v), from Values %q", n, pd, err, p)
+			}
 		}
 		// Another tuple: row keys sort as the key values do.
 		other := genTuple(rt, l)

@@ -585,8 +585,48 @@ func (e *EncodeError) Error() string {
 type encoder struct {
 	l      *Layout
 	tuple  []types.Value
+	datums []types.Datum // the tuple unboxed, in place of tuple when set
 	branch int
 	field  string
+}
+
+// value is attribute a's value, boxed (for messages).
+func (en *encoder) value(a int) types.Value {
+	if en.datums != nil {
+		return en.datums[a].Value()
+	}
+	return en.tuple[a]
+}
+
+// isNull reports whether attribute a is NULL.
+func (en *encoder) isNull(a int) bool {
+	if en.datums != nil {
+		return en.datums[a].IsNull()
+	}
+	return en.tuple[a] == nil
+}
+
+// appendAttr appends attribute a's value in encoding enc.
+func (en *encoder) appendAttr(dst []byte, a int, enc Encoding) ([]byte, error) {
+	at := en.l.Attrs[a]
+	if en.datums != nil {
+		d := en.datums[a]
+		switch enc {
+		case Ordered:
+			return keyenc.AppendOrderedDatum(dst, at.Type, d, at.Nullable)
+		case Desc:
+			return keyenc.AppendDescDatum(dst, at.Type, d, at.Nullable)
+		}
+		return keyenc.AppendNaturalDatum(dst, at.Type, d)
+	}
+	v := en.tuple[a]
+	switch enc {
+	case Ordered:
+		return keyenc.AppendOrdered(dst, at.Type, v, at.Nullable)
+	case Desc:
+		return keyenc.AppendDesc(dst, at.Type, v, at.Nullable)
+	}
+	return keyenc.AppendNatural(dst, at.Type, v)
 }
 
 func (en *encoder) fail(attr int, format string, args ...any) error {
@@ -612,24 +652,14 @@ func (en *encoder) appendElems(dst []byte, es []Element) ([]byte, error) {
 		case ElemConst:
 			dst = append(dst, e.Lit...)
 		case ElemAttr:
-			a := r.Attrs[e.Attr]
-			v := en.tuple[e.Attr]
-			switch e.Enc {
-			case Natural:
-				if v == nil {
-					return nil, en.fail(e.Attr, "is NULL, which the natural encoding cannot store (use ordered{…} or attr_name/attr_value)")
-				}
-				dst, err = keyenc.AppendNatural(dst, a.Type, v)
-			case Ordered:
-				dst, err = keyenc.AppendOrdered(dst, a.Type, v, a.Nullable)
-			case Desc:
-				dst, err = keyenc.AppendDesc(dst, a.Type, v, a.Nullable)
+			if e.Enc == Natural && en.isNull(e.Attr) {
+				return nil, en.fail(e.Attr, "is NULL, which the natural encoding cannot store (use ordered{…} or attr_name/attr_value)")
 			}
-			if err != nil {
+			if dst, err = en.appendAttr(dst, e.Attr, e.Enc); err != nil {
 				return nil, en.fail(e.Attr, "%v", err)
 			}
 			if e.Enc == Natural && sep != nil && !separatorFree(dst[start:], sep) {
-				return nil, en.fail(e.Attr, "value %s contains the separator %q", types.Format(v), sep)
+				return nil, en.fail(e.Attr, "value %s contains the separator %q", types.Format(en.value(e.Attr)), sep)
 			}
 		case ElemAttrName:
 			if en.branch >= 0 {
@@ -637,12 +667,11 @@ func (en *encoder) appendElems(dst []byte, es []Element) ([]byte, error) {
 			}
 		case ElemAttrValue:
 			if en.branch >= 0 {
-				a := r.Attrs[en.branch]
-				if dst, err = keyenc.AppendNatural(dst, a.Type, en.tuple[en.branch]); err != nil {
+				if dst, err = en.appendAttr(dst, en.branch, Natural); err != nil {
 					return nil, en.fail(en.branch, "%v", err)
 				}
 				if sep != nil && !separatorFree(dst[start:], sep) {
-					return nil, en.fail(en.branch, "value %s contains the separator %q", types.Format(en.tuple[en.branch]), sep)
+					return nil, en.fail(en.branch, "value %s contains the separator %q", types.Format(en.value(en.branch)), sep)
 				}
 			}
 		case ElemSize:
