@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kvschema/kvschema"
-	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -76,7 +76,7 @@ DEFINE SCHEMA acct_by_owner FOR acct { TABLE 'acct_owner', ROW salt(4){ordered{o
 	}
 	var results [][]string
 	for _, layout := range []string{"acct_by_id", "acct_by_owner"} {
-		r, err := kvschema.New(ctx, st, kvschema.Options{Chooser: onlyLayout(layout)})
+		r, err := kvschema.New(ctx, st, kvschema.Options{CostModel: onlyLayout(layout)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,19 +96,18 @@ DEFINE SCHEMA acct_by_owner FOR acct { TABLE 'acct_owner', ROW salt(4){ordered{o
 	}
 }
 
-// onlyLayout is a Chooser that always reads through one layout.
+// onlyLayout is a cost model under which only one layout is worth
+// reading.
 type onlyLayout string
 
-func (o onlyLayout) Choose(cands []*plan.Access) int {
-	for i, a := range cands {
-		if a.Layout.Name == string(o) {
-			return i
-		}
+func (o onlyLayout) Read(a cost.Access) float64 {
+	if a.Index == string(o) {
+		return 0
 	}
-	return 0
+	return 1
 }
 
-func (o onlyLayout) Describe(*plan.Access) string { return "forced by test" }
+func (o onlyLayout) Write(puts, deletes float64) float64 { return 0 }
 
 // normalizeRows formats rows for comparison.
 func normalizeRows(rows [][]types.Value) []string {

@@ -38,6 +38,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kvschema/kvschema/cost"
+
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
@@ -55,18 +57,19 @@ type Options struct {
 	// Trace, when set, receives every key-value operation in seed 003's
 	// notation (put "s1", "a1-b", "f:", "x-\x00\x00\x00d").
 	Trace io.Writer
-	// Chooser picks a layout per query; nil means seed 003's longest fixed
-	// prefix rule (plan.PrefixChooser).
-	Chooser plan.Chooser
+	// CostModel prices the candidate layouts of a relation's queries; the
+	// cheapest is read. nil means seed 003's rule, cost.Prefix (the layout
+	// whose key has the longest fixed prefix).
+	CostModel cost.Model
 }
 
 // DB is a database: a store plus the catalog of relations and layouts
 // defined in it.
 type DB struct {
-	raw     store.Store // without tracing: registry I/O
-	exec    *exec.Executor
-	chooser plan.Chooser
-	owns    bool
+	raw   store.Store // without tracing: registry I/O
+	exec  *exec.Executor
+	costs cost.Model
+	owns  bool
 
 	// adv is the advised schema deployed in the store (see advised.go),
 	// nil while none is known.
@@ -98,9 +101,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 
 // New wraps an open store and loads its definitions. Close does not close s.
 func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
-	db := &DB{raw: s, chooser: opts.Chooser, cat: schema.NewCatalog()}
-	if db.chooser == nil {
-		db.chooser = plan.PrefixChooser{}
+	db := &DB{raw: s, costs: opts.CostModel, cat: schema.NewCatalog()}
+	if db.costs == nil {
+		db.costs = cost.Prefix{}
 	}
 	traced := s
 	if opts.Trace != nil {
@@ -347,7 +350,7 @@ func createTables(ctx context.Context, s store.Store, l *layout.Layout) error {
 // backfill copies every tuple of rel (read through its primary layout) into
 // the new layout l, in batches.
 func backfill(ctx context.Context, x *exec.Executor, rel *schema.Relation, l *layout.Layout) error {
-	p, err := plan.Reads(nil, rel, plan.PrefixChooser{})
+	p, err := plan.Reads(nil, rel, cost.Prefix{})
 	if err != nil {
 		return err
 	}

@@ -273,7 +273,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 	// readers[i] reads through layout i only; readers[nl] chooses freely.
 	var readers []*kvschema.DB
 	for i := range nl {
-		r, err := kvschema.New(ctx, st, kvschema.Options{Chooser: onlyLayout(fmt.Sprintf("l%d", i))})
+		r, err := kvschema.New(ctx, st, kvschema.Options{CostModel: onlyLayout(fmt.Sprintf("l%d", i))})
 		if err != nil {
 			rt.Fatal(err)
 		}

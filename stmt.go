@@ -205,7 +205,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err != nil {
 			return res, nil, err
 		}
-		p, err := plan.Reads(where, rel, db.chooser)
+		p, err := plan.Reads(where, rel, db.costs)
 		if err != nil {
 			return res, nil, err
 		}
@@ -248,12 +248,12 @@ func (s *Stmt) selectPlan(st *lang.Select, rel *schema.Relation, vals []types.Va
 			return p, nil
 		}
 	}
-	p, err := plan.Select(st, rel, vals, s.db.chooser)
+	p, err := plan.Select(st, rel, vals, s.db.costs)
 	if err != nil {
 		return nil, err
 	}
 	if pp := s.rebind.Load(); pp == nil || pp.cat != cat {
-		if rb := plan.NewKeyRebind(st, p, s.db.chooser); rb != nil {
+		if rb := plan.NewKeyRebind(st, p, s.db.costs); rb != nil {
 			s.rebind.Store(&rebindPlan{cat: cat, rb: rb})
 		}
 	}
@@ -373,7 +373,7 @@ func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*schema.Relation,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p, err := plan.Reads(where, rel, db.chooser)
+	p, err := plan.Reads(where, rel, db.costs)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -395,7 +395,7 @@ func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value
 		if err != nil {
 			return "", err
 		}
-		p, err := plan.Select(x, rel, args, db.chooser)
+		p, err := plan.Select(x, rel, args, db.costs)
 		if err != nil {
 			return "", err
 		}
@@ -439,7 +439,7 @@ func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value
 			if err != nil {
 				return "", err
 			}
-			if p, err = plan.Reads(where, rel, db.chooser); err != nil {
+			if p, err = plan.Reads(where, rel, db.costs); err != nil {
 				return "", err
 			}
 		}

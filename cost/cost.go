@@ -97,9 +97,11 @@ func (p Profile) Validate() error {
 	return nil
 }
 
-// Model prices the steps of plans: the seam between the planner, which
-// enumerates plans, and what a backend's operations cost. Profile (the
-// paper's formulas with a backend's constants) is one implementation.
+// Model prices the steps of plans: the seam between the planners, which
+// enumerate plans, and what a backend's operations cost. Profile (the
+// paper's formulas with a backend's constants) is one implementation, for
+// the advisor and the catalogs it designs; Prefix (seed 003's rule) is
+// another, for layouts defined by hand, which have no statistics.
 type Model interface {
 	// Read is the cost of one lookup step.
 	Read(a Access) float64
@@ -108,12 +110,55 @@ type Model interface {
 }
 
 // Access describes one lookup step for costing: its role next to secondary
-// indexes, the partitions it probes and the rows it reads.
+// indexes, the partitions it probes (for a client read without statistics,
+// the store reads it makes) and the rows it reads; and, for models that
+// rank reads without statistics, which index it reads, how much of that
+// index's key it binds and whether it yields the order asked for.
 type Access struct {
 	Role       physical.Role
 	Partitions float64
 	Rows       float64
+	Index      string
+	Key        Key
+	Ordered    bool // rows come in the query's ORDER BY: no client sort
 }
+
+// Key says how much of an index's row key a read binds.
+type Key struct {
+	Fixed int  // leading key elements bound by equality
+	Range bool // the element after them bounded by a range
+	Exact bool // every element fixed: point lookups
+}
+
+// Prefix is seed 003's rule as a cost model, for catalogs without
+// statistics: a read costs less the more leading key elements it fixes;
+// ties go to a range-bounded next element, then to exact keys, then to a
+// read in the order asked for, then to fewer store reads (Partitions). Its
+// costs rank reads; they are not times. A written row costs 1.
+type Prefix struct{}
+
+// prefixMaxFixed bounds the fixed key elements Prefix tells apart (ROW
+// elements of a layout are far fewer).
+const prefixMaxFixed = 1 << 16
+
+// Read implements Model: lexicographic, each criterion weighing more than
+// all later ones together.
+func (Prefix) Read(a Access) float64 {
+	c := float64(prefixMaxFixed-min(max(a.Key.Fixed, 0), prefixMaxFixed)) * 16
+	if !a.Key.Range {
+		c += 8
+	}
+	if !a.Key.Exact {
+		c += 4
+	}
+	if !a.Ordered {
+		c += 2
+	}
+	return c + a.Partitions/(a.Partitions+1) // < 1
+}
+
+// Write implements Model.
+func (Prefix) Write(puts, deletes float64) float64 { return puts + deletes }
 
 // Read is the cost of a lookup (eq. 4, and Algorithm 2 next to an SI).
 func (p Profile) Read(a Access) float64 {

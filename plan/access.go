@@ -50,7 +50,7 @@ type Access struct {
 	// Complete: every ROW element is fixed, the keys are exact.
 	Complete bool
 	// ProvidesOrder: the key order yields the query's ORDER BY (set by the
-	// planner before choosing, for choosers to weigh).
+	// planner before choosing, for cost models to weigh).
 	ProvidesOrder bool
 	// parts and rangeCons keep what EXPLAIN's key bounds are computed from,
 	// only when asked (Bounds).

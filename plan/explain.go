@@ -52,9 +52,9 @@ func (p *Plan) Explain() string {
 		if len(p.Chosen) > 1 {
 			label = fmt.Sprintf(" for conjunct %d", c.Conjunct+1)
 		}
-		fmt.Fprintf(&b, "LAYOUT %s CHOSEN%s: %s\n", c.Winner.Layout.Name, label, c.Chooser.Describe(c.Winner))
+		fmt.Fprintf(&b, "LAYOUT %s CHOSEN%s: %s\n", c.Winner.Layout.Name, label, describe(c.Model, c.Winner))
 		for _, l := range c.Losers {
-			fmt.Fprintf(&b, "LAYOUT %s REJECTED%s: %s (%s)\n", l.Layout.Name, label, c.Chooser.Describe(l), kindName(l))
+			fmt.Fprintf(&b, "LAYOUT %s REJECTED%s: %s (%s)\n", l.Layout.Name, label, describe(c.Model, l), kindName(l))
 		}
 	}
 	return b.String()

@@ -22,6 +22,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/physical"
+
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/types"
@@ -62,57 +65,35 @@ type Choice struct {
 	Conjunct int
 	Winner   *Access
 	Losers   []*Access
-	Chooser  Chooser
+	Model    cost.Model // what chose
 }
 
-// Chooser picks among one candidate access per layout for a conjunct. The
-// default is seed 003's score (longest fixed key prefix); a cost-based
-// chooser can replace it.
-type Chooser interface {
-	// Choose returns the index of the best candidate.
-	Choose(cands []*Access) int
-	// Describe explains a candidate's score, for EXPLAIN.
-	Describe(a *Access) string
+// CostAccess describes a candidate access to a cost model.
+func CostAccess(a *Access) cost.Access {
+	return cost.Access{
+		Role:       physical.Plain,
+		Partitions: float64(len(a.Reads)),
+		Index:      a.Layout.Name,
+		Key:        cost.Key{Fixed: a.FixedElems, Range: a.RangeElem, Exact: a.Kind == PointLookup},
+		Ordered:    a.ProvidesOrder,
+	}
 }
 
-// PrefixChooser is seed 003's rule: the layout whose key has the most
-// leading elements fixed wins. Ties go to a range-bounded next element, then
-// exact keys, then a layout whose key order yields the ORDER BY, then fewer
-// store calls, then the primary (earlier) layout.
-type PrefixChooser struct{}
-
-// Choose implements Chooser.
-func (PrefixChooser) Choose(cands []*Access) int {
-	best := 0
+// choose returns the index of the cheapest candidate under m, the first
+// (the primary layout's) among equals.
+func choose(m cost.Model, cands []*Access) int {
+	best, bestCost := 0, m.Read(CostAccess(cands[0]))
 	for i := 1; i < len(cands); i++ {
-		if prefixBetter(cands[i], cands[best]) {
-			best = i
+		if c := m.Read(CostAccess(cands[i])); c < bestCost {
+			best, bestCost = i, c
 		}
 	}
 	return best
 }
 
-func prefixBetter(a, b *Access) bool {
-	if a.FixedElems != b.FixedElems {
-		return a.FixedElems > b.FixedElems
-	}
-	if a.RangeElem != b.RangeElem {
-		return a.RangeElem
-	}
-	if (a.Kind == PointLookup) != (b.Kind == PointLookup) {
-		return a.Kind == PointLookup
-	}
-	if a.ProvidesOrder != b.ProvidesOrder {
-		return a.ProvidesOrder // no client sort needed
-	}
-	if len(a.Reads) != len(b.Reads) {
-		return len(a.Reads) < len(b.Reads)
-	}
-	return false
-}
-
-// Describe implements Chooser.
-func (PrefixChooser) Describe(a *Access) string {
+// describe explains what a candidate binds, for EXPLAIN, with its cost
+// under a model other than Prefix (whose costs only rank).
+func describe(m cost.Model, a *Access) string {
 	s := fmt.Sprintf("%d leading key element(s) fixed", a.FixedElems)
 	if a.RangeElem {
 		s += " + 1 range-bounded"
@@ -123,11 +104,14 @@ func (PrefixChooser) Describe(a *Access) string {
 	if a.ProvidesOrder {
 		s += ", key order gives the ORDER BY"
 	}
+	if _, ok := m.(cost.Prefix); !ok {
+		s += fmt.Sprintf(", cost %.4g", m.Read(CostAccess(a)))
+	}
 	return s
 }
 
 // Select plans a SELECT over rel with bound arguments.
-func Select(st *lang.Select, rel *schema.Relation, args []types.Value, ch Chooser) (*Plan, error) {
+func Select(st *lang.Select, rel *schema.Relation, args []types.Value, m cost.Model) (*Plan, error) {
 	p := &Plan{Relation: rel, Limit: -1}
 	if len(st.Path) > 0 || len(st.Joins) > 0 {
 		return nil, errAt(st.At, "a SELECT over a foreign-key path or JOIN needs a conceptual model: run it on a schema from kvschema advise")
@@ -174,7 +158,7 @@ func Select(st *lang.Select, rel *schema.Relation, args []types.Value, ch Choose
 	if err != nil {
 		return nil, err
 	}
-	if err := p.reads(where, ch); err != nil {
+	if err := p.reads(where, m); err != nil {
 		return nil, err
 	}
 	p.unneeded()
@@ -233,12 +217,12 @@ func (p *Plan) unneeded() {
 
 // Reads plans the reads of the tuples matching a bound WHERE, for UPDATE
 // and DELETE (no projection, order or limit).
-func Reads(where lang.Expr, rel *schema.Relation, ch Chooser) (*Plan, error) {
+func Reads(where lang.Expr, rel *schema.Relation, m cost.Model) (*Plan, error) {
 	p := &Plan{Relation: rel, Limit: -1}
 	for i := range rel.Attrs {
 		p.Project = append(p.Project, i)
 	}
-	return p, p.reads(where, ch)
+	return p, p.reads(where, m)
 }
 
 func limitValue(e lang.Expr, args []types.Value) (int, error) {
@@ -263,10 +247,10 @@ func limitValue(e lang.Expr, args []types.Value) (int, error) {
 	return int(n.(int64)), nil
 }
 
-func (p *Plan) reads(where lang.Expr, ch Chooser) error {
+func (p *Plan) reads(where lang.Expr, m cost.Model) error {
 	rel := p.Relation
-	if ch == nil {
-		ch = PrefixChooser{}
+	if m == nil {
+		m = cost.Prefix{}
 	}
 	if len(rel.Layouts) == 0 {
 		return fmt.Errorf("relation %s has no schema (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
@@ -294,8 +278,8 @@ func (p *Plan) reads(where lang.Expr, ch Chooser) error {
 				cands[j].ProvidesOrder, _ = p.provides(cands[j], singleIn([]Constraints{cons}))
 			}
 		}
-		w := ch.Choose(cands)
-		ch := Choice{Conjunct: i, Winner: cands[w], Chooser: ch}
+		w := choose(m, cands)
+		ch := Choice{Conjunct: i, Winner: cands[w], Model: m}
 		for j, c := range cands {
 			if j != w {
 				ch.Losers = append(ch.Losers, c)

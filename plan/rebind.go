@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/kvschema/kvschema/cost"
+
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/schema"
@@ -47,11 +49,11 @@ type eqSource struct {
 	lit   types.Value
 }
 
-// NewKeyRebind returns a rebinder for p, planned from st with chooser ch,
-// or nil when p is not such a read.
-func NewKeyRebind(st *lang.Select, p *Plan, ch Chooser) *KeyRebind {
-	if _, ok := ch.(PrefixChooser); !ok {
-		return nil // another chooser may weigh the values themselves
+// NewKeyRebind returns a rebinder for p, planned from st with cost model
+// m, or nil when p is not such a read.
+func NewKeyRebind(st *lang.Select, p *Plan, m cost.Model) *KeyRebind {
+	if _, ok := m.(cost.Prefix); !ok && m != nil {
+		return nil // another model may weigh the values themselves
 	}
 	if st.Limit != nil {
 		if _, ok := st.Limit.(*lang.Literal); !ok {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvschema/kvschema/cost"
+
 	"pgregory.net/rapid"
 
 	"github.com/kvschema/kvschema/lang"
@@ -77,7 +79,7 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rb := plan.NewKeyRebind(sel, p, plan.PrefixChooser{})
+			rb := plan.NewKeyRebind(sel, p, cost.Prefix{})
 			if rb == nil {
 				t.Logf("no rebinder for %s over\n%s", q, p.Explain())
 				continue
