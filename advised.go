@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
@@ -43,20 +42,14 @@ func (db *DB) advised(ctx context.Context, recheck bool) (*engine.Engine, error)
 	return en, nil
 }
 
-// advisedEntity reports whether the advised schema's model defines a
-// relation called name (in any case: the client's names are
-// case-insensitive, so a name must not be the client's and the model's).
+// advisedEntity returns the declared name of the advised schema's
+// relation called name (names are case-insensitive), or "".
 func advisedEntity(en *engine.Engine, name string) string {
 	if en == nil {
 		return ""
 	}
 	if e := en.Model().Entity(name); e != nil {
 		return e.Name
-	}
-	for _, e := range en.Model().Entities {
-		if strings.EqualFold(e.Name, name) {
-			return e.Name
-		}
 	}
 	return ""
 }

@@ -449,3 +449,25 @@ func BenchmarkAdvisedPointLookup(b *testing.B) {
 		}
 	})
 }
+
+// TestAdvisedNamesCaseInsensitive: an advised schema's relations and
+// attributes answer to any spelling, as a client-defined relation's do.
+func TestAdvisedNamesCaseInsensitive(t *testing.T) {
+	ctx := context.Background()
+	db := advisedDB(t)
+	if _, err := db.Exec(ctx, "INSERT INTO Regions (ID, Name, DUMMY) VALUES (1, 'north', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "INSERT INTO USERS SET Id = 7, NickName = 'ann', rating = 3 AND CONNECT TO Region(1)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"SELECT nickname, rating FROM users WHERE id = 7", "SELECT Users.NICKNAME, USERS.Rating FROM USERS WHERE Users.ID = 7"} {
+		rows, err := db.Query(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if got := rows.All(); len(got) != 1 || got[0][0] != "ann" || got[0][1] != int64(3) {
+			t.Fatalf("%s: %v", q, got)
+		}
+	}
+}

@@ -23,6 +23,7 @@ package model
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/types"
@@ -85,14 +86,19 @@ func (f *Field) String() string { return f.Entity.Name + "." + f.Name }
 
 func (n *Nav) String() string { return n.From.Name + "." + n.Name }
 
+// Names of relations, attributes and relationships are case-insensitive,
+// as SQL's and the client's (package schema) are: lookups fold case, and
+// names differing only in case clash. Each keeps its declared spelling.
+func fold(name string) string { return strings.ToLower(name) }
+
 // Entity returns the entity named name, or nil.
-func (m *Model) Entity(name string) *Entity { return m.byName[name] }
+func (m *Model) Entity(name string) *Entity { return m.byName[fold(name)] }
 
 // Field returns the field named name, or nil.
-func (e *Entity) Field(name string) *Field { return e.fields[name] }
+func (e *Entity) Field(name string) *Field { return e.fields[fold(name)] }
 
 // Nav returns the navigation named name leaving e, or nil.
-func (e *Entity) Nav(name string) *Nav { return e.navs[name] }
+func (e *Entity) Nav(name string) *Nav { return e.navs[fold(name)] }
 
 // Column returns the index in Columns (the order of rows and data files)
 // of field f, or -1 if f is not one of e's columns.
@@ -135,8 +141,8 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		if err := checkNames(d); err != nil {
 			return nil, err
 		}
-		if m.byName[d.Name] != nil {
-			return nil, errAt(d.At, "relation %s is defined twice", d.Name)
+		if prev := m.Entity(d.Name); prev != nil {
+			return nil, errAt(d.At, "relation %s is defined twice (names are case-insensitive: %s)", d.Name, prev.Name)
 		}
 		m.Defs = append(m.Defs, d)
 		if d.Rows <= 0 {
@@ -145,10 +151,10 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		e := &Entity{Name: d.Name, Count: float64(d.Rows), At: d.At, fields: map[string]*Field{}, navs: map[string]*Nav{}}
 		names := map[string]bool{}
 		for _, a := range d.Attrs {
-			if names[a.Name] {
-				return nil, errAt(a.At, "relation %s: attribute %s is defined twice", d.Name, a.Name)
+			if names[fold(a.Name)] {
+				return nil, errAt(a.At, "relation %s: attribute %s is defined twice (names are case-insensitive)", d.Name, a.Name)
 			}
-			names[a.Name] = true
+			names[fold(a.Name)] = true
 			if a.References != "" {
 				if a.Key {
 					return nil, errAt(a.At, "relation %s: foreign key %s cannot be part of the key in the conceptual model", d.Name, a.Name)
@@ -171,17 +177,17 @@ func Build(stmts []lang.Statement) (*Model, error) {
 				e.Key = f
 			}
 			e.Fields = append(e.Fields, f)
-			e.fields[f.Name] = f
+			e.fields[fold(f.Name)] = f
 			e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type, Field: f})
 		}
 		if e.Key == nil {
 			return nil, errAt(d.At, "relation %s has no key attribute", d.Name)
 		}
 		m.Entities = append(m.Entities, e)
-		m.byName[e.Name] = e
+		m.byName[fold(e.Name)] = e
 	}
 	for _, k := range fks {
-		to := m.byName[k.def.References]
+		to := m.Entity(k.def.References)
 		if to == nil {
 			return nil, errAt(k.def.At, "relation %s: %s REFERENCES unknown relation %s", k.from.Name, k.def.Name, k.def.References)
 		}
@@ -233,11 +239,11 @@ type fkDef struct {
 }
 
 func (e *Entity) addNav(n *Nav) error {
-	if e.fields[n.Name] != nil || e.navs[n.Name] != nil {
+	if e.Field(n.Name) != nil || e.Nav(n.Name) != nil {
 		return fmt.Errorf("relation %s already has an attribute or relationship named %s (from %s)", e.Name, n.Name, n.Reverse)
 	}
 	e.Navs = append(e.Navs, n)
-	e.navs[n.Name] = n
+	e.navs[fold(n.Name)] = n
 	return nil
 }
 

@@ -171,7 +171,7 @@ type resolver struct {
 // aliasNode finds the node an alias names.
 func (r *resolver) aliasNode(name string) int {
 	for i, n := range r.g.Nodes {
-		if n.Alias == name {
+		if strings.EqualFold(n.Alias, name) {
 			return i
 		}
 	}
@@ -422,18 +422,18 @@ func (r *resolver) join(j lang.Join) error {
 		var fkEnt, keyEnt *Entity
 		fkNode, keyNode := r.aliasNode(fkSide.Qual[0]), r.aliasNode(keySide.Qual[0])
 		switch {
-		case fkSide.Qual[0] == alias && keyNode >= 0:
+		case strings.EqualFold(fkSide.Qual[0], alias) && keyNode >= 0:
 			fkEnt, keyEnt = e, r.g.Nodes[keyNode].Entity
-		case keySide.Qual[0] == alias && fkNode >= 0:
+		case strings.EqualFold(keySide.Qual[0], alias) && fkNode >= 0:
 			fkEnt, keyEnt = r.g.Nodes[fkNode].Entity, e
 		default:
 			continue
 		}
 		nav := fkEnt.Nav(fkSide.Name)
-		if nav == nil || nav.Many || nav.To != keyEnt || keySide.Name != keyEnt.Key.Name {
+		if nav == nil || nav.Many || nav.To != keyEnt || !strings.EqualFold(keySide.Name, keyEnt.Key.Name) {
 			continue
 		}
-		if fkSide.Qual[0] == alias {
+		if strings.EqualFold(fkSide.Qual[0], alias) {
 			// The new relation references a known one: reach it by the
 			// to-many reverse.
 			r.g.Nodes = append(r.g.Nodes, Node{Entity: e, Parent: keyNode, Via: nav.Reverse, Alias: alias})

@@ -137,3 +137,51 @@ func TestParamsAndColumns(t *testing.T) {
 		t.Errorf("nil field: column %d", got)
 	}
 }
+
+// Names are case-insensitive, as in SQL and the client's relations: any
+// spelling resolves to the declared names, and names differing only in
+// case clash.
+func TestNamesCaseInsensitive(t *testing.T) {
+	m := build(t)
+	want := resolve(t, m, "SELECT i.id, u.rating FROM items i JOIN users u ON i.seller = u.id WHERE u.region2.id = ? AND i.end_date > ?")
+	for _, src := range []string{
+		"SELECT I.ID, U.Rating FROM Items I JOIN USERS u ON i.Seller = U.id WHERE u.REGION2.Id = ? AND I.End_Date > ?",
+		"select i.Id, u.RATING from ITEMS i join users U on I.SELLER = u.ID where U.region2.ID = ? and i.END_DATE > ?",
+	} {
+		got := resolve(t, m, src)
+		shape := func(q *Query) string {
+			var b strings.Builder
+			for n := range q.Graph.Nodes {
+				b.WriteString(q.Graph.Describe(n) + ";")
+			}
+			for _, p := range q.Preds {
+				b.WriteString(q.Graph.DescribeRef(p.Ref) + p.Op.String() + ";")
+			}
+			return b.String()
+		}
+		if shape(got) != shape(want) || len(got.Select) != len(want.Select) {
+			t.Fatalf("%s:\n%s\nwant\n%s", src, shape(got), shape(want))
+		}
+		for i := range got.Select {
+			if got.Select[i].Field != want.Select[i].Field {
+				t.Fatalf("%s: column %d is %s, want %s", src, i, got.Select[i].Field, want.Select[i].Field)
+			}
+		}
+	}
+	if e := m.Entity("USERS"); e == nil || e.Name != "users" || e.Field("Rating") == nil || e.Nav("Items_Sold") == nil {
+		t.Fatalf("lookups by other spellings fail: %v", e)
+	}
+	for src, msg := range map[string]string{
+		`DEFINE RELATION a ROWS 1 { id BIGINT KEY }; DEFINE RELATION A ROWS 1 { id BIGINT KEY };`:                                              "relation A is defined twice",
+		`DEFINE RELATION a ROWS 1 { id BIGINT KEY, x BIGINT, X STRING };`:                                                                      "attribute X is defined twice",
+		`DEFINE RELATION a ROWS 1 { id BIGINT KEY, b BIGINT REFERENCES b REVERSE As }; DEFINE RELATION b ROWS 1 { id BIGINT KEY, AS BIGINT };`: "already has an attribute or relationship named As",
+	} {
+		ss, err := lang.ParseScript("m.kvs", []byte(src))
+		if err == nil {
+			_, err = Build(ss)
+		}
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: error %v, want %q", src, err, msg)
+		}
+	}
+}

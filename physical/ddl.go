@@ -23,7 +23,7 @@ type Schema struct {
 // Index returns the index called name, or nil.
 func (s *Schema) Index(name string) *Index {
 	for _, x := range s.Indexes {
-		if x.Name == name {
+		if strings.EqualFold(x.Name, name) {
 			return x
 		}
 	}
@@ -86,10 +86,10 @@ func ParseSchema(m *model.Model, stmts []lang.Statement) (*Schema, error) {
 		if !ok {
 			continue
 		}
-		if names[d.Name] {
-			return nil, errAt(d.At, "%s is defined twice", d.Name)
+		if names[strings.ToLower(d.Name)] {
+			return nil, errAt(d.At, "%s is defined twice (names are case-insensitive)", d.Name)
 		}
-		names[d.Name] = true
+		names[strings.ToLower(d.Name)] = true
 		x, err := columnFamily(m, d)
 		if err != nil {
 			return nil, err
@@ -102,10 +102,10 @@ func ParseSchema(m *model.Model, stmts []lang.Statement) (*Schema, error) {
 		if !ok {
 			continue
 		}
-		if names[d.Name] {
-			return nil, errAt(d.At, "%s is defined twice", d.Name)
+		if names[strings.ToLower(d.Name)] {
+			return nil, errAt(d.At, "%s is defined twice (names are case-insensitive)", d.Name)
 		}
-		names[d.Name] = true
+		names[strings.ToLower(d.Name)] = true
 		base := s.Index(d.Family)
 		if base == nil {
 			return nil, errAt(d.At, "secondary index %s: no column family %s", d.Name, d.Family)
@@ -143,7 +143,7 @@ func columnFamily(m *model.Model, d *lang.DefineColumnFamily) (*Index, error) {
 	resolve := func(cs []lang.ColumnRef) ([]model.FieldRef, error) {
 		var out []model.FieldRef
 		for _, c := range cs {
-			if len(c.Qual) == 0 || c.Qual[0] != root.Name {
+			if len(c.Qual) == 0 || !strings.EqualFold(c.Qual[0], root.Name) {
 				return nil, errAt(c.At, "column family %s: write attributes as paths from %s (%s.field, %s.fk.field)", d.Name, root.Name, root.Name, root.Name)
 			}
 			n := 0

@@ -147,3 +147,22 @@ func splitsOf(t testing.TB, x *Index) [][]byte {
 	}
 	return l.TableSpec().Splits
 }
+
+// TestNamesCaseInsensitive: paths and index names resolve in any case, and
+// two indexes whose names differ only in case clash (each is a store table,
+// found by name).
+func TestNamesCaseInsensitive(t *testing.T) {
+	s, err := parseSplitSchema(t, `DEFINE COLUMN FAMILY Cf FOR T { PARTITION KEY (T.A), VALUES (t.B) };
+DEFINE SECONDARY INDEX si ON CF (t.B);`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Index("cf") == nil || s.Index("SI") == nil || s.Index("cf").Name != "Cf" {
+		t.Fatalf("indexes by other spellings: %v %v", s.Index("cf"), s.Index("SI"))
+	}
+	_, err = parseSplitSchema(t, `DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.a) };
+DEFINE COLUMN FAMILY CF FOR t { PARTITION KEY (t.b) };`)
+	if want := "CF is defined twice (names are case-insensitive)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}
