@@ -103,7 +103,7 @@ type query struct {
 	p       *plan.Plan
 	emit    func([]types.Datum) bool
 	seen    map[string]bool
-	key     []types.Value // a tuple boxed for keyID
+	key     []byte // a tuple's key, for de-duplication
 	sorted  [][]types.Datum
 	slab    types.Slab[types.Datum] // the tuples in sorted
 	n       int
@@ -115,12 +115,11 @@ type query struct {
 func (q *query) out(t []types.Datum) bool {
 	p := q.p
 	if q.seen != nil {
-		q.key = box(q.key[:0], t)
-		k, err := keyID(p.Relation, q.key)
-		if err != nil || q.seen[k] {
+		var err error
+		if q.key, err = appendKeyID(q.key[:0], p.Relation, t); err != nil || q.seen[string(q.key)] {
 			return true
 		}
-		q.seen[k] = true
+		q.seen[string(q.key)] = true
 	}
 	if p.Sort {
 		q.sorted = append(q.sorted, q.slab.Copy(t))
@@ -147,6 +146,17 @@ func keyID(rel *schema.Relation, t []types.Value) (string, error) {
 		}
 	}
 	return string(b), nil
+}
+
+// appendKeyID appends the identity of tuple t of rel (its key, encoded).
+func appendKeyID(dst []byte, rel *schema.Relation, t []types.Datum) ([]byte, error) {
+	for _, k := range rel.KeyIdx {
+		var err error
+		if dst, err = keyenc.AppendOrderedDatum(dst, rel.Attrs[k].Type, t[k], false); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
 }
 
 // box appends the Values of t to dst.
