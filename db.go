@@ -363,7 +363,7 @@ func backfill(ctx context.Context, x *exec.Executor, rel *schema.Relation, l *la
 		}
 	}
 	var t []types.Value
-	err = x.Query(ctx, p, func(d []types.Datum) bool {
+	err = x.Query(ctx, p, exec.SinkFunc(func(d []types.Datum) bool {
 		t = t[:0]
 		for _, v := range d {
 			t = append(t, v.Value())
@@ -380,7 +380,7 @@ func backfill(ctx context.Context, x *exec.Executor, rel *schema.Relation, l *la
 			flush()
 		}
 		return werr == nil
-	})
+	}))
 	flush()
 	if err != nil {
 		return err

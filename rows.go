@@ -40,8 +40,13 @@ func newRows(cols []string) *Rows {
 	return r
 }
 
-// addProjected appends the projection of a query's tuple, which is only
-// lent to it.
+// projector is Rows as the sink of a query (exec.Sink): Add appends the
+// projection of a tuple, which is only lent to it.
+type projector Rows
+
+// Add implements exec.Sink.
+func (p *projector) Add(t []types.Datum) bool { return (*Rows)(p).addProjected(t) }
+
 func (r *Rows) addProjected(t []types.Datum) bool {
 	out := r.add()
 	for i, a := range r.project {

@@ -174,7 +174,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		}
 		rows := newRows(s.columns(rel, p))
 		rows.project = p.Project
-		err = db.exec.Query(ctx, p, rows.addProjected)
+		err = db.exec.Query(ctx, p, (*projector)(rows))
 		rows.project = nil
 		p.Release()
 		if err != nil {

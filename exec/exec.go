@@ -48,18 +48,31 @@ type Executor struct {
 	scratch writeScratch // guarded by WriteMu
 }
 
-// Query runs a read plan and calls emit with each result tuple (full
-// tuples, not projected, unboxed) until emit returns false. The tuple slice
-// is Query's, valid only until emit returns: emit copies it to keep it (a
-// types.Slab makes that cheap). The Datums in it are emit's to keep; they
-// never alias store memory.
-func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Datum) bool) error {
+// Sink takes the tuples of a query.
+type Sink interface {
+	// Add takes one tuple; false stops the query. The tuple slice is the
+	// query's, valid only until Add returns: Add copies it to keep it (a
+	// types.Slab makes that cheap). The Datums in it are Add's to keep;
+	// they never alias store memory.
+	Add(t []types.Datum) bool
+}
+
+// SinkFunc is a function as a Sink.
+type SinkFunc func([]types.Datum) bool
+
+// Add implements Sink.
+func (f SinkFunc) Add(t []types.Datum) bool { return f(t) }
+
+// Query runs a read plan and gives each result tuple (full tuples, not
+// projected, unboxed) to sink until it refuses one. (A Sink, not a func: a
+// result set's method value would be allocated on every query.)
+func (x *Executor) Query(ctx context.Context, p *plan.Plan, sink Sink) error {
 	q := queries.Get().(*query)
 	defer func() {
 		*q = query{rd: reader{cell: q.rd.cell, emit: q.rd.emit}} // keep nothing of this query alive
 		queries.Put(q)
 	}()
-	q.p, q.emit = p, emit
+	q.p, q.sink = p, sink
 	if p.Dedupe {
 		q.seen = map[string]bool{}
 	}
@@ -80,7 +93,7 @@ func (x *Executor) Query(ctx context.Context, p *plan.Plan, emit func([]types.Da
 			if p.Limit >= 0 && i >= p.Limit {
 				break
 			}
-			if !emit(t) {
+			if !sink.Add(t) {
 				break
 			}
 		}
@@ -101,7 +114,7 @@ var queries = sync.Pool{New: func() any {
 // query is the state of one Query: de-duplication, sorting, the limit.
 type query struct {
 	p       *plan.Plan
-	emit    func([]types.Datum) bool
+	sink    Sink
 	seen    map[string]bool
 	key     []byte // a tuple's key, for de-duplication
 	sorted  [][]types.Datum
@@ -130,7 +143,7 @@ func (q *query) out(t []types.Datum) bool {
 		return false
 	}
 	q.n++
-	if !q.emit(t) || p.Limit >= 0 && q.n >= p.Limit {
+	if !q.sink.Add(t) || p.Limit >= 0 && q.n >= p.Limit {
 		q.stopped = true
 		return false
 	}

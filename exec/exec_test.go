@@ -49,14 +49,14 @@ func query(t *testing.T, x *exec.Executor, rel *schema.Relation, src string, arg
 	}
 	var out [][]types.Value
 	// Query lends each tuple for the call only.
-	if err := x.Query(context.Background(), p, func(tu []types.Datum) bool {
+	if err := x.Query(context.Background(), p, exec.SinkFunc(func(tu []types.Datum) bool {
 		row := make([]types.Value, len(tu))
 		for i, d := range tu {
 			row[i] = d.Value()
 		}
 		out = append(out, row)
 		return true
-	}); err != nil {
+	})); err != nil {
 		t.Fatal(err)
 	}
 	return out, p

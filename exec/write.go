@@ -130,7 +130,7 @@ func (x *Executor) Update(ctx context.Context, p *plan.Plan, change func(old []t
 	defer x.WriteMu.Unlock()
 	var changes []Change
 	var cerr error
-	err := x.Query(ctx, p, func(d []types.Datum) bool {
+	err := x.Query(ctx, p, SinkFunc(func(d []types.Datum) bool {
 		t := box(make([]types.Value, 0, len(d)), d)
 		var nt []types.Value
 		if change != nil {
@@ -140,7 +140,7 @@ func (x *Executor) Update(ctx context.Context, p *plan.Plan, change func(old []t
 		}
 		changes = append(changes, Change{Old: t, New: nt})
 		return true
-	})
+	}))
 	if err != nil {
 		return 0, err
 	}
@@ -315,7 +315,7 @@ func (x *Executor) lookupByPlan(ctx context.Context, rel *schema.Relation, ts []
 			return err
 		}
 		var t []types.Value
-		if err := x.Query(ctx, p, func(d []types.Datum) bool { t = box(t[:0], d); return collect(t) }); err != nil {
+		if err := x.Query(ctx, p, SinkFunc(func(d []types.Datum) bool { t = box(t[:0], d); return collect(t) })); err != nil {
 			return err
 		}
 	}
