@@ -171,7 +171,7 @@ func checkResult(t tb, res *Result) {
 		sum := 0.0
 		for i, s := range p.Steps {
 			if !chosen[s.Index] {
-				t.Fatalf("plan of %s reads %s, which is not recommended", planner.DescribeQuery(p.Query), s.Index.Key)
+				t.Fatalf("plan of %s reads %s, which is not recommended", p.Query.Describe(), s.Index.Key)
 			}
 			if i > 0 && s.Link >= 0 && !covered[s.Link] {
 				t.Fatalf("step %d is keyed by a node no earlier step joined", i+1)
@@ -187,7 +187,7 @@ func checkResult(t tb, res *Result) {
 		}
 		for n, c := range covered {
 			if !c {
-				t.Fatalf("plan of %s never joins %s", planner.DescribeQuery(p.Query), p.Query.Graph.Describe(n))
+				t.Fatalf("plan of %s never joins %s", p.Query.Describe(), p.Query.Graph.Describe(n))
 			}
 		}
 		for _, r := range planner.NeededFields(p.Query) {
@@ -196,7 +196,7 @@ func checkResult(t tb, res *Result) {
 				fixed = fixed || pr.Ref == r && pr.Op == model.Eq
 			}
 			if !have[r] && !fixed {
-				t.Fatalf("plan of %s never fetches %s", planner.DescribeQuery(p.Query), p.Query.Graph.DescribeRef(r))
+				t.Fatalf("plan of %s never fetches %s", p.Query.Describe(), p.Query.Graph.DescribeRef(r))
 			}
 		}
 		if math.Abs(sum-p.Cost) > 1e-9*math.Max(1, sum) {

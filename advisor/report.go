@@ -10,7 +10,6 @@ import (
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/physical"
-	"github.com/kvschema/kvschema/planner"
 )
 
 // WriteText writes the recommendation for people: the schema, every
@@ -40,7 +39,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		for _, u := range wp.Indexes {
 			fmt.Fprintf(&b, "      %s: put %.4g, delete %.4g rows, cost %.6g\n", u.Index.Name, u.Puts, u.Deletes, u.WriteCost)
 			for _, pl := range u.Support {
-				fmt.Fprintf(&b, "        support query %s\n", planner.DescribeQuery(pl.Query))
+				fmt.Fprintf(&b, "        support query %s\n", pl.Query.Describe())
 				b.WriteString(pl.Describe("          "))
 			}
 		}
@@ -194,7 +193,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 			ju := jsonUpkeep{Index: u.Index.Name, Puts: u.Puts, Deletes: u.Deletes, WriteCost: u.WriteCost}
 			for _, pl := range u.Support {
 				jp := planJSON(pl)
-				jp.Statement = planner.DescribeQuery(pl.Query)
+				jp.Statement = pl.Query.Describe()
 				ju.Support = append(ju.Support, jp)
 			}
 			jw.Indexes = append(jw.Indexes, ju)

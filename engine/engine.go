@@ -271,7 +271,7 @@ func (s *Stmt) Explain() string {
 			sps = append(sps[:len(sps):len(sps)], up.replace)
 		}
 		for i, sp := range sps {
-			fmt.Fprintf(&b, "  support %d: %s\n", i+1, describeSupport(sp.sp))
+			fmt.Fprintf(&b, "  support %d: %s\n", i+1, sp.sp.Query.Describe())
 			for _, line := range strings.SplitAfter(strings.TrimSuffix(sp.prog.explain(), "\n"), "\n") {
 				b.WriteString("    " + line)
 			}
@@ -283,16 +283,4 @@ func (s *Stmt) Explain() string {
 		fmt.Fprintf(&b, "CLIENT PARALLEL 1-WAY RANGE SCAN OVER %s [%s.%s = %s]\n    SERVER 1 ROW LIMIT\n", c.t.name, c.ent.Name, c.ent.Key.Name, lang.PrintExpr(c.value))
 	}
 	return b.String()
-}
-
-func describeSupport(sp *physical.Support) string {
-	q := sp.Query
-	var sel, where []string
-	for _, r := range q.Select {
-		sel = append(sel, q.Graph.DescribeRef(r))
-	}
-	for _, p := range q.Preds {
-		where = append(where, q.Graph.DescribeRef(p.Ref)+" "+p.Op.String()+" "+lang.PrintExpr(p.Value))
-	}
-	return "SELECT " + strings.Join(sel, ", ") + " WHERE " + strings.Join(where, " AND ")
 }

@@ -517,6 +517,19 @@ func (g *Graph) DescribeRef(r FieldRef) string {
 	return g.Describe(r.Node) + "." + r.Field.Name
 }
 
+// Describe writes q in path notation: SELECT paths WHERE predicates (a
+// support query of a write has no statement of its own to print).
+func (q *Query) Describe() string {
+	var sel, where []string
+	for _, r := range q.Select {
+		sel = append(sel, q.Graph.DescribeRef(r))
+	}
+	for _, p := range q.Preds {
+		where = append(where, q.Graph.DescribeRef(p.Ref)+" "+p.Op.String()+" "+lang.PrintExpr(p.Value))
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " WHERE " + strings.Join(where, " AND ")
+}
+
 func (q *Query) String() string {
 	if q.Stmt != nil {
 		return lang.Print(q.Stmt)

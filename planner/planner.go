@@ -61,7 +61,7 @@ func (p *Planner) Write(w *model.Write) ([]*physical.Upkeep, error) {
 				if !done {
 					if pl = Build(sp.Query, p.cost, p.pool).Cheapest(); pl == nil {
 						return nil, fmt.Errorf("the schema cannot keep %s up to date: nothing answers its support query %s (%s)",
-							x.Name, DescribeQuery(sp.Query), missing(sp.Query))
+							x.Name, sp.Query.Describe(), missing(sp.Query))
 					}
 					plans[k] = pl
 				}
@@ -91,18 +91,6 @@ func describeNeeds(q *model.Query) string {
 		fs = append(fs, q.Graph.DescribeRef(r))
 	}
 	return strings.Join(fs, ", ")
-}
-
-// DescribeQuery writes a support query in path notation.
-func DescribeQuery(q *model.Query) string {
-	var sel, where []string
-	for _, r := range q.Select {
-		sel = append(sel, q.Graph.DescribeRef(r))
-	}
-	for _, p := range q.Preds {
-		where = append(where, q.Graph.DescribeRef(p.Ref)+" "+p.Op.String()+" ?")
-	}
-	return "SELECT " + strings.Join(sel, ", ") + " WHERE " + strings.Join(where, " AND ")
 }
 
 func containsIndex(xs []*physical.Index, x *physical.Index) bool {

@@ -202,7 +202,7 @@ func TestWriteUpkeep(t *testing.T) {
 			}
 			for _, sp := range u.AllSupports() {
 				if sp.Plan == nil || len(sp.Plan.Steps) == 0 {
-					t.Errorf("%s on %s: support %s has no plan", st.Tag, u.Index.Name, planner.DescribeQuery(sp.Query))
+					t.Errorf("%s on %s: support %s has no plan", st.Tag, u.Index.Name, sp.Query.Describe())
 				}
 			}
 		}
