@@ -222,7 +222,11 @@ func exprValue(x lang.Expr, args []types.Value) (types.Value, error) {
 // run executes the program with the predicates' values and returns the
 // result tuples (every slot), sorted and limited.
 func (p *program) run(ctx context.Context, st store.Store, vals []types.Value) ([]tuple, error) {
-	r := runState{p: p, vals: vals, preds: make([]types.Datum, len(vals)), blank: make(tuple, len(p.slots)), key: make([]types.Datum, p.maxKey)}
+	// One allocation for the run's three Datum slices.
+	mem := make([]types.Datum, len(vals)+len(p.slots)+p.maxKey)
+	r := runState{p: p, vals: vals}
+	r.preds, mem = mem[:len(vals):len(vals)], mem[len(vals):]
+	r.blank, r.key = tuple(mem[:len(p.slots):len(p.slots)]), mem[len(p.slots):]
 	for i, v := range vals {
 		if v == nil {
 			// NULL satisfies no comparison (SQL's unknown).
