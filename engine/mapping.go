@@ -23,14 +23,7 @@ type table struct {
 	salt  int // SALT_BUCKETS; 0: unsalted
 
 	decoders     sync.Pool // of *layout.RowDecoder
-	cellDecoders sync.Pool // of *cellDecoder
-}
-
-// cellDecoder is a layout.CellDecoder with its Cell method bound once (a
-// method value passed on would be allocated on every read).
-type cellDecoder struct {
-	layout.CellDecoder
-	cell func(row []byte, c store.Cell, first bool) bool
+	cellDecoders sync.Pool // of *layout.CellDecoder
 }
 
 func newTable(x *physical.Index) (*table, error) {

@@ -316,18 +316,17 @@ type runState struct {
 // and calls emit with each (the tuple is lent until emit returns).
 func (sp *stepProg) read(ctx context.Context, st store.Store, rs store.RowSet, opts store.ReadOptions, emit func([]types.Datum) bool) error {
 	t := sp.t
-	dec, _ := t.cellDecoders.Get().(*cellDecoder)
+	dec, _ := t.cellDecoders.Get().(*layout.CellDecoder)
 	if dec == nil {
-		dec = new(cellDecoder)
-		dec.cell = dec.Cell
+		dec = new(layout.CellDecoder)
 	}
 	defer t.cellDecoders.Put(dec)
 	dec.Init(t.l, nil, t.name, emit)
-	err := store.ReadCells(ctx, st, t.name, rs, opts, dec.cell)
+	err := store.ReadCells(ctx, st, t.name, rs, opts, dec.Func())
 	if err == nil {
 		err = dec.Flush()
 	}
-	dec.Init(t.l, nil, t.name, nil) // keep nothing of this read alive
+	dec.Reset() // keep nothing of this read alive
 	return err
 }
 

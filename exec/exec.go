@@ -69,7 +69,10 @@ func (f SinkFunc) Add(t []types.Datum) bool { return f(t) }
 func (x *Executor) Query(ctx context.Context, p *plan.Plan, sink Sink) error {
 	q := queries.Get().(*query)
 	defer func() {
-		*q = query{rd: reader{cell: q.rd.cell, emit: q.rd.emit}} // keep nothing of this query alive
+		// Keep nothing of this query alive, but the bindings (the decoder
+		// stays where it is: Func's binding points at it).
+		q.rd.dec.Reset()
+		*q = query{rd: reader{emit: q.rd.emit, dec: q.rd.dec}}
 		queries.Put(q)
 	}()
 	q.p, q.sink = p, sink
@@ -277,7 +280,7 @@ func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *
 	opts := store.ReadOptions{Limit: rd.p.PerRead, Reverse: rd.p.Reverse}
 	for _, table := range tables {
 		rd.dec.Init(acc.Layout, rd.p.Unneeded, table, rd.emit)
-		err := store.ReadCells(ctx, x.Store, table, r.Rows, opts, rd.cell)
+		err := store.ReadCells(ctx, x.Store, table, r.Rows, opts, rd.dec.Func())
 		if err != nil {
 			if isNoTable(err) {
 				continue // a layout's table is created on first write
@@ -303,14 +306,13 @@ type reader struct {
 	q    *query
 	sink func([]types.Datum) bool
 	stop bool
-	// cell and emit are dec.Cell and tuple bound once (per pooled query):
-	// a method value passed on would be allocated on every read.
-	cell func(row []byte, c store.Cell, first bool) bool
+	// emit is tuple bound once (per pooled query): a method value passed
+	// on would be allocated on every read.
 	emit func([]types.Datum) bool
 }
 
 func (rd *reader) bind() {
-	rd.cell, rd.emit = rd.dec.Cell, rd.tuple
+	rd.emit = rd.tuple
 }
 
 func (rd *reader) tuple(t []types.Datum) bool {

@@ -25,6 +25,17 @@ type CellDecoder struct {
 	open  bool      // a row is begun
 	wide  store.Row // with wide rows: the row's cells, copied
 	err   error
+	cell  func(row []byte, c store.Cell, first bool) bool // Cell, bound once
+}
+
+// Func returns Cell as the callback of store.ReadCells, bound once per
+// decoder (a method value passed on would be allocated on every read); the
+// decoder must not move after it is called.
+func (cd *CellDecoder) Func() func(row []byte, c store.Cell, first bool) bool {
+	if cd.cell == nil {
+		cd.cell = cd.Cell
+	}
+	return cd.cell
 }
 
 // Init readies the decoder for a read of l's rows in table, emitting to
@@ -33,6 +44,16 @@ func (cd *CellDecoder) Init(l *Layout, skip []bool, table string, emit func([]ty
 	cd.rd.Init(l, skip)
 	cd.table, cd.emit, cd.open, cd.err = table, emit, false, nil
 	cd.wide.Key, cd.wide.Cells = cd.wide.Key[:0], cd.wide.Cells[:0]
+}
+
+// Reset drops what the decoder holds of its last read (values, bytes, the
+// emit function), keeping its memory and Func's binding.
+func (cd *CellDecoder) Reset() {
+	clear(cd.rd.tuple)
+	cd.rd.d.whole = nil
+	clear(cd.wide.Cells)
+	cd.wide.Cells = cd.wide.Cells[:0]
+	cd.emit, cd.table, cd.err, cd.open = nil, "", nil, false
 }
 
 // Cell takes the next cell of the read; it returns false once emit or an
