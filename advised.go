@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/types"
 )
@@ -225,7 +225,7 @@ func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, sch
 	if err != nil {
 		return err
 	}
-	m, err := model.Build(stmts)
+	m, err := catalog.Build(stmts)
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/types"
 	"github.com/kvschema/kvschema/workload"
@@ -30,7 +30,7 @@ import (
 
 // deployRUBiS deploys testdata/rubis_schema.kvs (advised for the RUBiS
 // workload, mix write_heavy) through the DB and loads generated data.
-func deployRUBiS(t testing.TB, db *kvschema.DB) (*workload.Workload, map[*model.Entity][][]types.Value) {
+func deployRUBiS(t testing.TB, db *kvschema.DB) (*workload.Workload, map[*catalog.Entity][][]types.Value) {
 	t.Helper()
 	ctx := context.Background()
 	schemaSrc, err := os.ReadFile("engine/testdata/rubis_schema.kvs")
@@ -49,8 +49,8 @@ func deployRUBiS(t testing.TB, db *kvschema.DB) (*workload.Workload, map[*model.
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := map[*model.Entity][][]types.Value{}
-	if err := rubis.Generate(ctx, m, rubis.Config{Scale: 0.0003, Seed: 7}, func(e *model.Entity, row []types.Value) error {
+	data := map[*catalog.Entity][][]types.Value{}
+	if err := rubis.Generate(ctx, m, rubis.Config{Scale: 0.0003, Seed: 7}, func(e *catalog.Entity, row []types.Value) error {
 		data[e] = append(data[e], append([]types.Value(nil), row...))
 		return nil
 	}); err != nil {

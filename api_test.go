@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/store/pebblestore"
@@ -111,12 +111,12 @@ func TestAPIReopenPebble(t *testing.T) {
 	if err := db.Script(ctx, "fig6.kvs", []byte(fig6), nil); err != nil {
 		t.Errorf("rerunning the definitions: %v", err)
 	}
-	v, _, err := registry.Load(ctx, db.Store())
+	v, _, err := catalog.Load(ctx, db.Store())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v != 3 {
-		t.Errorf("registry version %d after 3 definitions and a no-op rerun, want 3", v)
+		t.Errorf("catalog version %d after 3 definitions and a no-op rerun, want 3", v)
 	}
 	// A conflicting redefinition is refused and changes nothing.
 	if _, err := db.Exec(ctx, "DEFINE RELATION r { k1 STRING KEY, v1 STRING }"); err == nil {
@@ -529,11 +529,11 @@ func TestAPIExplainQuery(t *testing.T) {
 }
 
 // TestAPITwoHandles: handles on one store catch up with each other's
-// definitions before every write and DEFINE (one registry version read), so
+// definitions before every write and DEFINE (one catalog version read), so
 // no write misses a layout another handle added.
 // TestAPITwoHandles: two clients of one store see each other's
-// definitions, on memstore (a registry read per write) and on Pebble
-// (which counts changes, so a write reads the registry only after it
+// definitions, on memstore (a catalog read per write) and on Pebble
+// (which counts changes, so a write reads the catalog only after it
 // changed).
 func TestAPITwoHandles(t *testing.T) {
 	t.Run("mem", func(t *testing.T) { testTwoHandles(t, memstore.New()) })

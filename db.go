@@ -24,10 +24,10 @@
 // pebblestore (pebble:), bigtablestore (bigtable://…), or store/all for
 // every one; importing this package links none of them.
 //
-// Definitions are kept in the store (package registry, and package engine
-// for the advised schema), so opening a store restores both. A DB is safe for concurrent use;
-// writes through one DB are serialized (see package exec for the isolation
-// this gives).
+// Definitions of both kinds are kept in the store (package catalog), so
+// opening a store restores them. A DB is safe for concurrent use; writes
+// through one DB are serialized (see package exec for the isolation this
+// gives).
 package kvschema
 
 import (
@@ -38,6 +38,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 
 	"github.com/kvschema/kvschema/engine"
@@ -45,8 +46,6 @@ import (
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
-	"github.com/kvschema/kvschema/registry"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/tracestore"
 	"github.com/kvschema/kvschema/types"
@@ -66,7 +65,7 @@ type Options struct {
 // DB is a database: a store plus the catalog of relations and layouts
 // defined in it.
 type DB struct {
-	raw   store.Store // without tracing: registry I/O
+	raw   store.Store // without tracing: catalog I/O
 	exec  *exec.Executor
 	costs cost.Model
 	owns  bool
@@ -76,10 +75,10 @@ type DB struct {
 	adv atomic.Pointer[engine.Engine]
 
 	mu      sync.RWMutex
-	cat     *schema.Catalog
+	cat     *catalog.Catalog
 	version uint64
-	saved   registry.Catalog // version as saved
-	// checked is the registry table's change number (store.ChangeCounter)
+	saved   catalog.Stored // version as saved
+	// checked is the catalog table's change number (store.ChangeCounter)
 	// when version was last found current; 0 if unknown.
 	checked uint64
 }
@@ -101,7 +100,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 
 // New wraps an open store and loads its definitions. Close does not close s.
 func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
-	db := &DB{raw: s, costs: opts.CostModel, cat: schema.NewCatalog()}
+	db := &DB{raw: s, costs: opts.CostModel, cat: catalog.NewCatalog()}
 	if db.costs == nil {
 		db.costs = cost.Prefix{}
 	}
@@ -119,13 +118,13 @@ func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// reload replaces the catalog by the registry's newest version.
+// reload replaces the catalog by the store's newest version.
 func (db *DB) reload(ctx context.Context) error {
-	version, saved, err := registry.Load(ctx, db.raw)
+	version, saved, err := catalog.Load(ctx, db.raw)
 	if err != nil {
 		return err
 	}
-	cat, err := schema.CatalogFromScript("registry", []byte(saved.Script))
+	cat, err := catalog.CatalogFromScript("catalog", []byte(saved.Script))
 	if err != nil {
 		return fmt.Errorf("stored definitions are invalid: %w", err)
 	}
@@ -138,11 +137,11 @@ func (db *DB) reload(ctx context.Context) error {
 // current reloads the catalog if another client saved newer definitions,
 // so that writes maintain every layout defined so far. It costs one small
 // read per write statement, none on a store that counts changes
-// (store.ChangeCounter) while the registry has not changed.
+// (store.ChangeCounter) while the catalog has not changed.
 func (db *DB) current(ctx context.Context) error {
 	changes, counted := uint64(0), false
 	if cc, ok := db.raw.(store.ChangeCounter); ok {
-		changes, counted = cc.Changed(registry.Table)
+		changes, counted = cc.Changed(catalog.Table)
 		db.mu.RLock()
 		same := counted && changes != 0 && changes == db.checked
 		db.mu.RUnlock()
@@ -150,7 +149,7 @@ func (db *DB) current(ctx context.Context) error {
 			return nil
 		}
 	}
-	v, err := registry.Version(ctx, db.raw)
+	v, err := catalog.Version(ctx, db.raw)
 	if err != nil {
 		return err
 	}
@@ -179,7 +178,7 @@ func (db *DB) Store() store.Store { return db.exec.Store }
 
 // Catalog is the current set of relations and layouts. It must not be
 // modified.
-func (db *DB) Catalog() *schema.Catalog {
+func (db *DB) Catalog() *catalog.Catalog {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	return db.cat
@@ -263,7 +262,7 @@ func (db *DB) Explain(ctx context.Context, src string, args ...any) (string, err
 	return st.Explain(ctx, args...)
 }
 
-func (db *DB) relation(name string, at lang.Pos) (*schema.Relation, error) {
+func (db *DB) relation(name string, at lang.Pos) (*catalog.Relation, error) {
 	r := db.Catalog().Relation(name)
 	if r == nil {
 		return nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("unknown relation %s", name)}
@@ -313,7 +312,7 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 	}
 	next := db.saved // the advised schema's part stays as it is
 	next.Script = lang.PrintScript(cat.Defs)
-	version, err := registry.Save(ctx, db.raw, db.version, next)
+	version, err := catalog.Save(ctx, db.raw, db.version, next)
 	if err != nil {
 		return err
 	}
@@ -323,7 +322,7 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 	return nil
 }
 
-func existingDef(c *schema.Catalog, st lang.Statement) lang.Statement {
+func existingDef(c *catalog.Catalog, st lang.Statement) lang.Statement {
 	switch d := st.(type) {
 	case *lang.DefineRelation:
 		if r := c.Relation(d.Name); r != nil {
@@ -349,7 +348,7 @@ func createTables(ctx context.Context, s store.Store, l *layout.Layout) error {
 
 // backfill copies every tuple of rel (read through its primary layout) into
 // the new layout l, in batches.
-func backfill(ctx context.Context, x *exec.Executor, rel *schema.Relation, l *layout.Layout) error {
+func backfill(ctx context.Context, x *exec.Executor, rel *catalog.Relation, l *layout.Layout) error {
 	p, err := plan.Reads(nil, rel, cost.Prefix{})
 	if err != nil {
 		return err

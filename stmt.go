@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -31,7 +31,7 @@ type Stmt struct {
 }
 
 type rebindPlan struct {
-	cat *schema.Catalog
+	cat *catalog.Catalog
 	rb  *plan.KeyRebind
 }
 
@@ -221,7 +221,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 }
 
 // columns names a plan's result columns, cached per catalog.
-func (s *Stmt) columns(rel *schema.Relation, p *plan.Plan) []string {
+func (s *Stmt) columns(rel *catalog.Relation, p *plan.Plan) []string {
 	cat := s.db.Catalog()
 	if c := s.cols.Load(); c != nil && c.cat == cat && len(c.names) == len(p.Project) {
 		return c.names
@@ -235,13 +235,13 @@ func (s *Stmt) columns(rel *schema.Relation, p *plan.Plan) []string {
 }
 
 type colNames struct {
-	cat   *schema.Catalog
+	cat   *catalog.Catalog
 	names []string
 }
 
 // selectPlan plans a SELECT, re-keying the statement's cached key-read
 // plan when it fits the arguments.
-func (s *Stmt) selectPlan(st *lang.Select, rel *schema.Relation, vals []types.Value) (*plan.Plan, error) {
+func (s *Stmt) selectPlan(st *lang.Select, rel *catalog.Relation, vals []types.Value) (*plan.Plan, error) {
 	cat := s.db.Catalog()
 	if pp := s.rebind.Load(); pp != nil && pp.cat == cat {
 		if p, ok := pp.rb.Plan(vals); ok {
@@ -262,7 +262,7 @@ func (s *Stmt) selectPlan(st *lang.Select, rel *schema.Relation, vals []types.Va
 
 // insertTuples resolves an INSERT's rows into full tuples of the relation's
 // types. Omitted attributes are NULL; key attributes must be given.
-func (db *DB) insertTuples(st *lang.Insert, args []types.Value) (*schema.Relation, [][]types.Value, error) {
+func (db *DB) insertTuples(st *lang.Insert, args []types.Value) (*catalog.Relation, [][]types.Value, error) {
 	rel, err := db.relation(st.Relation, st.At)
 	if err != nil {
 		return nil, nil, err
@@ -342,7 +342,7 @@ func literal(e lang.Expr, args []types.Value) (types.Value, error) {
 
 // updatePlan resolves an UPDATE: the read plan of the tuples to change and
 // the function computing each new tuple.
-func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*schema.Relation, *plan.Plan, func([]types.Value) ([]types.Value, error), error) {
+func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*catalog.Relation, *plan.Plan, func([]types.Value) ([]types.Value, error), error) {
 	rel, err := db.relation(st.Relation, st.At)
 	if err != nil {
 		return nil, nil, nil, err
@@ -421,7 +421,7 @@ func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value
 		return b.String(), nil
 	case *lang.Update, *lang.Delete:
 		var p *plan.Plan
-		var rel *schema.Relation
+		var rel *catalog.Relation
 		verb := "DELETE"
 		if u, ok := x.(*lang.Update); ok {
 			var err error
@@ -448,7 +448,7 @@ func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value
 	return "", &lang.Error{Pos: st.Pos(), Msg: "EXPLAIN supports SELECT, INSERT, UPDATE and DELETE"}
 }
 
-func layoutNames(rel *schema.Relation) string {
+func layoutNames(rel *catalog.Relation) string {
 	var names []string
 	for _, l := range rel.Layouts {
 		names = append(names, l.Name)

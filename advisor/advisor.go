@@ -37,10 +37,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/internal/units"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
@@ -70,8 +70,8 @@ type Result struct {
 	Mix     string
 	Budget  float64
 	Profile cost.Profile
-	Indexes []*physical.Index // recommended, by name
-	Schema  *physical.Schema  // the same, with each SI's base CF
+	Indexes []*catalog.Index // recommended, by name
+	Schema  *catalog.Schema  // the same, with each SI's base CF
 	Queries []*QueryPlan
 	Writes  []*WritePlan
 
@@ -84,7 +84,7 @@ type Result struct {
 type QueryPlan struct {
 	Statement *workload.Statement
 	Weight    float64
-	Plan      *physical.Plan
+	Plan      *plan.Query
 }
 
 // WritePlan is how one write keeps every recommended index it touches
@@ -98,10 +98,10 @@ type WritePlan struct {
 
 // IndexUpkeep is one write's work on one index.
 type IndexUpkeep struct {
-	Index         *physical.Index
+	Index         *catalog.Index
 	Puts, Deletes float64
 	WriteCost     float64
-	Support       []*physical.Plan
+	Support       []*plan.Query
 }
 
 // Stats describe the search.
@@ -141,13 +141,13 @@ func (o Options) progress(format string, args ...any) {
 // support is a distinct support query of one write.
 type support struct {
 	write  *workload.Statement
-	query  *model.Query
+	query  *catalog.Query
 	dag    *planner.DAG
-	needBy []*physical.Index
+	needBy []*catalog.Index
 }
 
 // Advise recommends a schema for the statements of mix.
-func Advise(ctx context.Context, m *model.Model, w *workload.Workload, opt Options) (*Result, error) {
+func Advise(ctx context.Context, m *catalog.Model, w *workload.Workload, opt Options) (*Result, error) {
 	start := time.Now()
 	if opt.Budget <= 0 {
 		opt.Budget = math.Inf(1)
@@ -275,7 +275,7 @@ func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) er
 
 // name gives the recommended indexes readable, unique names, in a stable
 // order.
-func name(xs []*physical.Index) {
+func name(xs []*catalog.Index) {
 	sort.Slice(xs, func(i, j int) bool { return xs[i].Key < xs[j].Key })
 	used := map[string]int{}
 	for _, x := range xs {
@@ -307,20 +307,20 @@ func name(xs []*physical.Index) {
 // support query J does not, and can carry every SI J can. Replacing J by I
 // in any solution then costs no more, so J can go. Among equivalent
 // indexes the one with the smaller key stays.
-func dominated(dags []*planner.DAG, writeCost map[*physical.Index]float64, supportsOf map[*physical.Index]map[*support]bool, p *planner.Pool) map[*physical.Index]bool {
+func dominated(dags []*planner.DAG, writeCost map[*catalog.Index]float64, supportsOf map[*catalog.Index]map[*support]bool, p *planner.Pool) map[*catalog.Index]bool {
 	type use struct {
 		d        *planner.DAG
 		from, to int
 	}
-	uses := map[*physical.Index][]use{}
-	costAt := map[use]map[*physical.Index]float64{}
+	uses := map[*catalog.Index][]use{}
+	costAt := map[use]map[*catalog.Index]float64{}
 	for _, d := range dags {
 		for _, a := range d.LiveArcs() {
 			arc := d.Arcs[a]
 			u := use{d, arc.From, arc.To}
 			x := arc.Step.Index
 			if costAt[u] == nil {
-				costAt[u] = map[*physical.Index]float64{}
+				costAt[u] = map[*catalog.Index]float64{}
 			}
 			if c, ok := costAt[u][x]; !ok || arc.Step.Cost < c {
 				if !ok {
@@ -330,19 +330,19 @@ func dominated(dags []*planner.DAG, writeCost map[*physical.Index]float64, suppo
 			}
 		}
 	}
-	baseOf := map[*physical.Index][]*physical.Index{}
+	baseOf := map[*catalog.Index][]*catalog.Index{}
 	for si, bs := range p.Bases {
 		for _, b := range bs {
 			baseOf[b] = append(baseOf[b], si)
 		}
 	}
-	out := map[*physical.Index]bool{}
+	out := map[*catalog.Index]bool{}
 	for j, us := range uses {
-		if j.Kind == physical.SI {
+		if j.Kind == catalog.SI {
 			continue
 		}
 		for i := range costAt[us[0]] {
-			if i == j || out[i] || i.Kind == physical.SI || i.Size > j.Size || writeCost[i] > writeCost[j] {
+			if i == j || out[i] || i.Kind == catalog.SI || i.Size > j.Size || writeCost[i] > writeCost[j] {
 				continue
 			}
 			if i.Size == j.Size && writeCost[i] == writeCost[j] && i.Key > j.Key && len(uses[i]) == len(us) {
@@ -377,13 +377,13 @@ func dominated(dags []*planner.DAG, writeCost map[*physical.Index]float64, suppo
 
 // schemaOf pairs each recommended SI with its base CF: the one a plan reads
 // after it, else any recommended base.
-func schemaOf(res *Result, p *planner.Pool) *physical.Schema {
-	s := &physical.Schema{Indexes: res.Indexes, Base: map[*physical.Index]*physical.Index{}}
-	chosen := map[*physical.Index]bool{}
+func schemaOf(res *Result, p *planner.Pool) *catalog.Schema {
+	s := &catalog.Schema{Indexes: res.Indexes, Base: map[*catalog.Index]*catalog.Index{}}
+	chosen := map[*catalog.Index]bool{}
 	for _, x := range res.Indexes {
 		chosen[x] = true
 	}
-	var plans []*physical.Plan
+	var plans []*plan.Query
 	for _, q := range res.Queries {
 		plans = append(plans, q.Plan)
 	}
@@ -394,13 +394,13 @@ func schemaOf(res *Result, p *planner.Pool) *physical.Schema {
 	}
 	for _, pl := range plans {
 		for i := 1; i < len(pl.Steps); i++ {
-			if pl.Steps[i-1].Index.Kind == physical.SI && s.Base[pl.Steps[i-1].Index] == nil {
+			if pl.Steps[i-1].Index.Kind == catalog.SI && s.Base[pl.Steps[i-1].Index] == nil {
 				s.Base[pl.Steps[i-1].Index] = pl.Steps[i].Index
 			}
 		}
 	}
 	for _, x := range res.Indexes {
-		if x.Kind == physical.SI && s.Base[x] == nil {
+		if x.Kind == catalog.SI && s.Base[x] == nil {
 			for _, b := range p.Bases[x] {
 				if chosen[b] {
 					s.Base[x] = b
@@ -418,13 +418,13 @@ func schemaOf(res *Result, p *planner.Pool) *physical.Schema {
 type problem struct {
 	queries, writes []*workload.Statement
 	qdags           []*planner.DAG
-	upkeeps         map[*workload.Statement]map[*physical.Index]planner.Upkeep
+	upkeeps         map[*workload.Statement]map[*catalog.Index]planner.Upkeep
 	supports        []*support
 	pool            *planner.Pool
 }
 
 // prepare enumerates candidates and plans every query and support query.
-func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Result, error) {
+func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Result, error) {
 	start := time.Now()
 	if !w.HasMix(opt.Mix) {
 		return nil, nil, fmt.Errorf("workload %s has no mix %q (its mixes: %s)", w.Name, opt.Mix, strings.Join(w.Mixes, ", "))
@@ -456,11 +456,11 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 	if opt.Mode != Normalized {
 		en.merge()
 	}
-	upkeeps := map[*workload.Statement]map[*physical.Index]planner.Upkeep{}
+	upkeeps := map[*workload.Statement]map[*catalog.Index]planner.Upkeep{}
 	computeUpkeep := func() {
 		for _, s := range writes {
 			if upkeeps[s] == nil {
-				upkeeps[s] = map[*physical.Index]planner.Upkeep{}
+				upkeeps[s] = map[*catalog.Index]planner.Upkeep{}
 			}
 			for _, x := range en.list {
 				if _, done := upkeeps[s][x]; done {
@@ -509,7 +509,7 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 	}
 	computeUpkeep()
 	for _, x := range en.list {
-		if x.Kind == physical.SI {
+		if x.Kind == catalog.SI {
 			res.Stats.CandidateSIs++
 		}
 	}
@@ -520,13 +520,13 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 	// Plan support queries; drop indexes that cannot be maintained, until
 	// nothing changes.
 	planStart := time.Now()
-	usable := map[*physical.Index]bool{}
+	usable := map[*catalog.Index]bool{}
 	for _, x := range en.list {
 		usable[x] = true
 	}
 	var supports []*support
 	for {
-		var list []*physical.Index
+		var list []*catalog.Index
 		for _, x := range en.list {
 			if usable[x] {
 				list = append(list, x)
@@ -562,7 +562,7 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 			break
 		}
 	}
-	var list []*physical.Index
+	var list []*catalog.Index
 	for _, x := range en.list {
 		if usable[x] {
 			list = append(list, x)
@@ -577,13 +577,13 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 		}
 	}
 	// Drop dominated indexes, then re-plan over what remains.
-	writeCost := map[*physical.Index]float64{}
+	writeCost := map[*catalog.Index]float64{}
 	for _, s := range writes {
 		for x, u := range upkeeps[s] {
 			writeCost[x] += s.Weight(opt.Mix) * u.Cost(opt.Profile)
 		}
 	}
-	supportsOf := map[*physical.Index]map[*support]bool{}
+	supportsOf := map[*catalog.Index]map[*support]bool{}
 	all := append([]*planner.DAG(nil), qdags...)
 	for _, sp := range supports {
 		all = append(all, sp.dag)
@@ -595,7 +595,7 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 		}
 	}
 	if drop := dominated(all, writeCost, supportsOf, p); len(drop) > 0 {
-		var kept []*physical.Index
+		var kept []*catalog.Index
 		for _, x := range list {
 			if !drop[x] {
 				kept = append(kept, x)
@@ -608,7 +608,7 @@ func prepare(m *model.Model, w *workload.Workload, opt Options) (*problem, *Resu
 		var live []*support
 		for _, sp := range supports {
 			sp.dag = planner.Build(sp.query, opt.Profile, p)
-			var need []*physical.Index
+			var need []*catalog.Index
 			for _, x := range sp.needBy {
 				if !drop[x] {
 					need = append(need, x)

@@ -12,10 +12,10 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
@@ -39,13 +39,13 @@ func needCBC(t testing.TB) {
 	}
 }
 
-func parse(t tb, modelSrc, workloadSrc string) (*model.Model, *workload.Workload) {
+func parse(t tb, modelSrc, workloadSrc string) (*catalog.Model, *workload.Workload) {
 	t.Helper()
 	ss, err := lang.ParseScript("model.kvs", []byte(modelSrc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Build(ss)
+	m, err := catalog.Build(ss)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func parse(t tb, modelSrc, workloadSrc string) (*model.Model, *workload.Workload
 	return m, w
 }
 
-func advise(t tb, m *model.Model, w *workload.Workload, mix string, budget float64, mode Mode) (*Result, error) {
+func advise(t tb, m *catalog.Model, w *workload.Workload, mix string, budget float64, mode Mode) (*Result, error) {
 	t.Helper()
 	return Advise(context.Background(), m, w, Options{Mix: mix, Budget: budget, Profile: cost.Cassandra, Mode: mode, Solver: &solver.CBC{}})
 }
@@ -97,7 +97,7 @@ func TestSeed37Golden(t *testing.T) {
 		t.Errorf("unlimited budget: schema\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, q := range res.Queries {
-		if len(q.Plan.Steps) != 1 || q.Plan.Steps[0].Index.Kind != physical.CF {
+		if len(q.Plan.Steps) != 1 || q.Plan.Steps[0].Index.Kind != catalog.CF {
 			t.Errorf("unlimited budget: %s: want one CF lookup, got\n%s", q.Statement.Tag, q.Plan.Describe(""))
 		}
 	}
@@ -144,7 +144,7 @@ func TestSeed37Golden(t *testing.T) {
 // recommended bases, the budget holds and the totals are the sums.
 func checkResult(t tb, res *Result) {
 	t.Helper()
-	chosen := map[*physical.Index]bool{}
+	chosen := map[*catalog.Index]bool{}
 	size := 0.0
 	for _, x := range res.Indexes {
 		chosen[x] = true
@@ -157,7 +157,7 @@ func checkResult(t tb, res *Result) {
 		t.Fatalf("size %v over budget %v", size, res.Budget)
 	}
 	for _, x := range res.Indexes {
-		if x.Kind == physical.SI {
+		if x.Kind == catalog.SI {
 			b := res.Schema.Base[x]
 			if b == nil || !chosen[b] || !planner.IsBase(x, b) {
 				t.Fatalf("SI %s has no recommended base CF", x.Name)
@@ -165,9 +165,9 @@ func checkResult(t tb, res *Result) {
 		}
 	}
 	total := 0.0
-	checkPlan := func(p *physical.Plan) float64 {
+	checkPlan := func(p *plan.Query) float64 {
 		covered := make([]bool, len(p.Query.Graph.Nodes))
-		have := map[model.FieldRef]bool{}
+		have := map[catalog.FieldRef]bool{}
 		sum := 0.0
 		for i, s := range p.Steps {
 			if !chosen[s.Index] {
@@ -181,7 +181,7 @@ func checkResult(t tb, res *Result) {
 				_ = a
 			}
 			for _, a := range s.Index.Attrs() {
-				have[model.FieldRef{Node: s.Map[a.Node], Field: a.Field}] = true
+				have[catalog.FieldRef{Node: s.Map[a.Node], Field: a.Field}] = true
 			}
 			sum += s.Cost
 		}
@@ -193,7 +193,7 @@ func checkResult(t tb, res *Result) {
 		for _, r := range planner.NeededFields(p.Query) {
 			fixed := false
 			for _, pr := range p.Query.Preds {
-				fixed = fixed || pr.Ref == r && pr.Op == model.Eq
+				fixed = fixed || pr.Ref == r && pr.Op == catalog.Eq
 			}
 			if !have[r] && !fixed {
 				t.Fatalf("plan of %s never fetches %s", p.Query.Describe(), p.Query.Graph.DescribeRef(r))
@@ -209,7 +209,7 @@ func checkResult(t tb, res *Result) {
 	}
 	for _, wp := range res.Writes {
 		c := 0.0
-		seen := map[*physical.Plan]bool{}
+		seen := map[*plan.Query]bool{}
 		for _, u := range wp.Indexes {
 			if !chosen[u.Index] {
 				t.Fatalf("write plan maintains %s, which is not recommended", u.Index.Key)
@@ -302,7 +302,7 @@ func genInstance(t *rapid.T) (string, string) {
 
 // smallInstance draws a random instance with few enough candidates for
 // bestBySearch, and prepares it.
-func smallInstance(t *rapid.T) (ms, ws string, m *model.Model, w *workload.Workload, pb *problem) {
+func smallInstance(t *rapid.T) (ms, ws string, m *catalog.Model, w *workload.Workload, pb *problem) {
 	ms, ws = genInstance(t)
 	m, w = parse(t, ms, ws)
 	pb, _, err := prepare(m, w, Options{Mix: "m", Budget: math.Inf(1), Profile: cost.Cassandra, Mode: WithSI})
@@ -317,11 +317,11 @@ func smallInstance(t *rapid.T) (ms, ws string, m *model.Model, w *workload.Workl
 
 // bestBySearch tries every set of candidate indexes and returns the least
 // cost of a schema within budget (and the least size of any schema).
-func bestBySearch(t *rapid.T, m *model.Model, w *workload.Workload, pb *problem, budget float64) (best, minSize float64) {
+func bestBySearch(t *rapid.T, m *catalog.Model, w *workload.Workload, pb *problem, budget float64) (best, minSize float64) {
 	cands := pb.pool.Indexes()
 	best, minSize = math.Inf(1), math.Inf(1)
 	for mask := 1; mask < 1<<len(cands); mask++ {
-		var set []*physical.Index
+		var set []*catalog.Index
 		size := 0.0
 		for i, x := range cands {
 			if mask&(1<<i) != 0 {
@@ -335,14 +335,14 @@ func bestBySearch(t *rapid.T, m *model.Model, w *workload.Workload, pb *problem,
 		p := planner.NewPool(set)
 		ok := true
 		for _, x := range set {
-			if x.Kind == physical.SI && len(p.Bases[x]) == 0 {
+			if x.Kind == catalog.SI && len(p.Bases[x]) == 0 {
 				ok = false
 			}
 		}
 		if !ok {
 			continue
 		}
-		res, err := Evaluate(m, w, &physical.Schema{Indexes: set, Base: map[*physical.Index]*physical.Index{}}, Options{Mix: "m", Profile: cost.Cassandra})
+		res, err := Evaluate(m, w, &catalog.Schema{Indexes: set, Base: map[*catalog.Index]*catalog.Index{}}, Options{Mix: "m", Profile: cost.Cassandra})
 		if err != nil {
 			continue
 		}
@@ -398,7 +398,7 @@ func TestAdviseOptimalProperty(t *testing.T) {
 		}
 		checkResult(t, res)
 		for _, x := range res.Indexes {
-			if x.Kind == physical.SI {
+			if x.Kind == catalog.SI {
 				withSI++
 				break
 			}
@@ -440,7 +440,7 @@ func TestRUBiSValid(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: DDL does not parse: %v\n%s", mode, err, b.String())
 		}
-		s, err := physical.ParseSchema(m, stmts)
+		s, err := catalog.ParseSchema(m, stmts)
 		if err != nil {
 			t.Fatal(err)
 		}

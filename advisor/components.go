@@ -1,7 +1,7 @@
 package advisor
 
 import (
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/workload"
 )
 
@@ -35,8 +35,8 @@ func (pb *problem) split() []*part {
 	for i := range parent {
 		parent[i] = i
 	}
-	id := map[*physical.Index]int{}
-	node := func(x *physical.Index) int {
+	id := map[*catalog.Index]int{}
+	node := func(x *catalog.Index) int {
 		if i, ok := id[x]; ok {
 			return i
 		}

@@ -8,9 +8,9 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/examples"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -18,7 +18,7 @@ import (
 // adviseBoth advises without a budget decomposed and as one program, and
 // checks both results and that they agree: equal cost, plans of the same
 // statements in the same order.
-func adviseBoth(t tb, m *model.Model, w *workload.Workload, mix string) (split, one *Result) {
+func adviseBoth(t tb, m *catalog.Model, w *workload.Workload, mix string) (split, one *Result) {
 	t.Helper()
 	opt := Options{Mix: mix, Profile: cost.Cassandra, Mode: WithSI, Solver: &solver.CBC{}}
 	split, err := Advise(context.Background(), m, w, opt)

@@ -3,8 +3,7 @@ package advisor
 import (
 	"sort"
 
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/planner"
 )
 
@@ -29,15 +28,15 @@ func (m Mode) String() string {
 // enumerator collects candidate indexes, deduplicated by identity.
 type enumerator struct {
 	mode  Mode
-	byKey map[string]*physical.Index
-	list  []*physical.Index
+	byKey map[string]*catalog.Index
+	list  []*catalog.Index
 }
 
 func newEnumerator(mode Mode) *enumerator {
-	return &enumerator{mode: mode, byKey: map[string]*physical.Index{}}
+	return &enumerator{mode: mode, byKey: map[string]*catalog.Index{}}
 }
 
-func (e *enumerator) add(x *physical.Index) *physical.Index {
+func (e *enumerator) add(x *catalog.Index) *catalog.Index {
 	x.Finish()
 	if old := e.byKey[x.Key]; old != nil {
 		return old
@@ -50,16 +49,16 @@ func (e *enumerator) add(x *physical.Index) *physical.Index {
 // shape describes a query for enumeration: per node, its equality fields,
 // and the fields it needs.
 type shape struct {
-	q      *model.Query
-	eq     map[int][]*model.Field
-	rng    *model.FieldRef
-	order  []model.FieldRef
-	needed map[int][]*model.Field
+	q      *catalog.Query
+	eq     map[int][]*catalog.Field
+	rng    *catalog.FieldRef
+	order  []catalog.FieldRef
+	needed map[int][]*catalog.Field
 }
 
-func shapeOf(q *model.Query) *shape {
-	s := &shape{q: q, eq: map[int][]*model.Field{}, needed: map[int][]*model.Field{}}
-	addField := func(m map[int][]*model.Field, r model.FieldRef) {
+func shapeOf(q *catalog.Query) *shape {
+	s := &shape{q: q, eq: map[int][]*catalog.Field{}, needed: map[int][]*catalog.Field{}}
+	addField := func(m map[int][]*catalog.Field, r catalog.FieldRef) {
 		for _, f := range m[r.Node] {
 			if f == r.Field {
 				return
@@ -69,7 +68,7 @@ func shapeOf(q *model.Query) *shape {
 	}
 	for _, p := range q.Preds {
 		switch {
-		case p.Op == model.Eq:
+		case p.Op == catalog.Eq:
 			addField(s.eq, p.Ref)
 		case p.Op.IsRange() && s.rng == nil:
 			r := p.Ref
@@ -89,7 +88,7 @@ func shapeOf(q *model.Query) *shape {
 }
 
 // subtrees lists the connected node sets of a query graph (each sorted).
-func subtrees(g *model.Graph) [][]int {
+func subtrees(g *catalog.Graph) [][]int {
 	n := len(g.Nodes)
 	if n > 12 {
 		n = 12 // beyond this the query is split only along its first 12 nodes
@@ -116,7 +115,7 @@ func subtrees(g *model.Graph) [][]int {
 	return out
 }
 
-func connected(g *model.Graph, nodes []int) bool {
+func connected(g *catalog.Graph, nodes []int) bool {
 	in := map[int]bool{}
 	for _, v := range nodes {
 		in[v] = true
@@ -138,28 +137,28 @@ func connected(g *model.Graph, nodes []int) bool {
 
 // build canonicalizes an index over query nodes: hash, order and extra are
 // query field references.
-func build(kind physical.Kind, q *model.Graph, nodes []int, root int, hash, order, extra []model.FieldRef) *physical.Index {
-	g, from := physical.Canon(physical.Sub{Graph: q, Root: root, Nodes: nodes})
+func build(kind catalog.Kind, q *catalog.Graph, nodes []int, root int, hash, order, extra []catalog.FieldRef) *catalog.Index {
+	g, from := catalog.Canon(catalog.Sub{Graph: q, Root: root, Nodes: nodes})
 	to := map[int]int{}
 	for i, v := range from {
 		to[v] = i
 	}
-	conv := func(rs []model.FieldRef) []physical.Attr {
-		out := make([]physical.Attr, 0, len(rs))
+	conv := func(rs []catalog.FieldRef) []catalog.Attr {
+		out := make([]catalog.Attr, 0, len(rs))
 		for _, r := range rs {
 			if n, ok := to[r.Node]; ok {
-				out = append(out, physical.Attr{Node: n, Field: r.Field})
+				out = append(out, catalog.Attr{Node: n, Field: r.Field})
 			}
 		}
 		return out
 	}
-	return &physical.Index{Kind: kind, Graph: g, Hash: conv(hash), Order: conv(order), Extra: conv(extra)}
+	return &catalog.Index{Kind: kind, Graph: g, Hash: conv(hash), Order: conv(order), Extra: conv(extra)}
 }
 
-func refs(node int, fs []*model.Field) []model.FieldRef {
-	out := make([]model.FieldRef, len(fs))
+func refs(node int, fs []*catalog.Field) []catalog.FieldRef {
+	out := make([]catalog.FieldRef, len(fs))
 	for i, f := range fs {
-		out[i] = model.FieldRef{Node: node, Field: f}
+		out[i] = catalog.FieldRef{Node: node, Field: f}
 	}
 	return out
 }
@@ -169,7 +168,7 @@ func refs(node int, fs []*model.Field) []model.FieldRef {
 // whole graph gives the materialized view) and CFs keyed by the key of one
 // of its entities (later steps of join plans), each with the part's needed
 // fields as values or with keys only.
-func (e *enumerator) forQuery(q *model.Query) {
+func (e *enumerator) forQuery(q *catalog.Query) {
 	if e.mode == Normalized {
 		e.normalized(q)
 		return
@@ -181,23 +180,23 @@ func (e *enumerator) forQuery(q *model.Query) {
 		for _, v := range nodes {
 			in[v] = true
 		}
-		var ids, needed, eqAll []model.FieldRef
+		var ids, needed, eqAll []catalog.FieldRef
 		for _, v := range nodes {
-			ids = append(ids, model.FieldRef{Node: v, Field: g.Nodes[v].Entity.Key})
+			ids = append(ids, catalog.FieldRef{Node: v, Field: g.Nodes[v].Entity.Key})
 			needed = append(needed, refs(v, s.needed[v])...)
 			eqAll = append(eqAll, refs(v, s.eq[v])...)
 		}
-		var rng, ord []model.FieldRef
+		var rng, ord []catalog.FieldRef
 		if s.rng != nil && in[s.rng.Node] {
-			rng = []model.FieldRef{*s.rng}
+			rng = []catalog.FieldRef{*s.rng}
 		}
 		for _, o := range s.order {
 			if in[o.Node] {
 				ord = append(ord, o)
 			}
 		}
-		clustering := func(skip int) []model.FieldRef {
-			var out []model.FieldRef
+		clustering := func(skip int) []catalog.FieldRef {
+			var out []catalog.FieldRef
 			for _, r := range eqAll {
 				if r.Node != skip {
 					out = append(out, r)
@@ -207,7 +206,7 @@ func (e *enumerator) forQuery(q *model.Query) {
 			out = append(out, ord...)
 			return append(out, ids...)
 		}
-		extras := [][]model.FieldRef{needed}
+		extras := [][]catalog.FieldRef{needed}
 		if len(nodes) > 1 {
 			extras = append(extras, nil)
 		}
@@ -216,10 +215,10 @@ func (e *enumerator) forQuery(q *model.Query) {
 			if len(s.eq[h]) == 0 {
 				continue
 			}
-			hashes := [][]model.FieldRef{refs(h, s.eq[h])}
+			hashes := [][]catalog.FieldRef{refs(h, s.eq[h])}
 			if len(s.eq[h]) > 1 {
 				for _, f := range s.eq[h] {
-					hashes = append(hashes, refs(h, []*model.Field{f}))
+					hashes = append(hashes, refs(h, []*catalog.Field{f}))
 				}
 			}
 			for _, hash := range hashes {
@@ -228,18 +227,18 @@ func (e *enumerator) forQuery(q *model.Query) {
 					order = append(refs(h, s.eq[h]), order...)
 				}
 				for _, ex := range extras {
-					e.add(build(physical.CF, g, nodes, h, hash, order, ex))
+					e.add(build(catalog.CF, g, nodes, h, hash, order, ex))
 				}
 			}
 		}
 		// Later steps: keyed by the key of one entity.
 		for _, v := range nodes {
-			hash := []model.FieldRef{{Node: v, Field: g.Nodes[v].Entity.Key}}
+			hash := []catalog.FieldRef{{Node: v, Field: g.Nodes[v].Entity.Key}}
 			// One clustering order suffices: a later step reads whole
 			// partitions unless an equality or range binds a prefix, and
 			// the order below puts those first.
 			for _, ex := range extras {
-				e.add(build(physical.CF, g, nodes, v, hash, clustering(-1), ex))
+				e.add(build(catalog.CF, g, nodes, v, hash, clustering(-1), ex))
 			}
 		}
 	}
@@ -248,30 +247,30 @@ func (e *enumerator) forQuery(q *model.Query) {
 // normalized adds the baseline's CFs for q: one per entity of the query
 // keyed by its key with all its fields, and one per entity with equality
 // predicates mapping them to the keys of every entity of the query.
-func (e *enumerator) normalized(q *model.Query) {
+func (e *enumerator) normalized(q *catalog.Query) {
 	s := shapeOf(q)
 	g := q.Graph
 	var all []int
-	var ids []model.FieldRef
+	var ids []catalog.FieldRef
 	for v := range g.Nodes {
 		all = append(all, v)
-		ids = append(ids, model.FieldRef{Node: v, Field: g.Nodes[v].Entity.Key})
+		ids = append(ids, catalog.FieldRef{Node: v, Field: g.Nodes[v].Entity.Key})
 	}
 	for v, nd := range g.Nodes {
 		e.add(entityCF(nd.Entity))
 		if len(s.eq[v]) > 0 && !(len(s.eq[v]) == 1 && s.eq[v][0].Key && len(g.Nodes) == 1) {
-			e.add(build(physical.CF, g, all, v, refs(v, s.eq[v]), ids, nil))
+			e.add(build(catalog.CF, g, all, v, refs(v, s.eq[v]), ids, nil))
 		}
 	}
 }
 
 // entityCF is CF([e.key] [] → [every other field of e]).
-func entityCF(ent *model.Entity) *physical.Index {
-	g := &model.Graph{Nodes: []model.Node{{Entity: ent, Parent: -1, Alias: ent.Name}}}
-	x := &physical.Index{Kind: physical.CF, Graph: g, Hash: []physical.Attr{{Node: 0, Field: ent.Key}}}
+func entityCF(ent *catalog.Entity) *catalog.Index {
+	g := &catalog.Graph{Nodes: []catalog.Node{{Entity: ent, Parent: -1, Alias: ent.Name}}}
+	x := &catalog.Index{Kind: catalog.CF, Graph: g, Hash: []catalog.Attr{{Node: 0, Field: ent.Key}}}
 	for _, f := range ent.Fields {
 		if f != ent.Key {
-			x.Extra = append(x.Extra, physical.Attr{Node: 0, Field: f})
+			x.Extra = append(x.Extra, catalog.Attr{Node: 0, Field: f})
 		}
 	}
 	return x
@@ -280,13 +279,13 @@ func entityCF(ent *model.Entity) *physical.Index {
 // merge adds, for CFs with the same graph, partition key and clustering
 // key, the CF holding the union of their values (seed 000 §3.2).
 func (e *enumerator) merge() {
-	groups := map[string][]*physical.Index{}
+	groups := map[string][]*catalog.Index{}
 	var order []string
 	for _, x := range e.list {
-		if x.Kind != physical.CF {
+		if x.Kind != catalog.CF {
 			continue
 		}
-		k := physical.GraphKey(x.Graph) + "|" + keyText(x, x.Hash) + "|" + keyText(x, x.Order)
+		k := catalog.GraphKey(x.Graph) + "|" + keyText(x, x.Hash) + "|" + keyText(x, x.Order)
 		if groups[k] == nil {
 			order = append(order, k)
 		}
@@ -301,7 +300,7 @@ func (e *enumerator) merge() {
 	}
 }
 
-func keyText(x *physical.Index, as []physical.Attr) string {
+func keyText(x *catalog.Index, as []catalog.Attr) string {
 	s := ""
 	for _, a := range as {
 		s += x.AttrName(a) + ","
@@ -309,8 +308,8 @@ func keyText(x *physical.Index, as []physical.Attr) string {
 	return s
 }
 
-func union(xs ...*physical.Index) *physical.Index {
-	u := &physical.Index{Kind: physical.CF, Graph: xs[0].Graph, Hash: xs[0].Hash, Order: xs[0].Order}
+func union(xs ...*catalog.Index) *catalog.Index {
+	u := &catalog.Index{Kind: catalog.CF, Graph: xs[0].Graph, Hash: xs[0].Hash, Order: xs[0].Order}
 	for _, x := range xs {
 		u.Extra = append(u.Extra, x.Extra...)
 	}
@@ -323,13 +322,13 @@ func union(xs ...*physical.Index) *physical.Index {
 // entity), each with the CF keyed by that key that can carry it (the
 // "additional CF"). The SI's base CF is left to the ILP.
 func (e *enumerator) secondary() {
-	for _, x := range append([]*physical.Index(nil), e.list...) {
-		if x.Kind != physical.CF {
+	for _, x := range append([]*catalog.Index(nil), e.list...) {
+		if x.Kind != catalog.CF {
 			continue
 		}
-		for _, f := range append(append([]physical.Attr(nil), x.Order...), x.Extra...) {
+		for _, f := range append(append([]catalog.Attr(nil), x.Order...), x.Extra...) {
 			for _, h := range x.Hash {
-				for _, k := range []physical.Attr{
+				for _, k := range []catalog.Attr{
 					{Node: f.Node, Field: x.Graph.Nodes[f.Node].Entity.Key},
 					{Node: h.Node, Field: x.Graph.Nodes[h.Node].Entity.Key},
 				} {
@@ -344,21 +343,21 @@ func (e *enumerator) secondary() {
 }
 
 // addSI adds SI(h → k) over x's graph and the CF keyed by k that carries it.
-func (e *enumerator) addSI(x *physical.Index, h, k physical.Attr) {
+func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr) {
 	nodes := make([]int, len(x.Graph.Nodes))
 	for i := range nodes {
 		nodes[i] = i
 	}
-	toRef := func(as []physical.Attr) []model.FieldRef {
-		out := make([]model.FieldRef, len(as))
+	toRef := func(as []catalog.Attr) []catalog.FieldRef {
+		out := make([]catalog.FieldRef, len(as))
 		for i, a := range as {
-			out[i] = model.FieldRef{Node: a.Node, Field: a.Field}
+			out[i] = catalog.FieldRef{Node: a.Node, Field: a.Field}
 		}
 		return out
 	}
-	hr, kr := toRef([]physical.Attr{h})[0], toRef([]physical.Attr{k})[0]
-	e.add(build(physical.SI, x.Graph, nodes, k.Node, []model.FieldRef{hr}, nil, []model.FieldRef{kr}))
-	var order []model.FieldRef
+	hr, kr := toRef([]catalog.Attr{h})[0], toRef([]catalog.Attr{k})[0]
+	e.add(build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{hr}, nil, []catalog.FieldRef{kr}))
+	var order []catalog.FieldRef
 	for _, a := range toRef(x.Order) {
 		if a != kr {
 			order = append(order, a)
@@ -374,5 +373,5 @@ func (e *enumerator) addSI(x *physical.Index, h, k physical.Attr) {
 			extra = append(extra, a)
 		}
 	}
-	e.add(build(physical.CF, x.Graph, nodes, k.Node, []model.FieldRef{kr}, order, extra))
+	e.add(build(catalog.CF, x.Graph, nodes, k.Node, []catalog.FieldRef{kr}, order, extra))
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -17,7 +17,7 @@ import (
 // cheapest plans of its support queries. A statement the schema cannot
 // answer, or an index whose support query it cannot answer, is an error
 // naming the statement.
-func Evaluate(m *model.Model, w *workload.Workload, s *physical.Schema, opt Options) (*Result, error) {
+func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Options) (*Result, error) {
 	start := time.Now()
 	if !w.HasMix(opt.Mix) {
 		return nil, fmt.Errorf("workload %s has no mix %q (its mixes: %s)", w.Name, opt.Mix, strings.Join(w.Mixes, ", "))
@@ -50,8 +50,8 @@ func Evaluate(m *model.Model, w *workload.Workload, s *physical.Schema, opt Opti
 			return nil, fmt.Errorf("%s:%d:%d: statement %s: %v", pos.File, pos.Line, pos.Col, st.Tag, err)
 		}
 		wp := &WritePlan{Statement: st, Weight: weight}
-		seen := map[*physical.Plan]bool{}
-		byIndex := map[*physical.Index]*IndexUpkeep{}
+		seen := map[*plan.Query]bool{}
+		byIndex := map[*catalog.Index]*IndexUpkeep{}
 		for _, u := range ups {
 			iu := byIndex[u.Index]
 			if iu == nil {

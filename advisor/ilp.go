@@ -8,7 +8,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
@@ -37,13 +38,13 @@ import (
 // variables where NoSE's dense (query × index) program has 435,000.
 type ilp struct {
 	m       *solver.Model
-	x       map[*physical.Index]solver.Var
-	indexes []*physical.Index
+	x       map[*catalog.Index]solver.Var
+	indexes []*catalog.Index
 	queries []*workload.Statement
 	qdags   []*planner.DAG
 	qvars   []map[int]solver.Var // per query: arc → variable
 	writes  []*workload.Statement
-	upkeeps map[*workload.Statement]map[*physical.Index]planner.Upkeep
+	upkeeps map[*workload.Statement]map[*catalog.Index]planner.Upkeep
 	sups    []*support
 	svars   []map[int]solver.Var
 	mix     string
@@ -52,12 +53,12 @@ type ilp struct {
 	budgetC bool
 	scale   float64 // a lower bound on the workload's query cost
 	pool    *planner.Pool
-	needs   map[*physical.Index][]*support
+	needs   map[*catalog.Index][]*support
 	// supPlans caches the chosen plan of each support query.
-	supPlans map[int]*physical.Plan
-	chosen   func(*physical.Index) bool
+	supPlans map[int]*plan.Query
+	chosen   func(*catalog.Index) bool
 	// writeCost is each index's weighted write cost (eq. 6).
-	writeCost map[*physical.Index]float64
+	writeCost map[*catalog.Index]float64
 	// objective is that of solve's solution (tie-break terms included),
 	// the one its gap is relative to.
 	objective float64
@@ -65,7 +66,7 @@ type ilp struct {
 
 // flow adds the variables and constraints of one plan DAG and returns its
 // arc variables and the terms of the flow leaving its start.
-func (pr *ilp) flow(name string, d *planner.DAG, weight float64, xv func(*physical.Index) solver.Var, group bool) (map[int]solver.Var, []solver.Term) {
+func (pr *ilp) flow(name string, d *planner.DAG, weight float64, xv func(*catalog.Index) solver.Var, group bool) (map[int]solver.Var, []solver.Term) {
 	vars := map[int]solver.Var{}
 	in := map[int][]solver.Term{}
 	out := map[int][]solver.Term{}
@@ -75,9 +76,9 @@ func (pr *ilp) flow(name string, d *planner.DAG, weight float64, xv func(*physic
 		arc      int // -1 when arcs are grouped
 	}
 	byKey := map[key]solver.Var{}
-	offers := map[solver.Var][]*physical.Index{}
+	offers := map[solver.Var][]*catalog.Index{}
 	var vorder []solver.Var
-	maps := map[*physical.Index]map[string]bool{}
+	maps := map[*catalog.Index]map[string]bool{}
 	for _, a := range d.LiveArcs() {
 		arc := d.Arcs[a]
 		k := key{arc.From, arc.To, arc.Step.Cost, a}
@@ -117,8 +118,8 @@ func (pr *ilp) flow(name string, d *planner.DAG, weight float64, xv func(*physic
 	// A step one index offers counts against that index's x, summed over
 	// the query (one plan reads an index at most as often as it embeds);
 	// a grouped step, which several indexes offer, needs one of them.
-	usage := map[*physical.Index][]solver.Term{}
-	var xorder []*physical.Index
+	usage := map[*catalog.Index][]solver.Term{}
+	var xorder []*catalog.Index
 	for _, v := range vorder {
 		if xs := offers[v]; len(xs) == 1 {
 			if usage[xs[0]] == nil {
@@ -147,10 +148,10 @@ func (pr *ilp) flow(name string, d *planner.DAG, weight float64, xv func(*physic
 const groupQueries, groupSupports = false, true
 
 func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, writes []*workload.Statement,
-	upkeeps map[*workload.Statement]map[*physical.Index]planner.Upkeep, sups []*support, p *planner.Pool) *ilp {
-	pr := &ilp{m: solver.NewModel(), x: map[*physical.Index]solver.Var{}, queries: queries, qdags: qdags,
-		writes: writes, upkeeps: upkeeps, mix: opt.Mix, writeCost: map[*physical.Index]float64{}}
-	xv := func(i *physical.Index) solver.Var {
+	upkeeps map[*workload.Statement]map[*catalog.Index]planner.Upkeep, sups []*support, p *planner.Pool) *ilp {
+	pr := &ilp{m: solver.NewModel(), x: map[*catalog.Index]solver.Var{}, queries: queries, qdags: qdags,
+		writes: writes, upkeeps: upkeeps, mix: opt.Mix, writeCost: map[*catalog.Index]float64{}}
+	xv := func(i *catalog.Index) solver.Var {
 		if v, ok := pr.x[i]; ok {
 			return v
 		}
@@ -185,10 +186,10 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 	// Close the program over what chosen indexes need: an SI's possible
 	// base CFs, and the support queries (and the indexes their plans read)
 	// of every index that writes change.
-	needMap := map[*physical.Index][]*support{}
+	needMap := map[*catalog.Index][]*support{}
 	pr.pool, pr.needs = p, needMap
 	for _, sp := range sups {
-		seen := map[*physical.Index]bool{}
+		seen := map[*catalog.Index]bool{}
 		for _, i := range sp.needBy {
 			if !seen[i] {
 				seen[i] = true
@@ -211,7 +212,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 	}
 	for k := 0; k < len(pr.indexes); k++ {
 		i := pr.indexes[k]
-		if i.Kind == physical.SI {
+		if i.Kind == catalog.SI {
 			for _, b := range p.Bases[i] {
 				xv(b)
 			}
@@ -239,7 +240,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 	// Every SI needs a base CF in the schema; the ILP picks which.
 	for k := 0; k < len(pr.indexes); k++ {
 		i := pr.indexes[k]
-		if i.Kind != physical.SI {
+		if i.Kind != catalog.SI {
 			continue
 		}
 		terms := []solver.Term{{Var: pr.x[i], Coef: 1}}
@@ -331,8 +332,8 @@ func (pr *ilp) minBudget(ctx context.Context, opt Options, st *Stats) (float64, 
 // from them.
 func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 	on := func(v solver.Var) bool { return sol.Values[v] > 0.5 }
-	chosen := map[*physical.Index]bool{}
-	isChosen := func(x *physical.Index) bool { return chosen[x] }
+	chosen := map[*catalog.Index]bool{}
+	isChosen := func(x *catalog.Index) bool { return chosen[x] }
 	pr.chosen = isChosen
 	for _, i := range pr.indexes {
 		if on(pr.x[i]) {
@@ -349,7 +350,7 @@ func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 	}
 	for _, s := range pr.writes {
 		wp := &WritePlan{Statement: s, Weight: s.Weight(pr.mix)}
-		var idx []*physical.Index
+		var idx []*catalog.Index
 		for i := range pr.upkeeps[s] {
 			if chosen[i] {
 				idx = append(idx, i)
@@ -385,7 +386,7 @@ func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 	}
 }
 
-func needs(sp *support, i *physical.Index) bool {
+func needs(sp *support, i *catalog.Index) bool {
 	for _, x := range sp.needBy {
 		if x == i {
 			return true
@@ -395,7 +396,7 @@ func needs(sp *support, i *physical.Index) bool {
 }
 
 // path follows the chosen arcs of a DAG from its start to an end state.
-func path(d *planner.DAG, vars map[int]solver.Var, on func(solver.Var) bool, chosen func(*physical.Index) bool) []int {
+func path(d *planner.DAG, vars map[int]solver.Var, on func(solver.Var) bool, chosen func(*catalog.Index) bool) []int {
 	var p []int
 	for i := 0; !d.States[i].End; {
 		next := -1
@@ -416,17 +417,17 @@ func path(d *planner.DAG, vars map[int]solver.Var, on func(solver.Var) bool, cho
 
 // supportPlan is the chosen plan of support query si, or nil if it does not
 // run.
-func (pr *ilp) supportPlan(si int, on func(solver.Var) bool) *physical.Plan {
+func (pr *ilp) supportPlan(si int, on func(solver.Var) bool) *plan.Query {
 	if pl, ok := pr.supPlans[si]; ok {
 		return pl
 	}
 	d := pr.sups[si].dag
-	var pl *physical.Plan
+	var pl *plan.Query
 	if p := path(d, pr.svars[si], on, pr.chosen); p != nil {
 		pl = d.Plan(p)
 	}
 	if pr.supPlans == nil {
-		pr.supPlans = map[int]*physical.Plan{}
+		pr.supPlans = map[int]*plan.Query{}
 	}
 	pr.supPlans[si] = pl // one plan per support query, shared by the indexes that need it
 	return pl

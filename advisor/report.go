@@ -6,10 +6,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 )
 
 // WriteText writes the recommendation for people: the schema, every
@@ -134,13 +134,13 @@ type jsonResult struct {
 	Solver      map[string]any       `json:"solver"`
 }
 
-func planJSON(p *physical.Plan) jsonPlan {
+func planJSON(p *plan.Query) jsonPlan {
 	g := p.Query.Graph
 	out := jsonPlan{Cost: p.Cost, Rows: p.Rows, Sort: p.Sort, Limit: p.Limit, Steps: []jsonStep{}}
 	for _, s := range p.Steps {
 		js := jsonStep{Index: s.Index.Name, Kind: s.Index.Kind.String(), Partitions: s.Partitions, Rows: s.Rows, Cost: s.Cost, Key: []string{}}
 		if s.Link >= 0 {
-			js.Key = append(js.Key, g.DescribeRef(model.FieldRef{Node: s.Link, Field: g.Nodes[s.Link].Entity.Key})+" = (previous step)")
+			js.Key = append(js.Key, g.DescribeRef(catalog.FieldRef{Node: s.Link, Field: g.Nodes[s.Link].Entity.Key})+" = (previous step)")
 		}
 		for _, k := range s.KeyPreds {
 			pr := p.Query.Preds[k]
@@ -169,7 +169,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		for n := range x.Graph.Nodes {
 			ji.Path = append(ji.Path, x.Graph.Describe(n))
 		}
-		names := func(as []physical.Attr) []string {
+		names := func(as []catalog.Attr) []string {
 			s := []string{}
 			for _, a := range as {
 				s = append(s, x.AttrName(a))
@@ -248,7 +248,7 @@ func (r *Result) WriteDOT(w io.Writer) error {
 	b.WriteString("  subgraph cluster_schema {\n    label=\"schema\";\n")
 	for _, x := range r.Indexes {
 		shape := "box"
-		if x.Kind == physical.SI {
+		if x.Kind == catalog.SI {
 			shape = "ellipse"
 		}
 		fmt.Fprintf(&b, "    %q [shape=%s, label=%q];\n", "ix_"+x.Name, shape, x.Name+"\n"+x.Describe()+"\n"+units.Format(x.Size))
@@ -265,7 +265,7 @@ func (r *Result) WriteDOT(w io.Writer) error {
 		for si, s := range q.Plan.Steps {
 			node := fmt.Sprintf("%s_s%d", id, si)
 			kind := "Index Lookup CF"
-			if s.Index.Kind == physical.SI {
+			if s.Index.Kind == catalog.SI {
 				kind = "Index Lookup SI"
 			}
 			fmt.Fprintf(&b, "    %s [shape=box, style=rounded, label=%q];\n", node, fmt.Sprintf("%s %s\nP=%.3g R=%.3g cost %.4g", kind, s.Index.Name, s.Partitions, s.Rows, s.Cost))

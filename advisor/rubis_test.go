@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )
 
-func loadRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
+func loadRUBiS(t testing.TB, wfile string) (*catalog.Model, *workload.Workload) {
 	t.Helper()
 	m, _, w, err := rubis.Parse(wfile)
 	if err != nil {

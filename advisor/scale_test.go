@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/examples"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -21,7 +21,7 @@ import (
 // name is used for) of instance c > 1 suffixed _c, its groups and tags
 // too, so the instances share no entity and no candidate index. The
 // workload header is the first one's.
-func combine(t tb, relations []string, models, workloads []string) (*model.Model, *workload.Workload) {
+func combine(t tb, relations []string, models, workloads []string) (*catalog.Model, *workload.Workload) {
 	t.Helper()
 	rel := regexp.MustCompile(`\b(` + strings.Join(relations, "|") + `)\b`)
 	group := regexp.MustCompile(`\bGROUP (\w+)`)
@@ -56,7 +56,7 @@ func combine(t tb, relations []string, models, workloads []string) (*model.Model
 }
 
 // copies is k copies of one model and workload, combined.
-func copies(t tb, modelSrc, workloadSrc string, relations []string, k int) (*model.Model, *workload.Workload) {
+func copies(t tb, modelSrc, workloadSrc string, relations []string, k int) (*catalog.Model, *workload.Workload) {
 	t.Helper()
 	var ms, ws []string
 	for range k {
@@ -68,7 +68,7 @@ func copies(t tb, modelSrc, workloadSrc string, relations []string, k int) (*mod
 var rubisRelations = []string{"categories", "regions", "users", "items", "bids", "comments", "buynow"}
 
 // rubisCopies is RUBiS (the 36-statement workload) k times over.
-func rubisCopies(t testing.TB, k int) (*model.Model, *workload.Workload) {
+func rubisCopies(t testing.TB, k int) (*catalog.Model, *workload.Workload) {
 	return copies(t, examples.RUBiSModel, examples.RUBiSWorkload, rubisRelations, k)
 }
 

@@ -4,7 +4,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/solver"
 )
@@ -24,7 +25,7 @@ import (
 type localSearch struct {
 	pr     *ilp
 	budget float64
-	in     map[*physical.Index]bool
+	in     map[*catalog.Index]bool
 	size   float64
 	// Per query and per support query: the current path and its cost, nil
 	// when a support query is not needed.
@@ -34,20 +35,20 @@ type localSearch struct {
 	need []int
 	// readers lists, per index, the query and support DAGs (support ones
 	// as -1-si) with a step that reads it.
-	readers   map[*physical.Index][]int
+	readers   map[*catalog.Index][]int
 	supportOf map[*support]int
 	byWeight  []int // queries, heaviest first
 	// baseOf lists, per CF, the SIs it can be a base of.
-	baseOf map[*physical.Index][]*physical.Index
+	baseOf map[*catalog.Index][]*catalog.Index
 }
 
 // start returns variable values for a feasible schema within the budget,
 // or nil when the search finds none.
 func (pr *ilp) start(budget float64) []float64 {
-	ls := &localSearch{pr: pr, budget: budget, in: map[*physical.Index]bool{},
+	ls := &localSearch{pr: pr, budget: budget, in: map[*catalog.Index]bool{},
 		qpath: make([][]int, len(pr.queries)), qcost: make([]float64, len(pr.queries)),
 		spath: make([][]int, len(pr.sups)), scost: make([]float64, len(pr.sups)), need: make([]int, len(pr.sups)),
-		readers: map[*physical.Index][]int{}, supportOf: map[*support]int{}, baseOf: map[*physical.Index][]*physical.Index{}}
+		readers: map[*catalog.Index][]int{}, supportOf: map[*support]int{}, baseOf: map[*catalog.Index][]*catalog.Index{}}
 	for _, x := range pr.indexes {
 		for _, b := range pr.pool.Bases[x] {
 			ls.baseOf[b] = append(ls.baseOf[b], x)
@@ -58,7 +59,7 @@ func (pr *ilp) start(budget float64) []float64 {
 	}
 	type reader struct {
 		id int
-		x  *physical.Index
+		x  *catalog.Index
 	}
 	seen := map[reader]bool{}
 	addReaders := func(d *planner.DAG, id int) {
@@ -148,7 +149,7 @@ func (ls *localSearch) total() float64 {
 	return c
 }
 
-func (ls *localSearch) allowIn(x *physical.Index) bool { return ls.in[x] }
+func (ls *localSearch) allowIn(x *catalog.Index) bool { return ls.in[x] }
 
 // construct builds a schema plan by plan, heaviest query first: each
 // query, then each support query the schema comes to need, takes the plan
@@ -161,14 +162,14 @@ func (ls *localSearch) construct(lambda float64) bool {
 	ls.size = 0
 	clear(ls.need)
 	clear(ls.spath)
-	penalty := func(x *physical.Index) float64 {
+	penalty := func(x *catalog.Index) float64 {
 		if ls.in[x] {
 			return 0
 		}
 		return pr.writeCost[x] + lambda*x.Size
 	}
 	add := func(d *planner.DAG, w float64) bool {
-		p, _ := d.PricedPath(func(l *physical.Lookup) (float64, bool) {
+		p, _ := d.PricedPath(func(l *plan.Step) (float64, bool) {
 			if _, ok := pr.x[l.Index]; !ok {
 				return 0, false
 			}
@@ -195,8 +196,8 @@ func (ls *localSearch) construct(lambda float64) bool {
 			if !ls.in[x] {
 				continue
 			}
-			if x.Kind == physical.SI && !ls.hasBase(x) {
-				var base *physical.Index
+			if x.Kind == catalog.SI && !ls.hasBase(x) {
+				var base *catalog.Index
 				for _, b := range pr.pool.Bases[x] {
 					if _, ok := pr.x[b]; ok && (base == nil || penalty(b) < penalty(base)) {
 						base = b
@@ -241,7 +242,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 }
 
 // hasBase reports whether SI x has a base CF in the schema.
-func (ls *localSearch) hasBase(x *physical.Index) bool {
+func (ls *localSearch) hasBase(x *catalog.Index) bool {
 	for _, b := range ls.pr.pool.Bases[x] {
 		if ls.in[b] {
 			return true
@@ -259,7 +260,7 @@ type replan struct {
 
 // move prices toggling x: the change in cost and the plans that change,
 // or ok == false when the schema would answer some query no more.
-func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, ok bool) {
+func (ls *localSearch) move(x *catalog.Index) (delta float64, plans []replan, ok bool) {
 	pr := ls.pr
 	drop := ls.in[x]
 	ls.in[x] = !drop
@@ -273,7 +274,7 @@ func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, o
 		}
 	} else {
 		delta += pr.writeCost[x]
-		if x.Kind == physical.SI && !ls.hasBase(x) {
+		if x.Kind == catalog.SI && !ls.hasBase(x) {
 			return 0, nil, false
 		}
 	}
@@ -346,7 +347,7 @@ func (ls *localSearch) move(x *physical.Index) (delta float64, plans []replan, o
 	return delta, plans, true
 }
 
-func reads(d *planner.DAG, path []int, x *physical.Index) bool {
+func reads(d *planner.DAG, path []int, x *catalog.Index) bool {
 	for _, a := range path {
 		if d.Arcs[a].Step.Index == x {
 			return true
@@ -361,7 +362,7 @@ func reads(d *planner.DAG, path []int, x *physical.Index) bool {
 // most while the budget holds.
 func (ls *localSearch) step(shrink bool) bool {
 	pr := ls.pr
-	var best *physical.Index
+	var best *catalog.Index
 	var bestPlans []replan
 	bestScore := -1e-9 * math.Max(1, pr.scale) // a real improvement
 	if shrink {

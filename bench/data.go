@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/types"
 )
@@ -27,7 +27,7 @@ type dataSet struct {
 	// the data; model is it built.
 	modelSrc   []byte
 	modelStmts []lang.Statement
-	model      *model.Model
+	model      *catalog.Model
 	// budgetScale is the data's size over the model scale's size (both as
 	// the model's field sizes estimate them).
 	budgetScale float64
@@ -40,14 +40,14 @@ func analyze(ctx context.Context, cfg Config, sampleRows int) (*dataSet, error) 
 	if err != nil {
 		return nil, err
 	}
-	m0, err := model.Build(base)
+	m0, err := catalog.Build(base)
 	if err != nil {
 		return nil, err
 	}
 	d := &dataSet{counts: map[string]int{}, distinct: map[string]map[string]int{}, samples: map[string][][]types.Value{}}
 	seen := map[string][]map[any]struct{}{}
 	rnd := rand.New(rand.NewPCG(cfg.Seed, 0x5a3b1e))
-	err = rubis.Generate(ctx, m0, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *model.Entity, row []types.Value) error {
+	err = rubis.Generate(ctx, m0, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *catalog.Entity, row []types.Value) error {
 		sets := seen[e.Name]
 		if sets == nil {
 			sets = make([]map[any]struct{}, len(e.Columns))
@@ -111,7 +111,7 @@ func analyze(ctx context.Context, cfg Config, sampleRows int) (*dataSet, error) 
 	if d.modelStmts, err = lang.ParseScript("model.kvs", d.modelSrc); err != nil {
 		return nil, fmt.Errorf("scaled model: %w", err)
 	}
-	if d.model, err = model.Build(d.modelStmts); err != nil {
+	if d.model, err = catalog.Build(d.modelStmts); err != nil {
 		return nil, fmt.Errorf("scaled model: %w", err)
 	}
 	d.budgetScale = modelBytes(d.model) / modelBytes(m0)
@@ -120,7 +120,7 @@ func analyze(ctx context.Context, cfg Config, sampleRows int) (*dataSet, error) 
 
 // modelBytes estimates the size of a model's entities: rows × the sum of
 // their field sizes.
-func modelBytes(m *model.Model) float64 {
+func modelBytes(m *catalog.Model) float64 {
 	var total float64
 	for _, e := range m.Entities {
 		var row float64

@@ -5,15 +5,15 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 	"github.com/kvschema/kvschema/workload"
 )
 
 // source says where one statement parameter's values come from.
 type source struct {
-	entity *model.Entity
+	entity *catalog.Entity
 	column int  // the column of a sampled row
 	fresh  bool // a key no row has: INSERT's new key
 }
@@ -39,10 +39,10 @@ func (b *binder) sources(s *workload.Statement) ([]source, error) {
 		}
 		out[p.Index] = src
 	}
-	columnOf := func(e *model.Entity, f *model.Field) source {
+	columnOf := func(e *catalog.Entity, f *catalog.Field) source {
 		return source{entity: e, column: e.Column(f)}
 	}
-	preds := func(g *model.Graph, ps []model.Pred) {
+	preds := func(g *catalog.Graph, ps []catalog.Pred) {
 		for _, p := range ps {
 			e := g.Nodes[p.Ref.Node].Entity
 			set(p.Value, columnOf(e, p.Ref.Field))
@@ -54,7 +54,7 @@ func (b *binder) sources(s *workload.Statement) ([]source, error) {
 	case s.Write != nil:
 		w := s.Write
 		for _, a := range w.Set {
-			if w.Kind == model.Insert && a.Field == w.Entity.Key {
+			if w.Kind == catalog.Insert && a.Field == w.Entity.Key {
 				set(a.Value, source{entity: w.Entity, fresh: true})
 			} else {
 				set(a.Value, columnOf(w.Entity, a.Field))
@@ -85,7 +85,7 @@ type stream struct {
 	srcs    []source
 	data    *dataSet
 	rnd     *rand.Rand
-	nextKey map[*model.Entity]int64
+	nextKey map[*catalog.Entity]int64
 }
 
 func (b *binder) stream(s *workload.Statement, seed uint64) (*stream, error) {
@@ -95,13 +95,13 @@ func (b *binder) stream(s *workload.Statement, seed uint64) (*stream, error) {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(s.Tag))
-	return &stream{srcs: srcs, data: b.data, rnd: rand.New(rand.NewPCG(seed, h.Sum64())), nextKey: map[*model.Entity]int64{}}, nil
+	return &stream{srcs: srcs, data: b.data, rnd: rand.New(rand.NewPCG(seed, h.Sum64())), nextKey: map[*catalog.Entity]int64{}}, nil
 }
 
 // next returns the parameters of the next run.
 func (st *stream) next() []types.Value {
 	args := make([]types.Value, len(st.srcs))
-	rows := map[*model.Entity][]types.Value{}
+	rows := map[*catalog.Entity][]types.Value{}
 	for i, src := range st.srcs {
 		if src.fresh {
 			k := st.nextKey[src.entity]

@@ -17,11 +17,10 @@ import (
 
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/calibrate"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/internal/units"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
@@ -418,7 +417,7 @@ func (cfg *Config) setupVariant(ctx context.Context, name, root string, d *dataS
 	vr.AdviseTime = time.Since(t0)
 	vr.ModelCost, vr.Size, vr.Structures = res.TotalCost, res.TotalSize, len(res.Schema.Indexes)
 	for _, x := range res.Schema.Indexes {
-		if x.Kind == physical.SI {
+		if x.Kind == catalog.SI {
 			vr.SIs++
 		}
 	}
@@ -521,7 +520,7 @@ func (cfg *Config) load(ctx context.Context, en *engine.Engine, name string) (in
 		}
 	}
 	ls, err := en.Load(ctx, func(yield func(engine.Row) error) error {
-		return rubis.Generate(ctx, m, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *model.Entity, row []types.Value) error {
+		return rubis.Generate(ctx, m, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *catalog.Entity, row []types.Value) error {
 			return yield(engine.Row{Entity: e, Values: row, File: "generated " + e.Name})
 		})
 	}, opt)

@@ -39,9 +39,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/prefixstore"
@@ -128,11 +128,11 @@ type data struct {
 	itemIDs              []int64
 }
 
-func synthesize(m *model.Model) *data {
+func synthesize(m *catalog.Model) *data {
 	d := &data{rowParts: map[int][]int64{}, partGroups: map[int]int64{}}
 	items := m.Entity("items")
 	var partID, itemID int64
-	row := func(e *model.Entity, vals map[string]types.Value) []types.Value {
+	row := func(e *catalog.Entity, vals map[string]types.Value) []types.Value {
 		out := make([]types.Value, len(e.Columns))
 		for i, c := range e.Columns {
 			out[i] = vals[c.Name]

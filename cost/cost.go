@@ -18,8 +18,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-
-	"github.com/kvschema/kvschema/physical"
 )
 
 // Profile holds one backend's constants, in seconds.
@@ -115,7 +113,7 @@ type Model interface {
 // rank reads without statistics, which index it reads, how much of that
 // index's key it binds and whether it yields the order asked for.
 type Access struct {
-	Role       physical.Role
+	Role       Role
 	Partitions float64
 	Rows       float64
 	Index      string
@@ -166,11 +164,11 @@ func (p Profile) Read(a Access) float64 {
 	d := p.SIQueryCost - p.CFQueryCost
 	j := p.CFQueryCost * max(a.Rows, 1)
 	switch a.Role {
-	case physical.SIAlone:
+	case SIAlone:
 		return base * p.SIQueryCost / p.CFQueryCost
-	case physical.SIFirst:
+	case SIFirst:
 		return p.IndexCost + a.Partitions*p.PartitionCost + a.Rows*p.RowCost*d/j
-	case physical.AfterSI:
+	case AfterSI:
 		return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*p.RowCost
 	}
 	return base
@@ -180,3 +178,15 @@ func (p Profile) Read(a Access) float64 {
 func (p Profile) Write(puts, deletes float64) float64 {
 	return puts*p.InsertCost + deletes*p.DeleteCost
 }
+
+// Role says how a lookup step relates to secondary indexes (the cases of seed
+// 000's Algorithm 2): the executor follows it, a Model prices it.
+type Role uint8
+
+// Roles of a lookup.
+const (
+	Plain   Role = iota // a CF lookup not next to an SI step
+	SIAlone             // an SI lookup that answers the query by itself
+	SIFirst             // an SI lookup feeding its base CF
+	AfterSI             // the base-CF lookup after an SI lookup
+)

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kvschema/kvschema/physical"
 )
 
 // The worked numbers of NoSE's Cassandra model and of the SI extension
@@ -19,17 +17,17 @@ func TestCassandraFormulas(t *testing.T) {
 		got, want float64
 		tolerance float64
 	}{
-		{"single-row lookup", p.Read(Access{Role: physical.Plain, Partitions: 1, Rows: 1}), 0.0092205525, 1e-10},
-		{"10 partitions, 10 rows", p.Read(Access{Role: physical.Plain, Partitions: 10, Rows: 10}), 0.021649, 1e-6},
-		{"SI step feeding its CF, 2000 rows", p.Read(Access{Role: physical.SIFirst, Partitions: 1, Rows: 2000}), 0.0092142316, 1e-9},
-		{"CF step after an SI, 2000 rows", p.Read(Access{Role: physical.AfterSI, Partitions: 2000, Rows: 2000}), 0.0318884223, 1e-9},
-		{"insert with one support lookup", p.Write(1, 0) + p.Read(Access{Role: physical.Plain, Partitions: 1, Rows: 1}), 0.022550, 1e-6},
+		{"single-row lookup", p.Read(Access{Role: Plain, Partitions: 1, Rows: 1}), 0.0092205525, 1e-10},
+		{"10 partitions, 10 rows", p.Read(Access{Role: Plain, Partitions: 10, Rows: 10}), 0.021649, 1e-6},
+		{"SI step feeding its CF, 2000 rows", p.Read(Access{Role: SIFirst, Partitions: 1, Rows: 2000}), 0.0092142316, 1e-9},
+		{"CF step after an SI, 2000 rows", p.Read(Access{Role: AfterSI, Partitions: 2000, Rows: 2000}), 0.0318884223, 1e-9},
+		{"insert with one support lookup", p.Write(1, 0) + p.Read(Access{Role: Plain, Partitions: 1, Rows: 1}), 0.022550, 1e-6},
 	} {
 		if math.Abs(tc.got-tc.want) > tc.tolerance {
 			t.Errorf("%s: %.10f, want %.10f", tc.name, tc.got, tc.want)
 		}
 	}
-	if alone, plain := p.Read(Access{Role: physical.SIAlone, Partitions: 1, Rows: 5}), p.Read(Access{Role: physical.Plain, Partitions: 1, Rows: 5}); math.Abs(alone-plain*p.SIQueryCost/p.CFQueryCost) > 1e-15 {
+	if alone, plain := p.Read(Access{Role: SIAlone, Partitions: 1, Rows: 5}), p.Read(Access{Role: Plain, Partitions: 1, Rows: 5}); math.Abs(alone-plain*p.SIQueryCost/p.CFQueryCost) > 1e-15 {
 		t.Errorf("eq. 5: SI alone %v, want CF cost × si/cf", alone)
 	}
 	if got := p.Write(2, 3); math.Abs(got-(2*p.InsertCost+3*p.DeleteCost)) > 1e-15 {

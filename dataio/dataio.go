@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -100,7 +100,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // File is one data file of a directory.
 type File struct {
 	Path   string
-	Entity *model.Entity
+	Entity *catalog.Entity
 	Format Format
 }
 
@@ -109,12 +109,12 @@ type File struct {
 // ties (and cycles) broken by entity name. Other files and subdirectories are
 // ignored. A data file named after no entity of m, or a second file for the
 // same entity, is an error.
-func Files(dir string, m *model.Model) ([]File, error) {
+func Files(dir string, m *catalog.Model) ([]File, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	byEntity := map[*model.Entity]File{}
+	byEntity := map[*catalog.Entity]File{}
 	for _, de := range ents {
 		if de.IsDir() {
 			continue
@@ -149,11 +149,11 @@ func Files(dir string, m *model.Model) ([]File, error) {
 // entity of a reference cycle (self-references aside) may come before one it
 // references: among entities whose references are all placed, or when none
 // is, the smallest name goes first.
-func ParentsFirst(m *model.Model) []*model.Entity {
+func ParentsFirst(m *catalog.Model) []*catalog.Entity {
 	rest := m.SortedEntities()
-	done := make(map[*model.Entity]bool, len(rest))
-	out := make([]*model.Entity, 0, len(rest))
-	ready := func(e *model.Entity) bool {
+	done := make(map[*catalog.Entity]bool, len(rest))
+	out := make([]*catalog.Entity, 0, len(rest))
+	ready := func(e *catalog.Entity) bool {
 		for _, c := range e.Columns {
 			if c.Nav != nil && c.Nav.To != e && !done[c.Nav.To] {
 				return false

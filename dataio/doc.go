@@ -1,5 +1,5 @@
 // Package dataio reads and writes entity data files: the rows of the
-// entities of a conceptual model (model.Model), one file per entity, named
+// entities of a conceptual model (catalog.Model), one file per entity, named
 // after it, in CSV or JSON lines — DIR/<entity>.csv or DIR/<entity>.jsonl.
 //
 // A row of an entity is a []types.Value with one value per entry of

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -26,7 +26,7 @@ type readErrorCase struct {
 
 // checkReadError reads tc.src as the entity its file names and checks the
 // error: its text, its fields and the rows read before it.
-func checkReadError(t *testing.T, m *model.Model, tc readErrorCase) {
+func checkReadError(t *testing.T, m *catalog.Model, tc readErrorCase) {
 	t.Helper()
 	rows, err := readAll(t, []byte(tc.src), tc.file, tc.format, m.Entity(strings.TrimSuffix(tc.file, filepath.Ext(tc.file))))
 	if err == nil {

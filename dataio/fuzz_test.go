@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -23,7 +23,7 @@ var fuzzRows = [][]types.Value{
 // the rows read survive a round trip. Every STRING read is UTF-8 text
 // (checkRow), and holds U+FFFD only if src does, raw or as a JSON escape: a
 // Reader refuses what is not text rather than replace it.
-func fuzzRead(t *testing.T, m *model.Model, src []byte, f Format) {
+func fuzzRead(t *testing.T, m *catalog.Model, src []byte, f Format) {
 	srcHasFFFD := bytes.Contains(src, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(src), []byte(`\ufffd`))
 	for _, e := range []string{"items", "tags"} {
 		ent := m.Entity(e)

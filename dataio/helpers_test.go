@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -39,13 +39,13 @@ type tb interface {
 	Fatalf(format string, args ...any)
 }
 
-func buildModel(t testing.TB, src string) *model.Model {
+func buildModel(t testing.TB, src string) *catalog.Model {
 	t.Helper()
 	stmts, err := lang.ParseScript("test.kvs", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Build(stmts)
+	m, err := catalog.Build(stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func buildModel(t testing.TB, src string) *model.Model {
 
 // checkRow fails unless row holds, for each column, NULL or a canonical value
 // of the column's type (a STRING is UTF-8 text), and a non-NULL key.
-func checkRow(t tb, e *model.Entity, row []types.Value) {
+func checkRow(t tb, e *catalog.Entity, row []types.Value) {
 	t.Helper()
 	if len(row) != len(e.Columns) {
 		t.Fatalf("row of %d values for %d columns", len(row), len(e.Columns))
@@ -89,7 +89,7 @@ func checkRow(t tb, e *model.Entity, row []types.Value) {
 }
 
 // readAll reads every row (copied) or the first error.
-func readAll(t tb, src []byte, file string, f Format, e *model.Entity) ([][]types.Value, error) {
+func readAll(t tb, src []byte, file string, f Format, e *catalog.Entity) ([][]types.Value, error) {
 	t.Helper()
 	r, err := NewReader(bytes.NewReader(src), file, f, e)
 	if err != nil {
@@ -108,7 +108,7 @@ func readAll(t tb, src []byte, file string, f Format, e *model.Entity) ([][]type
 	}
 }
 
-func writeAll(t tb, f Format, e *model.Entity, rows [][]types.Value) []byte {
+func writeAll(t tb, f Format, e *catalog.Entity, rows [][]types.Value) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, f, e)

@@ -5,17 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 )
 
 // dottedEntity is an entity with a column whose name holds a '.', built by
-// hand: model.Build refuses to make one (a '.' separates the steps of a
+// hand: catalog.Build refuses to make one (a '.' separates the steps of a
 // path).
-func dottedEntity() *model.Entity {
-	key := &model.Field{Name: "id", Type: types.BigInt, Key: true, Size: 8, Cardinality: 10}
-	f := &model.Field{Name: "seller.rating", Type: types.BigInt, Size: 8, Cardinality: 10}
-	e := &model.Entity{Name: "items", Count: 10, Fields: []*model.Field{key, f}, Key: key, Columns: []model.Column{
+func dottedEntity() *catalog.Entity {
+	key := &catalog.Field{Name: "id", Type: types.BigInt, Key: true, Size: 8, Cardinality: 10}
+	f := &catalog.Field{Name: "seller.rating", Type: types.BigInt, Size: 8, Cardinality: 10}
+	e := &catalog.Entity{Name: "items", Count: 10, Fields: []*catalog.Field{key, f}, Key: key, Columns: []catalog.Column{
 		{Name: "id", Type: types.BigInt, Field: key},
 		{Name: "seller.rating", Type: types.BigInt, Field: f},
 	}}
@@ -36,7 +36,7 @@ DEFINE RELATION items ROWS 10 { id BIGINT KEY, seller_rating BIGINT CARDINALITY 
 	dotted := dottedEntity()
 	for _, tc := range []struct {
 		name   string
-		ent    *model.Entity
+		ent    *catalog.Entity
 		format Format
 		file   string
 		src    string

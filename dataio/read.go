@@ -17,7 +17,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -25,7 +25,7 @@ import (
 type Reader struct {
 	file   string
 	format Format
-	ent    *model.Entity
+	ent    *catalog.Entity
 	key    int // index of the key in ent.Columns
 	colIdx map[string]int
 	row    []types.Value
@@ -45,7 +45,7 @@ type Reader struct {
 
 // NewReader returns a Reader of the rows of entity e from r, in format f.
 // file names the input in errors. For CSV it reads the header line.
-func NewReader(r io.Reader, file string, f Format, e *model.Entity) (*Reader, error) {
+func NewReader(r io.Reader, file string, f Format, e *catalog.Entity) (*Reader, error) {
 	if !f.valid() {
 		return nil, &Error{File: file, Msg: "unknown data file format " + f.String()}
 	}

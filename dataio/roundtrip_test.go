@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 	"pgregory.net/rapid"
 )
@@ -69,7 +69,7 @@ func valueGen(typ types.Type) *rapid.Generator[types.Value] {
 	return g
 }
 
-func rowGen(e *model.Entity) *rapid.Generator[[]types.Value] {
+func rowGen(e *catalog.Entity) *rapid.Generator[[]types.Value] {
 	return rapid.Custom(func(t *rapid.T) []types.Value {
 		row := make([]types.Value, len(e.Columns))
 		for i, c := range e.Columns {

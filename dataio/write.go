@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -21,7 +21,7 @@ import (
 // call Flush at the end.
 type Writer struct {
 	format Format
-	ent    *model.Entity
+	ent    *catalog.Entity
 	key    int
 
 	cw  *csv.Writer
@@ -33,9 +33,9 @@ type Writer struct {
 
 // NewWriter returns a Writer of entity e's rows to w in format f. For CSV it
 // writes (into its buffer) a header naming every column in Entity.Columns
-// order. An entity with a column whose name holds a '.' (which model.Build
+// order. An entity with a column whose name holds a '.' (which catalog.Build
 // never makes) is refused: a Reader would not read the file.
-func NewWriter(w io.Writer, f Format, e *model.Entity) (*Writer, error) {
+func NewWriter(w io.Writer, f Format, e *catalog.Entity) (*Writer, error) {
 	if !f.valid() {
 		return nil, &Error{Msg: "unknown data file format " + f.String()}
 	}
@@ -108,7 +108,7 @@ func (w *Writer) Flush() error {
 }
 
 // canonical checks (and if needed converts) a value for its column.
-func canonical(v types.Value, col *model.Column) (types.Value, error) {
+func canonical(v types.Value, col *catalog.Column) (types.Value, error) {
 	if v == nil {
 		return nil, nil
 	}

@@ -455,7 +455,7 @@ func TestSharedStore(t *testing.T) {
 	}
 
 	// Closing every connection closes the store; reopening finds the
-	// definitions (registry) and the data.
+	// definitions (catalog) and the data.
 	db1.Close()
 	db2.Close()
 	if got := openShared(); got != before {

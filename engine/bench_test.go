@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/store"
 	_ "github.com/kvschema/kvschema/store/pebblestore"
@@ -32,7 +32,7 @@ func BenchmarkLoadRUBiS(b *testing.B) {
 			b.Fatal(err)
 		}
 		ls, err := en.Load(ctx, func(yield func(engine.Row) error) error {
-			return rubis.Generate(ctx, m, rubis.Config{Scale: 0.002, Seed: 1}, func(e *model.Entity, row []types.Value) error {
+			return rubis.Generate(ctx, m, rubis.Config{Scale: 0.002, Seed: 1}, func(e *catalog.Entity, row []types.Value) error {
 				return yield(engine.Row{Entity: e, Values: row})
 			})
 		}, engine.LoadOptions{Identity: "bench"})

@@ -16,13 +16,13 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/faultstore"
 	"github.com/kvschema/kvschema/store/memstore"
@@ -200,7 +200,7 @@ func (c *concRun) record(ops ...porcupine.Operation) {
 	c.mu.Unlock()
 }
 
-func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, res *advisor.Result, st store.Store, wantKeyMoves bool) {
+func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement, res *advisor.Result, st store.Store, wantKeyMoves bool) {
 	ctx := context.Background()
 	en := engine.New(st, m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
@@ -262,7 +262,7 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 		}
 	}
 	// The initial value of every register, as a write before anything.
-	initial := func(e *model.Entity) {
+	initial := func(e *catalog.Entity) {
 		for _, row := range d.Rows[e] {
 			var vals regState
 			var mask uint8
@@ -345,7 +345,7 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 
 	// The final state: every register read once more, then the reference.
 	final := map[string][]types.Value{}
-	finalRead := func(e *model.Entity) {
+	finalRead := func(e *catalog.Entity) {
 		q := prep("SELECT " + e.Name + ".* FROM " + e.Name + " WHERE " + e.Name + ".id = ?")
 		for _, row := range d.Rows[e] {
 			k := row[e.Column(e.Key)]
@@ -394,7 +394,7 @@ func runConcurrency(t *testing.T, m *model.Model, stmts []*workload.Statement, r
 
 func regKey(entity string, key types.Value) string { return entity + " " + types.Format(key) }
 
-func colIndex(t testing.TB, e *model.Entity, name string) int {
+func colIndex(t testing.TB, e *catalog.Entity, name string) int {
 	for i, c := range e.Columns {
 		if c.Name == name {
 			return i
@@ -406,7 +406,7 @@ func colIndex(t testing.TB, e *model.Entity, name string) int {
 
 // selectedFields returns the values of fields of entity e (the query's
 // root) in a result row.
-func selectedFields(q *engine.Stmt, e *model.Entity, row []types.Value, fields []string) []types.Value {
+func selectedFields(q *engine.Stmt, e *catalog.Entity, row []types.Value, fields []string) []types.Value {
 	out := make([]types.Value, len(fields))
 	for j, r := range q.Resolved.Select {
 		if r.Node != 0 {
@@ -477,7 +477,7 @@ func (c *concRun) update(client int, st *engine.Stmt, entity string, mask uint8,
 // readArgs draws a query's arguments: mostly the hot items and users for
 // their keys, the ratings the writers set, early dates for ranges (so that
 // they match), values of the generated data otherwise.
-func (c *concRun) readArgs(r *rand.Rand, q *model.Query) []types.Value {
+func (c *concRun) readArgs(r *rand.Rand, q *catalog.Query) []types.Value {
 	params := q.Params()
 	args := make([]types.Value, len(params))
 	for i, p := range params {
@@ -577,7 +577,7 @@ func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 			}
 			if key == nil {
 				for k, p := range q.Preds {
-					if p.Ref.Node == n && p.Ref.Field.Key && p.Op == model.Eq {
+					if p.Ref.Node == n && p.Ref.Field.Key && p.Op == catalog.Eq {
 						key = vals[k]
 					}
 				}
@@ -593,7 +593,7 @@ func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 				if mask&(1<<i) == 0 {
 					continue
 				}
-				if s, ok := src[model.FieldRef{Node: n, Field: nd.Entity.Field(f)}]; ok && s >= 0 {
+				if s, ok := src[catalog.FieldRef{Node: n, Field: nd.Entity.Field(f)}]; ok && s >= 0 {
 					groups[s] |= 1 << i
 				} else {
 					observe(rk, 1<<i, seen)
@@ -616,15 +616,15 @@ func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
 // last step that reads each (later steps overwrite earlier values), or -1
 // when it is not known: an SI step's table may hold more attributes than
 // its index lists.
-func fieldSources(p *physical.Plan) map[model.FieldRef]int {
-	src := map[model.FieldRef]int{}
+func fieldSources(p *plan.Query) map[catalog.FieldRef]int {
+	src := map[catalog.FieldRef]int{}
 	for s, l := range p.Steps {
 		for _, a := range l.Index.Attrs() {
 			if a.Node < len(l.Map) && l.Map[a.Node] >= 0 {
-				src[model.FieldRef{Node: l.Map[a.Node], Field: a.Field}] = s
+				src[catalog.FieldRef{Node: l.Map[a.Node], Field: a.Field}] = s
 			}
 		}
-		if l.Index.Kind != physical.SI {
+		if l.Index.Kind != catalog.SI {
 			continue
 		}
 		for _, qn := range l.Map {
@@ -632,7 +632,7 @@ func fieldSources(p *physical.Plan) map[model.FieldRef]int {
 				continue
 			}
 			for _, f := range p.Query.Graph.Nodes[qn].Entity.Fields {
-				if r := (model.FieldRef{Node: qn, Field: f}); src[r] != s {
+				if r := (catalog.FieldRef{Node: qn, Field: f}); src[r] != s {
 					src[r] = -1
 				}
 			}
@@ -641,7 +641,7 @@ func fieldSources(p *physical.Plan) map[model.FieldRef]int {
 	return src
 }
 
-func bindArgs(q *model.Query, args []types.Value) ([]types.Value, error) {
+func bindArgs(q *catalog.Query, args []types.Value) ([]types.Value, error) {
 	vals := make([]types.Value, len(q.Preds))
 	for i, p := range q.Preds {
 		var v types.Value
@@ -663,23 +663,23 @@ func bindArgs(q *model.Query, args []types.Value) ([]types.Value, error) {
 	return vals, nil
 }
 
-func satisfies(v types.Value, op model.Op, arg types.Value) bool {
+func satisfies(v types.Value, op catalog.Op, arg types.Value) bool {
 	if v == nil || arg == nil {
 		return false
 	}
 	c := types.Compare(v, arg)
 	switch op {
-	case model.Eq:
+	case catalog.Eq:
 		return c == 0
-	case model.Ne:
+	case catalog.Ne:
 		return c != 0
-	case model.Lt:
+	case catalog.Lt:
 		return c < 0
-	case model.Le:
+	case catalog.Le:
 		return c <= 0
-	case model.Gt:
+	case catalog.Gt:
 		return c > 0
-	case model.Ge:
+	case catalog.Ge:
 		return c >= 0
 	}
 	return false

@@ -20,12 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 
@@ -138,7 +138,7 @@ func crashSequence(stmts []*engine.Stmt, seed uint64, base int) func() crashOp {
 				args[p.Index] = v
 			}
 		}
-		existing := func(e *model.Entity) types.Value {
+		existing := func(e *catalog.Entity) types.Value {
 			return gen.KeyValue(e.Key.Type, 1+r.IntN(tinyRUBiS(e)))
 		}
 		for _, a := range w.Set {
@@ -171,7 +171,7 @@ func prepareCrashWrites(t testing.TB, en *engine.Engine) []*engine.Stmt {
 			t.Fatalf("%s: not a write", w.text)
 		}
 		for _, p := range st.Write.Preds {
-			if !p.Ref.Field.Key || p.Op != model.Eq {
+			if !p.Ref.Field.Key || p.Op != catalog.Eq {
 				t.Fatalf("%s: the crash workload expects writes by key", w.text)
 			}
 		}
@@ -380,7 +380,7 @@ func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest
 
 // deployCrashStoreOn deploys and loads st as deployCrashStore does and
 // returns the engine's model and the data loaded.
-func deployCrashStoreOn(t *testing.T, ctx context.Context, st store.Store) (*model.Model, *gen.Data) {
+func deployCrashStoreOn(t *testing.T, ctx context.Context, st store.Store) (*catalog.Model, *gen.Data) {
 	t.Helper()
 	msrc, ddl := advisedRUBiS(t, "workload.kvs", 0)
 	en, err := engine.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", []byte(ddl), cost.Cassandra)
@@ -396,7 +396,7 @@ func deployCrashStoreOn(t *testing.T, ctx context.Context, st store.Store) (*mod
 
 // oracleOf returns an oracle of model m holding the data d, closed when
 // the test ends.
-func oracleOf(t *testing.T, m *model.Model, d *gen.Data) *enginetest.Oracle {
+func oracleOf(t *testing.T, m *catalog.Model, d *gen.Data) *enginetest.Oracle {
 	t.Helper()
 	or, err := enginetest.NewOracle(m)
 	if err != nil {
@@ -620,13 +620,13 @@ func checkAcknowledged(t *testing.T, ctx context.Context, en *engine.Engine, stm
 	inFlight := map[fieldKey]types.Value{}
 	keys := map[fieldKey]types.Value{}
 	type insert struct {
-		w    *model.Write
+		w    *catalog.Write
 		args []types.Value
 	}
 	var inserts []insert
 	for i, op := range ops {
 		w := stmts[op.stmt].Write
-		if w.Kind == model.Insert {
+		if w.Kind == catalog.Insert {
 			if i < acked && byEntity[w.Entity.Name] != nil {
 				inserts = append(inserts, insert{w, op.args})
 			}
@@ -646,7 +646,7 @@ func checkAcknowledged(t *testing.T, ctx context.Context, en *engine.Engine, stm
 		}
 	}
 	// The row of entity e with key k, read by its query.
-	lookup := func(e *model.Entity, qargs []types.Value, key types.Value) map[string]types.Value {
+	lookup := func(e *catalog.Entity, qargs []types.Value, key types.Value) map[string]types.Value {
 		st := byEntity[e.Name]
 		res, err := st.Query(ctx, qargs...)
 		if err != nil {
@@ -737,7 +737,7 @@ func mustValue(t *testing.T, x lang.Expr, args []types.Value) types.Value {
 	return nil
 }
 
-func coerceTo(t *testing.T, e *model.Entity, field string, v types.Value) types.Value {
+func coerceTo(t *testing.T, e *catalog.Entity, field string, v types.Value) types.Value {
 	t.Helper()
 	for _, c := range e.Columns {
 		if c.Name == field {

@@ -1,5 +1,5 @@
 // Package engine runs the schemas the advisor recommends: the column families
-// (CFs) and secondary indexes (SIs) of a physical.Schema stored on a
+// (CFs) and secondary indexes (SIs) of a catalog.Schema stored on a
 // store.Store, queries written against the conceptual model executed on the
 // plans package planner chooses (the planner the advisor costs plans with;
 // the engine does not link the advisor or the solver), entity-level writes
@@ -8,7 +8,7 @@
 // # Physical mapping
 //
 // Every index is one table named after it, with one family "v": its
-// layout is layout.Default, built by physical.Index.Layout (package layout
+// layout is layout.Default, built by catalog.Index.Layout (package layout
 // owns the bytes; testdata/store-bytes.golden pins them).
 //
 //   - A CF row is one tuple of the join its graph describes. Its row key is
@@ -20,7 +20,7 @@
 //     clustering key attributes (in order), each in keyenc's ordered,
 //     self-delimiting, nullable encoding, so byte order is value order and a
 //     partition is one contiguous key range. An unsalted CF with SPLIT ON is
-//     pre-split at each point's encoding (physical.SplitPoint), which is the
+//     pre-split at each point's encoding (catalog.SplitPoint), which is the
 //     row-key prefix of the partitions starting with the point's values, so
 //     a split never cuts a partition whose key it names in full. Each value
 //     attribute is one cell, qualifier =
@@ -29,7 +29,7 @@
 //     non-NULL value holds the empty-qualifier marker cell.
 //   - An SI row points at one row of its base CF, as Cassandra's index
 //     tables do: its key is the indexed attribute, the base CF's partition
-//     key, then the key of every entity of the graph (physical.Index
+//     key, then the key of every entity of the graph (catalog.Index
 //     KeyAttrs), ordered-encoded; it holds only the marker cell. An SI
 //     lookup is a prefix scan of the indexed value; the step after it reads
 //     the base rows the entries name, all in one round trip.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
@@ -21,11 +21,11 @@ import (
 // use.
 type Engine struct {
 	st      store.Store
-	m       *model.Model
-	schema  *physical.Schema
+	m       *catalog.Model
+	schema  *catalog.Schema
 	prof    cost.Profile
 	planner *planner.Planner
-	tables  map[*physical.Index]*table
+	tables  map[*catalog.Index]*table
 	byName  map[string]*table
 	locks   *lockTable
 
@@ -79,13 +79,13 @@ func (c *stmtCache) put(text string, s *Stmt) {
 
 // New runs schema s (over model m) on st with cost profile prof (which
 // ranks plans). It does not create tables: see Deploy.
-func New(st store.Store, m *model.Model, s *physical.Schema, prof cost.Profile) *Engine {
+func New(st store.Store, m *catalog.Model, s *catalog.Schema, prof cost.Profile) *Engine {
 	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: planner.New(s, prof),
-		tables: map[*physical.Index]*table{}, byName: map[string]*table{}, locks: newLockTable()}
+		tables: map[*catalog.Index]*table{}, byName: map[string]*table{}, locks: newLockTable()}
 	for _, x := range s.Indexes {
 		t, err := newTable(x)
 		if err != nil {
-			// physical.Schema admits no index without a partition key.
+			// catalog.Schema admits no index without a partition key.
 			panic(fmt.Sprintf("engine: %v", err))
 		}
 		e.tables[x] = t
@@ -95,10 +95,10 @@ func New(st store.Store, m *model.Model, s *physical.Schema, prof cost.Profile) 
 }
 
 // Model returns the conceptual model.
-func (e *Engine) Model() *model.Model { return e.m }
+func (e *Engine) Model() *catalog.Model { return e.m }
 
 // Schema returns the physical schema.
-func (e *Engine) Schema() *physical.Schema { return e.schema }
+func (e *Engine) Schema() *catalog.Schema { return e.schema }
 
 // Definitions returns the model's DEFINE RELATION statements and the
 // schema's DEFINE COLUMN FAMILY and DEFINE SECONDARY INDEX statements.
@@ -125,12 +125,12 @@ type Stmt struct {
 	e    *Engine
 	Text string
 	// Resolved and Plan: a query and its plan.
-	Resolved *model.Query
-	Plan     *physical.Plan
+	Resolved *catalog.Query
+	Plan     *plan.Query
 	prog     *program
-	Write    *model.Write
+	Write    *catalog.Write
 	// Upkeeps lists, for a write, how it keeps each index it changes.
-	Upkeeps []*physical.Upkeep
+	Upkeeps []*plan.Upkeep
 	ups     []*upkeepProg
 	nparams int
 	columns []string // a query's result columns

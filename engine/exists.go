@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -19,7 +18,7 @@ import (
 // offers no way to tell, and the write goes unchecked.
 type existCheck struct {
 	what  string // the link's name, or the written entity's
-	ent   *model.Entity
+	ent   *catalog.Entity
 	value lang.Expr // the key, in terms of the write's arguments
 	t     *table
 }
@@ -28,20 +27,20 @@ type existCheck struct {
 func (e *Engine) existChecks(s *Stmt) []existCheck {
 	w := s.Write
 	type side struct {
-		ent   *model.Entity
+		ent   *catalog.Entity
 		value lang.Expr
-		nav   *model.Nav // the link's relationship; nil for the written entity
+		nav   *catalog.Nav // the link's relationship; nil for the written entity
 	}
 	var sides []side
 	switch w.Kind {
-	case model.Insert:
+	case catalog.Insert:
 		for _, l := range w.Links {
 			sides = append(sides, side{l.Nav.To, l.Value, l.Nav})
 		}
-	case model.Connect:
+	case catalog.Connect:
 		sides = append(sides, side{w.Nav.To, w.Target, nil})
 		for _, p := range w.Preds {
-			if p.Op == model.Eq && p.Ref.Field == w.Entity.Key {
+			if p.Op == catalog.Eq && p.Ref.Field == w.Entity.Key {
 				sides = append(sides, side{w.Entity, p.Value, nil})
 			}
 		}
@@ -65,7 +64,7 @@ func (e *Engine) existChecks(s *Stmt) []existCheck {
 // supportReads reports whether one of s's INSERT upkeeps reads, by its
 // key, the entity the new tuple links to along nav: a support query of
 // that entity alone, whose empty answer fails the write.
-func (e *Engine) supportReads(s *Stmt, nav *model.Nav) bool {
+func (e *Engine) supportReads(s *Stmt, nav *catalog.Nav) bool {
 	for _, up := range s.ups {
 		for _, nb := range up.t.x.Graph.Neighbors(up.u.Node) {
 			if nb.Nav != nav {
@@ -82,10 +81,10 @@ func (e *Engine) supportReads(s *Stmt, nav *model.Nav) bool {
 // entityTable returns a column family of ent alone partitioned by its key,
 // or nil: a tuple of ent exists exactly when the family has a row under
 // its key.
-func (e *Engine) entityTable(ent *model.Entity) *table {
+func (e *Engine) entityTable(ent *catalog.Entity) *table {
 	for _, x := range e.schema.Indexes {
 		t := e.tables[x]
-		if x.Kind == physical.CF && len(x.Graph.Nodes) == 1 && x.Graph.Nodes[0].Entity == ent &&
+		if x.Kind == catalog.CF && len(x.Graph.Nodes) == 1 && x.Graph.Nodes[0].Entity == ent &&
 			t.nhash == 1 && t.attrs[0].Field == ent.Key {
 			return t
 		}

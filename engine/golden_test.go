@@ -33,7 +33,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files in testd
 // engine's own encoder (engine/mapping.go at 8edfbb3); whatever encodes
 // rows now must write exactly those bytes, so stores written before open
 // and read the same. (The metadata tables' digests changed once, when the
-// advised schema moved into the catalog of package registry.)
+// advised schema moved into the catalog of package catalog.)
 func TestStoreBytesGolden(t *testing.T) {
 	needCBC(t)
 	var out strings.Builder

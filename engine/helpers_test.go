@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store/txnstore"
@@ -28,7 +28,7 @@ import (
 
 // loadRUBiS parses the RUBiS model and a workload (once per file, so that
 // advisor runs can be shared).
-func loadRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
+func loadRUBiS(t testing.TB, wfile string) (*catalog.Model, *workload.Workload) {
 	t.Helper()
 	if in, ok := rubisCache.Load(wfile); ok {
 		return in.(rubisInputs).m, in.(rubisInputs).w
@@ -39,14 +39,14 @@ func loadRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
 }
 
 // tinyRUBiS counts: a few rows per entity, enough for joins to fan out.
-func tinyRUBiS(e *model.Entity) int {
+func tinyRUBiS(e *catalog.Entity) int {
 	return map[string]int{"regions": 3, "categories": 4, "users": 20, "items": 40, "bids": 150, "comments": 60, "buynow": 30}[e.Name]
 }
 
-func advise(t testing.TB, m *model.Model, w *workload.Workload, mode advisor.Mode, budget float64) *advisor.Result {
+func advise(t testing.TB, m *catalog.Model, w *workload.Workload, mode advisor.Mode, budget float64) *advisor.Result {
 	t.Helper()
 	type key struct {
-		m      *model.Model
+		m      *catalog.Model
 		name   string
 		n      int
 		mode   advisor.Mode
@@ -91,11 +91,11 @@ func needCBC(t *testing.T) {
 var rubisCache sync.Map // workload file → rubisInputs
 
 type rubisInputs struct {
-	m *model.Model
+	m *catalog.Model
 	w *workload.Workload
 }
 
-func parseRUBiS(t testing.TB, wfile string) (*model.Model, *workload.Workload) {
+func parseRUBiS(t testing.TB, wfile string) (*catalog.Model, *workload.Workload) {
 	t.Helper()
 	m, _, w, err := rubis.Parse(wfile)
 	if err != nil {

@@ -2,23 +2,20 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
-	"github.com/kvschema/kvschema/registry"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
 
 // Row is one entity tuple offered to Load, with where it came from.
 type Row struct {
-	Entity *model.Entity
+	Entity *catalog.Entity
 	Values []types.Value // Entity.Columns order; may be reused after the call
 	File   string
 	Line   int
@@ -77,7 +74,7 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 		file string
 		line int
 	}
-	where := map[*model.Entity]map[string]origin{}
+	where := map[*catalog.Entity]map[string]origin{}
 	for _, ent := range e.m.Entities {
 		where[ent] = map[string]origin{}
 	}
@@ -158,7 +155,7 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 			}
 		}
 	}
-	var todo []*physical.Index
+	var todo []*catalog.Index
 	for _, x := range e.schema.Indexes {
 		if done[x.Name] {
 			st.Skipped++
@@ -211,59 +208,32 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 }
 
 // loadState returns the indexes an earlier run of the same load finished,
-// and records the load's identity in the catalog (package registry). A
+// and records the load's identity in the catalog (package catalog). A
 // load an earlier kvschema recorded in the engine's own table resumes from
 // there.
 func (e *Engine) loadState(ctx context.Context, identity string) (map[string]bool, error) {
-	old, done, ok, err := registry.LoadProgress(ctx, e.st)
+	old, done, ok, err := catalog.LoadProgress(ctx, e.st)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		if old, done, ok, err = legacyLoadProgress(ctx, e.st); err != nil {
-			return nil, err
-		}
-		if ok && old == identity {
-			var names []string
-			for x := range done {
-				names = append(names, x)
-			}
-			sort.Strings(names)
-			return done, registry.StartLoad(ctx, e.st, identity, names)
-		}
 	}
 	if ok {
 		if old != identity {
 			return nil, fmt.Errorf("the store already holds another data set (%s); load %s into an empty store", old, identity)
 		}
-		return done, nil
-	}
-	return map[string]bool{}, registry.StartLoad(ctx, e.st, identity, nil)
-}
-
-// legacyLoadProgress reads the load row of the engine's own table, where
-// kvschema recorded loads before the catalog did.
-func legacyLoadProgress(ctx context.Context, st store.Store) (identity string, done map[string]bool, ok bool, err error) {
-	r, found, err := st.ReadRow(ctx, metaTable, []byte(metaLoadRow))
-	if errors.Is(err, store.ErrNoTable) || err == nil && !found {
-		return "", nil, false, nil
-	}
-	if err != nil {
-		return "", nil, false, err
-	}
-	done = map[string]bool{}
-	for _, c := range r.Cells {
-		if string(c.Qualifier) == "data" {
-			identity, ok = string(c.Value), true
-		} else if len(c.Qualifier) > 5 && string(c.Qualifier[:5]) == "done:" {
-			done[string(c.Qualifier[5:])] = true
+		// Recorded again: a load an earlier kvschema recorded in its own
+		// table moves to the catalog's.
+		var names []string
+		for x := range done {
+			names = append(names, x)
 		}
+		sort.Strings(names)
+		return done, catalog.StartLoad(ctx, e.st, identity, names)
 	}
-	return identity, done, ok, nil
+	return map[string]bool{}, catalog.StartLoad(ctx, e.st, identity, nil)
 }
 
 // loadIndex writes every row of x the data implies, then records x done.
-func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *physical.Index, batchBytes int, progress func(string, int64, int64)) (int64, error) {
+func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *catalog.Index, batchBytes int, progress func(string, int64, int64)) (int64, error) {
 	t := e.tables[x]
 	var muts []store.Mutation
 	size := 0
@@ -303,5 +273,5 @@ func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *physical.Index, ba
 		return n, err
 	}
 	progress(x.Name, n, n)
-	return n, registry.IndexLoaded(ctx, e.st, x.Name)
+	return n, catalog.IndexLoaded(ctx, e.st, x.Name)
 }

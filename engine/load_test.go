@@ -10,11 +10,10 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 )
@@ -55,7 +54,7 @@ func TestLoadBadInput(t *testing.T) {
 	m, w := loadRUBiS(t, "workload.kvs")
 	res := advise(t, m, w, advisor.WithSI, 0)
 	items := m.Entity("items")
-	col := func(e *model.Entity, name string) int {
+	col := func(e *catalog.Entity, name string) int {
 		for i, c := range e.Columns {
 			if c.Name == name {
 				return i
@@ -137,8 +136,11 @@ func TestLegacyDeployment(t *testing.T) {
 	if _, err := en.Load(ctx, none, engine.LoadOptions{Identity: "new data"}); err == nil || !strings.Contains(err.Error(), "already holds another data set (old data)") {
 		t.Fatalf("another data set: %v", err)
 	}
-	if id, done, ok, err := registry.LoadProgress(ctx, st); err != nil || !ok || id != "old data" || !done["items_by_id"] {
-		t.Fatalf("load progress in the catalog: %q %v %v %v", id, done, ok, err)
+	if id, done, ok, err := catalog.LoadProgress(ctx, st); err != nil || !ok || id != "old data" || !done["items_by_id"] {
+		t.Fatalf("load progress: %q %v %v %v", id, done, ok, err)
+	}
+	if r, ok, err := st.ReadRow(ctx, catalog.Table, []byte("load")); err != nil || !ok || len(r.Cells) != 2 {
+		t.Fatalf("load progress not moved to the catalog's table: %v %v %v", r, ok, err)
 	}
 	ins, err := en.Prepare("INSERT INTO items SET id = 1, name = 'a'")
 	if err != nil {
@@ -153,7 +155,7 @@ func TestLegacyDeployment(t *testing.T) {
 	if _, err := engine.Deploy(ctx, st, "m", []byte(model), "s", []byte(schema), cost.Cassandra); err != nil {
 		t.Fatal(err)
 	}
-	if _, cat, err := registry.Load(ctx, st); err != nil || cat.Model != model || cat.Schema != schema {
+	if _, cat, err := catalog.Load(ctx, st); err != nil || cat.Model != model || cat.Schema != schema || cat.Legacy {
 		t.Fatalf("catalog after redeploying: %+v %v", cat, err)
 	}
 	en, err = engine.Open(ctx, st)

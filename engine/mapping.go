@@ -3,8 +3,8 @@ package engine
 import (
 	"sync"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/layout"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -13,12 +13,12 @@ import (
 // layout owns the bytes: layout.Default). Row values are []types.Value
 // aligned with attrs: the key attributes, then the value attributes.
 type table struct {
-	x     *physical.Index
+	x     *catalog.Index
 	l     *layout.Layout
 	name  string
-	attrs []physical.Attr
+	attrs []catalog.Attr
 	nkey  int
-	pos   map[physical.Attr]int
+	pos   map[catalog.Attr]int
 	nhash int // key attributes forming the partition key
 	salt  int // SALT_BUCKETS; 0: unsalted
 
@@ -26,12 +26,12 @@ type table struct {
 	cellDecoders sync.Pool // of *layout.CellDecoder
 }
 
-func newTable(x *physical.Index) (*table, error) {
+func newTable(x *catalog.Index) (*table, error) {
 	l, err := x.Layout()
 	if err != nil {
 		return nil, err
 	}
-	t := &table{x: x, l: l, name: x.Name, attrs: x.RowAttrs(), nkey: len(x.KeyAttrs()), pos: map[physical.Attr]int{}, nhash: len(x.Hash), salt: x.SaltBuckets}
+	t := &table{x: x, l: l, name: x.Name, attrs: x.RowAttrs(), nkey: len(x.KeyAttrs()), pos: map[catalog.Attr]int{}, nhash: len(x.Hash), salt: x.SaltBuckets}
 	for i, a := range t.attrs {
 		t.pos[a] = i
 	}

@@ -6,24 +6,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
-	"github.com/kvschema/kvschema/registry"
 	"github.com/kvschema/kvschema/store"
-)
-
-// metaTable is where kvschema kept an advised schema and the progress of
-// its loads before the catalog (package registry) held both: row "schema"
-// (cells model, schema, profile) and row "load" (cell data, the identity
-// of the data being loaded, and a cell "done:INDEX" per index loaded).
-// Stores written then are still read; nothing writes the table now.
-const metaTable = "__kvschema_engine"
-
-const (
-	metaSchemaRow = "schema"
-	metaLoadRow   = "load"
 )
 
 // ErrNoSchema is returned by Open for a store without a deployed schema.
@@ -31,7 +17,7 @@ var ErrNoSchema = errors.New("the store holds no schema: run kvschema load --sch
 
 // Deploy builds an engine from a model script and a schema script (DEFINE
 // COLUMN FAMILY / SECONDARY INDEX), creates the tables and records the
-// scripts and the profile in the store's catalog (package registry: a new
+// scripts and the profile in the store's catalog (package catalog: a new
 // version, saved with a conditional write). Deploying the schema the store
 // holds again is a no-op; a store already holding a different one is an
 // error.
@@ -57,15 +43,15 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 			if old.Schema != string(schemaSrc) || old.Model != string(modelSrc) {
 				return nil, errors.New("the store already holds a different schema or model; use an empty store")
 			}
-			if cat.Model != "" {
+			if !cat.Legacy {
 				return e, nil // deployed already
 			}
 			// Deployed by an earlier kvschema in its own table: recorded in
 			// the catalog now.
 		}
 		cat.Model, cat.Schema, cat.Profile = string(modelSrc), string(schemaSrc), string(pj)
-		_, err = registry.Save(ctx, st, version, cat)
-		if errors.Is(err, registry.ErrConflict) && attempt < 5 {
+		_, err = catalog.Save(ctx, st, version, cat)
+		if errors.Is(err, catalog.ErrConflict) && attempt < 5 {
 			continue // another client saved definitions meanwhile: look again
 		}
 		if err != nil {
@@ -92,53 +78,22 @@ func Open(ctx context.Context, st store.Store) (*Engine, error) {
 	return e, nil
 }
 
+// readMeta returns the advised schema the store's catalog holds (ok false
+// if none), the catalog's version and its stored form.
+func readMeta(ctx context.Context, st store.Store) (m metaInfo, ok bool, version uint64, cat catalog.Stored, err error) {
+	if version, cat, err = catalog.Load(ctx, st); err != nil || cat.Model == "" {
+		return m, false, version, cat, err
+	}
+	m.Model, m.Schema = cat.Model, cat.Schema
+	if err := json.Unmarshal([]byte(cat.Profile), &m.Profile); err != nil {
+		return m, false, 0, cat, fmt.Errorf("stored cost profile: %w", err)
+	}
+	return m, true, version, cat, nil
+}
+
 type metaInfo struct {
 	Model, Schema string
 	Profile       cost.Profile
-}
-
-// readMeta returns the advised schema the store holds, from the catalog's
-// newest version (returned too) or, for a store deployed by an earlier
-// kvschema, from the engine's own table.
-func readMeta(ctx context.Context, st store.Store) (m metaInfo, ok bool, version uint64, cat registry.Catalog, err error) {
-	if version, cat, err = registry.Load(ctx, st); err != nil {
-		return m, false, 0, cat, err
-	}
-	if cat.Model != "" {
-		m.Model, m.Schema = cat.Model, cat.Schema
-		if err := json.Unmarshal([]byte(cat.Profile), &m.Profile); err != nil {
-			return m, false, 0, cat, fmt.Errorf("stored cost profile: %w", err)
-		}
-		return m, true, version, cat, nil
-	}
-	m, ok, err = readLegacyMeta(ctx, st)
-	return m, ok, version, cat, err
-}
-
-// readLegacyMeta reads the schema row of the engine's table, where
-// kvschema kept the advised schema before the catalog held it.
-func readLegacyMeta(ctx context.Context, st store.Store) (metaInfo, bool, error) {
-	var m metaInfo
-	r, ok, err := st.ReadRow(ctx, metaTable, []byte(metaSchemaRow))
-	if errors.Is(err, store.ErrNoTable) || err == nil && !ok {
-		return m, false, nil
-	}
-	if err != nil {
-		return m, false, err
-	}
-	for _, c := range r.Cells {
-		switch string(c.Qualifier) {
-		case "model":
-			m.Model = string(c.Value)
-		case "schema":
-			m.Schema = string(c.Value)
-		case "profile":
-			if err := json.Unmarshal(c.Value, &m.Profile); err != nil {
-				return m, false, fmt.Errorf("stored cost profile: %w", err)
-			}
-		}
-	}
-	return m, true, nil
 }
 
 // build parses the scripts into an engine without a store.
@@ -147,7 +102,7 @@ func build(modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byt
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.Build(ms)
+	m, err := catalog.Build(ms)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +110,7 @@ func build(modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byt
 	if err != nil {
 		return nil, err
 	}
-	s, err := physical.ParseSchema(m, ss)
+	s, err := catalog.ParseSchema(m, ss)
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -18,12 +19,12 @@ import (
 // unboxed.
 type tuple []types.Datum
 
-// program is a physical.Plan compiled against the tables: which slot each
+// program is a plan.Query compiled against the tables: which slot each
 // index attribute fills, how each lookup is keyed.
 type program struct {
-	plan  *physical.Plan
-	q     *model.Query
-	slots map[model.FieldRef]int
+	plan  *plan.Query
+	q     *catalog.Query
+	slots map[catalog.FieldRef]int
 	steps []*stepProg
 	sel   []int
 	order []int
@@ -39,7 +40,7 @@ type keySource struct {
 }
 
 type stepProg struct {
-	l      physical.Lookup
+	l      plan.Step
 	t      *table
 	toSlot []int // per table attribute: the slot it fills, or -1
 	key    []keySource
@@ -55,10 +56,10 @@ type stepProg struct {
 	limit   int
 }
 
-func (e *Engine) compile(pl *physical.Plan) (*program, error) {
+func (e *Engine) compile(pl *plan.Query) (*program, error) {
 	q := pl.Query
-	p := &program{plan: pl, q: q, slots: map[model.FieldRef]int{}}
-	slot := func(r model.FieldRef) int {
+	p := &program{plan: pl, q: q, slots: map[catalog.FieldRef]int{}}
+	slot := func(r catalog.FieldRef) int {
 		if s, ok := p.slots[r]; ok {
 			return s
 		}
@@ -66,7 +67,7 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 		return len(p.slots) - 1
 	}
 	for n, nd := range q.Graph.Nodes {
-		slot(model.FieldRef{Node: n, Field: nd.Entity.Key})
+		slot(catalog.FieldRef{Node: n, Field: nd.Entity.Key})
 	}
 	for _, r := range q.Select {
 		p.sel = append(p.sel, slot(r))
@@ -86,7 +87,7 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 			return nil, fmt.Errorf("plan step %d reads %s, which is not in the schema", si+1, l.Index.Name)
 		}
 		sp := &stepProg{l: l, t: t, toSlot: make([]int, len(t.attrs)), filters: append([]int(nil), l.Filters...)}
-		ref := func(a physical.Attr) model.FieldRef { return model.FieldRef{Node: l.Map[a.Node], Field: a.Field} }
+		ref := func(a catalog.Attr) catalog.FieldRef { return catalog.FieldRef{Node: l.Map[a.Node], Field: a.Field} }
 		for i, a := range t.attrs {
 			sp.toSlot[i] = -1
 			if s, ok := p.slots[ref(a)]; ok {
@@ -94,9 +95,9 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 			}
 		}
 		used := map[int]bool{}
-		eqOn := func(r model.FieldRef) int {
+		eqOn := func(r catalog.FieldRef) int {
 			for _, k := range l.KeyPreds {
-				if !used[k] && q.Preds[k].Ref == r && q.Preds[k].Op == model.Eq {
+				if !used[k] && q.Preds[k].Ref == r && q.Preds[k].Op == catalog.Eq {
 					return k
 				}
 			}
@@ -106,7 +107,7 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 			if si == 0 || sp.toSlot[i] < 0 || !filled[sp.toSlot[i]] {
 				return false
 			}
-			return i < t.nhash || l.Role == physical.AfterSI
+			return i < t.nhash || l.Role == cost.AfterSI
 		}
 		for i := 0; i < t.nkey; i++ {
 			r := ref(t.attrs[i])
@@ -136,7 +137,7 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 				return nil, fmt.Errorf("plan step %d: the key of %s cannot answer %s", si+1, t.name, q.Graph.DescribeRef(q.Preds[k].Ref))
 			}
 		}
-		if l.Role == physical.AfterSI {
+		if l.Role == cost.AfterSI {
 			for i := len(sp.key); i < t.nkey; i++ {
 				if sp.toSlot[i] >= 0 && filled[sp.toSlot[i]] {
 					sp.join = append(sp.join, i)
@@ -189,7 +190,7 @@ func (e *Engine) compile(pl *physical.Plan) (*program, error) {
 
 // bindPreds gives each query predicate its value for args, coerced to the
 // field's type (nil: NULL, which no comparison satisfies).
-func bindPreds(q *model.Query, args []types.Value) ([]types.Value, error) {
+func bindPreds(q *catalog.Query, args []types.Value) ([]types.Value, error) {
 	vals := make([]types.Value, len(q.Preds))
 	for i, pr := range q.Preds {
 		v, err := exprValue(pr.Value, args)
@@ -288,7 +289,7 @@ func (sp *stepProg) keyPrefix(dst []byte, r *runState, row tuple) ([]byte, bool,
 }
 
 // rangeOf narrows the partition prefix by the range predicates.
-func (sp *stepProg) rangeOf(prefix []byte, q *model.Query, vals []types.Value) (store.Range, error) {
+func (sp *stepProg) rangeOf(prefix []byte, q *catalog.Query, vals []types.Value) (store.Range, error) {
 	if len(sp.ranges) == 0 {
 		return store.PrefixRange(prefix), nil
 	}
@@ -296,7 +297,7 @@ func (sp *stepProg) rangeOf(prefix []byte, q *model.Query, vals []types.Value) (
 	bounds := make([]layout.Bound, len(sp.ranges))
 	for i, k := range sp.ranges {
 		op := q.Preds[k].Op
-		bounds[i] = layout.Bound{Value: vals[k], Upper: op == model.Lt || op == model.Le, Inclusive: op == model.Le || op == model.Ge}
+		bounds[i] = layout.Bound{Value: vals[k], Upper: op == catalog.Lt || op == catalog.Le, Inclusive: op == catalog.Le || op == catalog.Ge}
 	}
 	return sp.t.l.KeyRange(prefix, e, bounds)
 }
@@ -473,7 +474,7 @@ func (p *program) explain() string {
 // over a key prefix, SKIP SCAN for a batch of prefixes (the keys of the
 // previous step's rows, read in one round trip), then what the step does
 // on the server (row limit) and on the client (filters).
-func (sp *stepProg) explain(b *strings.Builder, q *model.Query, i int) {
+func (sp *stepProg) explain(b *strings.Builder, q *catalog.Query, i int) {
 	t := sp.t
 	var key []string
 	for j, ks := range sp.key {
@@ -526,6 +527,6 @@ func (sp *stepProg) explain(b *strings.Builder, q *model.Query, i int) {
 	}
 }
 
-func predText(q *model.Query, p model.Pred) string {
+func predText(q *catalog.Query, p catalog.Pred) string {
 	return fmt.Sprintf("%s %s %s", q.Graph.DescribeRef(p.Ref), p.Op, lang.PrintExpr(p.Value))
 }

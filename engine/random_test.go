@@ -12,12 +12,11 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
@@ -49,12 +48,12 @@ func randomModel(r *rand.Rand) string {
 }
 
 // randomPath walks up to two relationships from a random root.
-func randomPath(r *rand.Rand, m *model.Model) (root *model.Entity, path []*model.Nav) {
+func randomPath(r *rand.Rand, m *catalog.Model) (root *catalog.Entity, path []*catalog.Nav) {
 	root = m.Entities[r.IntN(len(m.Entities))]
 	cur := root
-	seen := map[*model.Entity]bool{root: true}
+	seen := map[*catalog.Entity]bool{root: true}
 	for hops := r.IntN(3); hops > 0; hops-- {
-		var opts []*model.Nav
+		var opts []*catalog.Nav
 		for _, nv := range cur.Navs {
 			if !seen[nv.To] {
 				opts = append(opts, nv)
@@ -74,14 +73,14 @@ func randomPath(r *rand.Rand, m *model.Model) (root *model.Entity, path []*model
 // randomWorkload writes queries along random paths (an equality on some
 // node, maybe a range or != predicate, ORDER BY, LIMIT) and writes of every
 // kind on random relations.
-func randomWorkload(r *rand.Rand, m *model.Model) string {
+func randomWorkload(r *rand.Rand, m *catalog.Model) string {
 	var b strings.Builder
 	b.WriteString("DEFINE WORKLOAD w MIXES (m) {\n  GROUP g WEIGHTS (m 1) {\n")
 	tag := 0
 	for i := 0; i < 3+r.IntN(4); i++ {
 		root, path := randomPath(r, m)
 		names := []string{root.Name}
-		ents := []*model.Entity{root}
+		ents := []*catalog.Entity{root}
 		for _, nv := range path {
 			names = append(names, nv.Name)
 			ents = append(ents, nv.To)
@@ -198,7 +197,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, msrc)
 	}
-	m, err := model.Build(ms)
+	m, err := catalog.Build(ms)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, msrc)
 	}
@@ -215,7 +214,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 	if seed%2 == 0 {
 		// Salted column families: the same answers, rows spread over buckets.
 		for _, x := range res.Schema.Indexes {
-			if x.Kind == physical.CF {
+			if x.Kind == catalog.CF {
 				x.SaltBuckets = 1 + r.IntN(8)
 			}
 		}
@@ -224,11 +223,11 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
-	counts := map[*model.Entity]int{}
+	counts := map[*catalog.Entity]int{}
 	for _, e := range m.Entities {
 		counts[e] = 3 + r.IntN(25)
 	}
-	d := gen.Generate(m, func(e *model.Entity) int { return counts[e] }, seed, 0.15)
+	d := gen.Generate(m, func(e *catalog.Entity) int { return counts[e] }, seed, 0.15)
 	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +238,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 		}
 	}()
 	checkVerify(t, ctx, en, or)
-	next := map[*model.Entity]int{}
+	next := map[*catalog.Entity]int{}
 	for _, e := range m.Entities {
 		next[e] = counts[e] + 1
 	}
@@ -253,7 +252,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 
 // anyEmpty reports whether a write would need an existing tuple of an
 // entity that has none left.
-func anyEmpty(d *gen.Data, w *model.Write) bool {
+func anyEmpty(d *gen.Data, w *catalog.Write) bool {
 	if len(w.Preds) > 0 && len(d.Rows[w.Entity]) == 0 {
 		return true
 	}

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/workload"
@@ -18,7 +18,7 @@ import (
 
 // countedEngine advises w in mode at 161MB and loads tiny generated data into
 // its schema on a memory store whose calls are counted.
-func countedEngine(t *testing.T, m *model.Model, w *workload.Workload, mode advisor.Mode) (*engine.Engine, *countstore.Store, *gen.Data) {
+func countedEngine(t *testing.T, m *catalog.Model, w *workload.Workload, mode advisor.Mode) (*engine.Engine, *countstore.Store, *gen.Data) {
 	t.Helper()
 	res := advise(t, m, w, mode, 161e6)
 	cs := countstore.New(memstore.New())
@@ -85,7 +85,7 @@ func TestSupportQueryOncePerWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, plans := 0, map[*physical.Plan]bool{}
+	runs, plans := 0, map[*plan.Query]bool{}
 	for _, u := range st.Upkeeps {
 		for _, sp := range u.AllSupports() {
 			runs++

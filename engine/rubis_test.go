@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/engine/enginetest"
 	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/types"
@@ -139,7 +139,7 @@ func TestRUBiSAgainstSQLite(t *testing.T) {
 	}
 }
 
-func runRUBiS(t *testing.T, m *model.Model, w *workload.Workload, res *advisor.Result, st store.Store) {
+func runRUBiS(t *testing.T, m *catalog.Model, w *workload.Workload, res *advisor.Result, st store.Store) {
 	ctx := context.Background()
 	en := engine.New(st, m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
@@ -161,7 +161,7 @@ func runRUBiS(t *testing.T, m *model.Model, w *workload.Workload, res *advisor.R
 	}
 	checkVerify(t, ctx, en, or)
 	// Writes of the workload with random arguments, then every query again.
-	next := map[*model.Entity]int{}
+	next := map[*catalog.Entity]int{}
 	for _, e := range m.Entities {
 		next[e] = len(d.Rows[e]) + 1
 	}
@@ -175,7 +175,7 @@ func runRUBiS(t *testing.T, m *model.Model, w *workload.Workload, res *advisor.R
 
 // writeArgs draws arguments for a write: fresh keys for inserted tuples,
 // existing keys for links and predicates, random values otherwise.
-func writeArgs(r *rand.Rand, d *gen.Data, w *model.Write, next map[*model.Entity]int) []types.Value {
+func writeArgs(r *rand.Rand, d *gen.Data, w *catalog.Write, next map[*catalog.Entity]int) []types.Value {
 	var args []types.Value
 	put := func(x lang.Expr, v types.Value) {
 		if p, ok := x.(*lang.Param); ok {
@@ -185,7 +185,7 @@ func writeArgs(r *rand.Rand, d *gen.Data, w *model.Write, next map[*model.Entity
 			args[p.Index] = v
 		}
 	}
-	existing := func(e *model.Entity) types.Value {
+	existing := func(e *catalog.Entity) types.Value {
 		rows := d.Rows[e]
 		return rows[r.IntN(len(rows))][e.Column(e.Key)]
 	}
@@ -257,7 +257,7 @@ func checkTopK(t testing.TB, st *engine.Stmt, or *enginetest.Oracle, args []type
 	q := st.Resolved
 	full := *q
 	full.Limit = 0
-	full.Select = append(append([]model.FieldRef(nil), q.Select...), orderRefs(q)...)
+	full.Select = append(append([]catalog.FieldRef(nil), q.Select...), orderRefs(q)...)
 	all, err := or.Query(&full, args)
 	if err != nil {
 		t.Fatal(err)
@@ -287,8 +287,8 @@ func checkTopK(t testing.TB, st *engine.Stmt, or *enginetest.Oracle, args []type
 	}
 }
 
-func orderRefs(q *model.Query) []model.FieldRef {
-	var out []model.FieldRef
+func orderRefs(q *catalog.Query) []catalog.FieldRef {
+	var out []catalog.FieldRef
 	for _, o := range q.OrderBy {
 		out = append(out, o.Ref)
 	}
@@ -320,7 +320,7 @@ func runQueries(t testing.TB, ctx context.Context, en *engine.Engine, or *engine
 // runWrites runs every write of w times times with random arguments on the
 // engine and the oracle, refreshing the data after each (deleted tuples
 // must not be drawn as keys again).
-func runWrites(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *gen.Data, r *rand.Rand, next map[*model.Entity]int, times int) {
+func runWrites(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *gen.Data, r *rand.Rand, next map[*catalog.Entity]int, times int) {
 	t.Helper()
 	for _, s := range w.Statements {
 		if s.Write == nil {

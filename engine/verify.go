@@ -6,9 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/keyenc"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -16,8 +15,8 @@ import (
 // Dataset is entity data: per entity, tuples by key. A value may be
 // unknown (Verify without a reference knows only what the indexes store).
 type Dataset struct {
-	m    *model.Model
-	recs map[*model.Entity]map[string]*record
+	m    *catalog.Model
+	recs map[*catalog.Entity]map[string]*record
 	// conflicts found while merging copies (Verify without a reference).
 	conflicts []Difference
 }
@@ -28,15 +27,15 @@ type record struct {
 }
 
 // NewDataset returns an empty dataset over m.
-func NewDataset(m *model.Model) *Dataset {
-	d := &Dataset{m: m, recs: map[*model.Entity]map[string]*record{}}
+func NewDataset(m *catalog.Model) *Dataset {
+	d := &Dataset{m: m, recs: map[*catalog.Entity]map[string]*record{}}
 	for _, e := range m.Entities {
 		d.recs[e] = map[string]*record{}
 	}
 	return d
 }
 
-func encKey(e *model.Entity, v types.Value) string {
+func encKey(e *catalog.Entity, v types.Value) string {
 	b, err := keyenc.AppendOrdered(nil, e.Key.Type, v, true)
 	if err != nil {
 		return "\xff" + types.Format(v)
@@ -45,7 +44,7 @@ func encKey(e *model.Entity, v types.Value) string {
 }
 
 // Add adds one fully known tuple (Entity.Columns order).
-func (d *Dataset) Add(e *model.Entity, row []types.Value) {
+func (d *Dataset) Add(e *catalog.Entity, row []types.Value) {
 	known := make([]bool, len(row))
 	for i := range known {
 		known[i] = true
@@ -54,10 +53,10 @@ func (d *Dataset) Add(e *model.Entity, row []types.Value) {
 }
 
 // Len is the number of tuples of e.
-func (d *Dataset) Len(e *model.Entity) int { return len(d.recs[e]) }
+func (d *Dataset) Len(e *catalog.Entity) int { return len(d.recs[e]) }
 
 // learn merges what one index row says about one tuple's column.
-func (d *Dataset) learn(e *model.Entity, key types.Value, col int, v types.Value, where string) {
+func (d *Dataset) learn(e *catalog.Entity, key types.Value, col int, v types.Value, where string) {
 	k := encKey(e, key)
 	r := d.recs[e][k]
 	if r == nil {
@@ -139,7 +138,7 @@ func (r *Report) String() string {
 // other index vouches for cannot be told from legitimate ones).
 func (e *Engine) Verify(ctx context.Context, ref *Dataset) (*Report, error) {
 	rep := &Report{Rows: map[string]int{}}
-	actual := map[*physical.Index]map[string][]types.Value{}
+	actual := map[*catalog.Index]map[string][]types.Value{}
 	data := ref
 	if data == nil {
 		data = NewDataset(e.m)
@@ -267,14 +266,14 @@ func (d *Dataset) learnRow(t *table, vals []types.Value) {
 // joiner computes the rows an index's definition implies from a dataset.
 type joiner struct {
 	d        *Dataset
-	children map[*model.Nav]map[string][]*record // to-many nav: parent key → child tuples
+	children map[*catalog.Nav]map[string][]*record // to-many nav: parent key → child tuples
 }
 
 func newJoiner(d *Dataset) *joiner {
-	return &joiner{d: d, children: map[*model.Nav]map[string][]*record{}}
+	return &joiner{d: d, children: map[*catalog.Nav]map[string][]*record{}}
 }
 
-func (j *joiner) childrenOf(nav *model.Nav) map[string][]*record {
+func (j *joiner) childrenOf(nav *catalog.Nav) map[string][]*record {
 	if c, ok := j.children[nav]; ok {
 		return c
 	}

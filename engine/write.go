@@ -9,16 +9,16 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/keyenc"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
 
-// upkeepProg is a physical.Upkeep compiled against its table.
+// upkeepProg is a plan.Upkeep compiled against its table.
 type upkeepProg struct {
-	u        *physical.Upkeep
+	u        *plan.Upkeep
 	t        *table
 	supports []*supportProg
 	replace  *supportProg
@@ -30,13 +30,13 @@ type upkeepProg struct {
 // supportProg is a support query's program and where its slots land in the
 // index's row.
 type supportProg struct {
-	sp       *physical.Support
+	sp       *plan.Support
 	prog     *program
 	attrSlot []int // per table attribute: the support slot holding it, or -1
 	single   bool  // the support reads one entity: an empty answer means it does not exist
 }
 
-func (e *Engine) compileUpkeep(w *model.Write, u *physical.Upkeep) (*upkeepProg, error) {
+func (e *Engine) compileUpkeep(w *catalog.Write, u *plan.Upkeep) (*upkeepProg, error) {
 	t := e.tables[u.Index]
 	up := &upkeepProg{u: u, t: t, setAt: map[int]int{}}
 	for i, a := range t.attrs {
@@ -49,7 +49,7 @@ func (e *Engine) compileUpkeep(w *model.Write, u *physical.Upkeep) (*upkeepProg,
 			}
 		}
 	}
-	comp := func(sp *physical.Support) (*supportProg, error) {
+	comp := func(sp *plan.Support) (*supportProg, error) {
 		prog, err := e.compile(sp.Plan)
 		if err != nil {
 			return nil, err
@@ -59,7 +59,7 @@ func (e *Engine) compileUpkeep(w *model.Write, u *physical.Upkeep) (*upkeepProg,
 			s.attrSlot[i] = -1
 		}
 		for r, slot := range prog.slots {
-			if i, ok := t.pos[physical.Attr{Node: sp.From[r.Node], Field: r.Field}]; ok {
+			if i, ok := t.pos[catalog.Attr{Node: sp.From[r.Node], Field: r.Field}]; ok {
 				s.attrSlot[i] = slot
 			}
 		}
@@ -84,11 +84,11 @@ func (e *Engine) compileUpkeep(w *model.Write, u *physical.Upkeep) (*upkeepProg,
 
 // entityKey identifies one entity tuple for locking.
 type entityKey struct {
-	e   *model.Entity
+	e   *catalog.Entity
 	key string // ordered encoding of the key value
 }
 
-func keyOf(e *model.Entity, v types.Value) (entityKey, error) {
+func keyOf(e *catalog.Entity, v types.Value) (entityKey, error) {
 	b, err := keyenc.AppendOrdered(nil, e.Key.Type, v, true)
 	return entityKey{e, string(b)}, err
 }
@@ -104,11 +104,11 @@ type writeRun struct {
 
 // supportKey identifies one support query's answer within a write.
 type supportKey struct {
-	plan *physical.Plan
+	plan *plan.Query
 	args string
 }
 
-func (r *writeRun) touch(e *model.Entity, v types.Value) error {
+func (r *writeRun) touch(e *catalog.Entity, v types.Value) error {
 	if v == nil {
 		return nil
 	}
@@ -139,7 +139,7 @@ func (s *Stmt) Exec(ctx context.Context, args ...types.Value) (int, error) {
 // store batch holds every tuple's writes to every index, or none does. The
 // tuples must have distinct keys. It returns the number of tuples inserted.
 func (s *Stmt) ExecBatch(ctx context.Context, argLists [][]types.Value) (int, error) {
-	if s.Write == nil || s.Write.Kind != model.Insert {
+	if s.Write == nil || s.Write.Kind != catalog.Insert {
 		return 0, errors.New("ExecBatch runs INSERTs only")
 	}
 	for _, args := range argLists {
@@ -163,7 +163,7 @@ type boundWrite struct {
 // bind evaluates the values a write assigns and adds the entities known
 // before reading (its key, its links, the keys its predicates fix) to
 // static.
-func (e *Engine) bind(w *model.Write, args []types.Value, static *writeRun) (boundWrite, error) {
+func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (boundWrite, error) {
 	set := make([]types.Value, len(w.Set))
 	for i, as := range w.Set {
 		v, err := exprValue(as.Value, args)
@@ -197,7 +197,7 @@ func (e *Engine) bind(w *model.Write, args []types.Value, static *writeRun) (bou
 		}
 	}
 	for _, p := range w.Preds {
-		if p.Op == model.Eq && p.Ref.Field.Key {
+		if p.Op == catalog.Eq && p.Ref.Field.Key {
 			v, err := exprValue(p.Value, args)
 			if err != nil {
 				return boundWrite{}, err
@@ -309,7 +309,7 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (i
 				return 0, err
 			}
 		}
-		if w.Kind == model.Insert || w.Kind == model.Connect || w.Kind == model.Disconnect {
+		if w.Kind == catalog.Insert || w.Kind == catalog.Connect || w.Kind == catalog.Disconnect {
 			return len(bound), nil
 		}
 		return written, nil
@@ -353,7 +353,7 @@ func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, arg
 		}
 		// Every entity the support read is locked before the write lands.
 		for n, nd := range sp.sp.Query.Graph.Nodes {
-			if err := run.touch(nd.Entity, r[sp.prog.slots[model.FieldRef{Node: n, Field: nd.Entity.Key}]].Value()); err != nil {
+			if err := run.touch(nd.Entity, r[sp.prog.slots[catalog.FieldRef{Node: n, Field: nd.Entity.Key}]].Value()); err != nil {
 				return nil, err
 			}
 		}
@@ -376,7 +376,7 @@ func (up *upkeepProg) supportFor(n int) *supportProg {
 // node n, whose entity has key k: the support's answer, or k alone.
 func (up *upkeepProg) side(ctx context.Context, st store.Store, n int, k types.Value, run *writeRun) ([][]types.Value, error) {
 	t := up.t
-	keyAt := t.pos[physical.Attr{Node: n, Field: t.x.Graph.Nodes[n].Entity.Key}]
+	keyAt := t.pos[catalog.Attr{Node: n, Field: t.x.Graph.Nodes[n].Entity.Key}]
 	var rows [][]types.Value
 	if sp := up.supportFor(n); sp != nil {
 		var err error
@@ -420,12 +420,12 @@ func product(sides [][][]types.Value, width int) [][]types.Value {
 	return out
 }
 
-func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *model.Write, args, set []types.Value, run *writeRun) error {
+func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Write, args, set []types.Value, run *writeRun) error {
 	t, u := up.t, up.u
 	g := t.x.Graph
 	var err error
 	switch u.Kind {
-	case model.Insert:
+	case catalog.Insert:
 		var sides [][][]types.Value
 		self := make([]types.Value, len(t.attrs))
 		for i, k := range up.setAt {
@@ -460,16 +460,16 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *model.Write,
 				return err
 			}
 		}
-	case model.Update, model.Delete:
+	case catalog.Update, catalog.Delete:
 		rows, err := up.target(ctx, st, w, args, run)
 		if err != nil {
 			return err
 		}
 		for _, r := range rows {
-			if err := run.touchWritten(g.Nodes[u.Node].Entity, r[t.pos[physical.Attr{Node: u.Node, Field: g.Nodes[u.Node].Entity.Key}]]); err != nil {
+			if err := run.touchWritten(g.Nodes[u.Node].Entity, r[t.pos[catalog.Attr{Node: u.Node, Field: g.Nodes[u.Node].Entity.Key}]]); err != nil {
 				return err
 			}
-			if u.Kind == model.Delete {
+			if u.Kind == catalog.Delete {
 				if run.muts, err = t.del(run.muts, r); err != nil {
 					return err
 				}
@@ -494,7 +494,7 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *model.Write,
 				return err
 			}
 		}
-	case model.Connect, model.Disconnect:
+	case catalog.Connect, catalog.Disconnect:
 		k, err := exprValue(w.Preds[0].Value, args)
 		if err != nil {
 			return err
@@ -537,7 +537,7 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *model.Write,
 			return err
 		}
 		for _, r := range product([][][]types.Value{a, b}, len(t.attrs)) {
-			if u.Kind == model.Connect {
+			if u.Kind == catalog.Connect {
 				run.muts, err = t.put(run.muts, r)
 			} else {
 				run.muts, err = t.del(run.muts, r)
@@ -550,7 +550,7 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *model.Write,
 	return nil
 }
 
-func (r *writeRun) touchWritten(e *model.Entity, v types.Value) error {
+func (r *writeRun) touchWritten(e *catalog.Entity, v types.Value) error {
 	if v == nil {
 		return nil
 	}
@@ -564,7 +564,7 @@ func (r *writeRun) touchWritten(e *model.Entity, v types.Value) error {
 
 // target finds the rows an UPDATE or DELETE changes: its support's answer
 // completed by the values the predicates fix, or the one row they fix.
-func (up *upkeepProg) target(ctx context.Context, st store.Store, w *model.Write, args []types.Value, run *writeRun) ([][]types.Value, error) {
+func (up *upkeepProg) target(ctx context.Context, st store.Store, w *catalog.Write, args []types.Value, run *writeRun) ([][]types.Value, error) {
 	t, u := up.t, up.u
 	var rows [][]types.Value
 	if len(up.supports) > 0 {
@@ -576,10 +576,10 @@ func (up *upkeepProg) target(ctx context.Context, st store.Store, w *model.Write
 		rows = [][]types.Value{make([]types.Value, len(t.attrs))}
 	}
 	for _, p := range w.Preds {
-		if p.Op != model.Eq {
+		if p.Op != catalog.Eq {
 			continue
 		}
-		i, ok := t.pos[physical.Attr{Node: u.Node, Field: p.Ref.Field}]
+		i, ok := t.pos[catalog.Attr{Node: u.Node, Field: p.Ref.Field}]
 		if !ok {
 			continue
 		}

@@ -31,10 +31,10 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -153,7 +153,7 @@ func (q *query) out(t []types.Datum) bool {
 	return true
 }
 
-func keyID(rel *schema.Relation, t []types.Value) (string, error) {
+func keyID(rel *catalog.Relation, t []types.Value) (string, error) {
 	var b []byte
 	for _, k := range rel.KeyIdx {
 		var err error
@@ -165,7 +165,7 @@ func keyID(rel *schema.Relation, t []types.Value) (string, error) {
 }
 
 // appendKeyID appends the identity of tuple t of rel (its key, encoded).
-func appendKeyID(dst []byte, rel *schema.Relation, t []types.Datum) ([]byte, error) {
+func appendKeyID(dst []byte, rel *catalog.Relation, t []types.Datum) ([]byte, error) {
 	for _, k := range rel.KeyIdx {
 		var err error
 		if dst, err = keyenc.AppendOrderedDatum(dst, rel.Attrs[k].Type, t[k], false); err != nil {

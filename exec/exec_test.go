@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/types"
@@ -22,9 +22,9 @@ DEFINE SCHEMA s2 FOR r { TABLE 's2', ROW size{k2}:k1, FAMILY 'f', QUALIFIER attr
 DEFINE SCHEMA s3 FOR r { TABLE 's3', ROW salt(3){ordered{v2}}:ordered{v2}:desc{k1}:ordered{k2}, FAMILY 'f', VALUE ordered{v1} };
 `
 
-func setup(t *testing.T) (*exec.Executor, *schema.Relation, store.Store) {
+func setup(t *testing.T) (*exec.Executor, *catalog.Relation, store.Store) {
 	t.Helper()
-	cat, err := schema.CatalogFromScript("defs", []byte(defs))
+	cat, err := catalog.CatalogFromScript("defs", []byte(defs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func setup(t *testing.T) (*exec.Executor, *schema.Relation, store.Store) {
 	return &exec.Executor{Store: s}, cat.Relation("r"), s
 }
 
-func query(t *testing.T, x *exec.Executor, rel *schema.Relation, src string, args ...types.Value) ([][]types.Value, *plan.Plan) {
+func query(t *testing.T, x *exec.Executor, rel *catalog.Relation, src string, args ...types.Value) ([][]types.Value, *plan.Plan) {
 	t.Helper()
 	st, err := lang.ParseStatement("q", src)
 	if err != nil {

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -25,12 +25,12 @@ type Change struct {
 // rewritten, not lost). For a blind upsert (Old unknown) only NULL branch
 // cells are deleted: valid when no layout places a non-key attribute in its
 // cell coordinates (see NeedsOld).
-func Mutations(rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
+func Mutations(rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
 	return appendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Layouts)), new(layout.Arena), rel, changes)
 }
 
 // appendMutations is Mutations appending to muts and encoding into arena.
-func appendMutations(muts []store.Mutation, arena *layout.Arena, rel *schema.Relation, changes []Change) ([]store.Mutation, error) {
+func appendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
 	del := func(cs []layout.Cell) {
 		for _, c := range cs {
 			muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
@@ -66,7 +66,7 @@ func appendMutations(muts []store.Mutation, arena *layout.Arena, rel *schema.Rel
 // NeedsOld reports whether an upsert must read the tuple it replaces: some
 // layout addresses cells by a non-key attribute (an index-like layout), so
 // the old value's cells sit elsewhere and must be deleted.
-func NeedsOld(rel *schema.Relation) bool {
+func NeedsOld(rel *catalog.Relation) bool {
 	for _, l := range rel.Layouts {
 		if l.CoordinatesUseNonKey() {
 			return true
@@ -78,7 +78,7 @@ func NeedsOld(rel *schema.Relation) bool {
 // Upsert writes tuples (INSERT semantics of Cassandra, HBase and Phoenix's
 // UPSERT: an existing tuple with the same key is replaced) in one batch.
 // Later tuples with the same key as earlier ones win.
-func (x *Executor) Upsert(ctx context.Context, rel *schema.Relation, tuples [][]types.Value) (int, error) {
+func (x *Executor) Upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value) (int, error) {
 	if len(rel.Layouts) == 0 {
 		// Nothing would hold the tuples: refuse rather than drop them.
 		return 0, fmt.Errorf("relation %s has no schema to store its tuples in (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
@@ -150,7 +150,7 @@ func (x *Executor) Update(ctx context.Context, p *plan.Plan, change func(old []t
 	return len(changes), x.apply(ctx, p.Relation, changes)
 }
 
-func (x *Executor) apply(ctx context.Context, rel *schema.Relation, changes []Change) error {
+func (x *Executor) apply(ctx context.Context, rel *catalog.Relation, changes []Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -196,7 +196,7 @@ func (sc *writeScratch) reset() {
 
 // ensureTables creates the tables of layouts whose TABLE depends on
 // attributes before the first write to them.
-func (x *Executor) ensureTables(ctx context.Context, rel *schema.Relation, muts []store.Mutation) error {
+func (x *Executor) ensureTables(ctx context.Context, rel *catalog.Relation, muts []store.Mutation) error {
 	dynamic := false
 	for _, l := range rel.Layouts {
 		if l.StaticTable() == "" {
@@ -229,7 +229,7 @@ func (x *Executor) ensureTables(ctx context.Context, rel *schema.Relation, muts 
 
 // lookup reads the current tuples with the keys of ts (nil where absent),
 // in one store round trip per table of a key-addressed layout.
-func (x *Executor) lookup(ctx context.Context, rel *schema.Relation, ts [][]types.Value) ([][]types.Value, error) {
+func (x *Executor) lookup(ctx context.Context, rel *catalog.Relation, ts [][]types.Value) ([][]types.Value, error) {
 	var l *layout.Layout
 	for _, cand := range rel.Layouts {
 		if !cand.CoordinatesUseNonKey() {
@@ -290,7 +290,7 @@ func isNoTable(err error) bool { return errors.Is(err, store.ErrNoTable) }
 
 // lookupByPlan finds tuples by key through the planner, in chunks small
 // enough to stay within its DNF bound.
-func (x *Executor) lookupByPlan(ctx context.Context, rel *schema.Relation, ts [][]types.Value, collect func([]types.Value) bool) error {
+func (x *Executor) lookupByPlan(ctx context.Context, rel *catalog.Relation, ts [][]types.Value, collect func([]types.Value) bool) error {
 	const chunk = 128
 	for start := 0; start < len(ts); start += chunk {
 		var where lang.Expr

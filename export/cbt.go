@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/catalog"
 )
 
 // bigtableTable is what Bigtable accepts as a table ID.
@@ -27,7 +27,7 @@ var bigtableTable = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,49}$`)
 // those are left out, each with a comment line saying so. Every SPLIT ON
 // point has a 0x00 byte unless all its values are fixed-width ones whose
 // encoding has none (a negative BIGINT, say): a STRING ends in 0x00 0x01.
-func CBT(s *physical.Schema) (string, error) {
+func CBT(s *catalog.Schema) (string, error) {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n" +
 		"# Bigtable tables of a kvschema schema, one per index (family v, one version,\n" +

@@ -19,7 +19,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -104,7 +104,7 @@ func cqlComment(text string) string {
 }
 
 // column is the CQL column name of an attribute (before quoting).
-func column(x *physical.Index, a physical.Attr) string {
+func column(x *catalog.Index, a catalog.Attr) string {
 	return strings.ReplaceAll(x.AttrName(a), ".", "_")
 }
 
@@ -118,7 +118,7 @@ func column(x *physical.Index, a physical.Attr) string {
 // not 1 to 48 letters, digits and '_', an index name that is not letters,
 // digits and '_', two columns of one table with one name, a name that is not
 // UTF-8, or a type with no CQL equivalent.
-func CQL(s *physical.Schema, keyspace string) (string, error) {
+func CQL(s *catalog.Schema, keyspace string) (string, error) {
 	if keyspace != "" {
 		if err := cqlCheckName("keyspace", keyspace); err != nil {
 			return "", fmt.Errorf("keyspace %q: %v", keyspace, err)
@@ -132,7 +132,7 @@ func CQL(s *physical.Schema, keyspace string) (string, error) {
 	}
 	var b strings.Builder
 	for _, x := range s.Indexes {
-		if x.Kind != physical.CF {
+		if x.Kind != catalog.CF {
 			continue
 		}
 		if err := cqlCheckName("table", x.Name); err != nil {
@@ -171,7 +171,7 @@ func CQL(s *physical.Schema, keyspace string) (string, error) {
 		b.WriteString(";\n\n")
 	}
 	for _, x := range s.Indexes {
-		if x.Kind != physical.SI {
+		if x.Kind != catalog.SI {
 			continue
 		}
 		if err := cqlCheckName("index", x.Name); err != nil {
@@ -213,8 +213,8 @@ func cqlCheckName(what, name string) error {
 // cqlColumns maps every attribute of CF x to its quoted CQL column name,
 // checking that the names are UTF-8, that no two attributes share one and
 // that every type has a CQL one.
-func cqlColumns(x *physical.Index) (map[physical.Attr]string, error) {
-	cols := map[physical.Attr]string{}
+func cqlColumns(x *catalog.Index) (map[catalog.Attr]string, error) {
+	cols := map[catalog.Attr]string{}
 	owner := map[string]string{}
 	for _, a := range x.Attrs() {
 		name := column(x, a)

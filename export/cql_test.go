@@ -12,25 +12,24 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/types"
 )
 
 // kvsSchema reads a schema script holding its own model (DEFINE RELATION
 // statements), as kvschema export does without --model.
-func kvsSchema(t testing.TB, file, src string) *physical.Schema {
+func kvsSchema(t testing.TB, file, src string) *catalog.Schema {
 	t.Helper()
 	stmts, err := lang.ParseScript(file, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Build(stmts)
+	m, err := catalog.Build(stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := physical.ParseSchema(m, stmts)
+	s, err := catalog.ParseSchema(m, stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +37,8 @@ func kvsSchema(t testing.TB, file, src string) *physical.Schema {
 }
 
 // kvsFile is kvsSchema of a file of testdata.
-func kvsFile(name string) func(testing.TB) *physical.Schema {
-	return func(t testing.TB) *physical.Schema {
+func kvsFile(name string) func(testing.TB) *catalog.Schema {
+	return func(t testing.TB) *catalog.Schema {
 		file := filepath.Join("testdata", name)
 		src, err := os.ReadFile(file)
 		if err != nil {
@@ -57,7 +56,7 @@ func TestCQLGolden(t *testing.T) {
 	for _, tc := range []struct {
 		file     string
 		keyspace string
-		schema   func(testing.TB) *physical.Schema
+		schema   func(testing.TB) *catalog.Schema
 	}{
 		{"rubis.cql", "", rubisSchema},
 		{"cql_min.cql", "", kvsFile("cql_min.kvs")},
@@ -315,20 +314,20 @@ func cassandraName(name string, max int) bool {
 // named cf, partitioned by the first field, clustered by the next clus,
 // holding the others, and, unless si is "", an SI named si on its last
 // field.
-func oneRelation(rel string, fields []string, typs []types.Type, clus int, cf, si string) *physical.Schema {
-	e := &model.Entity{Name: rel}
-	var attrs []physical.Attr
+func oneRelation(rel string, fields []string, typs []types.Type, clus int, cf, si string) *catalog.Schema {
+	e := &catalog.Entity{Name: rel}
+	var attrs []catalog.Attr
 	for i, name := range fields {
-		f := &model.Field{Entity: e, Name: name, Type: typs[i], Key: i == 0}
+		f := &catalog.Field{Entity: e, Name: name, Type: typs[i], Key: i == 0}
 		e.Fields = append(e.Fields, f)
-		attrs = append(attrs, physical.Attr{Node: 0, Field: f})
+		attrs = append(attrs, catalog.Attr{Node: 0, Field: f})
 	}
 	e.Key = e.Fields[0]
-	g := &model.Graph{Nodes: []model.Node{{Entity: e, Parent: -1}}}
-	x := &physical.Index{Kind: physical.CF, Graph: g, Name: cf, Hash: attrs[:1], Order: attrs[1 : 1+clus], Extra: attrs[1+clus:]}
-	s := &physical.Schema{Indexes: []*physical.Index{x}, Base: map[*physical.Index]*physical.Index{}}
+	g := &catalog.Graph{Nodes: []catalog.Node{{Entity: e, Parent: -1}}}
+	x := &catalog.Index{Kind: catalog.CF, Graph: g, Name: cf, Hash: attrs[:1], Order: attrs[1 : 1+clus], Extra: attrs[1+clus:]}
+	s := &catalog.Schema{Indexes: []*catalog.Index{x}, Base: map[*catalog.Index]*catalog.Index{}}
 	if si != "" {
-		y := &physical.Index{Kind: physical.SI, Graph: g, Name: si, Hash: attrs[len(attrs)-1:], Extra: attrs[:1]}
+		y := &catalog.Index{Kind: catalog.SI, Graph: g, Name: si, Hash: attrs[len(attrs)-1:], Extra: attrs[:1]}
 		s.Indexes = append(s.Indexes, y)
 		s.Base[y] = x
 	}
@@ -338,16 +337,16 @@ func oneRelation(rel string, fields []string, typs []types.Type, clus int, cf, s
 // checkCQL reads text back with cqlParse and checks that it is exactly the
 // statements of s: one CREATE TABLE per CF, then one CREATE INDEX per SI,
 // each naming keyspace, table, columns and index as s does.
-func checkCQL(t rapid.TB, s *physical.Schema, keyspace, text string) {
+func checkCQL(t rapid.TB, s *catalog.Schema, keyspace, text string) {
 	t.Helper()
 	got, err := cqlParse(text)
 	if err != nil {
 		t.Fatalf("%v in:\n%s", err, text)
 	}
 	var want []cqlStmt
-	col := func(x *physical.Index, a physical.Attr) string { return strings.ReplaceAll(x.AttrName(a), ".", "_") }
+	col := func(x *catalog.Index, a catalog.Attr) string { return strings.ReplaceAll(x.AttrName(a), ".", "_") }
 	for _, x := range s.Indexes {
-		if x.Kind != physical.CF {
+		if x.Kind != catalog.CF {
 			continue
 		}
 		st := cqlStmt{keyspace: keyspace, name: x.Name}
@@ -364,7 +363,7 @@ func checkCQL(t rapid.TB, s *physical.Schema, keyspace, text string) {
 		want = append(want, st)
 	}
 	for _, x := range s.Indexes {
-		if x.Kind == physical.SI {
+		if x.Kind == catalog.SI {
 			base := s.Base[x]
 			want = append(want, cqlStmt{index: true, keyspace: keyspace, name: x.Name, table: base.Name, columns: []string{col(base, x.Hash[0])}})
 		}

@@ -13,15 +13,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // rubisSchema reads testdata/rubis_schema.kvs over the RUBiS model.
-func rubisSchema(t testing.TB) *physical.Schema {
+func rubisSchema(t testing.TB) *catalog.Schema {
 	t.Helper()
 	read := func(file string) []lang.Statement {
 		src, err := os.ReadFile(file)
@@ -34,11 +33,11 @@ func rubisSchema(t testing.TB) *physical.Schema {
 		}
 		return stmts
 	}
-	m, err := model.Build(read("../examples/rubis/model.kvs"))
+	m, err := catalog.Build(read("../examples/rubis/model.kvs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := physical.ParseSchema(m, read("testdata/rubis_schema.kvs"))
+	s, err := catalog.ParseSchema(m, read("testdata/rubis_schema.kvs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,27 +46,27 @@ func rubisSchema(t testing.TB) *physical.Schema {
 
 // everyByte is a schema whose one index splits at every single byte and at
 // keys that trip naive quoting.
-func everyByte(t testing.TB) *physical.Schema {
+func everyByte(t testing.TB) *catalog.Schema {
 	t.Helper()
 	stmts, err := lang.ParseScript("every_byte.kvs", []byte(`DEFINE RELATION t ROWS 10 { k BYTES KEY };
 DEFINE COLUMN FAMILY every_byte FOR t { PARTITION KEY (t.k) };`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Build(stmts)
+	m, err := catalog.Build(stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := physical.ParseSchema(m, stmts)
+	s, err := catalog.ParseSchema(m, stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := s.Indexes[0]
 	for c := 0; c < 256; c++ {
-		x.SplitOn = append(x.SplitOn, physical.SplitPoint{Key: []byte{byte(c)}})
+		x.SplitOn = append(x.SplitOn, catalog.SplitPoint{Key: []byte{byte(c)}})
 	}
 	for _, k := range []string{`\x41`, `\\x41`, `\x4`, "a'b", "'", "%d%%", "a,b", "\xff\x00\n", "#{x}", "x\n\n", "\n", `"\"`} {
-		x.SplitOn = append(x.SplitOn, physical.SplitPoint{Key: []byte(k)})
+		x.SplitOn = append(x.SplitOn, catalog.SplitPoint{Key: []byte(k)})
 	}
 	return s
 }
@@ -112,7 +111,7 @@ var (
 // TestHBaseSplitsRoundTrip reads every split key of the HBase scripts back
 // as the HBase shell would.
 func TestHBaseSplitsRoundTrip(t *testing.T) {
-	for _, s := range []*physical.Schema{rubisSchema(t), everyByte(t)} {
+	for _, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
 		text, err := HBase(s, "ns")
 		if err != nil {
 			t.Fatal(err)
@@ -147,7 +146,7 @@ func TestHBaseSplitsRoundTrip(t *testing.T) {
 // TestCBTSplitsRoundTrip reads every split key of the cbt scripts back as
 // printf and cbt would, and checks that every key left out is named.
 func TestCBTSplitsRoundTrip(t *testing.T) {
-	for _, s := range []*physical.Schema{rubisSchema(t), everyByte(t)} {
+	for _, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
 		text, err := CBT(s)
 		if err != nil {
 			t.Fatal(err)
@@ -170,7 +169,7 @@ func TestCBTSplitsRoundTrip(t *testing.T) {
 }
 
 // cbtExpected is what cbt gets of x's splits, and what is left out.
-func cbtExpected(t testing.TB, x *physical.Index) (keys, left [][]byte) {
+func cbtExpected(t testing.TB, x *catalog.Index) (keys, left [][]byte) {
 	for _, k := range splitsOf(t, x) {
 		if cbtUnsplittable(k) == "" {
 			keys = append(keys, k)
@@ -231,7 +230,7 @@ echo "$line" >>"$CBT_LOG"
 	if err := os.WriteFile(filepath.Join(dir, "cbt"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range []*physical.Schema{rubisSchema(t), everyByte(t)} {
+	for i, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
 		text, err := CBT(s)
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +274,7 @@ echo "$line" >>"$CBT_LOG"
 }
 
 func TestBadNames(t *testing.T) {
-	s := &physical.Schema{Indexes: []*physical.Index{{Kind: physical.CF, Name: "a b"}}}
+	s := &catalog.Schema{Indexes: []*catalog.Index{{Kind: catalog.CF, Name: "a b"}}}
 	if _, err := HBase(s, ""); err == nil || !strings.Contains(err.Error(), `index "a b": not an HBase table name`) {
 		t.Errorf("HBase: %v", err)
 	}
@@ -388,7 +387,7 @@ func unPrintf(t testing.TB, format string) []byte {
 }
 
 // splitsOf is the split points of x's table.
-func splitsOf(t testing.TB, x *physical.Index) [][]byte {
+func splitsOf(t testing.TB, x *catalog.Index) [][]byte {
 	t.Helper()
 	spec, err := tableSpec(x)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/store"
 )
 
@@ -25,7 +25,7 @@ var (
 // The shell passes each SPLITS string through Bytes.toBytesBinary, which
 // reads \xHH as a byte; so split keys are written in that notation, inside
 // single-quoted Ruby strings, which leave backslashes alone.
-func HBase(s *physical.Schema, namespace string) (string, error) {
+func HBase(s *catalog.Schema, namespace string) (string, error) {
 	var b strings.Builder
 	b.WriteString("# HBase shell script: the tables of a kvschema schema, one per index (family v,\n" +
 		"# one version, pre-split at every salt bucket and SPLIT ON point).\n" +
@@ -64,7 +64,7 @@ func HBase(s *physical.Schema, namespace string) (string, error) {
 
 // tableSpec is the store table of index x, as its layout defines it (one
 // family).
-func tableSpec(x *physical.Index) (store.TableSpec, error) {
+func tableSpec(x *catalog.Index) (store.TableSpec, error) {
 	l, err := x.Layout()
 	if err != nil {
 		return store.TableSpec{}, fmt.Errorf("index %q: %v", x.Name, err)

@@ -8,8 +8,8 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/layout"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/store/pebblestore"
@@ -23,7 +23,7 @@ import (
 // stops the read gets a prefix of them.
 func TestCellDecoder(t *testing.T) {
 	ctx := context.Background()
-	rel := catalog(t).Relation("t")
+	rel := mustCatalog(t).Relation("t")
 	peb, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestCellDecoder(t *testing.T) {
 // STRING) lent cell by cell, as the client's 100-row range query does,
 // without the store: the decoder's share of that query.
 func BenchmarkCellDecoder(b *testing.B) {
-	c, err := schema.CatalogFromScript("bench", []byte(`
+	c, err := catalog.CatalogFromScript("bench", []byte(`
 DEFINE RELATION ev { grp BIGINT KEY, seq BIGINT KEY, val STRING };
 DEFINE PRIMARY SCHEMA ev_by_grp FOR ev { TABLE 'ev', ROW ordered{grp}:ordered{seq}, FAMILY 'f', VALUE val };`))
 	if err != nil {

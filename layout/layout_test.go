@@ -10,8 +10,8 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/layout"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -30,9 +30,9 @@ DEFINE SCHEMA t_wide FOR t { TABLE 't_wide', ROW ordered{a}, QUALIFIER ordered{b
 DEFINE SCHEMA t_index FOR t { TABLE 't_index', ROW desc{c}:ordered{a}:ordered{b}, VALUE size(2){ordered{d}}:ordered{e}:ordered{f} };
 `
 
-func catalog(t testing.TB) *schema.Catalog {
+func mustCatalog(t testing.TB) *catalog.Catalog {
 	t.Helper()
-	c, err := schema.CatalogFromScript("defs", []byte(defs))
+	c, err := catalog.CatalogFromScript("defs", []byte(defs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func rowOf(cells []layout.Cell) store.Row {
 // TestLayoutRoundTrip: decoding the cells a tuple is written as gives the
 // tuple back, in every layout, for values full of separators, 0x00 and 0xFF.
 func TestLayoutRoundTrip(t *testing.T) {
-	c := catalog(t)
+	c := mustCatalog(t)
 	rel := c.Relation("t")
 	rapid.Check(t, func(rt *rapid.T) {
 		tu := genT(rt)
@@ -104,7 +104,7 @@ func TestLayoutRoundTrip(t *testing.T) {
 // tuple exactly, with no value left over from an earlier row (NULLs are
 // absent cells), and lends its tuple only: what emit copied stays intact.
 func TestRowDecoderReuse(t *testing.T) {
-	c := catalog(t)
+	c := mustCatalog(t)
 	rel := c.Relation("t")
 	decs := make([]layout.RowDecoder, len(rel.Layouts))
 	for i, l := range rel.Layouts {
@@ -143,7 +143,7 @@ func TestRowDecoderReuse(t *testing.T) {
 // for t_asc; within one salt bucket, (a, b) for t_salted, whose first byte
 // is the bucket; (c DESC NULLS LAST, a, b) for t_index.
 func TestKeyOrder(t *testing.T) {
-	c := catalog(t)
+	c := mustCatalog(t)
 	rel := c.Relation("t")
 	asc, salted, index := c.Layout("t_asc"), c.Layout("t_salted"), c.Layout("t_index")
 	sign := func(x int) int {
@@ -209,7 +209,7 @@ func TestKeyOrder(t *testing.T) {
 // separator instead of writing an ambiguous key, and its size prefix keeps
 // k2 apart from k1.
 func TestSeedSeparators(t *testing.T) {
-	c := catalog(t)
+	c := mustCatalog(t)
 	s1, s2 := c.Layout("s1"), c.Layout("s2")
 	if _, _, err := s1.PutCells([]types.Value{"a-", "b", "x", int64(1)}); err == nil {
 		t.Error("s1 accepted k1 containing its separator")
@@ -223,7 +223,7 @@ func TestSeedSeparators(t *testing.T) {
 // FuzzDecodeRow: arbitrary bytes as a row of any layout never panic, and a
 // row that decodes re-encodes to the same row key (salt aside) and cells.
 func FuzzDecodeRow(f *testing.F) {
-	c := catalog(f)
+	c := mustCatalog(f)
 	var layouts []*layout.Layout
 	for _, r := range c.Relations {
 		layouts = append(layouts, r.Layouts...)
@@ -273,7 +273,7 @@ func FuzzDecodeRow(f *testing.F) {
 // TestSplitOn: a layout's SPLIT ON keys are raw row keys, kept sorted; they
 // need a constant TABLE and no salt.
 func TestSplitOn(t *testing.T) {
-	c, err := schema.CatalogFromScript("s.kvs", []byte(`DEFINE RELATION r { k STRING KEY, v INT };
+	c, err := catalog.CatalogFromScript("s.kvs", []byte(`DEFINE RELATION r { k STRING KEY, v INT };
 DEFINE SCHEMA s FOR r { TABLE 's', ROW k, VALUE v, SPLIT ON ('m', x'00ff', 'g') };`))
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ DEFINE SCHEMA s FOR r { TABLE 's', ROW k, VALUE v, SPLIT ON ('m', x'00ff', 'g') 
 		{`DEFINE SCHEMA s FOR r { TABLE 's', ROW k, VALUE v, SPLIT ON ('a', 'b', x'61') }`,
 			"s.kvs:2:72: schema s: split key 'a' is listed twice (first at 2:62)"},
 	} {
-		_, err := schema.CatalogFromScript("s.kvs", []byte("DEFINE RELATION r { k STRING KEY, v INT };\n"+tc.schema))
+		_, err := catalog.CatalogFromScript("s.kvs", []byte("DEFINE RELATION r { k STRING KEY, v INT };\n"+tc.schema))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s\ngot  %v\nwant %s…", tc.schema, err, tc.want)
 		}
@@ -302,7 +302,7 @@ DEFINE SCHEMA s FOR r { TABLE 's', ROW k, VALUE v, SPLIT ON ('m', x'00ff', 'g') 
 // as fresh encodings (nothing left over from the batch before), and, once
 // warm, encodes a batch without allocating.
 func TestArenaReset(t *testing.T) {
-	c := catalog(t)
+	c := mustCatalog(t)
 	rel := c.Relation("t")
 	var a layout.Arena
 	rapid.Check(t, func(rt *rapid.T) {

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -132,7 +132,7 @@ type Constraints []*Constraint
 // tuple can satisfy it. Atoms that do not constrain a single attribute to
 // exactly-typed values (!=, IS NULL, column-vs-column, inexact numerics) are
 // left to the filter.
-func ConstraintsOf(c Conjunct, rel *schema.Relation) (cons Constraints, unsat bool) {
+func ConstraintsOf(c Conjunct, rel *catalog.Relation) (cons Constraints, unsat bool) {
 	cons = make(Constraints, len(rel.Attrs))
 	var store []Constraint // one allocation for the conjunct's constraints
 	get := func(a int) *Constraint {

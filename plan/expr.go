@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -17,12 +17,12 @@ func errAt(p lang.Pos, format string, args ...any) error {
 // that every column exists and every comparison is between compatible kinds;
 // literals compared with an attribute are coerced to its type where that is
 // exact. The result contains no Param.
-func Bind(e lang.Expr, rel *schema.Relation, args []types.Value) (lang.Expr, error) {
+func Bind(e lang.Expr, rel *catalog.Relation, args []types.Value) (lang.Expr, error) {
 	return bind(e, rel, "", args)
 }
 
 // bind is Bind where columns may also be qualified by alias.
-func bind(e lang.Expr, rel *schema.Relation, alias string, args []types.Value) (lang.Expr, error) {
+func bind(e lang.Expr, rel *catalog.Relation, alias string, args []types.Value) (lang.Expr, error) {
 	if e == nil {
 		return nil, nil
 	}
@@ -31,14 +31,14 @@ func bind(e lang.Expr, rel *schema.Relation, alias string, args []types.Value) (
 }
 
 type binder struct {
-	rel   *schema.Relation
+	rel   *catalog.Relation
 	alias string
 	args  []types.Value
 }
 
 // checkQual accepts an unqualified column or one qualified by the relation's
 // name or alias: a single-relation statement has nothing else to name.
-func checkQual(at lang.Pos, qual []string, rel *schema.Relation, alias string) error {
+func checkQual(at lang.Pos, qual []string, rel *catalog.Relation, alias string) error {
 	switch {
 	case len(qual) == 0:
 		return nil
@@ -225,11 +225,11 @@ const (
 // Eval evaluates a bound expression over a tuple with SQL's three-valued
 // logic and reports whether it is true (unknown counts as false, as in
 // WHERE).
-func Eval(e lang.Expr, rel *schema.Relation, tuple []types.Datum) bool {
+func Eval(e lang.Expr, rel *catalog.Relation, tuple []types.Datum) bool {
 	return eval(e, rel, tuple) == triTrue
 }
 
-func value(e lang.Expr, rel *schema.Relation, tuple []types.Datum) types.Datum {
+func value(e lang.Expr, rel *catalog.Relation, tuple []types.Datum) types.Datum {
 	switch x := e.(type) {
 	case *lang.Literal:
 		if b, ok := x.Value.([]byte); ok {
@@ -263,7 +263,7 @@ func not(t tri) tri {
 	return triUnknown
 }
 
-func eval(e lang.Expr, rel *schema.Relation, tuple []types.Datum) tri {
+func eval(e lang.Expr, rel *catalog.Relation, tuple []types.Datum) tri {
 	switch x := e.(type) {
 	case *lang.Binary:
 		switch x.Op {

@@ -22,11 +22,10 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/physical"
 
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -38,7 +37,7 @@ type OrderKey struct {
 
 // Plan is an executable read plan over one relation.
 type Plan struct {
-	Relation *schema.Relation
+	Relation *catalog.Relation
 	// Residual is the part of the bound WHERE the key reads do not enforce
 	// exactly: the executor applies it to every decoded tuple.
 	Residual lang.Expr
@@ -71,7 +70,7 @@ type Choice struct {
 // CostAccess describes a candidate access to a cost model.
 func CostAccess(a *Access) cost.Access {
 	return cost.Access{
-		Role:       physical.Plain,
+		Role:       cost.Plain,
 		Partitions: float64(len(a.Reads)),
 		Index:      a.Layout.Name,
 		Key:        cost.Key{Fixed: a.FixedElems, Range: a.RangeElem, Exact: a.Kind == PointLookup},
@@ -111,7 +110,7 @@ func describe(m cost.Model, a *Access) string {
 }
 
 // Select plans a SELECT over rel with bound arguments.
-func Select(st *lang.Select, rel *schema.Relation, args []types.Value, m cost.Model) (*Plan, error) {
+func Select(st *lang.Select, rel *catalog.Relation, args []types.Value, m cost.Model) (*Plan, error) {
 	p := &Plan{Relation: rel, Limit: -1}
 	if len(st.Path) > 0 || len(st.Joins) > 0 {
 		return nil, errAt(st.At, "a SELECT over a foreign-key path or JOIN needs a conceptual model: run it on a schema from kvschema advise")
@@ -217,7 +216,7 @@ func (p *Plan) unneeded() {
 
 // Reads plans the reads of the tuples matching a bound WHERE, for UPDATE
 // and DELETE (no projection, order or limit).
-func Reads(where lang.Expr, rel *schema.Relation, m cost.Model) (*Plan, error) {
+func Reads(where lang.Expr, rel *catalog.Relation, m cost.Model) (*Plan, error) {
 	p := &Plan{Relation: rel, Limit: -1}
 	for i := range rel.Attrs {
 		p.Project = append(p.Project, i)

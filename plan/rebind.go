@@ -4,11 +4,11 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -173,7 +173,7 @@ func allIn(a, b map[int]bool) bool {
 
 // equalities collects `col = ?` / `col = literal` terms of a pure
 // conjunction, each attribute at most once.
-func equalities(e lang.Expr, rel *schema.Relation, out *[]eqSource) bool {
+func equalities(e lang.Expr, rel *catalog.Relation, out *[]eqSource) bool {
 	switch x := e.(type) {
 	case *lang.Binary:
 		if x.Op == lang.OpAnd {

@@ -7,19 +7,19 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 
 	"pgregory.net/rapid"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
-	"github.com/kvschema/kvschema/schema"
 	"github.com/kvschema/kvschema/types"
 )
 
-func catalog(t testing.TB, src string) *schema.Catalog {
+func mustCatalog(t testing.TB, src string) *catalog.Catalog {
 	t.Helper()
-	c, err := schema.CatalogFromScript("defs", []byte(src))
+	c, err := catalog.CatalogFromScript("defs", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 		rapid.Map(rapid.Float64(), func(f float64) types.Value { return f }))
 	rebound := 0
 	for _, defs := range defsList {
-		c := catalog(t, defs)
+		c := mustCatalog(t, defs)
 		rel := c.Relation("r")
 		for _, q := range queries {
 			st, err := lang.ParseStatement("", q)

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 )
 
 // rangeSelectivity is the fraction of rows a range predicate keeps (NoSE's
@@ -17,12 +17,12 @@ import (
 const rangeSelectivity = 0.1
 
 // selectivity is the fraction of rows predicate p keeps.
-func selectivity(p model.Pred) float64 {
+func selectivity(p catalog.Pred) float64 {
 	c := p.Ref.Field.Cardinality
 	switch {
-	case p.Op == model.Eq:
+	case p.Op == catalog.Eq:
 		return 1 / c
-	case p.Op == model.Ne:
+	case p.Op == catalog.Ne:
 		return 1 - 1/c
 	}
 	return rangeSelectivity
@@ -30,40 +30,40 @@ func selectivity(p model.Pred) float64 {
 
 // Pool is the set of candidate indexes, arranged for the planner.
 type Pool struct {
-	all []*physical.Index
+	all []*catalog.Index
 	// byRoot lists the indexes by the entity of their root node (the node of
 	// their partition key, or of an SI's value).
-	byRoot map[*model.Entity][]*physical.Index
+	byRoot map[*catalog.Entity][]*catalog.Index
 	// byKey lists the CFs partitioned by their root entity's key.
-	byKey map[*model.Entity][]*physical.Index
+	byKey map[*catalog.Entity][]*catalog.Index
 	// Bases lists, for each SI, the CFs it can be defined on (the SI's
 	// entries name their rows; any of these can follow it).
-	Bases map[*physical.Index][]*physical.Index
+	Bases map[*catalog.Index][]*catalog.Index
 }
 
 // Indexes lists the pool's indexes.
-func (p *Pool) Indexes() []*physical.Index { return p.all }
+func (p *Pool) Indexes() []*catalog.Index { return p.all }
 
 // NewPool arranges the indexes idx for planning.
-func NewPool(idx []*physical.Index) *Pool {
-	p := &Pool{all: idx, byRoot: map[*model.Entity][]*physical.Index{}, byKey: map[*model.Entity][]*physical.Index{},
-		Bases: map[*physical.Index][]*physical.Index{}}
-	byGraph := map[string][]*physical.Index{}
+func NewPool(idx []*catalog.Index) *Pool {
+	p := &Pool{all: idx, byRoot: map[*catalog.Entity][]*catalog.Index{}, byKey: map[*catalog.Entity][]*catalog.Index{},
+		Bases: map[*catalog.Index][]*catalog.Index{}}
+	byGraph := map[string][]*catalog.Index{}
 	for _, x := range idx {
 		e := x.Graph.Nodes[0].Entity
 		p.byRoot[e] = append(p.byRoot[e], x)
-		if x.Kind == physical.CF {
-			byGraph[physical.GraphKey(x.Graph)] = append(byGraph[physical.GraphKey(x.Graph)], x)
-			if len(x.Hash) == 1 && x.Hash[0] == (physical.Attr{Node: 0, Field: e.Key}) {
+		if x.Kind == catalog.CF {
+			byGraph[catalog.GraphKey(x.Graph)] = append(byGraph[catalog.GraphKey(x.Graph)], x)
+			if len(x.Hash) == 1 && x.Hash[0] == (catalog.Attr{Node: 0, Field: e.Key}) {
 				p.byKey[e] = append(p.byKey[e], x)
 			}
 		}
 	}
 	for _, si := range idx {
-		if si.Kind != physical.SI {
+		if si.Kind != catalog.SI {
 			continue
 		}
-		for _, cf := range byGraph[physical.GraphKey(si.Graph)] {
+		for _, cf := range byGraph[catalog.GraphKey(si.Graph)] {
 			if IsBase(si, cf) {
 				p.Bases[si] = append(p.Bases[si], cf)
 			}
@@ -74,7 +74,7 @@ func NewPool(idx []*physical.Index) *Pool {
 
 // IsBase reports whether cf can carry si: its partition key is the SI's
 // value and it stores the indexed attribute outside the partition key.
-func IsBase(si, cf *physical.Index) bool {
+func IsBase(si, cf *catalog.Index) bool {
 	return len(cf.Hash) == 1 && cf.Hash[0] == si.Extra[0] && cf.Hash[0] != si.Hash[0] && cf.Has(si.Hash[0])
 }
 
@@ -91,11 +91,11 @@ type DAG struct {
 	// States[0] is the start; Arcs leave each state in State.Out.
 	States []*State
 	Arcs   []*Arc
-	q      *model.Query
+	q      *catalog.Query
 	coster cost.Model
-	needed [][]*model.Field // per query node: the fields the query reads
+	needed [][]*catalog.Field // per query node: the fields the query reads
 	byKey  map[string]int
-	embeds map[*physical.Index][][]int
+	embeds map[*catalog.Index][][]int
 	// best caches the least-cost path (see CheapestPath).
 	best     []int
 	bestDone bool
@@ -104,8 +104,8 @@ type DAG struct {
 
 // State is what a partial plan has achieved (see DAG).
 type State struct {
-	covered, done, applied []bool           // per query node, per node, per predicate
-	pending                *physical.Lookup // an SI step waits for its base CF
+	covered, done, applied []bool     // per query node, per node, per predicate
+	pending                *plan.Step // an SI step waits for its base CF
 	limited, ordered       bool
 	first                  bool // no step yet
 	rows                   float64
@@ -118,12 +118,12 @@ type State struct {
 // Arc is one lookup step from state From to state To.
 type Arc struct {
 	From, To int
-	Step     physical.Lookup
+	Step     plan.Step
 }
 
 // neededByNode lists, per query node, the fields the query reads there.
-func neededByNode(q *model.Query) [][]*model.Field {
-	out := make([][]*model.Field, len(q.Graph.Nodes))
+func neededByNode(q *catalog.Query) [][]*catalog.Field {
+	out := make([][]*catalog.Field, len(q.Graph.Nodes))
 	for _, r := range NeededFields(q) {
 		out[r.Node] = append(out[r.Node], r.Field)
 	}
@@ -131,8 +131,8 @@ func neededByNode(q *model.Query) [][]*model.Field {
 }
 
 // NeededFields lists the fields q reads: selected, compared or ordered by.
-func NeededFields(q *model.Query) []model.FieldRef {
-	var out []model.FieldRef
+func NeededFields(q *catalog.Query) []catalog.FieldRef {
+	var out []catalog.FieldRef
 	for _, r := range q.Select {
 		out = appendUnique(out, r)
 	}
@@ -147,8 +147,8 @@ func NeededFields(q *model.Query) []model.FieldRef {
 
 // Build builds the plan DAG of q over pool p, keeping only states from
 // which a complete plan exists.
-func Build(q *model.Query, m cost.Model, p *Pool) *DAG {
-	d := &DAG{q: q, coster: m, needed: neededByNode(q), byKey: map[string]int{}, embeds: map[*physical.Index][][]int{}}
+func Build(q *catalog.Query, m cost.Model, p *Pool) *DAG {
+	d := &DAG{q: q, coster: m, needed: neededByNode(q), byKey: map[string]int{}, embeds: map[*catalog.Index][][]int{}}
 	start := &State{
 		covered: make([]bool, len(q.Graph.Nodes)),
 		done:    make([]bool, len(q.Graph.Nodes)),
@@ -164,7 +164,7 @@ func Build(q *model.Query, m cost.Model, p *Pool) *DAG {
 	return d
 }
 
-func (d *DAG) embeddings(x *physical.Index) [][]int {
+func (d *DAG) embeddings(x *catalog.Index) [][]int {
 	if e, ok := d.embeds[x]; ok {
 		return e
 	}
@@ -217,7 +217,7 @@ func (d *DAG) expand(i int, p *Pool) {
 	}
 	switch {
 	case s.first:
-		seen := map[*model.Entity]bool{}
+		seen := map[*catalog.Entity]bool{}
 		for _, nd := range d.q.Graph.Nodes {
 			if seen[nd.Entity] {
 				continue
@@ -233,7 +233,7 @@ func (d *DAG) expand(i int, p *Pool) {
 		for _, cf := range p.Bases[s.pending.Index] {
 			for _, m := range d.embeddings(cf) {
 				if sameMap(m, s.pending.Map) {
-					d.arc(i, physical.Lookup{Index: cf, Map: m, Link: m[0], Role: physical.AfterSI})
+					d.arc(i, plan.Step{Index: cf, Map: m, Link: m[0], Role: cost.AfterSI})
 				}
 			}
 		}
@@ -245,7 +245,7 @@ func (d *DAG) expand(i int, p *Pool) {
 			for _, x := range p.byKey[d.q.Graph.Nodes[v].Entity] {
 				for _, m := range d.embeddings(x) {
 					if m[0] == v && extendsAt(s, m) {
-						d.arc(i, physical.Lookup{Index: x, Map: m, Link: v, KeyPreds: d.keyPreds(s, x, m)})
+						d.arc(i, plan.Step{Index: x, Map: m, Link: v, KeyPreds: d.keyPreds(s, x, m)})
 					}
 				}
 			}
@@ -253,13 +253,13 @@ func (d *DAG) expand(i int, p *Pool) {
 	}
 }
 
-func (d *DAG) ref(m []int, a physical.Attr) model.FieldRef {
-	return model.FieldRef{Node: m[a.Node], Field: a.Field}
+func (d *DAG) ref(m []int, a catalog.Attr) catalog.FieldRef {
+	return catalog.FieldRef{Node: m[a.Node], Field: a.Field}
 }
 
 // predOn returns the unapplied predicates on query field r with an
 // operator accepted by ok.
-func (d *DAG) predOn(s *State, r model.FieldRef, ok func(model.Op) bool) []int {
+func (d *DAG) predOn(s *State, r catalog.FieldRef, ok func(catalog.Op) bool) []int {
 	var out []int
 	for i, p := range d.q.Preds {
 		if !s.applied[i] && p.Ref == r && ok(p.Op) {
@@ -269,11 +269,11 @@ func (d *DAG) predOn(s *State, r model.FieldRef, ok func(model.Op) bool) []int {
 	return out
 }
 
-func isEq(o model.Op) bool { return o == model.Eq }
+func isEq(o catalog.Op) bool { return o == catalog.Eq }
 
 // keyPreds finds the predicates a lookup's clustering key answers after its
 // partition key: equalities on a prefix, then ranges on the next attribute.
-func (d *DAG) keyPreds(s *State, x *physical.Index, m []int) []int {
+func (d *DAG) keyPreds(s *State, x *catalog.Index, m []int) []int {
 	var out []int
 	for _, a := range x.Order {
 		r := d.ref(m, a)
@@ -281,13 +281,13 @@ func (d *DAG) keyPreds(s *State, x *physical.Index, m []int) []int {
 			out = append(out, eq[0])
 			continue
 		}
-		out = append(out, d.predOn(s, r, model.Op.IsRange)...)
+		out = append(out, d.predOn(s, r, catalog.Op.IsRange)...)
 		break
 	}
 	return out
 }
 
-func (d *DAG) tryFirst(i int, x *physical.Index, m []int) {
+func (d *DAG) tryFirst(i int, x *catalog.Index, m []int) {
 	s := d.States[i]
 	var key []int
 	for _, a := range x.Hash {
@@ -297,17 +297,17 @@ func (d *DAG) tryFirst(i int, x *physical.Index, m []int) {
 		}
 		key = append(key, eq[0])
 	}
-	if x.Kind == physical.CF {
+	if x.Kind == catalog.CF {
 		key = append(key, d.keyPreds(s, x, m)...)
 	}
-	d.arc(i, physical.Lookup{Index: x, Map: m, Link: -1, KeyPreds: key})
+	d.arc(i, plan.Step{Index: x, Map: m, Link: -1, KeyPreds: key})
 }
 
 // arc applies lookup l to state i; it adds the arc when the lookup makes
 // progress: it joins a new entity or fetches every field the query still
 // needs of an entity. (A lookup fetching only some of an entity's fields
 // counts for none of them, as in NoSE: a later lookup fetches them all.)
-func (d *DAG) arc(i int, l physical.Lookup) {
+func (d *DAG) arc(i int, l plan.Step) {
 	s := d.States[i]
 	ns := &State{
 		covered: append([]bool(nil), s.covered...),
@@ -347,13 +347,13 @@ func (d *DAG) arc(i int, l physical.Lookup) {
 	case s.first:
 		l.Partitions = 1
 		l.Rows = x.RowsPerPartition()
-	case l.Role == physical.AfterSI:
+	case l.Role == cost.AfterSI:
 		l.Partitions, l.Rows = s.rows, s.rows
 	default:
 		l.Partitions = s.rows
 		l.Rows = s.rows * x.RowsPerPartition()
 	}
-	if l.Role != physical.AfterSI {
+	if l.Role != cost.AfterSI {
 		for _, k := range l.KeyPreds {
 			if !(s.first && containsHash(x, l.Map, d.q.Preds[k].Ref)) {
 				l.Rows *= selectivity(d.q.Preds[k])
@@ -365,7 +365,7 @@ func (d *DAG) arc(i int, l physical.Lookup) {
 		// The scan stops after LIMIT rows when it answers the whole query
 		// in order: a later step could drop rows (a join finds no partner)
 		// or multiply them.
-		if d.q.Limit > 0 && len(l.Filters) == 0 && (len(d.q.OrderBy) == 0 || ns.ordered) && x.Kind == physical.CF &&
+		if d.q.Limit > 0 && len(l.Filters) == 0 && (len(d.q.OrderBy) == 0 || ns.ordered) && x.Kind == catalog.CF &&
 			allTrue(ns.applied) && allTrue(ns.covered) && allTrue(ns.done) {
 			ns.limited = true
 			l.Rows = min(l.Rows, float64(d.q.Limit))
@@ -377,11 +377,11 @@ func (d *DAG) arc(i int, l physical.Lookup) {
 	}
 	ns.rows = l.Kept
 	ns.End = allTrue(ns.covered) && allTrue(ns.done) && allTrue(ns.applied)
-	if x.Kind == physical.SI {
+	if x.Kind == catalog.SI {
 		if ns.End {
-			l.Role = physical.SIAlone
+			l.Role = cost.SIAlone
 		} else {
-			l.Role = physical.SIFirst
+			l.Role = cost.SIFirst
 			ns.pending = &l
 		}
 	}
@@ -393,7 +393,7 @@ func (d *DAG) arc(i int, l physical.Lookup) {
 
 // provides reports whether lookup l fetches every field the query needs of
 // node n, apart from those an applied equality fixes.
-func (d *DAG) provides(s *State, l physical.Lookup, n int) bool {
+func (d *DAG) provides(s *State, l plan.Step, n int) bool {
 	attrs := l.Index.Attrs()
 	for _, f := range d.needed[n] {
 		if d.fixed(s, n, f) {
@@ -415,9 +415,9 @@ func (d *DAG) provides(s *State, l physical.Lookup, n int) bool {
 
 // fixed reports whether an applied equality gives the value of field f of
 // node n.
-func (d *DAG) fixed(s *State, n int, f *model.Field) bool {
+func (d *DAG) fixed(s *State, n int, f *catalog.Field) bool {
 	for k, p := range d.q.Preds {
-		if s.applied[k] && p.Op == model.Eq && p.Ref.Node == n && p.Ref.Field == f {
+		if s.applied[k] && p.Op == catalog.Eq && p.Ref.Node == n && p.Ref.Field == f {
 			return true
 		}
 	}
@@ -457,9 +457,9 @@ func sameMap(a, b []int) bool {
 	return true
 }
 
-func containsHash(x *physical.Index, m []int, r model.FieldRef) bool {
+func containsHash(x *catalog.Index, m []int, r catalog.FieldRef) bool {
 	for _, a := range x.Hash {
-		if (model.FieldRef{Node: m[a.Node], Field: a.Field}) == r {
+		if (catalog.FieldRef{Node: m[a.Node], Field: a.Field}) == r {
 			return true
 		}
 	}
@@ -470,13 +470,13 @@ func containsHash(x *physical.Index, m []int, r model.FieldRef) bool {
 // clustering key, after the attributes its equalities bind, starts with the
 // ORDER BY attributes, all ascending or all descending (a reverse scan).
 // Later steps keep the order of the rows that feed them.
-func (d *DAG) ordered(l physical.Lookup) bool {
-	if len(d.q.OrderBy) == 0 || l.Index.Kind != physical.CF {
+func (d *DAG) ordered(l plan.Step) bool {
+	if len(d.q.OrderBy) == 0 || l.Index.Kind != catalog.CF {
 		return false
 	}
 	eqs := 0
 	for _, k := range l.KeyPreds {
-		if d.q.Preds[k].Op == model.Eq && !containsHash(l.Index, l.Map, d.q.Preds[k].Ref) {
+		if d.q.Preds[k].Op == catalog.Eq && !containsHash(l.Index, l.Map, d.q.Preds[k].Ref) {
 			eqs++
 		}
 	}
@@ -553,8 +553,8 @@ func (d *DAG) Shape() string {
 }
 
 // Plan builds the plan of a path of arcs.
-func (d *DAG) Plan(path []int) *physical.Plan {
-	p := &physical.Plan{Query: d.q, Limit: d.q.Limit}
+func (d *DAG) Plan(path []int) *plan.Query {
+	p := &plan.Query{Query: d.q, Limit: d.q.Limit}
 	for _, a := range path {
 		p.Steps = append(p.Steps, d.Arcs[a].Step)
 		p.Cost += d.Arcs[a].Step.Cost
@@ -572,7 +572,7 @@ func (d *DAG) Plan(path []int) *physical.Plan {
 
 // Cheapest is the least-cost plan (shortest path), or nil when the pool
 // cannot answer the query.
-func (d *DAG) Cheapest() *physical.Plan {
+func (d *DAG) Cheapest() *plan.Query {
 	path := d.CheapestPath()
 	if path == nil {
 		return nil
@@ -593,16 +593,16 @@ func (d *DAG) CheapestPath() []int {
 // ShortestPath returns the arcs and cost of the least-cost plan whose steps
 // read only indexes allow accepts (any index if allow is nil), or nil if no
 // plan does. Ties go to the earlier arc, so equal DAGs give equal paths.
-func (d *DAG) ShortestPath(allow func(*physical.Index) bool) ([]int, float64) {
+func (d *DAG) ShortestPath(allow func(*catalog.Index) bool) ([]int, float64) {
 	if allow == nil {
-		return d.PricedPath(func(l *physical.Lookup) (float64, bool) { return l.Cost, true })
+		return d.PricedPath(func(l *plan.Step) (float64, bool) { return l.Cost, true })
 	}
-	return d.PricedPath(func(l *physical.Lookup) (float64, bool) { return l.Cost, allow(l.Index) })
+	return d.PricedPath(func(l *plan.Step) (float64, bool) { return l.Cost, allow(l.Index) })
 }
 
 // PricedPath is ShortestPath with each step priced by price, which may
 // also exclude it.
-func (d *DAG) PricedPath(price func(*physical.Lookup) (float64, bool)) ([]int, float64) {
+func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64) {
 	if len(d.States) == 0 || !d.States[0].Live {
 		return nil, 0
 	}

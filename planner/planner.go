@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 )
 
 // Planner plans queries and writes over a deployed schema with the
@@ -15,13 +15,13 @@ import (
 // it returns, so measured latency compares with the cost it predicts. It is
 // safe for concurrent use.
 type Planner struct {
-	schema *physical.Schema
+	schema *catalog.Schema
 	cost   cost.Model
 	pool   *Pool
 }
 
 // New plans over schema s, pricing plans with m.
-func New(s *physical.Schema, m cost.Model) *Planner {
+func New(s *catalog.Schema, m cost.Model) *Planner {
 	// An SI's entries name base rows by entity keys, so any CF of the same
 	// graph partitioned by the SI's value can follow it, as in the
 	// advisor's plans (not only the CF the DDL defines it on).
@@ -36,7 +36,7 @@ func New(s *physical.Schema, m cost.Model) *Planner {
 
 // Query returns the cheapest plan of q, or an error saying which structure
 // the schema lacks.
-func (p *Planner) Query(q *model.Query) (*physical.Plan, error) {
+func (p *Planner) Query(q *catalog.Query) (*plan.Query, error) {
 	if pl := Build(q, p.cost, p.pool).Cheapest(); pl != nil {
 		return pl, nil
 	}
@@ -45,9 +45,9 @@ func (p *Planner) Query(q *model.Query) (*physical.Plan, error) {
 
 // Write returns the upkeep of every index w changes, support queries
 // planned (one plan shared by equal support queries).
-func (p *Planner) Write(w *model.Write) ([]*physical.Upkeep, error) {
-	var out []*physical.Upkeep
-	plans := map[string]*physical.Plan{}
+func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
+	var out []*plan.Upkeep
+	plans := map[string]*plan.Query{}
 	for _, x := range p.schema.Indexes {
 		u, ok := Maintain(w, x)
 		if !ok {
@@ -74,10 +74,10 @@ func (p *Planner) Write(w *model.Write) ([]*physical.Upkeep, error) {
 }
 
 // missing says what a schema lacks to answer q.
-func missing(q *model.Query) string {
+func missing(q *catalog.Query) string {
 	var eq []string
 	for _, p := range q.Preds {
-		if p.Op == model.Eq {
+		if p.Op == catalog.Eq {
 			eq = append(eq, q.Graph.DescribeRef(p.Ref))
 		}
 	}
@@ -85,7 +85,7 @@ func missing(q *model.Query) string {
 		strings.Join(eq, ", "), describeNeeds(q))
 }
 
-func describeNeeds(q *model.Query) string {
+func describeNeeds(q *catalog.Query) string {
 	var fs []string
 	for _, r := range NeededFields(q) {
 		fs = append(fs, q.Graph.DescribeRef(r))
@@ -93,7 +93,7 @@ func describeNeeds(q *model.Query) string {
 	return strings.Join(fs, ", ")
 }
 
-func containsIndex(xs []*physical.Index, x *physical.Index) bool {
+func containsIndex(xs []*catalog.Index, x *catalog.Index) bool {
 	for _, y := range xs {
 		if y == x {
 			return true

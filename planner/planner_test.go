@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/workload"
@@ -17,7 +17,7 @@ import (
 
 // rubisPool reads testdata/rubis_pool.kvs: several advised RUBiS schemas in
 // one, so most queries have several plans to choose from.
-func rubisPool(t *testing.T, workloadFile string) (qs, ws []*workload.Statement, s *physical.Schema) {
+func rubisPool(t *testing.T, workloadFile string) (qs, ws []*workload.Statement, s *catalog.Schema) {
 	t.Helper()
 	m, _, w, err := rubis.Parse(workloadFile)
 	if err != nil {
@@ -31,7 +31,7 @@ func rubisPool(t *testing.T, workloadFile string) (qs, ws []*workload.Statement,
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = physical.ParseSchema(m, stmts)
+	s, err = catalog.ParseSchema(m, stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ type rowsModel struct{}
 
 func (rowsModel) Read(a cost.Access) float64 {
 	c := 1 + a.Partitions + 0.01*a.Rows
-	if a.Role != physical.Plain {
+	if a.Role != cost.Plain {
 		c *= 3
 	}
 	return c
@@ -82,7 +82,7 @@ func allPaths(d *planner.DAG, limit int) ([][]int, bool) {
 
 // priced recomputes a path's cost from its steps' estimates with m, and
 // whether every step reads an allowed index.
-func priced(d *planner.DAG, m cost.Model, path []int, allow func(*physical.Index) bool) (float64, bool) {
+func priced(d *planner.DAG, m cost.Model, path []int, allow func(*catalog.Index) bool) (float64, bool) {
 	c := 0.0
 	for _, a := range path {
 		l := d.Arcs[a].Step
@@ -117,13 +117,13 @@ func TestShortestPathIsCheapest(t *testing.T) {
 					choices++
 				}
 				for trial := 0; trial < 8; trial++ {
-					var allow func(*physical.Index) bool
+					var allow func(*catalog.Index) bool
 					if trial > 0 {
-						in := map[*physical.Index]bool{}
+						in := map[*catalog.Index]bool{}
 						for _, x := range s.Indexes {
 							in[x] = r.Intn(3) > 0
 						}
-						allow = func(x *physical.Index) bool { return in[x] }
+						allow = func(x *catalog.Index) bool { return in[x] }
 					}
 					best, found := math.Inf(1), false
 					for _, p := range paths {
@@ -216,7 +216,7 @@ func TestWriteUpkeep(t *testing.T) {
 // saying what to add, not a plan.
 func TestCannotAnswer(t *testing.T) {
 	qs, _, s := rubisPool(t, "workload.kvs")
-	var only []*physical.Index
+	var only []*catalog.Index
 	for _, x := range s.Indexes {
 		if x.Name == "norm_cf_categories_by_id" {
 			only = append(only, x)
@@ -225,7 +225,7 @@ func TestCannotAnswer(t *testing.T) {
 	if len(only) != 1 {
 		t.Fatal("testdata lacks norm_cf_categories_by_id")
 	}
-	p := planner.New(&physical.Schema{Indexes: only, Base: map[*physical.Index]*physical.Index{}}, cost.Cassandra)
+	p := planner.New(&catalog.Schema{Indexes: only, Base: map[*catalog.Index]*catalog.Index{}}, cost.Cassandra)
 	failed := 0
 	for _, st := range qs {
 		if _, err := p.Query(st.Query); err != nil {

@@ -5,10 +5,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
+	"github.com/kvschema/kvschema/plan"
 )
 
 // Upkeep is what one write costs one index: the rows it puts and deletes
@@ -16,8 +16,8 @@ import (
 // how, per occurrence of the written entity (what the runtime executes).
 type Upkeep struct {
 	Puts, Deletes float64
-	Support       []*model.Query
-	Parts         []*physical.Upkeep
+	Support       []*catalog.Query
+	Parts         []*plan.Upkeep
 }
 
 // Cost prices the upkeep's writes (not its support queries) with m.
@@ -27,22 +27,22 @@ func (u Upkeep) Cost(m cost.Model) float64 { return m.Write(u.Puts, u.Deletes) }
 // Support queries read what the write does not say: the keys of the rows to
 // rewrite or delete, the old values of changed key attributes, and the
 // fields of the entities a new tuple joins with.
-func Maintain(w *model.Write, x *physical.Index) (Upkeep, bool) {
-	var parts []*physical.Upkeep
-	if w.Kind == model.Connect || w.Kind == model.Disconnect {
+func Maintain(w *catalog.Write, x *catalog.Index) (Upkeep, bool) {
+	var parts []*plan.Upkeep
+	if w.Kind == catalog.Connect || w.Kind == catalog.Disconnect {
 		parts = connectUpkeep(w, x)
 	} else {
 		for n, nd := range x.Graph.Nodes {
 			if nd.Entity != w.Entity {
 				continue
 			}
-			var part *physical.Upkeep
+			var part *plan.Upkeep
 			switch w.Kind {
-			case model.Insert:
+			case catalog.Insert:
 				part = insertUpkeep(w, x, n)
-			case model.Update:
+			case catalog.Update:
 				part = updateUpkeep(w, x, n)
-			case model.Delete:
+			case catalog.Delete:
 				part = deleteUpkeep(w, x, n)
 			}
 			if part != nil {
@@ -68,13 +68,13 @@ func Maintain(w *model.Write, x *physical.Index) (Upkeep, bool) {
 }
 
 // perTuple is the number of join rows of x per tuple of node n's entity.
-func perTuple(x *physical.Index, n int) float64 {
+func perTuple(x *catalog.Index, n int) float64 {
 	return x.Entries / x.Graph.Nodes[n].Entity.Count
 }
 
 // component lists the nodes of x's graph reachable from start without
 // passing through avoid.
-func component(g *model.Graph, start, avoid int) []int {
+func component(g *catalog.Graph, start, avoid int) []int {
 	seen := map[int]bool{start: true, avoid: true}
 	out := []int{start}
 	for i := 0; i < len(out); i++ {
@@ -91,7 +91,7 @@ func component(g *model.Graph, start, avoid int) []int {
 
 // supportQuery builds a query over the nodes of x's graph, rooted at root,
 // selecting the given attributes, with predicates on the root.
-func supportQuery(x *physical.Index, nodes []int, root int, sel []physical.Attr, preds []model.Pred) *physical.Support {
+func supportQuery(x *catalog.Index, nodes []int, root int, sel []catalog.Attr, preds []catalog.Pred) *plan.Support {
 	// Only the entities whose fields are read, and those joining them to
 	// the root, matter: reading a field of one tuple does not need the
 	// rows it has elsewhere in the join.
@@ -107,25 +107,25 @@ func supportQuery(x *physical.Index, nodes []int, root int, sel []physical.Attr,
 			kept = append(kept, n)
 		}
 	}
-	g, from := physical.Canon(physical.Sub{Graph: x.Graph, Root: root, Nodes: kept})
+	g, from := catalog.Canon(catalog.Sub{Graph: x.Graph, Root: root, Nodes: kept})
 	to := map[int]int{}
 	for i, v := range from {
 		to[v] = i
 	}
-	q := &model.Query{Graph: g}
+	q := &catalog.Query{Graph: g}
 	for _, a := range sel {
 		if n, ok := to[a.Node]; ok {
-			q.Select = appendUnique(q.Select, model.FieldRef{Node: n, Field: a.Field})
+			q.Select = appendUnique(q.Select, catalog.FieldRef{Node: n, Field: a.Field})
 		}
 	}
 	for _, p := range preds {
 		p.Ref.Node = 0
 		q.Preds = append(q.Preds, p)
 	}
-	return &physical.Support{Query: q, From: from}
+	return &plan.Support{Query: q, From: from}
 }
 
-func appendUnique(rs []model.FieldRef, r model.FieldRef) []model.FieldRef {
+func appendUnique(rs []catalog.FieldRef, r catalog.FieldRef) []catalog.FieldRef {
 	for _, x := range rs {
 		if x == r {
 			return rs
@@ -134,28 +134,28 @@ func appendUnique(rs []model.FieldRef, r model.FieldRef) []model.FieldRef {
 	return append(rs, r)
 }
 
-func keyPred(f *model.Field) model.Pred {
-	return model.Pred{Ref: model.FieldRef{Node: 0, Field: f}, Op: model.Eq, Value: &lang.Param{}}
+func keyPred(f *catalog.Field) catalog.Pred {
+	return catalog.Pred{Ref: catalog.FieldRef{Node: 0, Field: f}, Op: catalog.Eq, Value: &lang.Param{}}
 }
 
 // insertUpkeep: a new tuple at node n of x joins only along relationships
 // the INSERT connects, and only to-one ones (it has no children yet).
-func insertUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
-	u := &physical.Upkeep{Index: x, Node: n, Kind: model.Insert, Edge: -1}
+func insertUpkeep(w *catalog.Write, x *catalog.Index, n int) *plan.Upkeep {
+	u := &plan.Upkeep{Index: x, Node: n, Kind: catalog.Insert, Edge: -1}
 	stored := x.Stored()
 	for _, e := range x.Graph.Neighbors(n) {
 		if e.Nav.Many || !w.LinksNav(e.Nav) {
 			return nil
 		}
 		comp := component(x.Graph, e.To, n)
-		var sel []physical.Attr
+		var sel []catalog.Attr
 		for _, a := range stored {
 			if contains(comp, a.Node) && !(a.Node == e.To && a.Field.Key) {
 				sel = append(sel, a)
 			}
 		}
 		if len(sel) > 0 {
-			u.Supports = append(u.Supports, supportQuery(x, comp, e.To, sel, []model.Pred{keyPred(e.Nav.To.Key)}))
+			u.Supports = append(u.Supports, supportQuery(x, comp, e.To, sel, []catalog.Pred{keyPred(e.Nav.To.Key)}))
 		}
 	}
 	// The new tuple joins the rows its links lead to (1 when x holds only
@@ -176,11 +176,11 @@ func contains(xs []int, v int) bool {
 // fixedBy reports whether the write's predicates alone identify the rows of
 // x holding the written tuples at node n: every predicate is an equality on
 // a key attribute of that node, and they fix every key attribute.
-func fixedBy(w *model.Write, x *physical.Index, n int) bool {
+func fixedBy(w *catalog.Write, x *catalog.Index, n int) bool {
 	keys := x.KeyAttrs()
-	fixed := map[*model.Field]bool{}
+	fixed := map[*catalog.Field]bool{}
 	for _, p := range w.Preds {
-		if p.Op != model.Eq || !containsAttr(keys, physical.Attr{Node: n, Field: p.Ref.Field}) {
+		if p.Op != catalog.Eq || !containsAttr(keys, catalog.Attr{Node: n, Field: p.Ref.Field}) {
 			return false
 		}
 		fixed[p.Ref.Field] = true
@@ -193,7 +193,7 @@ func fixedBy(w *model.Write, x *physical.Index, n int) bool {
 	return true
 }
 
-func containsAttr(as []physical.Attr, a physical.Attr) bool {
+func containsAttr(as []catalog.Attr, a catalog.Attr) bool {
 	for _, b := range as {
 		if b == a {
 			return true
@@ -203,17 +203,17 @@ func containsAttr(as []physical.Attr, a physical.Attr) bool {
 }
 
 // knownByPreds lists the fields of node n fixed by the write's equalities.
-func knownByPreds(w *model.Write) map[*model.Field]bool {
-	known := map[*model.Field]bool{}
+func knownByPreds(w *catalog.Write) map[*catalog.Field]bool {
+	known := map[*catalog.Field]bool{}
 	for _, p := range w.Preds {
-		if p.Op == model.Eq {
+		if p.Op == catalog.Eq {
 			known[p.Ref.Field] = true
 		}
 	}
 	return known
 }
 
-func whereSelectivity(w *model.Write) float64 {
+func whereSelectivity(w *catalog.Write) float64 {
 	s := 1.0
 	for _, p := range w.Preds {
 		s *= selectivity(p)
@@ -225,7 +225,7 @@ func whereSelectivity(w *model.Write) float64 {
 // holding the tuples the write's predicates select, with the attributes
 // in need (it also checks predicates the key does not answer). Nil when
 // the predicates fix the one row.
-func rowsSupport(w *model.Write, x *physical.Index, n int, need []physical.Attr) *physical.Support {
+func rowsSupport(w *catalog.Write, x *catalog.Index, n int, need []catalog.Attr) *plan.Support {
 	if fixedBy(w, x, n) && len(need) == 0 {
 		return nil
 	}
@@ -243,8 +243,8 @@ func rowsSupport(w *model.Write, x *physical.Index, n int, need []physical.Attr)
 
 // updateUpkeep: rows holding a changed field are rewritten; when the field
 // is part of x's key the old row is deleted too, and its old values read.
-func updateUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
-	u := &physical.Upkeep{Index: x, Node: n, Kind: model.Update, Edge: -1}
+func updateUpkeep(w *catalog.Write, x *catalog.Index, n int) *plan.Upkeep {
+	u := &plan.Upkeep{Index: x, Node: n, Kind: catalog.Update, Edge: -1}
 	changes := false
 	keys := x.KeyAttrs()
 	for _, a := range x.Stored() {
@@ -261,7 +261,7 @@ func updateUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
 	rows := x.Entries * whereSelectivity(w)
 	u.Puts = rows
 	known := knownByPreds(w)
-	var need []physical.Attr
+	var need []catalog.Attr
 	candidates := keys
 	if u.ChangesKey {
 		u.Deletes = rows
@@ -282,7 +282,7 @@ func updateUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
 	return u
 }
 
-func allNodes(x *physical.Index) []int {
+func allNodes(x *catalog.Index) []int {
 	out := make([]int, len(x.Graph.Nodes))
 	for i := range out {
 		out[i] = i
@@ -292,11 +292,11 @@ func allNodes(x *physical.Index) []int {
 
 // deleteUpkeep: every row holding a deleted tuple goes; its key is read
 // unless the predicates fix it.
-func deleteUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
-	u := &physical.Upkeep{Index: x, Node: n, Kind: model.Delete, Edge: -1}
+func deleteUpkeep(w *catalog.Write, x *catalog.Index, n int) *plan.Upkeep {
+	u := &plan.Upkeep{Index: x, Node: n, Kind: catalog.Delete, Edge: -1}
 	u.Deletes = x.Entries * whereSelectivity(w)
 	known := knownByPreds(w)
-	var need []physical.Attr
+	var need []catalog.Attr
 	for _, a := range x.KeyAttrs() {
 		if !(a.Node == n && known[a.Field]) {
 			need = append(need, a)
@@ -311,8 +311,8 @@ func deleteUpkeep(w *model.Write, x *physical.Index, n int) *physical.Upkeep {
 // connectUpkeep: CONNECT adds the join rows through the new edge, reading
 // both sides (after deleting the rows through the to-one side's old
 // partner); DISCONNECT deletes them, reading their keys.
-func connectUpkeep(w *model.Write, x *physical.Index) []*physical.Upkeep {
-	var parts []*physical.Upkeep
+func connectUpkeep(w *catalog.Write, x *catalog.Index) []*plan.Upkeep {
+	var parts []*plan.Upkeep
 	for n, nd := range x.Graph.Nodes {
 		if nd.Entity != w.Entity {
 			continue
@@ -321,11 +321,11 @@ func connectUpkeep(w *model.Write, x *physical.Index) []*physical.Upkeep {
 			if e.Nav != w.Nav {
 				continue
 			}
-			u := &physical.Upkeep{Index: x, Node: n, Kind: w.Kind, Edge: e.To}
+			u := &plan.Upkeep{Index: x, Node: n, Kind: w.Kind, Edge: e.To}
 			a, b := component(x.Graph, n, e.To), component(x.Graph, e.To, n)
 			rows := joinPer(x, a, n) * joinPer(x, b, e.To)
 			attrs := x.Stored()
-			if w.Kind == model.Disconnect {
+			if w.Kind == catalog.Disconnect {
 				u.Deletes = rows
 				attrs = x.KeyAttrs()
 			} else {
@@ -335,21 +335,21 @@ func connectUpkeep(w *model.Write, x *physical.Index) []*physical.Upkeep {
 				if e.Nav.Many {
 					one = e.To
 				}
-				u.Replace = supportQuery(x, allNodes(x), one, x.KeyAttrs(), []model.Pred{keyPred(x.Graph.Nodes[one].Entity.Key)})
+				u.Replace = supportQuery(x, allNodes(x), one, x.KeyAttrs(), []catalog.Pred{keyPred(x.Graph.Nodes[one].Entity.Key)})
 				u.Deletes = perTuple(x, one)
 			}
 			for _, side := range []struct {
 				nodes []int
 				root  int
 			}{{a, n}, {b, e.To}} {
-				var sel []physical.Attr
+				var sel []catalog.Attr
 				for _, at := range attrs {
 					if contains(side.nodes, at.Node) && !(at.Node == side.root && at.Field.Key) {
 						sel = append(sel, at)
 					}
 				}
 				if len(sel) > 0 {
-					u.Supports = append(u.Supports, supportQuery(x, side.nodes, side.root, sel, []model.Pred{keyPred(x.Graph.Nodes[side.root].Entity.Key)}))
+					u.Supports = append(u.Supports, supportQuery(x, side.nodes, side.root, sel, []catalog.Pred{keyPred(x.Graph.Nodes[side.root].Entity.Key)}))
 				}
 			}
 			parts = append(parts, u)
@@ -359,15 +359,15 @@ func connectUpkeep(w *model.Write, x *physical.Index) []*physical.Upkeep {
 }
 
 // joinPer is the number of join rows over nodes per tuple of root.
-func joinPer(x *physical.Index, nodes []int, root int) float64 {
-	g, _ := physical.Canon(physical.Sub{Graph: x.Graph, Root: root, Nodes: nodes})
-	return physical.JoinSize(g) / g.Nodes[0].Entity.Count
+func joinPer(x *catalog.Index, nodes []int, root int) float64 {
+	g, _ := catalog.Canon(catalog.Sub{Graph: x.Graph, Root: root, Nodes: nodes})
+	return catalog.JoinSize(g) / g.Nodes[0].Entity.Count
 }
 
 // QueryKey identifies a support query for sharing between indexes.
-func QueryKey(q *model.Query) string {
+func QueryKey(q *catalog.Query) string {
 	var b strings.Builder
-	b.WriteString(physical.GraphKey(q.Graph))
+	b.WriteString(catalog.GraphKey(q.Graph))
 	var sel []string
 	for _, r := range q.Select {
 		sel = append(sel, q.Graph.DescribeRef(r))
@@ -381,7 +381,7 @@ func QueryKey(q *model.Query) string {
 }
 
 // treePath lists the nodes on the path between a and b in a tree graph.
-func treePath(g *model.Graph, a, b int) []int {
+func treePath(g *catalog.Graph, a, b int) []int {
 	up := func(n int) []int {
 		var out []int
 		for ; n >= 0; n = g.Nodes[n].Parent {

@@ -3,9 +3,9 @@ package rubis
 import (
 	"fmt"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/workload"
 )
 
@@ -13,7 +13,7 @@ import (
 // its workloads, "workload.kvs" or
 // "workload_secondary.kvs"; it also returns the model's statements (which
 // advise --format ddl repeats).
-func Parse(workloadFile string) (*model.Model, []lang.Statement, *workload.Workload, error) {
+func Parse(workloadFile string) (*catalog.Model, []lang.Statement, *workload.Workload, error) {
 	src, err := WorkloadSource(workloadFile)
 	if err != nil {
 		return nil, nil, nil, err
@@ -22,7 +22,7 @@ func Parse(workloadFile string) (*model.Model, []lang.Statement, *workload.Workl
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, err := model.Build(stmts)
+	m, err := catalog.Build(stmts)
 	if err != nil {
 		return nil, nil, nil, err
 	}

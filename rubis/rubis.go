@@ -46,8 +46,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/dataio"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -101,7 +101,7 @@ func Counts(scale float64) map[string]int {
 // kept. An error of emit, or of ctx (checked every few thousand rows), stops
 // Generate and is returned as is. m must be RUBiS-shaped: exactly the seven RUBiS
 // entities, each with an INT or BIGINT key.
-func Generate(ctx context.Context, m *model.Model, cfg Config, emit func(e *model.Entity, row []types.Value) error) error {
+func Generate(ctx context.Context, m *catalog.Model, cfg Config, emit func(e *catalog.Entity, row []types.Value) error) error {
 	if !(cfg.Scale > 0) || math.IsInf(cfg.Scale, 0) {
 		return fmt.Errorf("rubis: scale %v is not a positive number", cfg.Scale)
 	}
@@ -121,7 +121,7 @@ func Generate(ctx context.Context, m *model.Model, cfg Config, emit func(e *mode
 // entity named <entity>.csv or <entity>.jsonl, replacing files of those
 // names. It refuses to start if dir holds a data file of the other format for
 // a RUBiS entity, which would make the directory ambiguous to dataio.Files.
-func WriteDir(ctx context.Context, dir string, m *model.Model, cfg Config, f dataio.Format) error {
+func WriteDir(ctx context.Context, dir string, m *catalog.Model, cfg Config, f dataio.Format) error {
 	if f != dataio.CSV && f != dataio.JSONL {
 		return fmt.Errorf("rubis: unknown data file format %v", f)
 	}
@@ -139,7 +139,7 @@ func WriteDir(ctx context.Context, dir string, m *model.Model, cfg Config, f dat
 		}
 	}
 	var (
-		cur *model.Entity
+		cur *catalog.Entity
 		fh  *os.File
 		bw  *bufio.Writer
 		w   *dataio.Writer
@@ -161,7 +161,7 @@ func WriteDir(ctx context.Context, dir string, m *model.Model, cfg Config, f dat
 		fh = nil
 		return err
 	}
-	err := Generate(ctx, m, cfg, func(e *model.Entity, row []types.Value) error {
+	err := Generate(ctx, m, cfg, func(e *catalog.Entity, row []types.Value) error {
 		if e != cur {
 			if err := finish(); err != nil {
 				return err
@@ -244,14 +244,14 @@ type column struct {
 
 // entityPlan is how to generate one entity.
 type entityPlan struct {
-	ent     *model.Entity
+	ent     *catalog.Entity
 	rows    int64
 	cols    []column
 	auction bool // a row draws an auction start and end first
 }
 
 // plan checks that m is RUBiS-shaped and decides how to draw every column.
-func plan(m *model.Model, counts map[string]int) ([]*entityPlan, error) {
+func plan(m *catalog.Model, counts map[string]int) ([]*entityPlan, error) {
 	rank := map[string]int{}
 	for i, name := range order {
 		rank[name] = i
@@ -293,7 +293,7 @@ func isNumber(t types.Type) bool {
 	return t == types.Int || t == types.BigInt || t == types.Float || t == types.Double
 }
 
-func planColumn(e *model.Entity, c model.Column, counts map[string]int, rank map[string]int) (column, error) {
+func planColumn(e *catalog.Entity, c catalog.Column, counts map[string]int, rank map[string]int) (column, error) {
 	col := column{typ: c.Type}
 	if c.Nav != nil {
 		to := c.Nav.To
@@ -413,7 +413,7 @@ func (r *rng) fill(b []byte) {
 // ctxEvery is how many rows go between checks of the context.
 const ctxEvery = 4096
 
-func (p *entityPlan) run(ctx context.Context, seed uint64, emit func(*model.Entity, []types.Value) error) error {
+func (p *entityPlan) run(ctx context.Context, seed uint64, emit func(*catalog.Entity, []types.Value) error) error {
 	var r rng
 	r.p.Seed(seed, streamOf(p.ent.Name))
 	row := make([]types.Value, len(p.cols))

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/dataio"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 )
 
-func loadModel(t testing.TB, src string) *model.Model {
+func loadModel(t testing.TB, src string) *catalog.Model {
 	t.Helper()
 	if src == "" {
 		b, err := os.ReadFile("../examples/rubis/model.kvs")
@@ -31,7 +31,7 @@ func loadModel(t testing.TB, src string) *model.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Build(stmts)
+	m, err := catalog.Build(stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +39,11 @@ func loadModel(t testing.TB, src string) *model.Model {
 }
 
 // collect generates a data set and keeps every row (copied), by entity.
-func collect(t testing.TB, m *model.Model, cfg Config) (map[string][][]types.Value, []string) {
+func collect(t testing.TB, m *catalog.Model, cfg Config) (map[string][][]types.Value, []string) {
 	t.Helper()
 	rows := map[string][][]types.Value{}
 	var seq []string
-	err := Generate(context.Background(), m, cfg, func(e *model.Entity, row []types.Value) error {
+	err := Generate(context.Background(), m, cfg, func(e *catalog.Entity, row []types.Value) error {
 		if len(seq) == 0 || seq[len(seq)-1] != e.Name {
 			seq = append(seq, e.Name)
 		}
@@ -254,20 +254,20 @@ func TestNotRUBiS(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{`DEFINE RELATION regions ROWS 5 { id BIGINT KEY };`, `rubis: the model is not RUBiS-shaped: it has no entity "categories"`},
 	} {
-		err := Generate(context.Background(), loadModel(t, tc.src), Config{Scale: 1}, func(*model.Entity, []types.Value) error { return nil })
+		err := Generate(context.Background(), loadModel(t, tc.src), Config{Scale: 1}, func(*catalog.Entity, []types.Value) error { return nil })
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("got %v, want %s", err, tc.want)
 		}
 	}
 	src, _ := os.ReadFile("../examples/rubis/model.kvs")
 	m := loadModel(t, string(src)+"\nDEFINE RELATION extra ROWS 1 { id BIGINT KEY };")
-	err := Generate(context.Background(), m, Config{Scale: 1}, func(*model.Entity, []types.Value) error { return nil })
+	err := Generate(context.Background(), m, Config{Scale: 1}, func(*catalog.Entity, []types.Value) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), `entity "extra" is not one of RUBiS's`) {
 		t.Errorf("got %v", err)
 	}
 	s := strings.Replace(string(src), "id BIGINT KEY SIZE 16,\n  name STRING SIZE 25", "id STRING KEY SIZE 16,\n  name STRING SIZE 25", 1)
 	m = loadModel(t, strings.Replace(s, "region BIGINT SIZE 16 REFERENCES", "region STRING SIZE 16 REFERENCES", 1))
-	err = Generate(context.Background(), m, Config{Scale: 1}, func(*model.Entity, []types.Value) error { return nil })
+	err = Generate(context.Background(), m, Config{Scale: 1}, func(*catalog.Entity, []types.Value) error { return nil })
 	if err == nil || err.Error() != "rubis: key regions.id is STRING, want INT or BIGINT" {
 		t.Errorf("got %v", err)
 	}
@@ -281,7 +281,7 @@ func TestCancelAndEmitError(t *testing.T) {
 	m := loadModel(t, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	err := Generate(ctx, m, Config{Scale: 0.01, Seed: 1}, func(e *model.Entity, row []types.Value) error {
+	err := Generate(ctx, m, Config{Scale: 0.01, Seed: 1}, func(e *catalog.Entity, row []types.Value) error {
 		if n++; n == 1000 {
 			cancel()
 		}
@@ -291,7 +291,7 @@ func TestCancelAndEmitError(t *testing.T) {
 		t.Fatalf("%v after %d rows", err, n)
 	}
 	stop := errors.New("stop")
-	err = Generate(context.Background(), m, Config{Scale: 0.01, Seed: 1}, func(e *model.Entity, row []types.Value) error {
+	err = Generate(context.Background(), m, Config{Scale: 0.01, Seed: 1}, func(e *catalog.Entity, row []types.Value) error {
 		if e.Name == "users" {
 			return stop
 		}
@@ -368,7 +368,7 @@ func BenchmarkGenerate(b *testing.B) {
 	m := loadModel(b, "")
 	cfg := Config{Scale: 0.01, Seed: 1}
 	var rows int64
-	emit := func(*model.Entity, []types.Value) error { rows++; return nil }
+	emit := func(*catalog.Entity, []types.Value) error { rows++; return nil }
 	start := time.Now()
 	for b.Loop() {
 		if err := Generate(context.Background(), m, cfg, emit); err != nil {

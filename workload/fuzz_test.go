@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 )
 
 // FuzzResolve feeds arbitrary model and workload texts through parsing,
@@ -22,7 +22,7 @@ func FuzzResolve(f *testing.F) {
 		if err != nil {
 			return
 		}
-		mod, err := model.Build(ss)
+		mod, err := catalog.Build(ss)
 		if err != nil {
 			return
 		}

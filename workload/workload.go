@@ -11,8 +11,8 @@ package workload
 import (
 	"fmt"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 )
 
 // Workload is a resolved DEFINE WORKLOAD.
@@ -27,8 +27,8 @@ type Statement struct {
 	Tag     string // the `-- tag` comment, or "<group>#<n>" without one
 	Group   string
 	Weights map[string]float64
-	Query   *model.Query // a SELECT
-	Write   *model.Write // any other statement
+	Query   *catalog.Query // a SELECT
+	Write   *catalog.Write // any other statement
 	AST     lang.Statement
 }
 
@@ -40,7 +40,7 @@ func (s *Statement) Text() string { return lang.Print(s.AST) }
 
 // Parse reads a workload file against a model. The file must hold exactly
 // one DEFINE WORKLOAD (other statements are not allowed there).
-func Parse(m *model.Model, file string, src []byte) (*Workload, error) {
+func Parse(m *catalog.Model, file string, src []byte) (*Workload, error) {
 	stmts, err := lang.ParseScript(file, src)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func kind(st lang.Statement) string {
 }
 
 // Resolve resolves a DEFINE WORKLOAD against a model.
-func Resolve(m *model.Model, def *lang.DefineWorkload) (*Workload, error) {
+func Resolve(m *catalog.Model, def *lang.DefineWorkload) (*Workload, error) {
 	w := &Workload{Name: def.Name, Mixes: def.Mixes}
 	mixes := map[string]bool{}
 	for _, mix := range def.Mixes {

@@ -9,12 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/export"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
-	"github.com/kvschema/kvschema/physical"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -23,7 +22,7 @@ import (
 type inputs struct {
 	modelFile, workloadFile, mix, profile string
 	modelStmts                            []lang.Statement
-	model                                 *model.Model
+	model                                 *catalog.Model
 	workload                              *workload.Workload
 	prof                                  cost.Profile
 }
@@ -45,7 +44,7 @@ func (in *inputs) load() error {
 	if in.modelStmts, err = lang.ParseScript(in.modelFile, src); err != nil {
 		return err
 	}
-	if in.model, err = model.Build(in.modelStmts); err != nil {
+	if in.model, err = catalog.Build(in.modelStmts); err != nil {
 		return err
 	}
 	wsrc, err := os.ReadFile(in.workloadFile)
@@ -149,7 +148,7 @@ func adviseCmd() *cobra.Command {
 
 // readSchema reads DEFINE COLUMN FAMILY / SECONDARY INDEX statements; the
 // model comes from modelStmts, or from the schema file's own relations.
-func readSchema(file string, m *model.Model) (*physical.Schema, *model.Model, error) {
+func readSchema(file string, m *catalog.Model) (*catalog.Schema, *catalog.Model, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
@@ -159,11 +158,11 @@ func readSchema(file string, m *model.Model) (*physical.Schema, *model.Model, er
 		return nil, nil, err
 	}
 	if m == nil {
-		if m, err = model.Build(stmts); err != nil {
+		if m, err = catalog.Build(stmts); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w (the schema file holds no usable model; pass --model)", file, err)
 		}
 	}
-	s, err := physical.ParseSchema(m, stmts)
+	s, err := catalog.ParseSchema(m, stmts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -230,7 +229,7 @@ func exportCmd() *cobra.Command {
 			case namespace != "" && to != "hbase":
 				return fmt.Errorf("--namespace is for --to hbase")
 			}
-			var m *model.Model
+			var m *catalog.Model
 			if modelFile != "" {
 				src, err := os.ReadFile(modelFile)
 				if err != nil {
@@ -240,7 +239,7 @@ func exportCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if m, err = model.Build(stmts); err != nil {
+				if m, err = catalog.Build(stmts); err != nil {
 					return err
 				}
 			}

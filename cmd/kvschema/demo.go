@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/advisor"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/internal/units"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/types"
@@ -82,8 +82,8 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 		return err
 	}
 	m = en.Model()
-	data := map[*model.Entity][][]types.Value{}
-	if err := rubis.Generate(ctx, m, rubis.Config{Scale: scale, Seed: 1}, func(e *model.Entity, row []types.Value) error {
+	data := map[*catalog.Entity][][]types.Value{}
+	if err := rubis.Generate(ctx, m, rubis.Config{Scale: scale, Seed: 1}, func(e *catalog.Entity, row []types.Value) error {
 		data[e] = append(data[e], append([]types.Value(nil), row...))
 		return nil
 	}); err != nil {

@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/dataio"
 	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/types"
 )
@@ -112,7 +112,7 @@ func runLoad(ctx context.Context, en *engine.Engine, dataDir, generate string, s
 	case generate == "rubis":
 		identity = fmt.Sprintf("rubis scale %g seed %d", scale, seed)
 		src = func(yield func(engine.Row) error) error {
-			return rubis.Generate(ctx, m, rubis.Config{Scale: scale, Seed: seed}, func(e *model.Entity, row []types.Value) error {
+			return rubis.Generate(ctx, m, rubis.Config{Scale: scale, Seed: seed}, func(e *catalog.Entity, row []types.Value) error {
 				return yield(engine.Row{Entity: e, Values: row, File: "generated " + e.Name})
 			})
 		}
@@ -246,7 +246,7 @@ Exits non-zero on any difference.`,
 	return c
 }
 
-func readDataset(m *model.Model, dir string) (*engine.Dataset, error) {
+func readDataset(m *catalog.Model, dir string) (*engine.Dataset, error) {
 	files, err := dataio.Files(dir, m)
 	if err != nil {
 		return nil, err

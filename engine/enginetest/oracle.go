@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 
 	_ "modernc.org/sqlite" // the reference database
@@ -24,13 +24,13 @@ import (
 // Oracle holds a model's entity data in SQLite.
 type Oracle struct {
 	DB *sql.DB
-	M  *model.Model
+	M  *catalog.Model
 }
 
 var dbSeq atomic.Int64
 
 // NewOracle creates an in-memory SQLite database with a table per entity.
-func NewOracle(m *model.Model) (*Oracle, error) {
+func NewOracle(m *catalog.Model) (*Oracle, error) {
 	db, err := sql.Open("sqlite", fmt.Sprintf("file:oracle%d?mode=memory&cache=shared", dbSeq.Add(1)))
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func FromSQL(v any, t types.Type) types.Value {
 }
 
 // Insert adds one row (values in Entity.Columns order).
-func (o *Oracle) Insert(e *model.Entity, row []types.Value) error {
+func (o *Oracle) Insert(e *catalog.Entity, row []types.Value) error {
 	var cols, marks []string
 	var args []any
 	for i, c := range e.Columns {
@@ -136,10 +136,10 @@ func value(x lang.Expr, args []types.Value, t types.Type) (any, error) {
 	return Arg(c), nil
 }
 
-var sqlOps = map[model.Op]string{model.Eq: "=", model.Ne: "!=", model.Lt: "<", model.Le: "<=", model.Gt: ">", model.Ge: ">="}
+var sqlOps = map[catalog.Op]string{catalog.Eq: "=", catalog.Ne: "!=", catalog.Lt: "<", catalog.Le: "<=", catalog.Gt: ">", catalog.Ge: ">="}
 
 // Query answers a resolved query; rows hold the selected fields.
-func (o *Oracle) Query(qr *model.Query, args []types.Value) ([][]types.Value, error) {
+func (o *Oracle) Query(qr *catalog.Query, args []types.Value) ([][]types.Value, error) {
 	g := qr.Graph
 	alias := func(n int) string { return fmt.Sprintf("n%d", n) }
 	from := q(g.Nodes[0].Entity.Name) + " AS n0"
@@ -153,7 +153,7 @@ func (o *Oracle) Query(qr *model.Query, args []types.Value) ([][]types.Value, er
 		}
 		from += " JOIN " + q(nd.Entity.Name) + " AS " + alias(i) + " ON " + on
 	}
-	col := func(r model.FieldRef) string { return alias(r.Node) + "." + q(r.Field.Name) }
+	col := func(r catalog.FieldRef) string { return alias(r.Node) + "." + q(r.Field.Name) }
 	var sel, where, order []string
 	for _, r := range qr.Select {
 		sel = append(sel, col(r))
@@ -222,7 +222,7 @@ func (o *Oracle) scan(colTypes []types.Type, text string, args ...any) ([][]type
 }
 
 // Write applies a resolved write.
-func (o *Oracle) Write(w *model.Write, args []types.Value) error {
+func (o *Oracle) Write(w *catalog.Write, args []types.Value) error {
 	e := w.Entity
 	where := func() (string, []any, error) {
 		var conds []string
@@ -241,7 +241,7 @@ func (o *Oracle) Write(w *model.Write, args []types.Value) error {
 		return " WHERE " + strings.Join(conds, " AND "), vals, nil
 	}
 	switch w.Kind {
-	case model.Insert:
+	case catalog.Insert:
 		var cols, marks []string
 		var vals []any
 		for _, a := range w.Set {
@@ -260,7 +260,7 @@ func (o *Oracle) Write(w *model.Write, args []types.Value) error {
 		}
 		_, err := o.DB.Exec("INSERT INTO "+q(e.Name)+" ("+strings.Join(cols, ", ")+") VALUES ("+strings.Join(marks, ", ")+")", vals...)
 		return err
-	case model.Update:
+	case catalog.Update:
 		var sets []string
 		var vals []any
 		for _, a := range w.Set {
@@ -276,7 +276,7 @@ func (o *Oracle) Write(w *model.Write, args []types.Value) error {
 		}
 		_, err = o.DB.Exec("UPDATE "+q(e.Name)+" SET "+strings.Join(sets, ", ")+wh, append(vals, wv...)...)
 		return err
-	case model.Delete:
+	case catalog.Delete:
 		wh, wv, err := where()
 		if err != nil {
 			return err
@@ -292,7 +292,7 @@ func (o *Oracle) Write(w *model.Write, args []types.Value) error {
 		}
 		_, err = o.DB.Exec("DELETE FROM "+q(e.Name)+wh, wv...)
 		return err
-	case model.Connect, model.Disconnect:
+	case catalog.Connect, catalog.Disconnect:
 		k, err := value(w.Preds[0].Value, args, e.Key.Type)
 		if err != nil {
 			return err
@@ -305,7 +305,7 @@ func (o *Oracle) Write(w *model.Write, args []types.Value) error {
 		if w.Nav.Many {
 			child, parentKey, childKey = w.Nav.To, k, t
 		}
-		if w.Kind == model.Connect {
+		if w.Kind == catalog.Connect {
 			_, err = o.DB.Exec("UPDATE "+q(child.Name)+" SET "+q(w.Nav.Attr)+" = ? WHERE "+q(child.Key.Name)+" = ?", parentKey, childKey)
 		} else {
 			_, err = o.DB.Exec("UPDATE "+q(child.Name)+" SET "+q(w.Nav.Attr)+" = NULL WHERE "+q(child.Key.Name)+" = ? AND "+q(w.Nav.Attr)+" = ?", childKey, parentKey)
@@ -316,7 +316,7 @@ func (o *Oracle) Write(w *model.Write, args []types.Value) error {
 }
 
 // Rows returns every row of an entity (Entity.Columns order), by key.
-func (o *Oracle) Rows(e *model.Entity) ([][]types.Value, error) {
+func (o *Oracle) Rows(e *catalog.Entity) ([][]types.Value, error) {
 	var cols []string
 	var colTypes []types.Type
 	for _, c := range e.Columns {

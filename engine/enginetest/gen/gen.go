@@ -9,23 +9,23 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/types"
 )
 
 // Data is generated entity data: rows per entity in Entity.Columns order.
 type Data struct {
-	Order []*model.Entity // referenced entities first
-	Rows  map[*model.Entity][][]types.Value
+	Order []*catalog.Entity // referenced entities first
+	Rows  map[*catalog.Entity][][]types.Value
 }
 
 // ParentsFirst orders the entities so that every entity comes after those
 // its foreign keys reference (a self-reference is ignored).
-func ParentsFirst(m *model.Model) []*model.Entity {
-	var out []*model.Entity
-	done := map[*model.Entity]bool{}
-	var visit func(e *model.Entity, depth int)
-	visit = func(e *model.Entity, depth int) {
+func ParentsFirst(m *catalog.Model) []*catalog.Entity {
+	var out []*catalog.Entity
+	done := map[*catalog.Entity]bool{}
+	var visit func(e *catalog.Entity, depth int)
+	visit = func(e *catalog.Entity, depth int) {
 		if done[e] || depth > len(m.Entities) {
 			return
 		}
@@ -48,8 +48,8 @@ func ParentsFirst(m *model.Model) []*model.Entity {
 // Generate makes rows for every entity: count(e) rows, keys 1..n, foreign
 // keys uniform over the referenced keys (NULL with probability nullFK),
 // values drawn from small domains so that equality predicates match.
-func Generate(m *model.Model, count func(*model.Entity) int, seed uint64, nullFK float64) *Data {
-	d := &Data{Order: ParentsFirst(m), Rows: map[*model.Entity][][]types.Value{}}
+func Generate(m *catalog.Model, count func(*catalog.Entity) int, seed uint64, nullFK float64) *Data {
+	d := &Data{Order: ParentsFirst(m), Rows: map[*catalog.Entity][][]types.Value{}}
 	r := rand.New(rand.NewPCG(seed, 7))
 	for _, e := range d.Order {
 		n := count(e)

@@ -1,26 +1,6 @@
-// Package physical owns the physical structures the advisor recommends and
-// the runtime executes: column families (CFs) materializing a join of
-// entities along relationships, keyed by a partition key and a clustering
-// key, and secondary indexes (SIs) on a CF's non-partition-key attribute;
-// and the query plans over them (plan.go), one representation shared by the
-// advisor (which costs them) and the runtime (which runs them).
-//
-// Invariants:
-//   - An Index's Graph is canonical: rooted at the node of its first
-//     partition-key attribute, children in order of navigation name, so two
-//     indexes over the same shape have equal graphs and equal Keys.
-//   - A CF's key holds the key of every entity of its graph (each CF row is
-//     one tuple of the join); its partition-key attributes belong to one node.
-//   - An SI has one partition-key attribute (the indexed attribute) and one
-//     value attribute (the partition key of its base CFs), over the graph of
-//     its base CFs.
-//   - Entries, Size and Partitions are pure functions of the model's
-//     statistics.
-//
-// Stability: this package is a stage of kvschema's pipeline, not an API;
-// it changes as the pipeline does. Programs use package kvschema (the
-// root), its database/sql driver, and the store seam (package store).
-package physical
+// Column families and secondary indexes of an advised schema.
+
+package catalog
 
 import (
 	"fmt"
@@ -28,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/kvschema/kvschema/layout"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -51,13 +30,13 @@ func (k Kind) String() string {
 // Attr is a field of one node of an index's graph.
 type Attr struct {
 	Node  int
-	Field *model.Field
+	Field *Field
 }
 
 // Index is a column family or a secondary index.
 type Index struct {
 	Kind  Kind
-	Graph *model.Graph
+	Graph *Graph
 	Hash  []Attr // partition key, sorted by name
 	Order []Attr // clustering key, in key order
 	Extra []Attr // value attributes, sorted by name
@@ -164,7 +143,7 @@ func (x *Index) RowsPerPartition() float64 { return x.Entries / x.Partitions }
 // Sub is a connected set of nodes of a query graph with a chosen root: the
 // shape of an index before canonicalization.
 type Sub struct {
-	Graph *model.Graph
+	Graph *Graph
 	Root  int
 	Nodes []int // includes Root
 }
@@ -172,12 +151,12 @@ type Sub struct {
 // Canon builds the canonical graph of sub: the nodes reachable from Root
 // inside Nodes, children sorted by navigation name. It returns the graph
 // and, for each of its nodes, the query-graph node it came from.
-func Canon(sub Sub) (*model.Graph, []int) {
+func Canon(sub Sub) (*Graph, []int) {
 	in := map[int]bool{}
 	for _, n := range sub.Nodes {
 		in[n] = true
 	}
-	g := &model.Graph{Nodes: []model.Node{{Entity: sub.Graph.Nodes[sub.Root].Entity, Parent: -1}}}
+	g := &Graph{Nodes: []Node{{Entity: sub.Graph.Nodes[sub.Root].Entity, Parent: -1}}}
 	from := []int{sub.Root}
 	seen := map[int]bool{sub.Root: true}
 	for i := 0; i < len(from); i++ {
@@ -188,7 +167,7 @@ func Canon(sub Sub) (*model.Graph, []int) {
 				continue
 			}
 			seen[e.To] = true
-			g.Nodes = append(g.Nodes, model.Node{Entity: e.Nav.To, Parent: i, Via: e.Nav})
+			g.Nodes = append(g.Nodes, Node{Entity: e.Nav.To, Parent: i, Via: e.Nav})
 			from = append(from, e.To)
 		}
 	}
@@ -199,7 +178,7 @@ func Canon(sub Sub) (*model.Graph, []int) {
 }
 
 // GraphKey is the canonical text of a graph: its node paths.
-func GraphKey(g *model.Graph) string {
+func GraphKey(g *Graph) string {
 	paths := make([]string, len(g.Nodes))
 	for i := range g.Nodes {
 		paths[i] = g.Describe(i)
@@ -258,7 +237,7 @@ func (x *Index) sortAttrs(as []Attr) {
 
 // JoinSize is the number of tuples of the join a graph describes: the
 // root's count times the fan-out of every navigation.
-func JoinSize(g *model.Graph) float64 {
+func JoinSize(g *Graph) float64 {
 	n := g.Nodes[0].Entity.Count
 	for _, nd := range g.Nodes[1:] {
 		n *= nd.Via.Fanout()
@@ -268,7 +247,7 @@ func JoinSize(g *model.Graph) float64 {
 
 // Embeddings lists the ways x's graph maps onto query graph q: for each,
 // the q node of every x node.
-func (x *Index) Embeddings(q *model.Graph) [][]int {
+func (x *Index) Embeddings(q *Graph) [][]int {
 	var out [][]int
 	for v := range q.Nodes {
 		if q.Nodes[v].Entity != x.Graph.Nodes[0].Entity {

@@ -1,20 +1,8 @@
-// Package schema owns the relations of the schema-defined client (seed
-// 003) and their layouts: a Catalog is built by applying DEFINE RELATION and
-// DEFINE SCHEMA statements in order; each layout is compiled by package
-// layout, which turns tuples into cells and back.
-//
-// Invariants (besides those of package layout):
-//   - A relation has at least one key attribute; attribute names are unique
-//     case-insensitively.
-//   - Two layouts never share both a table and a family.
-//
-// Stability: this package is a stage of kvschema's pipeline, not an API;
-// it changes as the pipeline does. Programs use package kvschema (the
-// root), its database/sql driver, and the store seam (package store).
-package schema
+// The client's relations (seed 003) and their DEFINE SCHEMA layouts.
+
+package catalog
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/kvschema/kvschema/lang"
@@ -22,8 +10,8 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
-// Attr is one attribute of a relation.
-type Attr struct {
+// RelationAttr is one attribute of a relation.
+type RelationAttr struct {
 	Name string
 	Type types.Type
 	Key  bool
@@ -33,7 +21,7 @@ type Attr struct {
 // Relation is a relation and its layouts.
 type Relation struct {
 	Name    string
-	Attrs   []Attr
+	Attrs   []RelationAttr
 	KeyIdx  []int            // indexes of the key attributes, in declaration order
 	Layouts []*layout.Layout // the primary layout first, then in definition order
 	Def     *lang.DefineRelation
@@ -92,7 +80,7 @@ func NewCatalog() *Catalog {
 }
 
 // CatalogFromScript builds a catalog from a script of DEFINE statements (a
-// registry version, a test fixture). Errors carry file:line:col.
+// stored version, a test fixture). Errors carry file:line:col.
 func CatalogFromScript(file string, src []byte) (*Catalog, error) {
 	stmts, err := lang.ParseScript(file, src)
 	if err != nil {
@@ -131,10 +119,6 @@ func (c *Catalog) Clone() *Catalog {
 	return n
 }
 
-func errAt(p lang.Pos, format string, args ...any) error {
-	return &lang.Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
-}
-
 // Define applies one DEFINE statement. On error the catalog is unchanged.
 func (c *Catalog) Define(st lang.Statement) error {
 	switch d := st.(type) {
@@ -163,7 +147,7 @@ func (c *Catalog) defineRelation(d *lang.DefineRelation) error {
 		if a.Key {
 			r.KeyIdx = append(r.KeyIdx, len(r.Attrs))
 		}
-		r.Attrs = append(r.Attrs, Attr{Name: a.Name, Type: a.Type, Key: a.Key, Pos: a.At})
+		r.Attrs = append(r.Attrs, RelationAttr{Name: a.Name, Type: a.Type, Key: a.Key, Pos: a.At})
 	}
 	if len(r.KeyIdx) == 0 {
 		return errAt(d.At, "relation %s has no key attribute (mark at least one attribute with KEY)", d.Name)

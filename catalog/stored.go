@@ -1,32 +1,6 @@
-// Package registry keeps a database's definitions (DEFINE RELATION / DEFINE
-// SCHEMA) in the store itself, versioned, as seed 003 kept its schemas in
-// ZooKeeper: opening a store loads the latest version, so every client of a
-// store sees the same layouts.
-//
-// Layout: table "__kvschema", family "d". Version v (v ≥ 1) is the row
-// "catalog/" + v as 8 bytes big-endian. Its cell "script" holds the client's
-// definitions (DEFINE RELATION / DEFINE SCHEMA, canonical text); when an
-// advised schema is deployed, cells "model", "schema" and "profile" hold
-// its model script, its DEFINE COLUMN FAMILY / SECONDARY INDEX script and
-// its cost profile (JSON). Every version holds the whole catalog. Versions are dense and only grow: a
-// client saves version prev+1 only if that row does not exist yet, with one
-// conditional row mutation (store.Conditional), so of two clients that
-// loaded version prev and save at once exactly one succeeds, whichever
-// process it runs in. Since version rows sort in version order, the newest
-// is found with one reverse scan of one row.
-//
-// Stores written before this layout hold row "catalog" with one cell per
-// version (qualifier: the version) and row "version"; they are read as they
-// are, and the next save continues their numbering in the new layout.
-//
-// A store without conditional mutations (an embedded store, which one
-// process holds open) is saved with a read then a write; the caller
-// serializes its saves (kvschema.DB does).
-//
-// Stability: this package is a stage of kvschema's pipeline, not an API;
-// it changes as the pipeline does. Programs use package kvschema (the
-// root), its database/sql driver, and the store seam (package store).
-package registry
+// The catalog kept in the store: table __kvschema, versioned.
+
+package catalog
 
 import (
 	"context"
@@ -38,7 +12,7 @@ import (
 	"github.com/kvschema/kvschema/store/txnstore"
 )
 
-// Table is the reserved table holding the registry.
+// Table is the reserved table holding the catalog.
 const Table = "__kvschema"
 
 const (
@@ -50,8 +24,8 @@ const (
 	profQ   = "profile"
 )
 
-// Catalog is one version of a store's definitions.
-type Catalog struct {
+// Stored is one version of a store's definitions.
+type Stored struct {
 	// Script holds the client's DEFINE RELATION and DEFINE SCHEMA
 	// statements.
 	Script string
@@ -60,6 +34,9 @@ type Catalog struct {
 	// FAMILY and DEFINE SECONDARY INDEX statements, the cost profile as
 	// JSON.
 	Model, Schema, Profile string
+	// Legacy: the advised schema was read from the table an earlier
+	// kvschema kept it in (legacy.go); the next Save records it here.
+	Legacy bool
 }
 
 func versionRow(v uint64) []byte {
@@ -67,11 +44,11 @@ func versionRow(v uint64) []byte {
 }
 
 // ErrConflict means another client saved a newer version first.
-var ErrConflict = errors.New("registry: definitions were changed concurrently; reopen and retry")
+var ErrConflict = errors.New("catalog: definitions were changed concurrently; reopen and retry")
 
 // newest reads the newest version and its catalog (0 and an empty catalog
 // if none) with one reverse scan of one row.
-func newest(ctx context.Context, s store.Store) (version uint64, cat Catalog, err error) {
+func newest(ctx context.Context, s store.Store) (version uint64, cat Stored, err error) {
 	var row store.Row
 	found := false
 	err = s.ReadRows(ctx, Table, store.RowSet{Ranges: []store.Range{store.PrefixRange([]byte(prefix))}},
@@ -83,7 +60,7 @@ func newest(ctx context.Context, s store.Store) (version uint64, cat Catalog, er
 		return 0, cat, nil
 	}
 	if err != nil {
-		return 0, cat, fmt.Errorf("registry: %w", err)
+		return 0, cat, fmt.Errorf("catalog: %w", err)
 	}
 	if len(row.Key) == len(prefix) {
 		// The legacy row: one cell per version.
@@ -98,7 +75,7 @@ func newest(ctx context.Context, s store.Store) (version uint64, cat Catalog, er
 		return version, cat, nil
 	}
 	if len(row.Key) != len(prefix)+9 || row.Key[len(prefix)] != '/' {
-		return 0, cat, fmt.Errorf("registry: unexpected row %q in %s", row.Key, Table)
+		return 0, cat, fmt.Errorf("catalog: unexpected row %q in %s", row.Key, Table)
 	}
 	version = binary.BigEndian.Uint64(row.Key[len(prefix)+1:])
 	hasScript := false
@@ -118,7 +95,7 @@ func newest(ctx context.Context, s store.Store) (version uint64, cat Catalog, er
 		}
 	}
 	if !hasScript {
-		return 0, Catalog{}, fmt.Errorf("registry: version %d has no script", version)
+		return 0, Stored{}, fmt.Errorf("catalog: version %d has no script", version)
 	}
 	return version, cat, nil
 }
@@ -130,14 +107,19 @@ func Version(ctx context.Context, s store.Store) (uint64, error) {
 }
 
 // Load returns the newest saved catalog and its version (0 and an empty
-// catalog if none).
-func Load(ctx context.Context, s store.Store) (version uint64, cat Catalog, err error) {
-	return newest(ctx, s)
+// catalog if none). A store whose advised schema an earlier kvschema kept
+// in its own table (legacy.go) has it read from there, with Legacy set.
+func Load(ctx context.Context, s store.Store) (version uint64, cat Stored, err error) {
+	if version, cat, err = newest(ctx, s); err != nil || cat.Model != "" {
+		return version, cat, err
+	}
+	err = readLegacyAdvised(ctx, s, &cat)
+	return version, cat, err
 }
 
-// conditional returns the conditional mutations registry rows are written
+// conditional returns the conditional mutations catalog rows are written
 // with: the store's own, or those of the store under an intent log (the
-// registry's rows are single-row writes only, which need no intents).
+// catalog's rows are single-row writes only, which need no intents).
 func conditional(s store.Store) store.Conditional {
 	if c, ok := s.(store.Conditional); ok {
 		return c
@@ -150,9 +132,9 @@ func conditional(s store.Store) store.Conditional {
 
 // Save stores cat as version prev+1, provided prev is still the newest:
 // else it returns ErrConflict and writes nothing.
-func Save(ctx context.Context, s store.Store, prev uint64, cat Catalog) (uint64, error) {
+func Save(ctx context.Context, s store.Store, prev uint64, cat Stored) (uint64, error) {
 	if err := s.CreateTable(ctx, store.TableSpec{Name: Table, Families: []string{family}}); err != nil {
-		return 0, fmt.Errorf("registry: %w", err)
+		return 0, fmt.Errorf("catalog: %w", err)
 	}
 	row := versionRow(prev + 1)
 	put := []store.Mutation{{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(scriptQ), Value: []byte(cat.Script)}}
@@ -173,7 +155,7 @@ func Save(ctx context.Context, s store.Store, prev uint64, cat Catalog) (uint64,
 		// are dense, so row prev+1 is absent exactly while prev is newest.
 		exists, err := c.ApplyIf(ctx, Table, row, store.Cond{Family: family, Qualifier: []byte(scriptQ), Min: []byte{}}, nil, put)
 		if err != nil {
-			return 0, fmt.Errorf("registry: %w", err)
+			return 0, fmt.Errorf("catalog: %w", err)
 		}
 		if exists {
 			return 0, ErrConflict
@@ -181,7 +163,7 @@ func Save(ctx context.Context, s store.Store, prev uint64, cat Catalog) (uint64,
 		return prev + 1, nil
 	}
 	if err := s.Apply(ctx, put); err != nil {
-		return 0, fmt.Errorf("registry: %w", err)
+		return 0, fmt.Errorf("catalog: %w", err)
 	}
 	return prev + 1, nil
 }
@@ -196,14 +178,16 @@ const (
 )
 
 // LoadProgress returns the identity of the data set whose load the store
-// records (ok false if none) and the indexes already loaded.
+// records (ok false if none) and the indexes already loaded: from the
+// catalog's table or, for a load an earlier kvschema recorded, from its
+// own table (legacy.go).
 func LoadProgress(ctx context.Context, s store.Store) (identity string, done map[string]bool, ok bool, err error) {
 	r, found, err := s.ReadRow(ctx, Table, []byte(loadRow))
 	if errors.Is(err, store.ErrNoTable) || err == nil && !found {
-		return "", nil, false, nil
+		return legacyLoadProgress(ctx, s)
 	}
 	if err != nil {
-		return "", nil, false, fmt.Errorf("registry: %w", err)
+		return "", nil, false, fmt.Errorf("catalog: %w", err)
 	}
 	done = map[string]bool{}
 	for _, c := range r.Cells {
@@ -224,7 +208,7 @@ func LoadProgress(ctx context.Context, s store.Store) (identity string, done map
 // recorded elsewhere).
 func StartLoad(ctx context.Context, s store.Store, identity string, done []string) error {
 	if err := s.CreateTable(ctx, store.TableSpec{Name: Table, Families: []string{family}}); err != nil {
-		return fmt.Errorf("registry: %w", err)
+		return fmt.Errorf("catalog: %w", err)
 	}
 	muts := []store.Mutation{{Kind: store.SetCell, Table: Table, Row: []byte(loadRow), Family: family, Qualifier: []byte(dataQ), Value: []byte(identity)}}
 	for _, x := range done {

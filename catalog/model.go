@@ -1,24 +1,7 @@
-// Package model owns the conceptual model the advisor designs for: entities
-// with typed fields and statistics, and the relationships between them, both
-// built from the same DEFINE RELATION statements the client runs (a foreign
-// key attribute `seller BIGINT REFERENCES users REVERSE items_sold` is one
-// relationship navigable in both directions). It also resolves workload
-// statements — NoSE path notation or SQL joins along foreign keys — into query
-// graphs (query.go).
-//
-// Invariants:
-//   - Every entity has exactly one key field, a positive row count, and
-//     every field a positive size and a cardinality in [1, count].
-//   - Every relationship has a to-one side (the referencing attribute) and a
-//     to-many side (its reverse); Nav.Reverse links them. Foreign-key
-//     attributes are not Fields: they are navigations, as in NoSE.
-//   - No name of an entity, field or navigation contains '.' (the rule of
-//     lang.CheckDefName, which the parser applies and Build applies again to
-//     definitions built by hand), so a path (items.seller.rating) names one
-//     field, and a data file column (a name of Entity.Columns) is never a
-//     path.
-//   - Errors carry the file:line:col of the definition at fault.
-package model
+// The conceptual model: entities with typed fields and statistics, and the
+// relationships between them, built from DEFINE RELATION statements.
+
+package catalog
 
 import (
 	"fmt"
@@ -87,7 +70,7 @@ func (f *Field) String() string { return f.Entity.Name + "." + f.Name }
 func (n *Nav) String() string { return n.From.Name + "." + n.Name }
 
 // Names of relations, attributes and relationships are case-insensitive,
-// as SQL's and the client's (package schema) are: lookups fold case, and
+// as SQL's and the client's (Relation) are: lookups fold case, and
 // names differing only in case clash. Each keeps its declared spelling.
 func fold(name string) string { return strings.ToLower(name) }
 

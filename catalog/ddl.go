@@ -1,4 +1,4 @@
-package physical
+package catalog
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -78,7 +77,7 @@ func (s *Schema) Statements() []lang.Statement {
 // ParseSchema reads the DEFINE COLUMN FAMILY and DEFINE SECONDARY INDEX
 // statements of a script against a model (other statements are ignored).
 // Errors name the statement's position.
-func ParseSchema(m *model.Model, stmts []lang.Statement) (*Schema, error) {
+func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 	s := &Schema{Base: map[*Index]*Index{}}
 	names := map[string]bool{}
 	for _, st := range stmts {
@@ -128,20 +127,16 @@ func ParseSchema(m *model.Model, stmts []lang.Statement) (*Schema, error) {
 	return s, nil
 }
 
-func errAt(pos lang.Pos, format string, args ...any) error {
-	return &lang.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
-}
-
 // columnFamily builds a CF from its definition: the graph is the tree its
 // attribute paths span, canonicalized.
-func columnFamily(m *model.Model, d *lang.DefineColumnFamily) (*Index, error) {
+func columnFamily(m *Model, d *lang.DefineColumnFamily) (*Index, error) {
 	root := m.Entity(d.Relation)
 	if root == nil {
 		return nil, errAt(d.At, "column family %s: unknown relation %s", d.Name, d.Relation)
 	}
-	g := &model.Graph{Nodes: []model.Node{{Entity: root, Parent: -1, Alias: root.Name}}}
-	resolve := func(cs []lang.ColumnRef) ([]model.FieldRef, error) {
-		var out []model.FieldRef
+	g := &Graph{Nodes: []Node{{Entity: root, Parent: -1, Alias: root.Name}}}
+	resolve := func(cs []lang.ColumnRef) ([]FieldRef, error) {
+		var out []FieldRef
 		for _, c := range cs {
 			if len(c.Qual) == 0 || !strings.EqualFold(c.Qual[0], root.Name) {
 				return nil, errAt(c.At, "column family %s: write attributes as paths from %s (%s.field, %s.fk.field)", d.Name, root.Name, root.Name, root.Name)
@@ -154,7 +149,7 @@ func columnFamily(m *model.Model, d *lang.DefineColumnFamily) (*Index, error) {
 				}
 				next := g.Step(n, nav)
 				if next < 0 {
-					g.Nodes = append(g.Nodes, model.Node{Entity: nav.To, Parent: n, Via: nav})
+					g.Nodes = append(g.Nodes, Node{Entity: nav.To, Parent: n, Via: nav})
 					next = len(g.Nodes) - 1
 				}
 				n = next
@@ -163,7 +158,7 @@ func columnFamily(m *model.Model, d *lang.DefineColumnFamily) (*Index, error) {
 			if f == nil {
 				return nil, errAt(c.At, "column family %s: %s has no attribute %s", d.Name, g.Nodes[n].Entity.Name, c.Name)
 			}
-			out = append(out, model.FieldRef{Node: n, Field: f})
+			out = append(out, FieldRef{Node: n, Field: f})
 		}
 		return out, nil
 	}
@@ -188,7 +183,7 @@ func columnFamily(m *model.Model, d *lang.DefineColumnFamily) (*Index, error) {
 		return nil, errAt(d.At, "column family %s: the partition key must belong to %s, the relation after FOR", d.Name, root.Name)
 	}
 	inKey := map[int]bool{}
-	for _, r := range append(append([]model.FieldRef(nil), hash...), order...) {
+	for _, r := range append(append([]FieldRef(nil), hash...), order...) {
 		if r.Field.Key {
 			inKey[r.Node] = true
 		}
@@ -207,7 +202,7 @@ func columnFamily(m *model.Model, d *lang.DefineColumnFamily) (*Index, error) {
 	for i, v := range from {
 		to[v] = i
 	}
-	conv := func(rs []model.FieldRef) []Attr {
+	conv := func(rs []FieldRef) []Attr {
 		out := make([]Attr, len(rs))
 		for i, r := range rs {
 			out[i] = Attr{Node: to[r.Node], Field: r.Field}
@@ -299,7 +294,7 @@ func splitPoints(x *Index, d *lang.DefineColumnFamily, written []Attr) ([]SplitP
 
 // resolveAttr finds the attribute a column reference names in a canonical
 // index graph.
-func resolveAttr(g *model.Graph, c lang.ColumnRef) (Attr, error) {
+func resolveAttr(g *Graph, c lang.ColumnRef) (Attr, error) {
 	path := strings.Join(c.Qual, ".")
 	for n := range g.Nodes {
 		if g.Describe(n) == path {

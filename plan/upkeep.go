@@ -1,10 +1,10 @@
-package physical
+package plan
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/kvschema/kvschema/model"
+	"github.com/kvschema/kvschema/catalog"
 )
 
 // Upkeep is how one write keeps one index correct at one occurrence of the
@@ -31,9 +31,9 @@ import (
 //     Sides[1] at Edge). Connect first deletes the rows holding the to-one
 //     side's tuple (Replace), since it had at most one partner before.
 type Upkeep struct {
-	Index *Index
+	Index *catalog.Index
 	Node  int
-	Kind  model.WriteKind
+	Kind  catalog.WriteKind
 	// Edge is the node across the written relationship (Connect and
 	// Disconnect); -1 otherwise.
 	Edge       int
@@ -53,9 +53,9 @@ type Upkeep struct {
 // index's graph, the index node of each of its nodes, and the plan the
 // advisor chose for it.
 type Support struct {
-	Query *model.Query
+	Query *catalog.Query
 	From  []int // query node → index node; From[0] is the support's root
-	Plan  *Plan
+	Plan  *Query
 }
 
 // Describe writes the upkeep on one line.

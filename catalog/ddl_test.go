@@ -1,4 +1,4 @@
-package physical
+package catalog
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 )
 
 func TestSaltBucketsRoundTrip(t *testing.T) {
@@ -18,7 +17,7 @@ DEFINE COLUMN FAMILY plain FOR users { PARTITION KEY (users.id), CLUSTERING KEY 
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Build(stmts)
+	m, err := Build(stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +54,7 @@ func parseSplitSchema(t *testing.T, src string) (*Schema, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Build(stmts)
+	m, err := Build(stmts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +150,7 @@ func splitsOf(t testing.TB, x *Index) [][]byte {
 // TestNamesCaseInsensitive: paths and index names resolve in any case, and
 // two indexes whose names differ only in case clash (each is a store table,
 // found by name).
-func TestNamesCaseInsensitive(t *testing.T) {
+func TestDDLNamesCaseInsensitive(t *testing.T) {
 	s, err := parseSplitSchema(t, `DEFINE COLUMN FAMILY Cf FOR T { PARTITION KEY (T.A), VALUES (t.B) };
 DEFINE SECONDARY INDEX si ON CF (t.B);`)
 	if err != nil {

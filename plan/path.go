@@ -1,20 +1,21 @@
-package physical
+package plan
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 )
 
-// Lookup is one step of a plan: a read of Index whose graph is mapped onto
+// Step is one step of a plan: a read of Index whose graph is mapped onto
 // the query graph by Map. The first step binds its partition key from the
 // query's equality predicates; every later step is keyed by the key of
 // query node Link, fetched by an earlier step, and is executed as one
 // batched read for all the keys the previous step produced.
-type Lookup struct {
-	Index *Index
+type Step struct {
+	Index *catalog.Index
 	Map   []int // index node → query node
 	Link  int   // query node whose key is the partition key; -1 for the first step
 	// KeyPreds are the query predicates the key answers (indexes into
@@ -24,29 +25,17 @@ type Lookup struct {
 	// Filters are predicates applied at the client after this step.
 	Filters []int
 	// Role says how the step relates to secondary indexes.
-	Role Role
+	Role cost.Role
 	// Estimates: partitions probed, rows read, rows kept after filters and
 	// the step's cost.
 	Partitions, Rows, Kept, Cost float64
 }
 
-// Role says how a lookup relates to secondary indexes (the cases of seed
-// 000's Algorithm 2): the executor follows it, the cost model prices it.
-type Role uint8
-
-// Roles of a lookup.
-const (
-	Plain   Role = iota // a CF lookup not next to an SI step
-	SIAlone             // an SI lookup that answers the query by itself
-	SIFirst             // an SI lookup feeding its base CF
-	AfterSI             // the base-CF lookup after an SI lookup
-)
-
-// Plan answers one query (or a write's support query): lookups, then a
+// Query answers one query (or a write's support query): lookups, then a
 // client-side sort when no step delivers the ORDER BY, then the limit.
-type Plan struct {
-	Query *model.Query
-	Steps []Lookup
+type Query struct {
+	Query *catalog.Query
+	Steps []Step
 	// Ordered: the first lookup delivers the ORDER BY (scanning backwards
 	// when it is descending) and later steps keep that order.
 	Ordered bool
@@ -60,9 +49,9 @@ type Plan struct {
 }
 
 // Indexes lists the distinct indexes the plan reads.
-func (p *Plan) Indexes() []*Index {
-	var out []*Index
-	seen := map[*Index]bool{}
+func (p *Query) Indexes() []*catalog.Index {
+	var out []*catalog.Index
+	seen := map[*catalog.Index]bool{}
 	for _, s := range p.Steps {
 		if !seen[s.Index] {
 			seen[s.Index] = true
@@ -73,12 +62,12 @@ func (p *Plan) Indexes() []*Index {
 }
 
 // Describe writes the plan one step per line, in the seed's vocabulary.
-func (p *Plan) Describe(indent string) string {
+func (p *Query) Describe(indent string) string {
 	var b strings.Builder
 	g := p.Query.Graph
 	for i, s := range p.Steps {
 		what := "Index Lookup Column Family"
-		if s.Index.Kind == SI {
+		if s.Index.Kind == catalog.SI {
 			what = "Index Lookup Secondary Index"
 		}
 		fmt.Fprintf(&b, "%s%d. %s %s %s\n", indent, i+1, what, s.Index.Name, s.Index.Describe())
@@ -115,6 +104,6 @@ func (p *Plan) Describe(indent string) string {
 	return b.String()
 }
 
-func predText(g *model.Graph, p model.Pred) string {
+func predText(g *catalog.Graph, p catalog.Pred) string {
 	return fmt.Sprintf("%s %s %s", g.DescribeRef(p.Ref), p.Op, lang.PrintExpr(p.Value))
 }

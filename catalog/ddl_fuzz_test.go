@@ -1,4 +1,4 @@
-package physical
+package catalog
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/model"
 )
 
 // FuzzParseSchema reads arbitrary column family and secondary index
@@ -21,7 +20,7 @@ func FuzzParseSchema(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	m, err := model.Build(ms)
+	m, err := Build(ms)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"context"
@@ -31,11 +31,11 @@ func TestSaveLoad(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open()
 			defer st.Close()
-			if v, s, err := Load(ctx, st); v != 0 || s != (Catalog{}) || err != nil {
-				t.Fatalf("empty store: %d %q %v", v, s, err)
+			if v, s, err := Load(ctx, st); v != 0 || s != (Stored{}) || err != nil {
+				t.Fatalf("empty store: %d %+v %v", v, s, err)
 			}
 			for v := uint64(1); v <= 3; v++ {
-				got, err := Save(ctx, st, v-1, Catalog{Script: fmt.Sprintf("script %d", v)})
+				got, err := Save(ctx, st, v-1, Stored{Script: fmt.Sprintf("script %d", v)})
 				if err != nil || got != v {
 					t.Fatalf("save %d: %d %v", v, got, err)
 				}
@@ -43,14 +43,14 @@ func TestSaveLoad(t *testing.T) {
 					t.Fatalf("version after save %d: %d %v", v, cur, err)
 				}
 			}
-			if _, err := Save(ctx, st, 2, Catalog{Script: "stale"}); !errors.Is(err, ErrConflict) {
+			if _, err := Save(ctx, st, 2, Stored{Script: "stale"}); !errors.Is(err, ErrConflict) {
 				t.Fatalf("save from a stale version: %v", err)
 			}
-			if _, err := Save(ctx, st, 0, Catalog{Script: "stale"}); !errors.Is(err, ErrConflict) {
+			if _, err := Save(ctx, st, 0, Stored{Script: "stale"}); !errors.Is(err, ErrConflict) {
 				t.Fatalf("save from version 0 over 3: %v", err)
 			}
 			if v, s, err := Load(ctx, st); v != 3 || s.Script != "script 3" || err != nil {
-				t.Fatalf("load: %d %q %v", v, s, err)
+				t.Fatalf("load: %d %+v %v", v, s, err)
 			}
 		})
 	}
@@ -61,22 +61,22 @@ func TestSaveLoad(t *testing.T) {
 func TestCatalogCells(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
-	want := Catalog{Script: "DEFINE RELATION r { k STRING KEY };", Model: "m", Schema: "s", Profile: `{"name":"p"}`}
+	want := Stored{Script: "DEFINE RELATION r { k STRING KEY };", Model: "m", Schema: "s", Profile: `{"name":"p"}`}
 	if _, err := Save(ctx, st, 0, want); err != nil {
 		t.Fatal(err)
 	}
 	if v, got, err := Load(ctx, st); v != 1 || got != want || err != nil {
 		t.Fatalf("load: %d %+v %v", v, got, err)
 	}
-	if _, err := Save(ctx, st, 1, Catalog{Script: "x"}); err != nil {
+	if _, err := Save(ctx, st, 1, Stored{Script: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, got, err := Load(ctx, st); got != (Catalog{Script: "x"}) || err != nil {
+	if _, got, err := Load(ctx, st); got != (Stored{Script: "x"}) || err != nil {
 		t.Fatalf("load: %+v %v", got, err)
 	}
 }
 
-// barrierStore holds every read of the registry table until n of them
+// barrierStore holds every read of the catalog table until n of them
 // have been made: n clients all load the same version before any saves.
 type barrierStore struct {
 	*memstore.Store
@@ -125,7 +125,7 @@ func TestConcurrentSaves(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						script := fmt.Sprintf("round %d client %d", round, c)
-						v, err := Save(ctx, st, round, Catalog{Script: script})
+						v, err := Save(ctx, st, round, Stored{Script: script})
 						switch {
 						case err == nil && v == round+1:
 							won <- script
@@ -147,7 +147,7 @@ func TestConcurrentSaves(t *testing.T) {
 				b.n = -1 // reads pass freely
 				b.mu.Unlock()
 				if v, s, err := Load(ctx, st); v != round+1 || s.Script != winners[0] || err != nil {
-					t.Fatalf("round %d: loaded %d %q %v, want the winner's %q", round, v, s, err, winners[0])
+					t.Fatalf("round %d: loaded %d %+v %v, want the winner's %q", round, v, s, err, winners[0])
 				}
 			}
 		})
@@ -172,16 +172,16 @@ func TestLegacyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	if v, s, err := Load(ctx, st); v != 2 || s.Script != "old 2" || err != nil {
-		t.Fatalf("legacy load: %d %q %v", v, s, err)
+		t.Fatalf("legacy load: %d %+v %v", v, s, err)
 	}
-	if _, err := Save(ctx, st, 1, Catalog{Script: "stale"}); !errors.Is(err, ErrConflict) {
+	if _, err := Save(ctx, st, 1, Stored{Script: "stale"}); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale save over a legacy store: %v", err)
 	}
-	if v, err := Save(ctx, st, 2, Catalog{Script: "new 3"}); v != 3 || err != nil {
+	if v, err := Save(ctx, st, 2, Stored{Script: "new 3"}); v != 3 || err != nil {
 		t.Fatalf("save after legacy: %d %v", v, err)
 	}
 	if v, s, err := Load(ctx, st); v != 3 || s.Script != "new 3" || err != nil {
-		t.Fatalf("load after legacy: %d %q %v", v, s, err)
+		t.Fatalf("load after legacy: %d %+v %v", v, s, err)
 	}
 	if v, err := Version(ctx, st); v != 3 || err != nil {
 		t.Fatalf("version after legacy: %d %v", v, err)
