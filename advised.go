@@ -2,7 +2,6 @@ package kvschema
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -21,37 +20,26 @@ import (
 // one of them: statements on it are planned and run by its owner, and a
 // definition that would give a name to both is refused.
 
-// advised returns the advised schema deployed in the store, or nil. When
-// none is known it looks again if recheck is set (another process may have
-// deployed one since).
+// advised returns the engine of the advised schema deployed in the store,
+// or nil. When none is known it looks again if recheck is set (another
+// process may have deployed one since).
 func (db *DB) advised(ctx context.Context, recheck bool) (*engine.Engine, error) {
-	if en := db.adv.Load(); en != nil || !recheck {
+	if _, en := db.snapshot(); en != nil || !recheck {
 		return en, nil
 	}
-	en, err := engine.Open(ctx, db.raw)
-	if errors.Is(err, engine.ErrNoSchema) {
-		return nil, nil
+	if err := db.current(ctx); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("the store's advised schema: %w", err)
-	}
-	en.SetStore(db.exec.Store)
-	if !db.adv.CompareAndSwap(nil, en) {
-		return db.adv.Load(), nil
-	}
+	_, en := db.snapshot()
 	return en, nil
 }
 
-// advisedEntity returns the declared name of the advised schema's
-// relation called name (names are case-insensitive), or "".
-func advisedEntity(en *engine.Engine, name string) string {
-	if en == nil {
-		return ""
-	}
-	if e := en.Model().Entity(name); e != nil {
-		return e.Name
-	}
-	return ""
+// snapshot returns the current catalog and the engine of its advised
+// schema (nil if none).
+func (db *DB) snapshot() (*catalog.Catalog, *engine.Engine) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.cat, db.en
 }
 
 // relationOf names the relation a statement reads or writes ("" for
@@ -82,16 +70,19 @@ func (db *DB) route(ctx context.Context, st lang.Statement) (*engine.Engine, err
 	if name == "" {
 		return nil, nil
 	}
-	client := db.Catalog().Relation(name) != nil
-	en, err := db.advised(ctx, !client)
-	if err != nil {
-		return nil, err
+	cat, en := db.snapshot()
+	rel, ent := cat.Owner(name)
+	if rel == nil && ent == nil {
+		// Perhaps defined or deployed by another client since.
+		if err := db.current(ctx); err != nil {
+			return nil, err
+		}
+		cat, en = db.snapshot()
+		rel, ent = cat.Owner(name)
 	}
-	adv := advisedEntity(en, name)
+	client := rel != nil
 	switch {
-	case client && adv != "":
-		return nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("relation %s is defined twice in this store: by DEFINE RELATION and by the deployed advised schema's model (as %s); drop one of them", name, adv)}
-	case adv != "":
+	case ent != nil:
 		return en, nil
 	case !client && en != nil:
 		if _, ok := st.(*lang.Connect); ok {
@@ -221,26 +212,9 @@ func oneTuple(ins *lang.Insert) *lang.Insert {
 // different one, or a model relation the store's DEFINE RELATIONs already
 // name, is an error.
 func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) error {
-	stmts, err := lang.ParseScript(modelFile, modelSrc)
-	if err != nil {
+	if _, err := engine.Deploy(ctx, db.raw, modelFile, modelSrc, schemaFile, schemaSrc, prof); err != nil {
 		return err
 	}
-	m, err := catalog.Build(stmts)
-	if err != nil {
-		return err
-	}
-	cat := db.Catalog()
-	for _, e := range m.Entities {
-		if cat.Relation(e.Name) != nil {
-			return fmt.Errorf("%s: relation %s is already defined in this store by DEFINE RELATION: the advised schema's relations need names of their own", modelFile, e.Name)
-		}
-	}
-	en, err := engine.Deploy(ctx, db.raw, modelFile, modelSrc, schemaFile, schemaSrc, prof)
-	if err != nil {
-		return err
-	}
-	en.SetStore(db.exec.Store)
-	db.adv.Store(en)
 	return db.reload(ctx) // the catalog's new version holds the schema
 }
 

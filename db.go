@@ -36,7 +36,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
@@ -70,14 +69,12 @@ type DB struct {
 	costs cost.Model
 	owns  bool
 
-	// adv is the advised schema deployed in the store (see advised.go),
-	// nil while none is known.
-	adv atomic.Pointer[engine.Engine]
-
 	mu      sync.RWMutex
 	cat     *catalog.Catalog
 	version uint64
-	saved   catalog.Stored // version as saved
+	// en runs cat.Advised (nil when the store holds no advised schema); it
+	// is kept across versions that deploy the same one.
+	en *engine.Engine
 	// checked is the catalog table's change number (store.ChangeCounter)
 	// when version was last found current; 0 if unknown.
 	checked uint64
@@ -112,26 +109,34 @@ func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
 	if err := db.reload(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := db.advised(ctx, true); err != nil {
-		return nil, err
-	}
 	return db, nil
 }
 
 // reload replaces the catalog by the store's newest version.
 func (db *DB) reload(ctx context.Context) error {
-	version, saved, err := catalog.Load(ctx, db.raw)
+	version, stored, err := catalog.Load(ctx, db.raw)
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.CatalogFromScript("catalog", []byte(saved.Script))
+	cat, err := catalog.Open(stored)
 	if err != nil {
-		return fmt.Errorf("stored definitions are invalid: %w", err)
+		return err
 	}
-	db.mu.Lock()
-	db.cat, db.version, db.saved = cat, version, saved
-	db.mu.Unlock()
+	db.install(cat, version)
 	return nil
+}
+
+// install makes cat, saved as version, the current catalog.
+func (db *DB) install(cat *catalog.Catalog, version uint64) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	switch a := cat.Advised; {
+	case a == nil:
+		db.en = nil
+	case db.en == nil || !db.en.Advised().Same(a):
+		db.en = engine.FromCatalog(db.exec.Store, a)
+	}
+	db.cat, db.version = cat, version
 }
 
 // current reloads the catalog if another client saved newer definitions,
@@ -286,15 +291,6 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 			return nil
 		}
 	}
-	if d, ok := st.(*lang.DefineRelation); ok {
-		en, err := db.advised(ctx, true)
-		if err != nil {
-			return err
-		}
-		if name := advisedEntity(en, d.Name); name != "" {
-			return &lang.Error{Pos: d.At, Msg: fmt.Sprintf("relation %s is defined by the advised schema deployed in this store (as %s); give this relation another name", d.Name, name)}
-		}
-	}
 	cat := old.Clone()
 	if err := cat.Define(st); err != nil {
 		return err
@@ -310,15 +306,11 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 			}
 		}
 	}
-	next := db.saved // the advised schema's part stays as it is
-	next.Script = lang.PrintScript(cat.Defs)
-	version, err := catalog.Save(ctx, db.raw, db.version, next)
+	version, err := catalog.Save(ctx, db.raw, db.version, cat.Stored())
 	if err != nil {
 		return err
 	}
-	db.mu.Lock()
-	db.cat, db.version, db.saved = cat, version, next
-	db.mu.Unlock()
+	db.install(cat, version)
 	return nil
 }
 

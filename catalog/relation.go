@@ -66,59 +66,6 @@ func (r *Relation) KeyOf(tuple []types.Value) []types.Value {
 	return k
 }
 
-// Catalog is the set of relations and layouts known to a database.
-type Catalog struct {
-	Relations []*Relation
-	relByName map[string]*Relation
-	layByName map[string]*layout.Layout
-	Defs      []lang.Statement // the definitions applied, in order
-}
-
-// NewCatalog returns an empty catalog.
-func NewCatalog() *Catalog {
-	return &Catalog{relByName: map[string]*Relation{}, layByName: map[string]*layout.Layout{}}
-}
-
-// CatalogFromScript builds a catalog from a script of DEFINE statements (a
-// stored version, a test fixture). Errors carry file:line:col.
-func CatalogFromScript(file string, src []byte) (*Catalog, error) {
-	stmts, err := lang.ParseScript(file, src)
-	if err != nil {
-		return nil, err
-	}
-	c := NewCatalog()
-	for _, st := range stmts {
-		if err := c.Define(st); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
-// Relation looks a relation up by name (case-insensitive).
-func (c *Catalog) Relation(name string) *Relation { return c.relByName[strings.ToLower(name)] }
-
-// Layout looks a layout up by name (case-insensitive).
-func (c *Catalog) Layout(name string) *layout.Layout { return c.layByName[strings.ToLower(name)] }
-
-// Clone returns a catalog that can take more definitions without changing c.
-// Relations and layouts are immutable once defined except for the layout
-// list, which Clone copies.
-func (c *Catalog) Clone() *Catalog {
-	n := NewCatalog()
-	for _, r := range c.Relations {
-		cp := *r
-		cp.Layouts = append([]*layout.Layout(nil), r.Layouts...)
-		n.Relations = append(n.Relations, &cp)
-		n.relByName[strings.ToLower(cp.Name)] = &cp
-	}
-	for k, l := range c.layByName {
-		n.layByName[k] = l
-	}
-	n.Defs = append([]lang.Statement(nil), c.Defs...)
-	return n
-}
-
 // Define applies one DEFINE statement. On error the catalog is unchanged.
 func (c *Catalog) Define(st lang.Statement) error {
 	switch d := st.(type) {
@@ -133,6 +80,9 @@ func (c *Catalog) Define(st lang.Statement) error {
 func (c *Catalog) defineRelation(d *lang.DefineRelation) error {
 	if c.Relation(d.Name) != nil {
 		return errAt(d.At, "relation %s is already defined", d.Name)
+	}
+	if e := c.advisedEntity(d.Name); e != nil {
+		return errAt(d.At, "relation %s is defined by the advised schema deployed in this store (as %s); give this relation another name", d.Name, e.Name)
 	}
 	r := &Relation{Name: d.Name, Def: d, byName: map[string]int{}}
 	for _, a := range d.Attrs {
@@ -179,6 +129,9 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 		if other.StaticTable() != "" && other.StaticTable() == l.StaticTable() && other.StaticFamily() == l.StaticFamily() {
 			return errAt(d.At, "schema %s: table %q and family %q are already used by schema %s", d.Name, l.StaticTable(), l.StaticFamily(), other.Name)
 		}
+	}
+	if x := c.advisedTable(l); x != nil {
+		return errAt(d.At, "schema %s: table %q holds %s %s of the advised schema deployed in this store", d.Name, x.Name, kindName(x.Kind), x.Name)
 	}
 	if d.Primary {
 		r.Layouts = append([]*layout.Layout{l}, r.Layouts...)

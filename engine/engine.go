@@ -24,6 +24,7 @@ type Engine struct {
 	m       *catalog.Model
 	schema  *catalog.Schema
 	prof    cost.Profile
+	adv     *catalog.Advised // nil when built by New
 	planner *planner.Planner
 	tables  map[*catalog.Index]*table
 	byName  map[string]*table

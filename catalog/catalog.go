@@ -1,0 +1,216 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
+)
+
+// Catalog is one version of a store's definitions: the client's relations
+// with their layouts, and the advised schema deployed in the store, if
+// any. A name belongs to one of them: a relation the advised model defines
+// cannot be defined by DEFINE RELATION, nor a client layout use the table
+// of an advised column family or index, and Open and WithAdvised refuse
+// stored definitions that break this.
+//
+// A Catalog is immutable once built, except through Define on a Clone.
+type Catalog struct {
+	Relations []*Relation
+	relByName map[string]*Relation
+	layByName map[string]*layout.Layout
+	Defs      []lang.Statement // the client's definitions applied, in order
+	// Advised is the advised schema deployed in the store (nil if none).
+	Advised *Advised
+}
+
+// Advised is an advised schema: the conceptual model, the column families
+// and secondary indexes kvschema advise chose for it, and the cost profile
+// its plans are chosen with.
+type Advised struct {
+	Model   *Model
+	Schema  *Schema
+	Profile cost.Profile
+	// ModelSrc and SchemaSrc are the scripts as deployed: a deployment is
+	// the same one only if they are byte-identical.
+	ModelSrc, SchemaSrc string
+	profile             string // Profile as JSON, as stored
+}
+
+// ParseAdvised builds an advised schema from its model script (DEFINE
+// RELATION with statistics) and its schema script (DEFINE COLUMN FAMILY /
+// SECONDARY INDEX). Errors carry file:line:col.
+func ParseAdvised(modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*Advised, error) {
+	ms, err := lang.ParseScript(modelFile, modelSrc)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Build(ms)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := lang.ParseScript(schemaFile, schemaSrc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseSchema(m, ss)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Indexes) == 0 {
+		return nil, fmt.Errorf("%s defines no column family", schemaFile)
+	}
+	if err := prof.Validate(); err != nil {
+		return nil, err
+	}
+	pj, err := json.Marshal(prof)
+	if err != nil {
+		return nil, err
+	}
+	return &Advised{Model: m, Schema: s, Profile: prof, ModelSrc: string(modelSrc), SchemaSrc: string(schemaSrc), profile: string(pj)}, nil
+}
+
+// Same reports whether b deploys the same scripts as a.
+func (a *Advised) Same(b *Advised) bool {
+	return a.ModelSrc == b.ModelSrc && a.SchemaSrc == b.SchemaSrc
+}
+
+// NewCatalog returns an empty catalog.
+func NewCatalog() *Catalog {
+	return &Catalog{relByName: map[string]*Relation{}, layByName: map[string]*layout.Layout{}}
+}
+
+// CatalogFromScript builds a catalog of client relations from a script of
+// DEFINE RELATION / DEFINE SCHEMA statements (a test fixture). Errors
+// carry file:line:col.
+func CatalogFromScript(file string, src []byte) (*Catalog, error) {
+	stmts, err := lang.ParseScript(file, src)
+	if err != nil {
+		return nil, err
+	}
+	c := NewCatalog()
+	for _, st := range stmts {
+		if err := c.Define(st); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Open builds the catalog a stored version describes.
+func Open(s Stored) (*Catalog, error) {
+	c := NewCatalog()
+	if s.Model != "" {
+		var prof cost.Profile
+		if err := json.Unmarshal([]byte(s.Profile), &prof); err != nil {
+			return nil, fmt.Errorf("stored cost profile: %w", err)
+		}
+		a, err := ParseAdvised("model (stored)", []byte(s.Model), "schema (stored)", []byte(s.Schema), prof)
+		if err != nil {
+			return nil, fmt.Errorf("stored advised schema: %w", err)
+		}
+		a.profile = s.Profile
+		c.Advised = a
+	}
+	stmts, err := lang.ParseScript("definitions (stored)", []byte(s.Script))
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range stmts {
+		if err := c.Define(st); err != nil {
+			return nil, fmt.Errorf("stored definitions are invalid: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// Stored is the catalog as a store keeps it.
+func (c *Catalog) Stored() Stored {
+	s := Stored{Script: lang.PrintScript(c.Defs)}
+	if a := c.Advised; a != nil {
+		s.Model, s.Schema, s.Profile = a.ModelSrc, a.SchemaSrc, a.profile
+	}
+	return s
+}
+
+// WithAdvised returns a copy of c with a deployed, or an error naming the
+// first client relation or layout that takes one of its names or tables.
+func (c *Catalog) WithAdvised(a *Advised) (*Catalog, error) {
+	for _, e := range a.Model.Entities {
+		if c.Relation(e.Name) != nil {
+			return nil, errAt(e.At, "relation %s is already defined in this store by DEFINE RELATION: the advised schema's relations need names of their own", e.Name)
+		}
+	}
+	n := c.Clone()
+	n.Advised = a
+	for _, r := range n.Relations {
+		for _, l := range r.Layouts {
+			if x := n.advisedTable(l); x != nil {
+				return nil, fmt.Errorf("%s %s of the advised schema would use table %q, which schema %s (DEFINE SCHEMA) uses", kindName(x.Kind), x.Name, x.Name, l.Name)
+			}
+		}
+	}
+	return n, nil
+}
+
+// Relation looks a client relation up by name (case-insensitive).
+func (c *Catalog) Relation(name string) *Relation { return c.relByName[strings.ToLower(name)] }
+
+// Layout looks a client layout up by name (case-insensitive).
+func (c *Catalog) Layout(name string) *layout.Layout { return c.layByName[strings.ToLower(name)] }
+
+// advisedEntity returns the advised model's entity called name, or nil.
+func (c *Catalog) advisedEntity(name string) *Entity {
+	if c.Advised == nil {
+		return nil
+	}
+	return c.Advised.Model.Entity(name)
+}
+
+// advisedTable returns the advised index whose table l would write, or nil.
+func (c *Catalog) advisedTable(l *layout.Layout) *Index {
+	if c.Advised == nil {
+		return nil
+	}
+	for _, x := range c.Advised.Schema.Indexes {
+		if l.TableMatches(x.Name) {
+			return x
+		}
+	}
+	return nil
+}
+
+// Owner returns which part of the catalog defines the relation called
+// name: a client relation, an entity of the advised model, or neither.
+func (c *Catalog) Owner(name string) (*Relation, *Entity) {
+	return c.Relation(name), c.advisedEntity(name)
+}
+
+func kindName(k Kind) string {
+	if k == SI {
+		return "secondary index"
+	}
+	return "column family"
+}
+
+// Clone returns a catalog that can take more definitions without changing c.
+// Relations and layouts are immutable once defined except for the layout
+// list, which Clone copies.
+func (c *Catalog) Clone() *Catalog {
+	n := NewCatalog()
+	for _, r := range c.Relations {
+		cp := *r
+		cp.Layouts = append([]*layout.Layout(nil), r.Layouts...)
+		n.Relations = append(n.Relations, &cp)
+		n.relByName[strings.ToLower(cp.Name)] = &cp
+	}
+	for k, l := range c.layByName {
+		n.layByName[k] = l
+	}
+	n.Defs = append([]lang.Statement(nil), c.Defs...)
+	n.Advised = c.Advised
+	return n
+}
