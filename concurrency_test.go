@@ -19,8 +19,10 @@ import (
 
 // TestConcurrentWritersKeepLayoutsEqual: goroutines upsert, update and
 // delete overlapping keys of a relation with an index-like layout (keyed by
-// a non-key attribute). Writes through one DB are serialized, so afterwards
-// every layout holds exactly the same tuples, and each key's last write won.
+// a non-key attribute), by key and by non-key predicates, one tuple and
+// several per statement. Writers lock the tuples they write (and those
+// their WHERE finds, reading again under the locks), so afterwards every
+// layout holds exactly the same tuples.
 func TestConcurrentWritersKeepLayoutsEqual(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, "pebble:"+filepath.Join(t.TempDir(), "db")+"?sync=false")
@@ -50,13 +52,20 @@ DEFINE SCHEMA acct_by_owner FOR acct { TABLE 'acct_owner', ROW salt(4){ordered{o
 			for i := range ops {
 				id := int64((w*7 + i) % keys)
 				var err error
-				switch i % 4 {
+				switch i % 7 {
 				case 0, 1:
 					_, err = db.Exec(ctx, "INSERT INTO acct VALUES (?, ?, ?)", id, fmt.Sprintf("o%d", (w+i)%3), int64(w*1000+i))
 				case 2:
 					_, err = db.Exec(ctx, "UPDATE acct SET balance = ?, owner = ? WHERE id = ?", int64(-i), fmt.Sprintf("o%d", w%3), id)
 				case 3:
 					_, err = db.Exec(ctx, "DELETE FROM acct WHERE id = ? AND balance < ?", id, int64(0))
+				case 4:
+					// Found by a non-key attribute: locked after the read.
+					_, err = db.Exec(ctx, "UPDATE acct SET balance = ? WHERE owner = ?", int64(w*1000+i), fmt.Sprintf("o%d", i%3))
+				case 5:
+					_, err = db.Exec(ctx, "DELETE FROM acct WHERE balance > ? AND balance < ?", int64(w*1000), int64(w*1000+50))
+				case 6:
+					_, err = db.Exec(ctx, "INSERT INTO acct VALUES (?, 'o1', ?), (?, 'o2', ?)", id, int64(i), (id+1)%keys, int64(w))
 				}
 				if err != nil {
 					errs <- err

@@ -25,9 +25,11 @@
 // every one; importing this package links none of them.
 //
 // Definitions of both kinds are kept in the store (package catalog), so
-// opening a store restores them. A DB is safe for concurrent use; writes
-// through one DB are serialized (see package exec for the isolation this
-// gives).
+// opening a store restores them. A DB is safe for concurrent use: writers
+// through one DB lock the tuples they write (striped locks, one set for
+// both kinds of schema), so writes of one tuple are serialized and writes
+// of different tuples run in parallel (see packages exec and engine for
+// the isolation this gives).
 package kvschema
 
 import (
@@ -68,6 +70,10 @@ type DB struct {
 	exec  *exec.Executor
 	costs cost.Model
 	owns  bool
+
+	// defining excludes the client's writes (read-locked) while a
+	// definition is applied (locked).
+	defining sync.RWMutex
 
 	mu      sync.RWMutex
 	cat     *catalog.Catalog
@@ -134,7 +140,7 @@ func (db *DB) install(cat *catalog.Catalog, version uint64) {
 	case a == nil:
 		db.en = nil
 	case db.en == nil || !db.en.Advised().Same(a):
-		db.en = engine.FromCatalog(db.exec.Store, a)
+		db.en = engine.FromCatalog(db.exec.Store, a, &db.exec.Locks)
 	}
 	db.cat, db.version = cat, version
 }
@@ -280,8 +286,11 @@ func (db *DB) relation(name string, at lang.Pos) (*catalog.Relation, error) {
 // new catalog version. An identical re-definition is a no-op, so a
 // definition script can be run again on an existing store.
 func (db *DB) define(ctx context.Context, st lang.Statement) error {
-	db.exec.WriteMu.Lock()
-	defer db.exec.WriteMu.Unlock()
+	// No write runs while a layout is defined and backfilled: each holds
+	// defining from resolving its relation to applying its batch, so none
+	// misses the new layout.
+	db.defining.Lock()
+	defer db.defining.Unlock()
 	if err := db.current(ctx); err != nil {
 		return err
 	}

@@ -146,6 +146,13 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 	}
 	db := s.db
 	res := Result{Statement: kindOf(s.ast)}
+	switch s.ast.(type) {
+	case *lang.Insert, *lang.Update, *lang.Delete:
+		// A write resolves its relation and runs while no definition
+		// changes it (see DB.define).
+		db.defining.RLock()
+		defer db.defining.RUnlock()
+	}
 	switch st := s.ast.(type) {
 	case *lang.DefineRelation, *lang.DefineSchema:
 		return res, nil, db.define(ctx, st)
@@ -186,11 +193,11 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err := db.current(ctx); err != nil {
 			return res, nil, err
 		}
-		_, p, change, err := db.updatePlan(st, vals)
+		_, p, known, change, err := db.updatePlan(st, vals)
 		if err != nil {
 			return res, nil, err
 		}
-		n, err := db.exec.Update(ctx, p, change)
+		n, err := db.exec.Update(ctx, p, known, change)
 		res.RowsAffected = int64(n)
 		return res, nil, err
 	case *lang.Delete:
@@ -209,7 +216,8 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err != nil {
 			return res, nil, err
 		}
-		n, err := db.exec.Update(ctx, p, nil)
+		known, _ := plan.FixedKeys(where, rel)
+		n, err := db.exec.Update(ctx, p, known, nil)
 		res.RowsAffected = int64(n)
 		return res, nil, err
 	case *lang.Connect:
@@ -340,12 +348,12 @@ func literal(e lang.Expr, args []types.Value) (types.Value, error) {
 	return nil, &lang.Error{Pos: e.Pos(), Msg: "expected a value or ?"}
 }
 
-// updatePlan resolves an UPDATE: the read plan of the tuples to change and
-// the function computing each new tuple.
-func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*catalog.Relation, *plan.Plan, func([]types.Value) ([]types.Value, error), error) {
+// updatePlan binds an UPDATE: its relation, read plan, the keys its WHERE
+// fixes (nil if it does not) and the change of each tuple.
+func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*catalog.Relation, *plan.Plan, [][]types.Value, func([]types.Value) ([]types.Value, error), error) {
 	rel, err := db.relation(st.Relation, st.At)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	type set struct {
 		attr int
@@ -355,27 +363,27 @@ func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*catalog.Relation
 	for _, a := range st.Set {
 		i := rel.AttrIndex(a.Column)
 		if i < 0 {
-			return nil, nil, nil, &lang.Error{Pos: a.At, Msg: fmt.Sprintf("relation %s has no attribute %s", rel.Name, a.Column)}
+			return nil, nil, nil, nil, &lang.Error{Pos: a.At, Msg: fmt.Sprintf("relation %s has no attribute %s", rel.Name, a.Column)}
 		}
 		if rel.Attrs[i].Key {
-			return nil, nil, nil, &lang.Error{Pos: a.At, Msg: fmt.Sprintf("cannot UPDATE key attribute %s (DELETE and INSERT instead)", a.Column)}
+			return nil, nil, nil, nil, &lang.Error{Pos: a.At, Msg: fmt.Sprintf("cannot UPDATE key attribute %s (DELETE and INSERT instead)", a.Column)}
 		}
 		v, err := literal(a.Value, args)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if v, err = types.Coerce(v, rel.Attrs[i].Type); err != nil {
-			return nil, nil, nil, &lang.Error{Pos: a.Value.Pos(), Msg: fmt.Sprintf("attribute %s: %v", a.Column, err)}
+			return nil, nil, nil, nil, &lang.Error{Pos: a.Value.Pos(), Msg: fmt.Sprintf("attribute %s: %v", a.Column, err)}
 		}
 		sets = append(sets, set{i, v})
 	}
 	where, err := plan.Bind(st.Where, rel, args)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	p, err := plan.Reads(where, rel, db.costs)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	change := func(old []types.Value) ([]types.Value, error) {
 		nt := append([]types.Value(nil), old...)
@@ -384,7 +392,8 @@ func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*catalog.Relation
 		}
 		return nt, nil
 	}
-	return rel, p, change, nil
+	known, _ := plan.FixedKeys(where, rel)
+	return rel, p, known, change, nil
 }
 
 // explain describes how a statement would run.
@@ -425,7 +434,7 @@ func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value
 		verb := "DELETE"
 		if u, ok := x.(*lang.Update); ok {
 			var err error
-			if rel, p, _, err = db.updatePlan(u, args); err != nil {
+			if rel, p, _, _, err = db.updatePlan(u, args); err != nil {
 				return "", err
 			}
 			verb = "UPDATE"

@@ -53,7 +53,7 @@ func newest(ctx context.Context, s store.Store) (version uint64, cat Stored, err
 	found := false
 	err = s.ReadRows(ctx, Table, store.RowSet{Ranges: []store.Range{store.PrefixRange([]byte(prefix))}},
 		store.ReadOptions{Limit: 1, Reverse: true}, func(r store.Row) bool {
-			row, found = r, true
+			row, found = store.CloneRow(r), true // the store may reuse r
 			return false
 		})
 	if errors.Is(err, store.ErrNoTable) || err == nil && !found {

@@ -64,7 +64,9 @@
 // A write runs the support queries of every index upkeep the planner lists,
 // computes every put and delete, and applies them in one store batch (atomic
 // on Pebble). Writers lock the entities they write and every entity their
-// support queries read (striped locks, acquired in a global order; when the
+// support queries read (exec.Locks: striped locks, shared with the writes
+// of the client's relations through the same DB, acquired in a global
+// order; when the
 // reads reveal an entity not yet locked, the write tries to lock it too,
 // keeping what it holds, and runs its support queries again — and if that
 // lock is busy, or the reads keep finding more, it takes every stripe, so it

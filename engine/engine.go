@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
@@ -28,7 +29,7 @@ type Engine struct {
 	planner *planner.Planner
 	tables  map[*catalog.Index]*table
 	byName  map[string]*table
-	locks   *lockTable
+	locks   *exec.Locks // shared with the client's writers when the DB sets it
 
 	stmts stmtCache
 }
@@ -82,7 +83,7 @@ func (c *stmtCache) put(text string, s *Stmt) {
 // ranks plans). It does not create tables: see Deploy.
 func New(st store.Store, m *catalog.Model, s *catalog.Schema, prof cost.Profile) *Engine {
 	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: planner.New(s, prof),
-		tables: map[*catalog.Index]*table{}, byName: map[string]*table{}, locks: newLockTable()}
+		tables: map[*catalog.Index]*table{}, byName: map[string]*table{}, locks: new(exec.Locks)}
 	for _, x := range s.Indexes {
 		t, err := newTable(x)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store"
 )
 
@@ -23,7 +24,7 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 	if err != nil {
 		return nil, err
 	}
-	e := FromCatalog(st, a)
+	e := FromCatalog(st, a, nil)
 	if err := e.CreateTables(ctx); err != nil {
 		return nil, err
 	}
@@ -74,14 +75,18 @@ func Open(ctx context.Context, st store.Store) (*Engine, error) {
 	if cat.Advised == nil {
 		return nil, ErrNoSchema
 	}
-	return FromCatalog(st, cat.Advised), nil
+	return FromCatalog(st, cat.Advised, nil), nil
 }
 
-// FromCatalog returns the engine of advised schema a on st. It creates no
-// tables: see Deploy.
-func FromCatalog(st store.Store, a *catalog.Advised) *Engine {
+// FromCatalog returns the engine of advised schema a on st, its writers
+// locking with locks (nil: locks of its own). It creates no tables: see
+// Deploy.
+func FromCatalog(st store.Store, a *catalog.Advised, locks *exec.Locks) *Engine {
 	e := New(st, a.Model, a.Schema, a.Profile)
 	e.adv = a
+	if locks != nil {
+		e.locks = locks
+	}
 	return e
 }
 

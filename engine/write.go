@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
-	"slices"
-	"sort"
-	"sync"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
@@ -83,14 +80,11 @@ func (e *Engine) compileUpkeep(w *catalog.Write, u *plan.Upkeep) (*upkeepProg, e
 }
 
 // entityKey identifies one entity tuple for locking.
-type entityKey struct {
-	e   *catalog.Entity
-	key string // ordered encoding of the key value
-}
+type entityKey = exec.TupleKey
 
 func keyOf(e *catalog.Entity, v types.Value) (entityKey, error) {
 	b, err := keyenc.AppendOrdered(nil, e.Key.Type, v, true)
-	return entityKey{e, string(b)}, err
+	return entityKey{Rel: e.Name, Key: string(b)}, err
 }
 
 // writeRun is one attempt at a write: its mutations and the entities it
@@ -258,8 +252,12 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (i
 	// order could deadlock, so they are only tried); when that fails, or
 	// the reads keep finding more, the write takes every stripe, so that no
 	// writer of this process can change what it reads: it always finishes.
-	held := e.locks.lock(want)
-	defer func() { e.locks.unlock(held) }()
+	initial := make([]entityKey, 0, len(want))
+	for k := range want {
+		initial = append(initial, k)
+	}
+	held := e.locks.Lock(initial)
+	defer func() { e.locks.Unlock(held) }()
 	// The entities it connects to exist (they are locked: no writer of
 	// this process deletes them meanwhile).
 	for i, b := range bound {
@@ -286,7 +284,7 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (i
 			}
 			muts = append(muts, run.muts...)
 			written += len(run.written)
-			if len(held) < len(e.locks.stripes) {
+			if !e.locks.Full(held) {
 				for k := range run.touched {
 					if !want[k] {
 						want[k] = true
@@ -296,11 +294,10 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (i
 			}
 		}
 		if len(missing) > 0 {
-			if more, ok := e.locks.tryLock(held, missing); ok && attempt < 3 {
-				held = append(held, more...)
-			} else {
-				e.locks.unlock(held)
-				held = e.locks.lockAll()
+			var ok bool
+			if held, ok = e.locks.TryLock(held, missing); !ok || attempt >= 3 {
+				e.locks.Unlock(held)
+				held = e.locks.All()
 			}
 			continue
 		}
@@ -600,74 +597,4 @@ func (up *upkeepProg) target(ctx context.Context, st store.Store, w *catalog.Wri
 		}
 	}
 	return rows, nil
-}
-
-// lockTable holds striped entity locks. A writer locks the stripes of its
-// entities in increasing order, so writers cannot deadlock; it may add
-// stripes later only with TryLock, or by letting go of all and taking all.
-type lockTable struct {
-	seed    maphash.Seed
-	stripes [1024]sync.Mutex
-}
-
-func newLockTable() *lockTable { return &lockTable{seed: maphash.MakeSeed()} }
-
-func (l *lockTable) stripe(k entityKey) int {
-	var h maphash.Hash
-	h.SetSeed(l.seed)
-	h.WriteString(k.e.Name)
-	h.WriteByte(0)
-	h.WriteString(k.key)
-	return int(h.Sum64() % uint64(len(l.stripes)))
-}
-
-// lock takes the stripes of keys, in increasing order.
-func (l *lockTable) lock(keys map[entityKey]bool) []int {
-	seen := map[int]bool{}
-	var idx []int
-	for k := range keys {
-		if i := l.stripe(k); !seen[i] {
-			seen[i] = true
-			idx = append(idx, i)
-		}
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
-		l.stripes[i].Lock()
-	}
-	return idx
-}
-
-// tryLock takes the stripes of keys not among held without waiting; it
-// takes none and reports false if one is busy.
-func (l *lockTable) tryLock(held []int, keys []entityKey) ([]int, bool) {
-	var got []int
-	for _, k := range keys {
-		i := l.stripe(k)
-		if slices.Contains(held, i) || slices.Contains(got, i) {
-			continue
-		}
-		if !l.stripes[i].TryLock() {
-			l.unlock(got)
-			return nil, false
-		}
-		got = append(got, i)
-	}
-	return got, true
-}
-
-// lockAll takes every stripe, in increasing order.
-func (l *lockTable) lockAll() []int {
-	idx := make([]int, len(l.stripes))
-	for i := range l.stripes {
-		l.stripes[i].Lock()
-		idx[i] = i
-	}
-	return idx
-}
-
-func (l *lockTable) unlock(idx []int) {
-	for _, i := range idx {
-		l.stripes[i].Unlock()
-	}
 }

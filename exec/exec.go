@@ -11,13 +11,19 @@
 //   - A write statement becomes one store Apply holding every mutation for
 //     every layout of the relation; all encoding happens before it, so a
 //     failing write changes nothing (atomic on backends with AtomicBatch).
-//   - Writes through one Executor are serialized (read-old-values, compute,
-//     apply happen under one lock), so layouts of a relation never disagree
-//     because of interleaved writers in this process. Readers see whole
-//     batches or nothing. Coordination across processes is not provided.
-//   - Writes encode into one scratch per Executor, reused under that lock
-//     from batch to batch: it relies on the store contract that Apply does
-//     not retain its inputs.
+//   - A writer locks the tuples it writes (Locks: striped, by relation and
+//     key, shared with the advised schema's writers) before it reads their
+//     old values, and holds them until its batch is applied, so writers of
+//     one tuple in this process are serialized and the layouts of a
+//     relation never disagree because of interleaved writers; writers of
+//     different tuples run in parallel. An UPDATE or DELETE locks the
+//     tuples its read finds and reads again until the read finds nothing
+//     unlocked (when the WHERE fixes the keys, they are locked first and
+//     one read suffices). Readers take no locks and see whole batches or
+//     nothing. Coordination across processes is not provided.
+//   - Writes encode into a scratch taken from a pool, reused from batch to
+//     batch: it relies on the store contract that Apply does not retain
+//     its inputs.
 //
 // Stability: this package is a stage of kvschema's pipeline, not an API;
 // it changes as the pipeline does. Programs use package kvschema (the
@@ -42,10 +48,10 @@ import (
 // Executor runs plans and writes on a store.
 type Executor struct {
 	Store store.Store
-	// WriteMu serializes writers; exported so the catalog owner can hold it
-	// while defining layouts and backfilling them.
-	WriteMu sync.Mutex
-	scratch writeScratch // guarded by WriteMu
+	// Locks are the writers' tuple locks (shared with the advised
+	// schema's writers, who lock entities by the same keys).
+	Locks   Locks
+	scratch sync.Pool // of *writeScratch
 }
 
 // Sink takes the tuples of a query.
@@ -153,15 +159,15 @@ func (q *query) out(t []types.Datum) bool {
 	return true
 }
 
-func keyID(rel *catalog.Relation, t []types.Value) (string, error) {
-	var b []byte
+// appendKeyValues is appendKeyID for a boxed tuple.
+func appendKeyValues(dst []byte, rel *catalog.Relation, t []types.Value) ([]byte, error) {
 	for _, k := range rel.KeyIdx {
 		var err error
-		if b, err = keyenc.AppendOrdered(b, rel.Attrs[k].Type, t[k], false); err != nil {
-			return "", err
+		if dst, err = keyenc.AppendOrdered(dst, rel.Attrs[k].Type, t[k], false); err != nil {
+			return nil, err
 		}
 	}
-	return string(b), nil
+	return dst, nil
 }
 
 // appendKeyID appends the identity of tuple t of rel (its key, encoded).

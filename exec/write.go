@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
@@ -83,27 +84,41 @@ func (x *Executor) Upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 		// Nothing would hold the tuples: refuse rather than drop them.
 		return 0, fmt.Errorf("relation %s has no schema to store its tuples in (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
 	}
-	x.WriteMu.Lock()
-	defer x.WriteMu.Unlock()
+	sc := x.getScratch()
+	defer x.putScratch(sc)
+	stripes := slices.Grow(sc.stripes[:0], len(tuples))
+	rs := x.Locks.Rel(rel.Name)
+	for _, t := range tuples {
+		var err error
+		sc.key, err = appendKeyValues(sc.key[:0], rel, t)
+		if err != nil {
+			return 0, err
+		}
+		stripes = append(stripes, rs.Stripe(sc.key))
+	}
+	held := x.Locks.LockStripes(stripes)
+	sc.stripes = held
+	defer x.Locks.Unlock(held)
 	if !NeedsOld(rel) {
 		// Blind writes: mutations apply in order, so a later tuple with the
 		// same key overwrites an earlier one cell by cell.
-		changes := slices.Grow(x.scratch.changes[:0], len(tuples))
+		changes := slices.Grow(sc.changes[:0], len(tuples))
 		for _, t := range tuples {
 			changes = append(changes, Change{New: t})
 		}
-		x.scratch.changes = changes
-		return len(tuples), x.apply(ctx, rel, changes)
+		sc.changes = changes
+		return len(tuples), x.apply(ctx, sc, rel, changes)
 	}
 	// Last one wins within the statement: the old value each change reads
 	// must be the stored one, so duplicates are merged first.
 	index := map[string]int{}
 	var uniq [][]types.Value
 	for _, t := range tuples {
-		k, err := keyID(rel, t)
+		kb, err := appendKeyValues(nil, rel, t)
 		if err != nil {
 			return 0, err
 		}
+		k := string(kb)
 		if i, ok := index[k]; ok {
 			uniq[i] = t
 			continue
@@ -119,45 +134,91 @@ func (x *Executor) Upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 	for i, t := range uniq {
 		changes[i] = Change{Old: olds[i], New: t}
 	}
-	return len(uniq), x.apply(ctx, rel, changes)
+	return len(uniq), x.apply(ctx, sc, rel, changes)
 }
 
-// Update and Delete apply changes computed from tuples read under the write
-// lock: read, compute and apply happen atomically with respect to other
-// writers of this Executor.
-func (x *Executor) Update(ctx context.Context, p *plan.Plan, change func(old []types.Value) ([]types.Value, error)) (int, error) {
-	x.WriteMu.Lock()
-	defer x.WriteMu.Unlock()
-	var changes []Change
-	var cerr error
-	err := x.Query(ctx, p, SinkFunc(func(d []types.Datum) bool {
-		t := box(make([]types.Value, 0, len(d)), d)
-		var nt []types.Value
-		if change != nil {
-			if nt, cerr = change(t); cerr != nil {
-				return false
+// Update and Delete apply changes computed from tuples read under their
+// locks: the tuples the plan finds are locked, then read again, until the
+// read finds none unlocked; known (nil if unknown) are the keys the WHERE
+// fixes (each in the order of rel.KeyIdx), locked before the first read.
+// The change is computed from the
+// last read and applied before the locks go.
+func (x *Executor) Update(ctx context.Context, p *plan.Plan, known [][]types.Value, change func(old []types.Value) ([]types.Value, error)) (int, error) {
+	rel := p.Relation
+	var want []TupleKey
+	wanted := map[string]bool{}
+	for _, kv := range known {
+		var b []byte
+		for i, k := range rel.KeyIdx {
+			var err error
+			if b, err = keyenc.AppendOrdered(b, rel.Attrs[k].Type, kv[i], false); err != nil {
+				return 0, err
 			}
 		}
-		changes = append(changes, Change{Old: t, New: nt})
-		return true
-	}))
-	if err != nil {
-		return 0, err
+		if !wanted[string(b)] {
+			wanted[string(b)] = true
+			want = append(want, TupleKey{Rel: rel.Name, Key: string(b)})
+		}
 	}
-	if cerr != nil {
-		return 0, cerr
+	var held Held
+	if len(want) > 0 {
+		held = x.Locks.Lock(want)
 	}
-	return len(changes), x.apply(ctx, p.Relation, changes)
+	defer func() { x.Locks.Unlock(held) }()
+	for attempt := 0; ; attempt++ {
+		var olds [][]types.Value
+		var missing []TupleKey
+		var key []byte
+		err := x.Query(ctx, p, SinkFunc(func(d []types.Datum) bool {
+			olds = append(olds, box(make([]types.Value, 0, len(d)), d))
+			var err error
+			if key, err = appendKeyID(key[:0], rel, d); err == nil && !wanted[string(key)] && !x.Locks.Full(held) {
+				wanted[string(key)] = true
+				missing = append(missing, TupleKey{Rel: rel.Name, Key: string(key)})
+			}
+			return true
+		}))
+		if err != nil {
+			return 0, err
+		}
+		if len(missing) > 0 {
+			// Lock what the read found, then read again: another writer may
+			// have changed those tuples before they were locked.
+			switch ok := false; {
+			case len(held) == 0 && attempt == 0:
+				held = x.Locks.Lock(missing) // nothing held: waiting cannot deadlock
+			case attempt < 3:
+				if held, ok = x.Locks.TryLock(held, missing); ok {
+					break
+				}
+				fallthrough
+			default:
+				x.Locks.Unlock(held)
+				held = x.Locks.All()
+			}
+			continue
+		}
+		changes := make([]Change, len(olds))
+		for i, t := range olds {
+			changes[i].Old = t
+			if change != nil {
+				var err error
+				if changes[i].New, err = change(t); err != nil {
+					return 0, err
+				}
+			}
+		}
+		sc := x.getScratch()
+		err = x.apply(ctx, sc, rel, changes)
+		x.putScratch(sc)
+		return len(changes), err
+	}
 }
 
-func (x *Executor) apply(ctx context.Context, rel *catalog.Relation, changes []Change) error {
+func (x *Executor) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relation, changes []Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	// The scratch is reused from batch to batch (stores do not retain what
-	// Apply is given): a bulk load allocates next to nothing per row.
-	sc := &x.scratch
-	defer sc.reset()
 	muts, err := appendMutations(sc.muts[:0], &sc.arena, rel, changes)
 	sc.muts = muts
 	if err != nil {
@@ -172,11 +233,28 @@ func (x *Executor) apply(ctx context.Context, rel *catalog.Relation, changes []C
 	return nil
 }
 
-// writeScratch is the memory apply encodes a batch in, kept between
-// batches; WriteMu guards it.
+// getScratch returns a scratch to encode one batch in. The scratch is
+// reused from batch to batch (stores do not retain what Apply is given):
+// a bulk load allocates next to nothing per row.
+func (x *Executor) getScratch() *writeScratch {
+	if sc, ok := x.scratch.Get().(*writeScratch); ok {
+		return sc
+	}
+	return new(writeScratch)
+}
+
+func (x *Executor) putScratch(sc *writeScratch) {
+	sc.reset()
+	x.scratch.Put(sc)
+}
+
+// writeScratch is the memory a write encodes a batch in, kept between
+// batches; one writer uses it at a time.
 type writeScratch struct {
 	changes []Change
 	muts    []store.Mutation
+	stripes []int
+	key     []byte
 	arena   layout.Arena
 }
 
@@ -188,9 +266,9 @@ func (sc *writeScratch) reset() {
 	clear(sc.changes)
 	clear(sc.muts)
 	if cap(sc.muts) > scratchKeep {
-		sc.changes, sc.muts = nil, nil
+		sc.changes, sc.muts, sc.stripes = nil, nil, nil
 	}
-	sc.changes, sc.muts = sc.changes[:0], sc.muts[:0]
+	sc.changes, sc.muts, sc.stripes = sc.changes[:0], sc.muts[:0], sc.stripes[:0]
 	sc.arena.Reset()
 }
 
@@ -240,17 +318,17 @@ func (x *Executor) lookup(ctx context.Context, rel *catalog.Relation, ts [][]typ
 	out := make([][]types.Value, len(ts))
 	want := map[string]int{}
 	for i, t := range ts {
-		k, err := keyID(rel, t)
+		k, err := appendKeyValues(nil, rel, t)
 		if err != nil {
 			return nil, err
 		}
-		want[k] = i
+		want[string(k)] = i
 	}
 	var slab types.Slab[types.Value]
 	collect := func(t []types.Value) bool {
-		k, err := keyID(rel, t)
+		k, err := appendKeyValues(nil, rel, t)
 		if err == nil {
-			if i, ok := want[k]; ok {
+			if i, ok := want[string(k)]; ok {
 				out[i] = slab.Copy(t)
 			}
 		}

@@ -349,3 +349,51 @@ func (k *Constraint) admits(v types.Value) bool {
 	}
 	return true
 }
+
+// maxFixedKeys bounds the keys FixedKeys lists.
+const maxFixedKeys = 1024
+
+// FixedKeys lists the keys of every tuple a bound WHERE can select, when
+// each conjunct of its DNF pins every key attribute of rel to finitely
+// many values (k = ? AND …, k IN (…)); ok is false otherwise, or when they
+// would be more than maxFixedKeys. Writers lock them before reading.
+func FixedKeys(where lang.Expr, rel *catalog.Relation) (keys [][]types.Value, ok bool) {
+	if where == nil {
+		return nil, false
+	}
+	cs, ok := DNF(where)
+	if !ok {
+		return nil, false
+	}
+	for _, c := range cs {
+		cons, unsat := ConstraintsOf(c, rel)
+		if unsat {
+			continue
+		}
+		n := 1
+		for _, k := range rel.KeyIdx {
+			if !cons[k].Fixed() {
+				return nil, false
+			}
+			n *= len(cons[k].Points)
+			if len(keys)+n > maxFixedKeys {
+				return nil, false
+			}
+		}
+		// The cross product of the key attributes' points.
+		part := [][]types.Value{make([]types.Value, len(rel.KeyIdx))}
+		for i, k := range rel.KeyIdx {
+			var next [][]types.Value
+			for _, p := range part {
+				for _, v := range cons[k].Points {
+					t := append([]types.Value(nil), p...)
+					t[i] = v
+					next = append(next, t)
+				}
+			}
+			part = next
+		}
+		keys = append(keys, part...)
+	}
+	return keys, true
+}

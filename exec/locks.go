@@ -1,0 +1,119 @@
+package exec
+
+import (
+	"hash/maphash"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Locks are the write locks of one store's writers in one process: striped
+// locks on tuple identities (a relation or entity and its encoded key),
+// shared by the writes of the client's relations and of the advised
+// schema. A writer locks the stripes of the tuples it writes and reads in
+// increasing stripe order, so writers cannot deadlock; it may add stripes
+// later only with TryLock, or by letting go of all and taking all (All),
+// which also serves definitions that must exclude every writer.
+//
+// The zero Locks is ready to use.
+type Locks struct {
+	once    sync.Once
+	seed    maphash.Seed
+	stripes [1024]sync.Mutex
+}
+
+// TupleKey identifies one tuple for locking: the name of its relation or
+// entity (case-insensitive) and its key, encoded.
+type TupleKey struct {
+	Rel string
+	Key string
+}
+
+// Held is the set of stripes a writer holds, in increasing order.
+type Held []int
+
+func (l *Locks) stripe(k TupleKey) int {
+	return l.Rel(k.Rel).Stripe([]byte(k.Key))
+}
+
+// RelStripes maps the keys of one relation's tuples to stripes.
+type RelStripes struct {
+	seed maphash.Seed
+	rel  uint64
+}
+
+// Rel returns the stripes of the tuples of rel.
+func (l *Locks) Rel(rel string) RelStripes {
+	l.once.Do(func() { l.seed = maphash.MakeSeed() })
+	return RelStripes{seed: l.seed, rel: maphash.String(l.seed, strings.ToLower(rel))}
+}
+
+// Stripe is the stripe of the tuple with encoded key key.
+func (r RelStripes) Stripe(key []byte) int {
+	const n = uint64(len(Locks{}.stripes))
+	return int((maphash.Bytes(r.seed, key) ^ r.rel*0x9e3779b97f4a7c15) % n)
+}
+
+// Lock takes the stripes of keys, in increasing order, waiting for them.
+// The caller holds no stripe.
+func (l *Locks) Lock(keys []TupleKey) Held {
+	idx := make([]int, 0, len(keys))
+	for _, k := range keys {
+		idx = append(idx, l.stripe(k))
+	}
+	return l.LockStripes(idx)
+}
+
+// LockStripes takes stripes (from Stripe; sorted and de-duplicated in
+// place), in increasing order, waiting for them. The caller holds no
+// stripe.
+func (l *Locks) LockStripes(idx []int) Held {
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		l.stripes[i].Lock()
+	}
+	return idx
+}
+
+// TryLock adds the stripes of keys to held without waiting; if one is busy
+// it takes none and reports false.
+func (l *Locks) TryLock(held Held, keys []TupleKey) (Held, bool) {
+	var got []int
+	for _, k := range keys {
+		i := l.stripe(k)
+		if slices.Contains(held, i) || slices.Contains(got, i) {
+			continue
+		}
+		if !l.stripes[i].TryLock() {
+			l.unlock(got)
+			return held, false
+		}
+		got = append(got, i)
+	}
+	held = append(held, got...)
+	slices.Sort(held)
+	return held, true
+}
+
+// All takes every stripe, in increasing order. The caller holds no stripe.
+func (l *Locks) All() Held {
+	idx := make(Held, len(l.stripes))
+	for i := range l.stripes {
+		l.stripes[i].Lock()
+		idx[i] = i
+	}
+	return idx
+}
+
+// Full reports whether h is every stripe (nothing more to lock).
+func (l *Locks) Full(h Held) bool { return len(h) == len(l.stripes) }
+
+// Unlock lets go of the stripes held.
+func (l *Locks) Unlock(h Held) { l.unlock(h) }
+
+func (l *Locks) unlock(idx []int) {
+	for _, i := range idx {
+		l.stripes[i].Unlock()
+	}
+}
