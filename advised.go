@@ -7,7 +7,7 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/types"
@@ -23,7 +23,7 @@ import (
 // advised returns the engine of the advised schema deployed in the store,
 // or nil. When none is known it looks again if recheck is set (another
 // process may have deployed one since).
-func (db *DB) advised(ctx context.Context, recheck bool) (*engine.Engine, error) {
+func (db *DB) advised(ctx context.Context, recheck bool) (*exec.Engine, error) {
 	if _, en := db.snapshot(); en != nil || !recheck {
 		return en, nil
 	}
@@ -36,7 +36,7 @@ func (db *DB) advised(ctx context.Context, recheck bool) (*engine.Engine, error)
 
 // snapshot returns the current catalog and the engine of its advised
 // schema (nil if none).
-func (db *DB) snapshot() (*catalog.Catalog, *engine.Engine) {
+func (db *DB) snapshot() (*catalog.Catalog, *exec.Engine) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	return db.cat, db.en
@@ -65,7 +65,7 @@ func relationOf(st lang.Statement) (string, lang.Pos) {
 // route returns the advised schema when it owns the relation statement st
 // is about, nil when the client's catalog does (or st is about no
 // relation), and an error when neither or both define it.
-func (db *DB) route(ctx context.Context, st lang.Statement) (*engine.Engine, error) {
+func (db *DB) route(ctx context.Context, st lang.Statement) (*exec.Engine, error) {
 	name, at := relationOf(st)
 	if name == "" {
 		return nil, nil
@@ -98,11 +98,11 @@ func (db *DB) route(ctx context.Context, st lang.Statement) (*engine.Engine, err
 
 // advisedStmt returns the advised schema's plan of s, prepared once per
 // deployed schema.
-func (s *Stmt) advisedStmt(en *engine.Engine) (*engine.Stmt, error) {
+func (s *Stmt) advisedStmt(en *exec.Engine) (*exec.Stmt, error) {
 	if p := s.adv.Load(); p != nil && p.en == en {
 		return p.st, nil
 	}
-	var est *engine.Stmt
+	var est *exec.Stmt
 	var err error
 	target := s.ast
 	if ex, ok := target.(*lang.Explain); ok {
@@ -124,14 +124,14 @@ func (s *Stmt) advisedStmt(en *engine.Engine) (*engine.Stmt, error) {
 }
 
 type advisedPlan struct {
-	en *engine.Engine
-	st *engine.Stmt
+	en *exec.Engine
+	st *exec.Stmt
 }
 
 // runAdvised runs s on the advised schema: a model-level query along
 // paths, or a write (INSERT, UPDATE, DELETE, CONNECT, DISCONNECT) that
 // keeps every column family and index holding the relation correct.
-func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, args []any) (Result, *Rows, error) {
+func (s *Stmt) runAdvised(ctx context.Context, en *exec.Engine, res Result, args []any) (Result, *Rows, error) {
 	given, err := values(args)
 	if err != nil {
 		return res, nil, err
@@ -172,7 +172,7 @@ func (s *Stmt) runAdvised(ctx context.Context, en *engine.Engine, res Result, ar
 // insertAdvised runs an INSERT … VALUES of several tuples on the advised
 // schema as one atomic write: the statement is planned once as a one-tuple
 // INSERT of parameters, then run with each tuple's values.
-func (s *Stmt) insertAdvised(ctx context.Context, en *engine.Engine, ins *lang.Insert, args []types.Value, res Result) (Result, *Rows, error) {
+func (s *Stmt) insertAdvised(ctx context.Context, en *exec.Engine, ins *lang.Insert, args []types.Value, res Result) (Result, *Rows, error) {
 	est, err := s.advisedStmt(en)
 	if err != nil {
 		return res, nil, err
@@ -212,7 +212,7 @@ func oneTuple(ins *lang.Insert) *lang.Insert {
 // different one, or a model relation the store's DEFINE RELATIONs already
 // name, is an error.
 func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) error {
-	if _, err := engine.Deploy(ctx, db.raw, modelFile, modelSrc, schemaFile, schemaSrc, prof); err != nil {
+	if _, err := exec.Deploy(ctx, db.raw, modelFile, modelSrc, schemaFile, schemaSrc, prof); err != nil {
 		return err
 	}
 	return db.reload(ctx) // the catalog's new version holds the schema
@@ -236,22 +236,22 @@ func (db *DB) Definitions(ctx context.Context) (string, error) {
 
 // Advised returns the advised schema deployed in the store (its model,
 // column families and indexes, and plans), or nil if there is none.
-func (db *DB) Advised(ctx context.Context) (*engine.Engine, error) {
+func (db *DB) Advised(ctx context.Context) (*exec.Engine, error) {
 	return db.advised(ctx, true)
 }
 
-func (db *DB) needAdvised(ctx context.Context) (*engine.Engine, error) {
+func (db *DB) needAdvised(ctx context.Context) (*exec.Engine, error) {
 	en, err := db.advised(ctx, true)
 	if err == nil && en == nil {
-		err = engine.ErrNoSchema
+		err = exec.ErrNoSchema
 	}
 	return en, err
 }
 
 // Load bulk-loads entity rows into every column family and index of the
-// advised schema (see engine.Engine.Load: rows are checked before anything
+// advised schema (see exec.Engine.Load: rows are checked before anything
 // is written; an interrupted load run again resumes).
-func (db *DB) Load(ctx context.Context, rows func(yield func(engine.Row) error) error, opt engine.LoadOptions) (*engine.LoadStats, error) {
+func (db *DB) Load(ctx context.Context, rows func(yield func(exec.Row) error) error, opt exec.LoadOptions) (*exec.LoadStats, error) {
 	en, err := db.needAdvised(ctx)
 	if err != nil {
 		return nil, err
@@ -262,7 +262,7 @@ func (db *DB) Load(ctx context.Context, rows func(yield func(engine.Row) error) 
 // Verify checks that every column family and index of the advised schema
 // holds exactly the rows its definition implies: against ref when given,
 // else against the entity data rebuilt from all of them.
-func (db *DB) Verify(ctx context.Context, ref *engine.Dataset) (*engine.Report, error) {
+func (db *DB) Verify(ctx context.Context, ref *exec.Dataset) (*exec.Report, error) {
 	en, err := db.needAdvised(ctx)
 	if err != nil {
 		return nil, err

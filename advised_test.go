@@ -17,8 +17,8 @@ import (
 	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/types"
@@ -33,11 +33,11 @@ import (
 func deployRUBiS(t testing.TB, db *kvschema.DB) (*workload.Workload, map[*catalog.Entity][][]types.Value) {
 	t.Helper()
 	ctx := context.Background()
-	schemaSrc, err := os.ReadFile("engine/testdata/rubis_schema.kvs")
+	schemaSrc, err := os.ReadFile("exec/testdata/rubis_schema.kvs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "engine/testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra); err != nil {
+	if err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "exec/testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra); err != nil {
 		t.Fatal(err)
 	}
 	en, err := db.Advised(ctx)
@@ -56,17 +56,17 @@ func deployRUBiS(t testing.TB, db *kvschema.DB) (*workload.Workload, map[*catalo
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Load(ctx, func(yield func(engine.Row) error) error {
+	if _, err := db.Load(ctx, func(yield func(exec.Row) error) error {
 		for _, name := range rubis.Entities() {
 			e := m.Entity(name)
 			for _, row := range data[e] {
-				if err := yield(engine.Row{Entity: e, Values: row, File: name}); err != nil {
+				if err := yield(exec.Row{Entity: e, Values: row, File: name}); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
-	}, engine.LoadOptions{Identity: "test"}); err != nil {
+	}, exec.LoadOptions{Identity: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return w, data
@@ -246,13 +246,13 @@ func TestDeployNameConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Verify(ctx, nil); !errors.Is(err, engine.ErrNoSchema) {
+	if _, err := db.Verify(ctx, nil); !errors.Is(err, exec.ErrNoSchema) {
 		t.Fatalf("verify without an advised schema: %v", err)
 	}
 	if _, err := db.Exec(ctx, "DEFINE RELATION USERS { id BIGINT KEY }"); err != nil {
 		t.Fatal(err)
 	}
-	schemaSrc, err := os.ReadFile("engine/testdata/rubis_schema.kvs")
+	schemaSrc, err := os.ReadFile("exec/testdata/rubis_schema.kvs")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,6 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-
-	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
@@ -80,7 +78,7 @@ type DB struct {
 	version uint64
 	// en runs cat.Advised (nil when the store holds no advised schema); it
 	// is kept across versions that deploy the same one.
-	en *engine.Engine
+	en *exec.Engine
 	// checked is the catalog table's change number (store.ChangeCounter)
 	// when version was last found current; 0 if unknown.
 	checked uint64
@@ -140,7 +138,7 @@ func (db *DB) install(cat *catalog.Catalog, version uint64) {
 	case a == nil:
 		db.en = nil
 	case db.en == nil || !db.en.Advised().Same(a):
-		db.en = engine.FromCatalog(db.exec.Store, a, &db.exec.Locks)
+		db.en = exec.FromCatalog(db.exec.Store, a, &db.exec.Locks)
 	}
 	db.cat, db.version = cat, version
 }

@@ -21,7 +21,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/kvschema/kvschema"
-	"github.com/kvschema/kvschema/engine/enginetest"
+	"github.com/kvschema/kvschema/internal/oracle"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/bigtablestore"
 	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
@@ -239,7 +239,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 			keys = append(keys, attrs[i].name)
 		}
 		defs = append(defs, fmt.Sprintf("%s %s%s", attrs[i].name, attrs[i].typ, k))
-		cols = append(cols, fmt.Sprintf("%s %s", attrs[i].name, enginetest.SQLType(attrs[i].typ)))
+		cols = append(cols, fmt.Sprintf("%s %s", attrs[i].name, oracle.SQLType(attrs[i].typ)))
 	}
 	script := "DEFINE RELATION r { " + strings.Join(defs, ", ") + " };\n"
 	nl := rapid.IntRange(1, 3).Draw(rt, "nlayouts")
@@ -300,7 +300,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		liteArgs := make([]any, len(args))
 		for i, a := range args {
 			anyArgs[i] = a
-			liteArgs[i] = enginetest.Arg(a)
+			liteArgs[i] = oracle.Arg(a)
 		}
 		rt.Logf("%s %v", stmt, args)
 		if _, err := db.Exec(ctx, stmt, anyArgs...); err != nil {
@@ -323,7 +323,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		liteArgs := make([]any, len(args))
 		for i, a := range args {
 			anyArgs[i] = a
-			liteArgs[i] = enginetest.Arg(a)
+			liteArgs[i] = oracle.Arg(a)
 		}
 		// Statements are prepared once per reader and reused with new
 		// arguments, as applications do (this exercises plan reuse).
@@ -358,7 +358,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 			}
 			row := make([]types.Value, len(cols))
 			for i := range raw {
-				row[i] = enginetest.FromSQL(raw[i], attrs[cols[i]].typ)
+				row[i] = oracle.FromSQL(raw[i], attrs[cols[i]].typ)
 			}
 			want = append(want, row)
 		}

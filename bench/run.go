@@ -19,7 +19,7 @@ import (
 	"github.com/kvschema/kvschema/calibrate"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
@@ -399,7 +399,7 @@ func finishBar(w io.Writer, bar *progressbar.ProgressBar) {
 type variant struct {
 	result    *VariantResult
 	st        store.Store
-	en        *engine.Engine
+	en        *exec.Engine
 	predicted map[*workload.Statement]float64 // the advisor's cost of each statement
 }
 
@@ -442,7 +442,7 @@ func (cfg *Config) setupVariant(ctx context.Context, name, root string, d *dataS
 	if v.st, err = cfg.openStore(ctx, root, name); err != nil {
 		return nil, err
 	}
-	if v.en, err = engine.Deploy(ctx, v.st, "model.kvs", d.modelSrc, "schema-"+name+".kvs", ddl.Bytes(), prof); err != nil {
+	if v.en, err = exec.Deploy(ctx, v.st, "model.kvs", d.modelSrc, "schema-"+name+".kvs", ddl.Bytes(), prof); err != nil {
 		v.st.Close()
 		return nil, err
 	}
@@ -490,10 +490,10 @@ func (cfg *Config) runVariant(ctx context.Context, name, root string, d *dataSet
 }
 
 // load fills the variant's store with the generated data.
-func (cfg *Config) load(ctx context.Context, en *engine.Engine, name string) (int64, error) {
+func (cfg *Config) load(ctx context.Context, en *exec.Engine, name string) (int64, error) {
 	m := en.Model()
 	var bar *progressbar.ProgressBar
-	opt := engine.LoadOptions{Identity: fmt.Sprintf("rubis scale %g seed %d", cfg.Scale, cfg.Seed)}
+	opt := exec.LoadOptions{Identity: fmt.Sprintf("rubis scale %g seed %d", cfg.Scale, cfg.Seed)}
 	if cfg.Progress != nil {
 		// One bar over all indexes, which load in parallel (the engine
 		// serializes these calls).
@@ -519,9 +519,9 @@ func (cfg *Config) load(ctx context.Context, en *engine.Engine, name string) (in
 			_ = bar.Set64(sum)
 		}
 	}
-	ls, err := en.Load(ctx, func(yield func(engine.Row) error) error {
+	ls, err := en.Load(ctx, func(yield func(exec.Row) error) error {
 		return rubis.Generate(ctx, m, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *catalog.Entity, row []types.Value) error {
-			return yield(engine.Row{Entity: e, Values: row, File: "generated " + e.Name})
+			return yield(exec.Row{Entity: e, Values: row, File: "generated " + e.Name})
 		})
 	}, opt)
 	finishBar(cfg.Progress, bar)
@@ -533,11 +533,11 @@ func (cfg *Config) load(ctx context.Context, en *engine.Engine, name string) (in
 
 // runPass measures every statement of the mix with round trips delayed by
 // rtt, restoring the store after each statement that writes.
-func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store, snap store.Snapshot, deployed *engine.Engine, prof cost.Profile, w *workload.Workload,
+func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store, snap store.Snapshot, deployed *exec.Engine, prof cost.Profile, w *workload.Workload,
 	b *binder, predicted map[*workload.Statement]float64, rtt time.Duration) (*Pass, error) {
 	delayed := rttstore.New(base, rtt)
 	counted := countstore.New(delayed)
-	en := engine.New(counted, deployed.Model(), deployed.Schema(), prof)
+	en := exec.New(counted, deployed.Model(), deployed.Schema(), prof)
 	var stmts []*workload.Statement
 	for _, s := range w.Statements {
 		if s.Weight(cfg.Mix) > 0 {
@@ -585,7 +585,7 @@ func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store
 	return p, nil
 }
 
-func (cfg *Config) runStatement(ctx context.Context, en *engine.Engine, counted *countstore.Store, s *workload.Statement, b *binder, bar *progressbar.ProgressBar) (*StatementResult, error) {
+func (cfg *Config) runStatement(ctx context.Context, en *exec.Engine, counted *countstore.Store, s *workload.Statement, b *binder, bar *progressbar.ProgressBar) (*StatementResult, error) {
 	stmt, err := en.PrepareAST(s.AST)
 	if err != nil {
 		return nil, err

@@ -41,7 +41,7 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/prefixstore"
@@ -192,25 +192,25 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	counted := countstore.New(ns)
 	// The script holds the model and the schema; Deploy records them in the
 	// namespace (emptied with it) and creates the tables.
-	en, err := engine.Deploy(ctx, counted, "calibrate.kvs", []byte(script), "calibrate.kvs", []byte(script), cost.Cassandra)
+	en, err := exec.Deploy(ctx, counted, "calibrate.kvs", []byte(script), "calibrate.kvs", []byte(script), cost.Cassandra)
 	if err != nil {
 		return nil, err
 	}
 	m := en.Model()
 	d := synthesize(m)
-	if _, err := en.Load(ctx, func(yield func(engine.Row) error) error {
+	if _, err := en.Load(ctx, func(yield func(exec.Row) error) error {
 		for _, set := range []struct {
 			e    string
 			rows [][]types.Value
 		}{{"groups", d.groups}, {"parts", d.parts}, {"items", d.items}} {
 			for _, r := range set.rows {
-				if err := yield(engine.Row{Entity: m.Entity(set.e), Values: r}); err != nil {
+				if err := yield(exec.Row{Entity: m.Entity(set.e), Values: r}); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
-	}, engine.LoadOptions{Identity: "calibrate"}); err != nil {
+	}, exec.LoadOptions{Identity: "calibrate"}); err != nil {
 		return nil, err
 	}
 

@@ -61,7 +61,7 @@ type Index struct {
 // SplitPoint is one SPLIT ON point of a CF: values for the leading
 // attributes of its partition key, in Hash order and of their attributes'
 // types, and Key, their encoding. Key is the row-key prefix of every
-// partition starting with those values (engine/doc.go): each value in
+// partition starting with those values (exec/doc.go): each value in
 // keyenc's ordered, nullable encoding, as the engine writes the partition
 // key of an unsalted CF.
 type SplitPoint struct {

@@ -1,33 +1,3 @@
-// Package exec owns the runtime: it executes read plans (package plan) and
-// writes against a store.Store through a catalog's layouts.
-//
-// Invariants:
-//   - A read issues exactly the store calls its plan lists: one ReadCells
-//     (store.ReadCells: ReadRows on stores that do not lend cells) per plan
-//     Read, the reads of one access in parallel.
-//   - Reads decode the cells the store lends straight into unboxed tuples
-//     (types.Datum, layout.CellDecoder): a scanned row allocates only the
-//     bytes of its STRING and BYTES values.
-//   - A write statement becomes one store Apply holding every mutation for
-//     every layout of the relation; all encoding happens before it, so a
-//     failing write changes nothing (atomic on backends with AtomicBatch).
-//   - A writer locks the tuples it writes (Locks: striped, by relation and
-//     key, shared with the advised schema's writers) before it reads their
-//     old values, and holds them until its batch is applied, so writers of
-//     one tuple in this process are serialized and the layouts of a
-//     relation never disagree because of interleaved writers; writers of
-//     different tuples run in parallel. An UPDATE or DELETE locks the
-//     tuples its read finds and reads again until the read finds nothing
-//     unlocked (when the WHERE fixes the keys, they are locked first and
-//     one read suffices). Readers take no locks and see whole batches or
-//     nothing. Coordination across processes is not provided.
-//   - Writes encode into a scratch taken from a pool, reused from batch to
-//     batch: it relies on the store contract that Apply does not retain
-//     its inputs.
-//
-// Stability: this package is a stage of kvschema's pipeline, not an API;
-// it changes as the pipeline does. Programs use package kvschema (the
-// root), its database/sql driver, and the store seam (package store).
 package exec
 
 import (

@@ -13,7 +13,7 @@ import (
 var bigtableTable = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,49}$`)
 
 // CBT writes a POSIX shell script of cbt commands creating the tables the
-// engine stores s in (package engine): one table per CF and SI, named after
+// engine stores s in (package exec): one table per CF and SI, named after
 // it, with the one family "v" keeping one version, pre-split where the
 // engine pre-splits it (every salt bucket, every SPLIT ON point). The
 // commands name no project or instance: cbt reads them from ~/.cbtrc, or a

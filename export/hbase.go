@@ -17,7 +17,7 @@ var (
 )
 
 // HBase writes an HBase shell script creating the tables the engine stores s
-// in (package engine): one table per CF and SI, named after it, with the one
+// in (package exec): one table per CF and SI, named after it, with the one
 // family "v" keeping one version, pre-split where the engine pre-splits it
 // (every salt bucket, every SPLIT ON point). With a namespace, the script
 // creates it first and puts the tables in it.

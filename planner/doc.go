@@ -1,7 +1,7 @@
 // Package planner plans queries and writes over a set of indexes (column
 // families and secondary indexes): for a query, the DAG of every plan and
 // its cheapest path; for a write, the upkeep of each index it changes with
-// the support queries that upkeep needs. Both the runtime (package engine)
+// the support queries that upkeep needs. Both the runtime (package exec)
 // and the advisor (which chooses indexes by solving an integer program over
 // these DAGs) plan with it, so a deployed schema runs the plans the advisor
 // costed.

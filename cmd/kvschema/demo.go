@@ -15,8 +15,8 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
 	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
@@ -90,17 +90,17 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 		return err
 	}
 	loadStart := time.Now()
-	ls, err := db.Load(ctx, func(yield func(engine.Row) error) error {
+	ls, err := db.Load(ctx, func(yield func(exec.Row) error) error {
 		for _, name := range rubis.Entities() {
 			e := m.Entity(name)
 			for i, row := range data[e] {
-				if err := yield(engine.Row{Entity: e, Values: row, File: "generated " + name, Line: i + 1}); err != nil {
+				if err := yield(exec.Row{Entity: e, Values: row, File: "generated " + name, Line: i + 1}); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
-	}, engine.LoadOptions{Identity: fmt.Sprintf("rubis scale %g seed 1", scale)})
+	}, exec.LoadOptions{Identity: fmt.Sprintf("rubis scale %g seed 1", scale)})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"os/exec"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store"
 )
 
@@ -54,7 +54,7 @@ func TestTablesEscapeStoredValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	const model = `DEFINE RELATION items ROWS 100 { id BIGINT KEY, name STRING CARDINALITY 100 };`
-	en, err := engine.Deploy(ctx, st, "model.kvs", []byte(model), "schema.kvs",
+	en, err := exec.Deploy(ctx, st, "model.kvs", []byte(model), "schema.kvs",
 		[]byte(model+"\nDEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.name) };"), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestOutputEscapesValues(t *testing.T) {
 			if tc.explain {
 				args = append(args, "--explain")
 			}
-			cmd := exec.Command(bin, args...)
+			cmd := osexec.Command(bin, args...)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			_ = cmd.Run()
 			checkTerminalSafe(t, "stdout", stdout.String())

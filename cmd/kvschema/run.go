@@ -17,7 +17,7 @@ import (
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/dataio"
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/types"
 )
@@ -73,11 +73,11 @@ before anything is written. An interrupted load run again resumes.`,
 
 // deployOrOpen deploys model and schema files in db's store, or opens the
 // advised schema the store already holds when none is given.
-func deployOrOpen(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, profile string) (*engine.Engine, error) {
+func deployOrOpen(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, profile string) (*exec.Engine, error) {
 	if schemaFile == "" {
 		en, err := db.Advised(ctx)
 		if err == nil && en == nil {
-			err = engine.ErrNoSchema
+			err = exec.ErrNoSchema
 		}
 		return en, err
 	}
@@ -104,16 +104,16 @@ func deployOrOpen(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, p
 
 // runLoad loads files or generated data with progress on errw and a
 // summary on out.
-func runLoad(ctx context.Context, en *engine.Engine, dataDir, generate string, scale float64, seed uint64, errw, out io.Writer) (*engine.LoadStats, error) {
+func runLoad(ctx context.Context, en *exec.Engine, dataDir, generate string, scale float64, seed uint64, errw, out io.Writer) (*exec.LoadStats, error) {
 	m := en.Model()
-	var src func(func(engine.Row) error) error
+	var src func(func(exec.Row) error) error
 	var identity string
 	switch {
 	case generate == "rubis":
 		identity = fmt.Sprintf("rubis scale %g seed %d", scale, seed)
-		src = func(yield func(engine.Row) error) error {
+		src = func(yield func(exec.Row) error) error {
 			return rubis.Generate(ctx, m, rubis.Config{Scale: scale, Seed: seed}, func(e *catalog.Entity, row []types.Value) error {
-				return yield(engine.Row{Entity: e, Values: row, File: "generated " + e.Name})
+				return yield(exec.Row{Entity: e, Values: row, File: "generated " + e.Name})
 			})
 		}
 	case generate != "":
@@ -135,7 +135,7 @@ func runLoad(ctx context.Context, en *engine.Engine, dataDir, generate string, s
 			parts = append(parts, fmt.Sprintf("%s:%d:%d", filepath.Base(f.Path), fi.Size(), fi.ModTime().UnixNano()))
 		}
 		identity = "files " + strings.Join(parts, ",")
-		src = func(yield func(engine.Row) error) error {
+		src = func(yield func(exec.Row) error) error {
 			for _, f := range files {
 				fh, err := os.Open(f.Path)
 				if err != nil {
@@ -155,7 +155,7 @@ func runLoad(ctx context.Context, en *engine.Engine, dataDir, generate string, s
 						fh.Close()
 						return err
 					}
-					if err := yield(engine.Row{Entity: f.Entity, Values: row, File: f.Path, Line: r.Line()}); err != nil {
+					if err := yield(exec.Row{Entity: f.Entity, Values: row, File: f.Path, Line: r.Line()}); err != nil {
 						fh.Close()
 						return err
 					}
@@ -187,7 +187,7 @@ func runLoad(ctx context.Context, en *engine.Engine, dataDir, generate string, s
 		}
 		_ = bar.Set64(done)
 	}
-	st, err := en.Load(ctx, src, engine.LoadOptions{Identity: identity, Progress: progress})
+	st, err := en.Load(ctx, src, exec.LoadOptions{Identity: identity, Progress: progress})
 	if bar != nil {
 		_ = bar.Finish()
 		fmt.Fprintln(errw)
@@ -223,7 +223,7 @@ Exits non-zero on any difference.`,
 			if err != nil {
 				return err
 			}
-			var ref *engine.Dataset
+			var ref *exec.Dataset
 			if dataDir != "" {
 				if ref, err = readDataset(en.Model(), dataDir); err != nil {
 					return err
@@ -246,12 +246,12 @@ Exits non-zero on any difference.`,
 	return c
 }
 
-func readDataset(m *catalog.Model, dir string) (*engine.Dataset, error) {
+func readDataset(m *catalog.Model, dir string) (*exec.Dataset, error) {
 	files, err := dataio.Files(dir, m)
 	if err != nil {
 		return nil, err
 	}
-	d := engine.NewDataset(m)
+	d := exec.NewDataset(m)
 	for _, f := range files {
 		if err := dataio.ReadFile(f, func(row []types.Value) error {
 			d.Add(f.Entity, row)

@@ -1,4 +1,4 @@
-package engine_test
+package exec_test
 
 // Regression tests for defects a reliability review found (lost and
 // divergent data through the intent log; a write starved by others), at
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/store/txnstore"
@@ -83,7 +83,7 @@ func (f *userWrites) ApplyIf(ctx context.Context, table string, row []byte, cond
 func relCheck(t *testing.T, raw txnstore.Inner, insErr error) {
 	t.Helper()
 	ctx := context.Background()
-	en, err := engine.Open(ctx, txnstore.New(raw))
+	en, err := exec.Open(ctx, txnstore.New(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestPendingInsertThenUpdate(t *testing.T) {
 	ctx := context.Background()
 	raw := memstore.New()
 	f := &userWrites{Inner: raw, table: "items_by_id"}
-	en, err := engine.Deploy(ctx, txnstore.New(f), "model.kvs", []byte(relModel), "schema.kvs", []byte(relSchema), cost.Cassandra)
+	en, err := exec.Deploy(ctx, txnstore.New(f), "model.kvs", []byte(relModel), "schema.kvs", []byte(relSchema), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func (s *cancelMidWrite) ReadRows(ctx context.Context, table string, rs store.Ro
 func TestCancelledInsertThenUpdate(t *testing.T) {
 	raw := memstore.New()
 	cs := &cancelMidWrite{Inner: raw}
-	en, err := engine.Deploy(context.Background(), txnstore.New(cs), "model.kvs", []byte(relModel), "schema.kvs", []byte(relSchema), cost.Cassandra)
+	en, err := exec.Deploy(context.Background(), txnstore.New(cs), "model.kvs", []byte(relModel), "schema.kvs", []byte(relSchema), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestCancelledInsertThenUpdate(t *testing.T) {
 	relCheck(t, raw, insErr)
 }
 
-func mustPrepare(t *testing.T, en *engine.Engine, q string) *engine.Stmt {
+func mustPrepare(t *testing.T, en *exec.Engine, q string) *exec.Stmt {
 	t.Helper()
 	s, err := en.Prepare(q)
 	if err != nil {
@@ -250,7 +250,7 @@ DEFINE RELATION bids ROWS 10000 { id BIGINT KEY, qty BIGINT CARDINALITY 5, item 
 	const schemaSrc = modelSrc + `
 DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.nb) };
 DEFINE COLUMN FAMILY bids_of_item FOR items { PARTITION KEY (items.id), CLUSTERING KEY (items.bids.id), VALUES (items.nb, items.bids.qty) };`
-	en, err := engine.Deploy(ctx, memstore.New(), "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
+	en, err := exec.Deploy(ctx, memstore.New(), "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !race
 
-package engine_test
+package exec_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
@@ -219,7 +219,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 			}
 		}
 	}
-	en := engine.New(st, m, res.Schema, cost.Cassandra)
+	en := exec.New(st, m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 		counts[e] = 3 + r.IntN(25)
 	}
 	d := gen.Generate(m, func(e *catalog.Entity) int { return counts[e] }, seed, 0.15)
-	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"}); err != nil {
+	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	or := oracleOf(t, m, d)

@@ -1,6 +1,6 @@
 //go:build !race
 
-package engine_test
+package exec_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest"
-	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
@@ -23,7 +23,7 @@ import (
 )
 
 // insertAll loads data through the engine's INSERT path and the oracle.
-func insertAll(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, d *gen.Data) {
+func insertAll(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Oracle, d *gen.Data) {
 	t.Helper()
 	for _, e := range d.Order {
 		var cols, marks []string
@@ -47,7 +47,7 @@ func insertAll(t testing.TB, ctx context.Context, en *engine.Engine, or *enginet
 }
 
 // checkQuery compares one query's answer with the oracle's.
-func checkQuery(t testing.TB, ctx context.Context, st *engine.Stmt, or *enginetest.Oracle, args []types.Value) int {
+func checkQuery(t testing.TB, ctx context.Context, st *exec.Stmt, or *oracle.Oracle, args []types.Value) int {
 	t.Helper()
 	got, err := st.Query(ctx, args...)
 	if err != nil {
@@ -69,16 +69,16 @@ func checkQuery(t testing.TB, ctx context.Context, st *engine.Stmt, or *enginete
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Rows) != len(want) || !subset(enginetest.Canon(got.Values()), enginetest.Canon(all)) {
-			t.Fatalf("%s %v:\n got %d rows %v\nwant %d of %v\nplan:\n%s", st.Text, args, len(got.Rows), enginetest.Canon(got.Values()), len(want), enginetest.Canon(all), st.Explain())
+		if len(got.Rows) != len(want) || !subset(oracle.Canon(got.Values()), oracle.Canon(all)) {
+			t.Fatalf("%s %v:\n got %d rows %v\nwant %d of %v\nplan:\n%s", st.Text, args, len(got.Rows), oracle.Canon(got.Values()), len(want), oracle.Canon(all), st.Explain())
 		}
 	default:
-		g, w := enginetest.Canon(got.Values()), enginetest.Canon(want)
+		g, w := oracle.Canon(got.Values()), oracle.Canon(want)
 		if fmt.Sprint(g) != fmt.Sprint(w) {
 			t.Fatalf("%s %v:\n got %v\nwant %v\nplan:\n%s", st.Text, args, g, w, st.Explain())
 		}
 		if len(q.OrderBy) > 0 && !ordered(got.Values(), st) {
-			t.Fatalf("%s: rows out of order: %v", st.Text, enginetest.Lines(got.Values()))
+			t.Fatalf("%s: rows out of order: %v", st.Text, oracle.Lines(got.Values()))
 		}
 	}
 	return len(got.Rows)
@@ -99,7 +99,7 @@ func subset(a, b []string) bool {
 }
 
 // ordered checks the ORDER BY on the selected columns it names.
-func ordered(rows [][]types.Value, st *engine.Stmt) bool {
+func ordered(rows [][]types.Value, st *exec.Stmt) bool {
 	q := st.Resolved
 	for i := 1; i < len(rows); i++ {
 		for _, o := range q.OrderBy {
@@ -141,11 +141,11 @@ func TestRUBiSAgainstSQLite(t *testing.T) {
 
 func runRUBiS(t *testing.T, m *catalog.Model, w *workload.Workload, res *advisor.Result, st store.Store) {
 	ctx := context.Background()
-	en := engine.New(st, m, res.Schema, cost.Cassandra)
+	en := exec.New(st, m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
-	or, err := enginetest.NewOracle(m)
+	or, err := oracle.NewOracle(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func writeArgs(r *rand.Rand, d *gen.Data, w *catalog.Write, next map[*catalog.En
 }
 
 // refresh reloads the generated data from the oracle after writes.
-func refresh(t testing.TB, d *gen.Data, or *enginetest.Oracle) {
+func refresh(t testing.TB, d *gen.Data, or *oracle.Oracle) {
 	t.Helper()
 	for _, e := range d.Order {
 		rows, err := or.Rows(e)
@@ -226,9 +226,9 @@ func refresh(t testing.TB, d *gen.Data, or *enginetest.Oracle) {
 }
 
 // checkVerify runs Verify against the oracle's data and on its own.
-func checkVerify(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle) {
+func checkVerify(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Oracle) {
 	t.Helper()
-	ref := engine.NewDataset(or.M)
+	ref := exec.NewDataset(or.M)
 	for _, e := range or.M.Entities {
 		rows, err := or.Rows(e)
 		if err != nil {
@@ -238,7 +238,7 @@ func checkVerify(t testing.TB, ctx context.Context, en *engine.Engine, or *engin
 			ref.Add(e, row)
 		}
 	}
-	for _, d := range []*engine.Dataset{ref, nil} {
+	for _, d := range []*exec.Dataset{ref, nil} {
 		rep, err := en.Verify(ctx, d)
 		if err != nil {
 			t.Fatal(err)
@@ -252,7 +252,7 @@ func checkVerify(t testing.TB, ctx context.Context, en *engine.Engine, or *engin
 // checkTopK checks an ORDER BY … LIMIT k answer whose order has ties: the
 // rows before the k-th row's tie group must all be there, the rest must
 // come from that group, in order.
-func checkTopK(t testing.TB, st *engine.Stmt, or *enginetest.Oracle, args []types.Value, got [][]types.Value) {
+func checkTopK(t testing.TB, st *exec.Stmt, or *oracle.Oracle, args []types.Value, got [][]types.Value) {
 	t.Helper()
 	q := st.Resolved
 	full := *q
@@ -270,18 +270,18 @@ func checkTopK(t testing.TB, st *engine.Stmt, or *enginetest.Oracle, args []type
 	if k == 0 {
 		return
 	}
-	key := func(r []types.Value) string { return fmt.Sprint(enginetest.Lines([][]types.Value{r[n:]})) }
+	key := func(r []types.Value) string { return fmt.Sprint(oracle.Lines([][]types.Value{r[n:]})) }
 	boundary := key(all[k-1])
 	var before, group []string
 	for _, r := range all {
 		switch {
 		case key(r) == boundary:
-			group = append(group, enginetest.Lines([][]types.Value{r[:n]})[0])
+			group = append(group, oracle.Lines([][]types.Value{r[:n]})[0])
 		case len(group) == 0:
-			before = append(before, enginetest.Lines([][]types.Value{r[:n]})[0])
+			before = append(before, oracle.Lines([][]types.Value{r[:n]})[0])
 		}
 	}
-	g := enginetest.Lines(got)
+	g := oracle.Lines(got)
 	if !subset(before, g) || !subset(g[len(before):], group) || !subset(g, append(append([]string(nil), before...), group...)) {
 		t.Fatalf("%s %v:\n got %v\nwant the %d rows %v then any of %v\n%s", st.Text, args, g, len(before), before, group, st.Explain())
 	}
@@ -297,7 +297,7 @@ func orderRefs(q *catalog.Query) []catalog.FieldRef {
 
 // runQueries checks every query of w, times runs each with arguments drawn
 // from the data, and returns how many answers were not empty.
-func runQueries(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *gen.Data, r *rand.Rand, times int) int {
+func runQueries(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Oracle, w *workload.Workload, d *gen.Data, r *rand.Rand, times int) int {
 	t.Helper()
 	nonEmpty := 0
 	for _, s := range w.Statements {
@@ -320,7 +320,7 @@ func runQueries(t testing.TB, ctx context.Context, en *engine.Engine, or *engine
 // runWrites runs every write of w times times with random arguments on the
 // engine and the oracle, refreshing the data after each (deleted tuples
 // must not be drawn as keys again).
-func runWrites(t testing.TB, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, w *workload.Workload, d *gen.Data, r *rand.Rand, next map[*catalog.Entity]int, times int) {
+func runWrites(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Oracle, w *workload.Workload, d *gen.Data, r *rand.Rand, next map[*catalog.Entity]int, times int) {
 	t.Helper()
 	for _, s := range w.Statements {
 		if s.Write == nil {

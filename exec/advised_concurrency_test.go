@@ -1,4 +1,4 @@
-package engine_test
+package exec_test
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
@@ -177,7 +177,7 @@ func TestConcurrentWrites(t *testing.T) {
 // concRun holds one run's shared state.
 type concRun struct {
 	ctx     context.Context
-	en      *engine.Engine
+	en      *exec.Engine
 	d       *gen.Data
 	start   time.Time
 	hotItem []int64
@@ -202,12 +202,12 @@ func (c *concRun) record(ops ...porcupine.Operation) {
 
 func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement, res *advisor.Result, st store.Store, wantKeyMoves bool) {
 	ctx := context.Background()
-	en := engine.New(st, m, res.Schema, cost.Cassandra)
+	en := exec.New(st, m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
 	d := gen.Generate(m, tinyRUBiS, 4, 0)
-	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "concurrency"}); err != nil {
+	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "concurrency"}); err != nil {
 		t.Fatal(err)
 	}
 	c := &concRun{ctx: ctx, en: en, d: d, start: time.Now()}
@@ -232,7 +232,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 	}
 	sort.Slice(c.hotUser, func(i, j int) bool { return c.hotUser[i] < c.hotUser[j] })
 
-	prep := func(text string) *engine.Stmt {
+	prep := func(text string) *exec.Stmt {
 		s, err := en.Prepare(text)
 		if err != nil {
 			t.Fatal(err)
@@ -244,7 +244,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 	updBuy := prep("UPDATE items SET quantity=?, nb_of_bids=?, end_date=? WHERE items.id=?")
 	updRating := prep("UPDATE users SET rating=? WHERE users.id=?")
 	moves := 0
-	for _, s := range []*engine.Stmt{updBuy, updRating} {
+	for _, s := range []*exec.Stmt{updBuy, updRating} {
 		for _, u := range s.Upkeeps {
 			if u.ChangesKey {
 				moves++
@@ -255,7 +255,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 	if wantKeyMoves && moves == 0 {
 		t.Fatal("no UPDATE changes a key: the schema does not exercise key-moving updates")
 	}
-	var queries []*engine.Stmt
+	var queries []*exec.Stmt
 	for _, s := range stmts {
 		if s.Query != nil {
 			queries = append(queries, prep(lang.Print(s.AST)))
@@ -366,7 +366,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 	finalRead(users)
 	checkLinearizable(t, c.history)
 
-	ref := engine.NewDataset(m)
+	ref := exec.NewDataset(m)
 	for _, e := range m.Entities {
 		for _, row := range d.Rows[e] {
 			row = append([]types.Value(nil), row...)
@@ -381,7 +381,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 	for _, row := range c.bids {
 		ref.Add(m.Entity("bids"), row)
 	}
-	for _, r := range []*engine.Dataset{nil, ref} {
+	for _, r := range []*exec.Dataset{nil, ref} {
 		rep, err := en.Verify(ctx, r)
 		if err != nil {
 			t.Fatal(err)
@@ -406,7 +406,7 @@ func colIndex(t testing.TB, e *catalog.Entity, name string) int {
 
 // selectedFields returns the values of fields of entity e (the query's
 // root) in a result row.
-func selectedFields(q *engine.Stmt, e *catalog.Entity, row []types.Value, fields []string) []types.Value {
+func selectedFields(q *exec.Stmt, e *catalog.Entity, row []types.Value, fields []string) []types.Value {
 	out := make([]types.Value, len(fields))
 	for j, r := range q.Resolved.Select {
 		if r.Node != 0 {
@@ -421,7 +421,7 @@ func selectedFields(q *engine.Stmt, e *catalog.Entity, row []types.Value, fields
 	return out
 }
 
-func (c *concRun) insertBid(r *rand.Rand, st *engine.Stmt) error {
+func (c *concRun) insertBid(r *rand.Rand, st *exec.Stmt) error {
 	id := c.nextBid.Add(1)
 	item := c.hotItem[r.IntN(len(c.hotItem))]
 	user := c.hotUser[r.IntN(len(c.hotUser))]
@@ -446,7 +446,7 @@ func (c *concRun) insertBid(r *rand.Rand, st *engine.Stmt) error {
 // are the register slots in mask in this order: for UPDATE items SET
 // quantity, nb_of_bids, end_date the mask 0b1101 with vals (quantity,
 // nb_of_bids, end_date) — slots 2, 0, 3.
-func (c *concRun) update(client int, st *engine.Stmt, entity string, mask uint8, vals []types.Value, key int64) error {
+func (c *concRun) update(client int, st *exec.Stmt, entity string, mask uint8, vals []types.Value, key int64) error {
 	var in regInput
 	in.key, in.write, in.mask = regKey(entity, key), true, mask
 	fields := concFields[entity]
@@ -511,7 +511,7 @@ func (c *concRun) readArgs(r *rand.Rand, q *catalog.Query) []types.Value {
 // per node whose entity has registers, the fields it selects, those one
 // plan step read together (one store row, one moment), the others apart
 // (each step reads committed data of its own moment).
-func (c *concRun) read(client int, st *engine.Stmt, args []types.Value) error {
+func (c *concRun) read(client int, st *exec.Stmt, args []types.Value) error {
 	q := st.Resolved
 	call := c.now()
 	res, err := st.Query(c.ctx, args...)
@@ -763,7 +763,7 @@ func TestSIReadChecksPredicate(t *testing.T) {
 DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.quantity, items.name) };
 DEFINE SECONDARY INDEX items_by_quantity ON items_by_id (items.quantity);`
 	hs := &hookStore{Store: memstore.New()}
-	en, err := engine.Deploy(ctx, hs, "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
+	en, err := exec.Deploy(ctx, hs, "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/kvschema/kvschema/catalog"
-	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
@@ -80,7 +79,7 @@ func (e *Engine) compileUpkeep(w *catalog.Write, u *plan.Upkeep) (*upkeepProg, e
 }
 
 // entityKey identifies one entity tuple for locking.
-type entityKey = exec.TupleKey
+type entityKey = TupleKey
 
 func keyOf(e *catalog.Entity, v types.Value) (entityKey, error) {
 	b, err := keyenc.AppendOrdered(nil, e.Key.Type, v, true)

@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store"
 )
 
@@ -81,7 +80,7 @@ func Open(ctx context.Context, st store.Store) (*Engine, error) {
 // FromCatalog returns the engine of advised schema a on st, its writers
 // locking with locks (nil: locks of its own). It creates no tables: see
 // Deploy.
-func FromCatalog(st store.Store, a *catalog.Advised, locks *exec.Locks) *Engine {
+func FromCatalog(st store.Store, a *catalog.Advised, locks *Locks) *Engine {
 	e := New(st, a.Model, a.Schema, a.Profile)
 	e.adv = a
 	if locks != nil {

@@ -1,7 +1,7 @@
 // Package gen generates entity data for the engine's tests: rows of every entity
 // of a model, parents first, with keys, foreign keys and values drawn from a
 // seed. It has no dependency beyond the model, so that tests built with the
-// race detector need not build the SQLite reference (package enginetest).
+// race detector need not build the SQLite reference (package oracle).
 package gen
 
 import (

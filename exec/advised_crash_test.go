@@ -1,6 +1,6 @@
 //go:build !race
 
-package engine_test
+package exec_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
+	osexec "os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -22,9 +22,9 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest"
-	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
@@ -114,7 +114,7 @@ func (o crashOp) String() string {
 // child and the parent, since it depends only on the statements' shapes.
 // Inserts take fresh keys from base on; links and UPDATE keys are keys of
 // the initial data (tinyRUBiS counts), which no write deletes.
-func crashSequence(stmts []*engine.Stmt, seed uint64, base int) func() crashOp {
+func crashSequence(stmts []*exec.Stmt, seed uint64, base int) func() crashOp {
 	r := rand.New(rand.NewPCG(seed, 11))
 	total := 0
 	for _, w := range crashWrites {
@@ -159,9 +159,9 @@ func crashSequence(stmts []*engine.Stmt, seed uint64, base int) func() crashOp {
 	}
 }
 
-func prepareCrashWrites(t testing.TB, en *engine.Engine) []*engine.Stmt {
+func prepareCrashWrites(t testing.TB, en *exec.Engine) []*exec.Stmt {
 	t.Helper()
-	var out []*engine.Stmt
+	var out []*exec.Stmt
 	for _, w := range crashWrites {
 		st, err := en.Prepare(w.text)
 		if err != nil {
@@ -196,7 +196,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	en, err := engine.Open(ctx, st)
+	en, err := exec.Open(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func testCrash(t *testing.T, url string, trials int) {
 // deployCrashStore advises the 36-statement RUBiS workload (mix bidding,
 // unlimited budget), deploys the schema in the store at url, loads tiny
 // RUBiS data and returns the oracle holding the same data.
-func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest.Oracle {
+func deployCrashStore(t *testing.T, ctx context.Context, url string) *oracle.Oracle {
 	t.Helper()
 	st, err := store.Open(ctx, url)
 	if err != nil {
@@ -383,12 +383,12 @@ func deployCrashStore(t *testing.T, ctx context.Context, url string) *enginetest
 func deployCrashStoreOn(t *testing.T, ctx context.Context, st store.Store) (*catalog.Model, *gen.Data) {
 	t.Helper()
 	msrc, ddl := advisedRUBiS(t, "workload.kvs", 0)
-	en, err := engine.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", []byte(ddl), cost.Cassandra)
+	en, err := exec.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", []byte(ddl), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := gen.Generate(en.Model(), tinyRUBiS, 1, 0)
-	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "crash"}); err != nil {
+	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "crash"}); err != nil {
 		t.Fatal(err)
 	}
 	return en.Model(), d
@@ -396,9 +396,9 @@ func deployCrashStoreOn(t *testing.T, ctx context.Context, st store.Store) (*cat
 
 // oracleOf returns an oracle of model m holding the data d, closed when
 // the test ends.
-func oracleOf(t *testing.T, m *catalog.Model, d *gen.Data) *enginetest.Oracle {
+func oracleOf(t *testing.T, m *catalog.Model, d *gen.Data) *oracle.Oracle {
 	t.Helper()
-	or, err := enginetest.NewOracle(m)
+	or, err := oracle.NewOracle(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func runCrashChild(t *testing.T, spec crashSpec, waitReady bool, delay time.Dura
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+string(raw))
 	stdout := &readyWriter{ready: make(chan struct{})}
 	var stderr bytes.Buffer
@@ -452,7 +452,7 @@ func runCrashChild(t *testing.T, spec crashSpec, waitReady bool, delay time.Dura
 		case werr = <-done:
 		}
 	}
-	var ee *exec.ExitError
+	var ee *osexec.ExitError
 	switch {
 	case werr == nil:
 		// Finished before the kill.
@@ -470,16 +470,16 @@ func runCrashChild(t *testing.T, spec crashSpec, waitReady bool, delay time.Dura
 // crashOutcomes count what became of the writes cancelled mid-way.
 type crashOutcomes struct{ skipped, pending, ambiguous int }
 
-func afterCrash(t *testing.T, ctx context.Context, spec crashSpec, or *enginetest.Oracle, childOut string, readBack, rolledForward *int, outcomes *crashOutcomes) (int, bool) {
+func afterCrash(t *testing.T, ctx context.Context, spec crashSpec, or *oracle.Oracle, childOut string, readBack, rolledForward *int, outcomes *crashOutcomes) (int, bool) {
 	t.Helper()
 	st, err := store.Open(ctx, spec.URL)
 	if err != nil {
 		t.Fatalf("reopen after the kill: %v", err)
 	}
 	defer st.Close()
-	en, err := engine.Open(ctx, st)
+	en, err := exec.Open(ctx, st)
 	if err != nil {
-		t.Fatalf("engine.Open after the kill: %v", err)
+		t.Fatalf("exec.Open after the kill: %v", err)
 	}
 	stmts := prepareCrashWrites(t, en)
 	ops, n := readAcks(t, spec, stmts, childOut, outcomes)
@@ -495,7 +495,7 @@ func afterCrash(t *testing.T, ctx context.Context, spec crashSpec, or *enginetes
 // cancelled), then the write perhaps in flight, and the number that
 // happened. Writes logged as skipped (cancelled before their commit) are
 // left out.
-func readAcks(t *testing.T, spec crashSpec, stmts []*engine.Stmt, childOut string, outcomes *crashOutcomes) ([]crashOp, int) {
+func readAcks(t *testing.T, spec crashSpec, stmts []*exec.Stmt, childOut string, outcomes *crashOutcomes) ([]crashOp, int) {
 	t.Helper()
 	raw, err := os.ReadFile(spec.Log)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -539,7 +539,7 @@ func readAcks(t *testing.T, spec crashSpec, stmts []*engine.Stmt, childOut strin
 // acknowledged writes then the one that was perhaps in flight. It applies
 // the writes that landed to the oracle and reports whether the one in
 // flight did.
-func checkCrashTrial(t *testing.T, ctx context.Context, en *engine.Engine, or *enginetest.Oracle, stmts []*engine.Stmt, ops []crashOp, acked int, checked *int) (inFlightLanded bool) {
+func checkCrashTrial(t *testing.T, ctx context.Context, en *exec.Engine, or *oracle.Oracle, stmts []*exec.Stmt, ops []crashOp, acked int, checked *int) (inFlightLanded bool) {
 	t.Helper()
 	rep, err := en.Verify(ctx, nil)
 	if err != nil {
@@ -580,9 +580,9 @@ func checkCrashTrial(t *testing.T, ctx context.Context, en *engine.Engine, or *e
 }
 
 // oracleDataset is the oracle's data as a reference for Verify.
-func oracleDataset(t *testing.T, en *engine.Engine, or *enginetest.Oracle) *engine.Dataset {
+func oracleDataset(t *testing.T, en *exec.Engine, or *oracle.Oracle) *exec.Dataset {
 	t.Helper()
-	ref := engine.NewDataset(en.Model())
+	ref := exec.NewDataset(en.Model())
 	for _, e := range en.Model().Entities {
 		rows, err := or.Rows(e)
 		if err != nil {
@@ -599,16 +599,16 @@ func oracleDataset(t *testing.T, en *engine.Engine, or *enginetest.Oracle) *engi
 // the workload: each inserted bid, item and user is there with the values
 // written, and each field an UPDATE set holds the last acknowledged value
 // or the value the write in flight set.
-func checkAcknowledged(t *testing.T, ctx context.Context, en *engine.Engine, stmts []*engine.Stmt, ops []crashOp, acked int) (checked int) {
+func checkAcknowledged(t *testing.T, ctx context.Context, en *exec.Engine, stmts []*exec.Stmt, ops []crashOp, acked int) (checked int) {
 	t.Helper()
-	prep := func(text string) *engine.Stmt {
+	prep := func(text string) *exec.Stmt {
 		st, err := en.Prepare(text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st
 	}
-	byEntity := map[string]*engine.Stmt{
+	byEntity := map[string]*exec.Stmt{
 		"bids":  prep("SELECT bids.* FROM items.bids WHERE items.id = ?"), // workload 6
 		"items": prep("SELECT items.* FROM items WHERE items.id = ?"),     // workload 5
 		"users": prep("SELECT users.* FROM users WHERE users.id = ?"),     // workload 8

@@ -1,4 +1,4 @@
-package engine_test
+package exec_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
@@ -18,16 +18,16 @@ import (
 
 // countedEngine advises w in mode at 161MB and loads tiny generated data into
 // its schema on a memory store whose calls are counted.
-func countedEngine(t *testing.T, m *catalog.Model, w *workload.Workload, mode advisor.Mode) (*engine.Engine, *countstore.Store, *gen.Data) {
+func countedEngine(t *testing.T, m *catalog.Model, w *workload.Workload, mode advisor.Mode) (*exec.Engine, *countstore.Store, *gen.Data) {
 	t.Helper()
 	res := advise(t, m, w, mode, 161e6)
 	cs := countstore.New(memstore.New())
-	en := engine.New(cs, m, res.Schema, cost.Cassandra)
+	en := exec.New(cs, m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	d := gen.Generate(m, tinyRUBiS, 3, 0)
-	if _, err := en.Load(context.Background(), source(d), engine.LoadOptions{Identity: "t"}); err != nil {
+	if _, err := en.Load(context.Background(), source(d), exec.LoadOptions{Identity: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	return en, cs, d

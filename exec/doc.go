@@ -1,11 +1,45 @@
-// Package engine runs the schemas the advisor recommends: the column families
+// Package exec owns the runtime: it runs plans and writes against a
+// store.Store, for both kinds of schema a store holds — the client's
+// relations with their layouts (Executor) and advised schemas (Engine) —
+// with one set of write locks (Locks), reads that decode the cells the
+// store lends into unboxed tuples, and writes applied as one batch each.
+//
+// # The client's relations
+//
+// Plans over one relation's layouts (package plan) and its writes:
+//   - A read issues exactly the store calls its plan lists: one ReadCells
+//     (store.ReadCells: ReadRows on stores that do not lend cells) per plan
+//     Read, the reads of one access in parallel.
+//   - Reads decode the cells the store lends straight into unboxed tuples
+//     (types.Datum, layout.CellDecoder): a scanned row allocates only the
+//     bytes of its STRING and BYTES values.
+//   - A write statement becomes one store Apply holding every mutation for
+//     every layout of the relation; all encoding happens before it, so a
+//     failing write changes nothing (atomic on backends with AtomicBatch).
+//   - A writer locks the tuples it writes (Locks: striped, by relation and
+//     key, shared with the advised schema's writers) before it reads their
+//     old values, and holds them until its batch is applied, so writers of
+//     one tuple in this process are serialized and the layouts of a
+//     relation never disagree because of interleaved writers; writers of
+//     different tuples run in parallel. An UPDATE or DELETE locks the
+//     tuples its read finds and reads again until the read finds nothing
+//     unlocked (when the WHERE fixes the keys, they are locked first and
+//     one read suffices). Readers take no locks and see whole batches or
+//     nothing. Coordination across processes is not provided.
+//   - Writes encode into a scratch taken from a pool, reused from batch to
+//     batch: it relies on the store contract that Apply does not retain
+//     its inputs.
+//
+// # Advised schemas
+//
+// Engine runs the schemas the advisor recommends: the column families
 // (CFs) and secondary indexes (SIs) of a catalog.Schema stored on a
-// store.Store, queries written against the conceptual model executed on the
-// plans package planner chooses (the planner the advisor costs plans with;
-// the engine does not link the advisor or the solver), entity-level writes
+// store.Store, queries written against the conceptual model executed on
+// the plans package planner chooses (the planner the advisor costs plans
+// with; exec does not link the advisor or the solver), entity-level writes
 // that keep every copy correct, bulk loading and verification.
 //
-// # Physical mapping
+// Physical mapping.
 //
 // Every index is one table named after it, with one family "v": its
 // layout is layout.Default, built by catalog.Index.Layout (package layout
@@ -37,7 +71,7 @@
 // EXPLAIN prints each step's table and key; the trace store shows the
 // store operations themselves.
 //
-// # Execution
+// Execution.
 //
 // A plan's first lookup is bound from the statement's parameters. Every
 // later lookup is one store round trip carrying the keys of all the rows the
@@ -48,7 +82,7 @@
 // decode them into unboxed tuples (types.Datum, layout.CellDecoder); keys
 // are encoded from those tuples directly, and results are Datums.
 //
-// # Write semantics
+// Write semantics.
 //
 // Relationships are foreign keys of their to-one side, as in SQL. INSERT …
 // AND CONNECT TO fails when a support query finds no tuple with the linked
@@ -59,7 +93,7 @@
 // INSERT of an existing key and UPDATE of a missing one are upserts, as in
 // Cassandra, when the predicates fix the rows without a support query.
 //
-// # Writes and isolation
+// Writes and isolation.
 //
 // A write runs the support queries of every index upkeep the planner lists,
 // computes every put and delete, and applies them in one store batch (atomic
@@ -82,4 +116,8 @@
 // entity alone checks it (EXPLAIN shows it as CHECK … EXISTS; the advisor
 // does not cost it yet). A schema without such a family cannot tell, and
 // the write goes unchecked.
-package engine
+//
+// Stability: this package is a stage of kvschema's pipeline, not an API;
+// it changes as the pipeline does. Programs use package kvschema (the
+// root), its database/sql driver, and the store seam (package store).
+package exec

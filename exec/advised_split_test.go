@@ -1,4 +1,4 @@
-package engine_test
+package exec_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/types"
@@ -23,7 +23,7 @@ func TestSplitOn(t *testing.T) {
 DEFINE COLUMN FAMILY items_by_name FOR items { PARTITION KEY (items.name), CLUSTERING KEY (items.id), VALUES (items.quantity), SPLIT ON ('t', 'm') };
 DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.name, items.quantity), SPLIT ON (100, 200) };`
 	st := memstore.New()
-	en, err := engine.Deploy(ctx, st, "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
+	en, err := exec.Deploy(ctx, st, "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !race
 
-package engine_test
+package exec_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 )
@@ -22,12 +22,12 @@ func TestLoadMatchesInserts(t *testing.T) {
 	ctx := context.Background()
 	m, w := loadRUBiS(t, "workload.kvs")
 	res := advise(t, m, w, advisor.WithSI, 0)
-	en := engine.New(memstore.New(), m, res.Schema, cost.Cassandra)
+	en := exec.New(memstore.New(), m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
 	d := gen.Generate(m, tinyRUBiS, 5, 0.1)
-	st, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})
+	st, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,14 +37,14 @@ func TestLoadMatchesInserts(t *testing.T) {
 	or := oracleOf(t, m, d)
 	checkVerify(t, ctx, en, or)
 	// A second run of the same load finds every index done.
-	st2, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})
+	st2, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st2.Skipped != len(res.Schema.Indexes) || st2.IndexRows != 0 {
 		t.Fatalf("rerun: %+v", st2)
 	}
-	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "other"}); err == nil || !strings.Contains(err.Error(), "another data set") {
+	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "other"}); err == nil || !strings.Contains(err.Error(), "another data set") {
 		t.Fatalf("different data set: %v", err)
 	}
 }
@@ -76,14 +76,14 @@ func TestLoadBadInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st := memstore.New()
-			en := engine.New(st, m, res.Schema, cost.Cassandra)
+			en := exec.New(st, m, res.Schema, cost.Cassandra)
 			if err := en.CreateTables(ctx); err != nil {
 				t.Fatal(err)
 			}
 			d := gen.Generate(m, tinyRUBiS, 5, 0)
 			c.break_(d)
-			_, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "t"})
-			var le *engine.LoadError
+			_, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"})
+			var le *exec.LoadError
 			if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("error %v, want prefix %q", err, c.want)
 			}
@@ -124,16 +124,16 @@ func TestLegacyDeployment(t *testing.T) {
 	if err := st.Apply(ctx, []store.Mutation{row("model", model), row("schema", schema), row("profile", string(pj)), loadRow("data"), loadRow("done:items_by_id")}); err != nil {
 		t.Fatal(err)
 	}
-	en, err := engine.Open(ctx, st)
+	en, err := exec.Open(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The load it recorded resumes: its one index is done.
-	none := func(yield func(engine.Row) error) error { return nil }
-	if ls, err := en.Load(ctx, none, engine.LoadOptions{Identity: "old data"}); err != nil || ls.Skipped != 1 {
+	none := func(yield func(exec.Row) error) error { return nil }
+	if ls, err := en.Load(ctx, none, exec.LoadOptions{Identity: "old data"}); err != nil || ls.Skipped != 1 {
 		t.Fatalf("resuming the recorded load: %+v %v", ls, err)
 	}
-	if _, err := en.Load(ctx, none, engine.LoadOptions{Identity: "new data"}); err == nil || !strings.Contains(err.Error(), "already holds another data set (old data)") {
+	if _, err := en.Load(ctx, none, exec.LoadOptions{Identity: "new data"}); err == nil || !strings.Contains(err.Error(), "already holds another data set (old data)") {
 		t.Fatalf("another data set: %v", err)
 	}
 	if id, done, ok, err := catalog.LoadProgress(ctx, st); err != nil || !ok || id != "old data" || !done["items_by_id"] {
@@ -149,16 +149,16 @@ func TestLegacyDeployment(t *testing.T) {
 	if _, err := ins.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.Deploy(ctx, st, "m", []byte(model), "s", []byte(model+"\n"+schema+"\n-- other"), cost.Cassandra); err == nil {
+	if _, err := exec.Deploy(ctx, st, "m", []byte(model), "s", []byte(model+"\n"+schema+"\n-- other"), cost.Cassandra); err == nil {
 		t.Fatal("a different schema was deployed over the legacy one")
 	}
-	if _, err := engine.Deploy(ctx, st, "m", []byte(model), "s", []byte(schema), cost.Cassandra); err != nil {
+	if _, err := exec.Deploy(ctx, st, "m", []byte(model), "s", []byte(schema), cost.Cassandra); err != nil {
 		t.Fatal(err)
 	}
 	if _, cat, err := catalog.Load(ctx, st); err != nil || cat.Model != model || cat.Schema != schema || cat.Legacy {
 		t.Fatalf("catalog after redeploying: %+v %v", cat, err)
 	}
-	en, err = engine.Open(ctx, st)
+	en, err = exec.Open(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
-// Package enginetest is the reference the engine's tests compare with: the
+// Package oracle is the reference the tests of advised schemas compare with: the
 // same entity data in SQLite (modernc.org/sqlite), one table per entity with
 // its declared columns (foreign keys included), queries translated from
 // their model graphs into SQL joins, and writes applied with the semantics
 // the engine documents (DELETE leaves referencing tuples unconnected,
 // CONNECT replaces the to-one side's partner).
-package enginetest
+package oracle
 
 import (
 	"database/sql"

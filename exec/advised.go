@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"container/list"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
@@ -29,7 +28,7 @@ type Engine struct {
 	planner *planner.Planner
 	tables  map[*catalog.Index]*table
 	byName  map[string]*table
-	locks   *exec.Locks // shared with the client's writers when the DB sets it
+	locks   *Locks // shared with the client's writers when the DB sets it
 
 	stmts stmtCache
 }
@@ -83,7 +82,7 @@ func (c *stmtCache) put(text string, s *Stmt) {
 // ranks plans). It does not create tables: see Deploy.
 func New(st store.Store, m *catalog.Model, s *catalog.Schema, prof cost.Profile) *Engine {
 	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: planner.New(s, prof),
-		tables: map[*catalog.Index]*table{}, byName: map[string]*table{}, locks: new(exec.Locks)}
+		tables: map[*catalog.Index]*table{}, byName: map[string]*table{}, locks: new(Locks)}
 	for _, x := range s.Indexes {
 		t, err := newTable(x)
 		if err != nil {

@@ -1,6 +1,6 @@
 //go:build !race
 
-package engine_test
+package exec_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest/gen"
 	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
@@ -80,12 +80,12 @@ func storeDigest(t *testing.T, wfile string, budget float64, salt int) string {
 		schema = cfDef.ReplaceAllString(schema, fmt.Sprintf("$1, SALT_BUCKETS = %d$2", salt))
 	}
 	st := memstore.New()
-	en, err := engine.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", []byte(schema), cost.Cassandra)
+	en, err := exec.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", []byte(schema), cost.Cassandra)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, schema)
 	}
 	d := gen.Generate(en.Model(), tinyRUBiS, 3, 0.1)
-	if _, err := en.Load(ctx, source(d), engine.LoadOptions{Identity: "golden"}); err != nil {
+	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "golden"}); err != nil {
 		t.Fatal(err)
 	}
 	stmts := prepareCrashWrites(t, en)
@@ -154,7 +154,7 @@ func TestExplainGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	en, err := engine.Deploy(context.Background(), memstore.New(), "model.kvs", []byte(examples.RUBiSModel), "testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra)
+	en, err := exec.Deploy(context.Background(), memstore.New(), "model.kvs", []byte(examples.RUBiSModel), "testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package exec_test
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
-	"github.com/kvschema/kvschema/engine/enginetest/gen"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
@@ -65,11 +65,11 @@ func advise(t testing.TB, m *catalog.Model, w *workload.Workload, mode advisor.M
 }
 
 // source offers generated data to Load as if read from files.
-func source(d *gen.Data) func(func(engine.Row) error) error {
-	return func(yield func(engine.Row) error) error {
+func source(d *gen.Data) func(func(exec.Row) error) error {
+	return func(yield func(exec.Row) error) error {
 		for _, e := range d.Order {
 			for i, row := range d.Rows[e] {
-				if err := yield(engine.Row{Entity: e, Values: append([]types.Value(nil), row...), File: e.Name + ".csv", Line: i + 2}); err != nil {
+				if err := yield(exec.Row{Entity: e, Values: append([]types.Value(nil), row...), File: e.Name + ".csv", Line: i + 2}); err != nil {
 					return err
 				}
 			}

@@ -1,4 +1,4 @@
-package engine_test
+package exec_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/store"
 	_ "github.com/kvschema/kvschema/store/pebblestore"
@@ -27,15 +27,15 @@ func BenchmarkLoadRUBiS(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		en := engine.New(st, m, res.Schema, cost.Cassandra)
+		en := exec.New(st, m, res.Schema, cost.Cassandra)
 		if err := en.CreateTables(ctx); err != nil {
 			b.Fatal(err)
 		}
-		ls, err := en.Load(ctx, func(yield func(engine.Row) error) error {
+		ls, err := en.Load(ctx, func(yield func(exec.Row) error) error {
 			return rubis.Generate(ctx, m, rubis.Config{Scale: 0.002, Seed: 1}, func(e *catalog.Entity, row []types.Value) error {
-				return yield(engine.Row{Entity: e, Values: row})
+				return yield(exec.Row{Entity: e, Values: row})
 			})
-		}, engine.LoadOptions{Identity: "bench"})
+		}, exec.LoadOptions{Identity: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}

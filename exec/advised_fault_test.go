@@ -1,6 +1,6 @@
 //go:build !race
 
-package engine_test
+package exec_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kvschema/kvschema/engine"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store/faultstore"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/store/txnstore"
@@ -36,8 +36,8 @@ func TestFaultInjection(t *testing.T) {
 	}
 	defer snap.Release()
 
-	open := func(s txnstore.Inner) (*engine.Engine, []*engine.Stmt) {
-		en, err := engine.Open(ctx, txnstore.New(s))
+	open := func(s txnstore.Inner) (*exec.Engine, []*exec.Stmt) {
+		en, err := exec.Open(ctx, txnstore.New(s))
 		if err != nil {
 			t.Fatal(err)
 		}
