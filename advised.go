@@ -9,6 +9,7 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/types"
 )
@@ -184,7 +185,7 @@ func (s *Stmt) insertAdvised(ctx context.Context, en *exec.Engine, ins *lang.Ins
 		}
 		lists[r] = make([]types.Value, len(row))
 		for i, e := range row {
-			if lists[r][i], err = literal(e, args); err != nil {
+			if lists[r][i], err = plan.Literal(e, args); err != nil {
 				return res, nil, err
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
-	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/types"
@@ -163,11 +162,11 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err := db.current(ctx); err != nil {
 			return res, nil, err
 		}
-		rel, tuples, err := db.insertTuples(st, vals)
+		w, err := db.writePlan(st, vals)
 		if err != nil {
 			return res, nil, err
 		}
-		n, err := db.exec.Upsert(ctx, rel, tuples)
+		n, err := db.exec.Apply(ctx, w)
 		res.RowsAffected = int64(n)
 		return res, nil, err
 	case *lang.Select:
@@ -189,35 +188,15 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		}
 		res.RowsAffected = int64(rows.n)
 		return res, rows, nil
-	case *lang.Update:
+	case *lang.Update, *lang.Delete:
 		if err := db.current(ctx); err != nil {
 			return res, nil, err
 		}
-		_, p, known, change, err := db.updatePlan(st, vals)
+		w, err := db.writePlan(st, vals)
 		if err != nil {
 			return res, nil, err
 		}
-		n, err := db.exec.Update(ctx, p, known, change)
-		res.RowsAffected = int64(n)
-		return res, nil, err
-	case *lang.Delete:
-		if err := db.current(ctx); err != nil {
-			return res, nil, err
-		}
-		rel, err := db.relation(st.Relation, st.At)
-		if err != nil {
-			return res, nil, err
-		}
-		where, err := plan.Bind(st.Where, rel, vals)
-		if err != nil {
-			return res, nil, err
-		}
-		p, err := plan.Reads(where, rel, db.costs)
-		if err != nil {
-			return res, nil, err
-		}
-		known, _ := plan.FixedKeys(where, rel)
-		n, err := db.exec.Update(ctx, p, known, nil)
+		n, err := db.exec.Apply(ctx, w)
 		res.RowsAffected = int64(n)
 		return res, nil, err
 	case *lang.Connect:
@@ -268,134 +247,6 @@ func (s *Stmt) selectPlan(st *lang.Select, rel *catalog.Relation, vals []types.V
 	return p, nil
 }
 
-// insertTuples resolves an INSERT's rows into full tuples of the relation's
-// types. Omitted attributes are NULL; key attributes must be given.
-func (db *DB) insertTuples(st *lang.Insert, args []types.Value) (*catalog.Relation, [][]types.Value, error) {
-	rel, err := db.relation(st.Relation, st.At)
-	if err != nil {
-		return nil, nil, err
-	}
-	cols := make([]int, 0, len(rel.Attrs))
-	rows, columns := st.Rows, st.Columns
-	if len(st.Connect) > 0 {
-		// AND CONNECT TO fk(v) sets the foreign-key attribute fk: in the
-		// client a relationship is stored as the referencing attribute.
-		row := append([]lang.Expr(nil), st.Rows[0]...)
-		columns = append([]string(nil), st.Columns...)
-		for _, c := range st.Connect {
-			columns = append(columns, c.FK)
-			row = append(row, c.Value)
-		}
-		rows = [][]lang.Expr{row}
-	}
-	if columns == nil {
-		for i := range rel.Attrs {
-			cols = append(cols, i)
-		}
-	} else {
-		seen := map[int]bool{}
-		for _, c := range columns {
-			a := rel.AttrIndex(c)
-			if a < 0 {
-				return nil, nil, &lang.Error{Pos: st.At, Msg: fmt.Sprintf("relation %s has no attribute %s", rel.Name, c)}
-			}
-			if seen[a] {
-				return nil, nil, &lang.Error{Pos: st.At, Msg: fmt.Sprintf("attribute %s is listed twice", c)}
-			}
-			seen[a] = true
-			cols = append(cols, a)
-		}
-	}
-	tuples := make([][]types.Value, 0, len(rows))
-	backing := make([]types.Value, len(rows)*len(rel.Attrs)) // one allocation for all tuples
-	for _, row := range rows {
-		at := st.At
-		if len(row) > 0 {
-			at = row[0].Pos()
-		}
-		if len(row) != len(cols) {
-			return nil, nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("INSERT INTO %s: %d values for %d attributes", rel.Name, len(row), len(cols))}
-		}
-		t := backing[:len(rel.Attrs):len(rel.Attrs)]
-		backing = backing[len(rel.Attrs):]
-		for i, e := range row {
-			v, err := literal(e, args)
-			if err != nil {
-				return nil, nil, err
-			}
-			a := rel.Attrs[cols[i]]
-			if t[cols[i]], err = types.Coerce(v, a.Type); err != nil {
-				return nil, nil, &lang.Error{Pos: e.Pos(), Msg: fmt.Sprintf("attribute %s: %v", a.Name, err)}
-			}
-		}
-		for _, k := range rel.KeyIdx {
-			if t[k] == nil {
-				return nil, nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("INSERT INTO %s: key attribute %s needs a value", rel.Name, rel.Attrs[k].Name)}
-			}
-		}
-		tuples = append(tuples, t)
-	}
-	return rel, tuples, nil
-}
-
-func literal(e lang.Expr, args []types.Value) (types.Value, error) {
-	switch x := e.(type) {
-	case *lang.Literal:
-		return x.Value, nil
-	case *lang.Param:
-		return plan.Arg(args, x)
-	}
-	return nil, &lang.Error{Pos: e.Pos(), Msg: "expected a value or ?"}
-}
-
-// updatePlan binds an UPDATE: its relation, read plan, the keys its WHERE
-// fixes (nil if it does not) and the change of each tuple.
-func (db *DB) updatePlan(st *lang.Update, args []types.Value) (*catalog.Relation, *plan.Plan, [][]types.Value, func([]types.Value) ([]types.Value, error), error) {
-	rel, err := db.relation(st.Relation, st.At)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	type set struct {
-		attr int
-		v    types.Value
-	}
-	var sets []set
-	for _, a := range st.Set {
-		i := rel.AttrIndex(a.Column)
-		if i < 0 {
-			return nil, nil, nil, nil, &lang.Error{Pos: a.At, Msg: fmt.Sprintf("relation %s has no attribute %s", rel.Name, a.Column)}
-		}
-		if rel.Attrs[i].Key {
-			return nil, nil, nil, nil, &lang.Error{Pos: a.At, Msg: fmt.Sprintf("cannot UPDATE key attribute %s (DELETE and INSERT instead)", a.Column)}
-		}
-		v, err := literal(a.Value, args)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		if v, err = types.Coerce(v, rel.Attrs[i].Type); err != nil {
-			return nil, nil, nil, nil, &lang.Error{Pos: a.Value.Pos(), Msg: fmt.Sprintf("attribute %s: %v", a.Column, err)}
-		}
-		sets = append(sets, set{i, v})
-	}
-	where, err := plan.Bind(st.Where, rel, args)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	p, err := plan.Reads(where, rel, db.costs)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	change := func(old []types.Value) ([]types.Value, error) {
-		nt := append([]types.Value(nil), old...)
-		for _, s := range sets {
-			nt[s.attr] = s.v
-		}
-		return nt, nil
-	}
-	known, _ := plan.FixedKeys(where, rel)
-	return rel, p, known, change, nil
-}
-
 // explain describes how a statement would run.
 func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value) (string, error) {
 	switch x := st.(type) {
@@ -409,58 +260,37 @@ func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value
 			return "", err
 		}
 		return p.Explain(), nil
-	case *lang.Insert:
-		rel, tuples, err := db.insertTuples(x, args)
+	case *lang.Insert, *lang.Update, *lang.Delete:
+		w, err := db.writePlan(x, args)
 		if err != nil {
 			return "", err
 		}
-		changes := make([]exec.Change, len(tuples))
-		for i, t := range tuples {
-			changes[i].New = t
-		}
-		muts, err := exec.Mutations(rel, changes)
-		if err != nil {
-			return "", err
-		}
-		var b strings.Builder
-		if exec.NeedsOld(rel) {
-			fmt.Fprintf(&b, "CLIENT READ OLD VALUES OF %d KEYS (an index-like layout is addressed by a non-key attribute)\n", len(tuples))
-		}
-		fmt.Fprintf(&b, "UPSERT %d ROWS INTO %s: %d MUTATIONS OVER %s IN 1 ATOMIC BATCH\n", len(tuples), rel.Name, len(muts), layoutNames(rel))
-		return b.String(), nil
-	case *lang.Update, *lang.Delete:
-		var p *plan.Plan
-		var rel *catalog.Relation
-		verb := "DELETE"
-		if u, ok := x.(*lang.Update); ok {
-			var err error
-			if rel, p, _, _, err = db.updatePlan(u, args); err != nil {
-				return "", err
-			}
-			verb = "UPDATE"
-		} else {
-			d := x.(*lang.Delete)
-			var err error
-			if rel, err = db.relation(d.Relation, d.At); err != nil {
-				return "", err
-			}
-			where, err := plan.Bind(d.Where, rel, args)
-			if err != nil {
-				return "", err
-			}
-			if p, err = plan.Reads(where, rel, db.costs); err != nil {
-				return "", err
-			}
-		}
-		return p.Explain() + fmt.Sprintf("%s MATCHING ROWS OF %s: DELETE OLD CELLS%s OVER %s IN 1 ATOMIC BATCH\n", verb, rel.Name, map[bool]string{true: ", PUT NEW CELLS", false: ""}[verb == "UPDATE"], layoutNames(rel)), nil
+		return w.Explain()
 	}
 	return "", &lang.Error{Pos: st.Pos(), Msg: "EXPLAIN supports SELECT, INSERT, UPDATE and DELETE"}
 }
 
-func layoutNames(rel *catalog.Relation) string {
-	var names []string
-	for _, l := range rel.Layouts {
-		names = append(names, l.Name)
+// writePlan plans a write statement on a client relation.
+func (db *DB) writePlan(st lang.Statement, args []types.Value) (*plan.Write, error) {
+	switch x := st.(type) {
+	case *lang.Insert:
+		rel, err := db.relation(x.Relation, x.At)
+		if err != nil {
+			return nil, err
+		}
+		return plan.Insert(x, rel, args)
+	case *lang.Update:
+		rel, err := db.relation(x.Relation, x.At)
+		if err != nil {
+			return nil, err
+		}
+		return plan.Update(x, rel, args, db.costs)
+	case *lang.Delete:
+		rel, err := db.relation(x.Relation, x.At)
+		if err != nil {
+			return nil, err
+		}
+		return plan.Delete(x, rel, args, db.costs)
 	}
-	return strings.Join(names, ", ")
+	return nil, &lang.Error{Pos: st.Pos(), Msg: "not a write"}
 }

@@ -71,11 +71,15 @@ func TestQueriesAcrossLayouts(t *testing.T) {
 		{"a1", "c", nil, int64(7)},
 		{"a3", "bb", "z", int64(100)},
 	}
-	if _, err := x.Upsert(ctx, rel, tuples[:2]); err != nil {
+	upsert := func(ts [][]types.Value) error {
+		_, err := x.Apply(ctx, &plan.Write{Relation: rel, Kind: plan.WriteUpsert, Tuples: ts, ReadOld: plan.NeedsOld(rel)})
+		return err
+	}
+	if err := upsert(tuples[:2]); err != nil {
 		t.Fatal(err)
 	}
 	// s1 cannot store NULL v1 in its natural encoding: the whole batch fails.
-	if _, err := x.Upsert(ctx, rel, tuples[2:]); err == nil {
+	if err := upsert(tuples[2:]); err == nil {
 		t.Fatal("NULL in a natural element accepted")
 	}
 	got, p := query(t, x, rel, "SELECT * FROM r WHERE v2 = 100 ORDER BY k1 DESC")

@@ -15,71 +15,20 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
-// Change replaces Old by New: Old nil is an insert, New nil a delete.
-type Change struct {
-	Old, New []types.Value
-}
-
-// Mutations turns changes into the store mutations for every layout of the
-// relation: the old tuple's cells are deleted, then the new tuple's cells
-// written (a later mutation of the same cell wins, so unchanged cells end up
-// rewritten, not lost). For a blind upsert (Old unknown) only NULL branch
-// cells are deleted: valid when no layout places a non-key attribute in its
-// cell coordinates (see NeedsOld).
-func Mutations(rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
-	return appendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Layouts)), new(layout.Arena), rel, changes)
-}
-
-// appendMutations is Mutations appending to muts and encoding into arena.
-func appendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
-	del := func(cs []layout.Cell) {
-		for _, c := range cs {
-			muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
-		}
+// Apply runs a write plan in one store batch and returns the number of
+// tuples written.
+func (x *Executor) Apply(ctx context.Context, w *plan.Write) (int, error) {
+	if w.Kind == plan.WriteUpsert {
+		return x.upsert(ctx, w.Relation, w.Tuples, w.ReadOld)
 	}
-	for _, ch := range changes {
-		for _, l := range rel.Layouts {
-			if ch.Old != nil {
-				cells, err := l.AllCells(ch.Old)
-				if err != nil {
-					return nil, err
-				}
-				del(cells)
-			}
-			if ch.New == nil {
-				continue
-			}
-			puts, nulls, err := l.PutCellsArena(ch.New, arena)
-			if err != nil {
-				return nil, err
-			}
-			if ch.Old == nil {
-				del(nulls)
-			}
-			for _, c := range puts {
-				muts = append(muts, store.Mutation{Kind: store.SetCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
-			}
-		}
-	}
-	return muts, nil
+	return x.update(ctx, w)
 }
 
-// NeedsOld reports whether an upsert must read the tuple it replaces: some
-// layout addresses cells by a non-key attribute (an index-like layout), so
-// the old value's cells sit elsewhere and must be deleted.
-func NeedsOld(rel *catalog.Relation) bool {
-	for _, l := range rel.Layouts {
-		if l.CoordinatesUseNonKey() {
-			return true
-		}
-	}
-	return false
-}
-
-// Upsert writes tuples (INSERT semantics of Cassandra, HBase and Phoenix's
+// upsert writes tuples (INSERT semantics of Cassandra, HBase and Phoenix's
 // UPSERT: an existing tuple with the same key is replaced) in one batch.
-// Later tuples with the same key as earlier ones win.
-func (x *Executor) Upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value) (int, error) {
+// Later tuples with the same key as earlier ones win. With readOld the
+// stored tuples are read first, so that their cells are deleted.
+func (x *Executor) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value, readOld bool) (int, error) {
 	if len(rel.Layouts) == 0 {
 		// Nothing would hold the tuples: refuse rather than drop them.
 		return 0, fmt.Errorf("relation %s has no schema to store its tuples in (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
@@ -99,12 +48,12 @@ func (x *Executor) Upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 	held := x.Locks.LockStripes(stripes)
 	sc.stripes = held
 	defer x.Locks.Unlock(held)
-	if !NeedsOld(rel) {
+	if !readOld {
 		// Blind writes: mutations apply in order, so a later tuple with the
 		// same key overwrites an earlier one cell by cell.
 		changes := slices.Grow(sc.changes[:0], len(tuples))
 		for _, t := range tuples {
-			changes = append(changes, Change{New: t})
+			changes = append(changes, plan.Change{New: t})
 		}
 		sc.changes = changes
 		return len(tuples), x.apply(ctx, sc, rel, changes)
@@ -126,28 +75,27 @@ func (x *Executor) Upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 		index[k] = len(uniq)
 		uniq = append(uniq, t)
 	}
-	changes := make([]Change, len(uniq))
+	changes := make([]plan.Change, len(uniq))
 	olds, err := x.lookup(ctx, rel, uniq)
 	if err != nil {
 		return 0, err
 	}
 	for i, t := range uniq {
-		changes[i] = Change{Old: olds[i], New: t}
+		changes[i] = plan.Change{Old: olds[i], New: t}
 	}
 	return len(uniq), x.apply(ctx, sc, rel, changes)
 }
 
-// Update and Delete apply changes computed from tuples read under their
-// locks: the tuples the plan finds are locked, then read again, until the
-// read finds none unlocked; known (nil if unknown) are the keys the WHERE
-// fixes (each in the order of rel.KeyIdx), locked before the first read.
-// The change is computed from the
-// last read and applied before the locks go.
-func (x *Executor) Update(ctx context.Context, p *plan.Plan, known [][]types.Value, change func(old []types.Value) ([]types.Value, error)) (int, error) {
-	rel := p.Relation
+// update runs an UPDATE or DELETE with changes computed from tuples read
+// under their locks: the tuples the read finds are locked, then read
+// again, until the read finds none unlocked; the keys the WHERE fixes are
+// locked before the first read. The changes are computed from the last
+// read and applied before the locks go.
+func (x *Executor) update(ctx context.Context, w *plan.Write) (int, error) {
+	p, rel := w.Read, w.Relation
 	var want []TupleKey
 	wanted := map[string]bool{}
-	for _, kv := range known {
+	for _, kv := range w.Keys {
 		var b []byte
 		for i, k := range rel.KeyIdx {
 			var err error
@@ -198,15 +146,9 @@ func (x *Executor) Update(ctx context.Context, p *plan.Plan, known [][]types.Val
 			}
 			continue
 		}
-		changes := make([]Change, len(olds))
+		changes := make([]plan.Change, len(olds))
 		for i, t := range olds {
-			changes[i].Old = t
-			if change != nil {
-				var err error
-				if changes[i].New, err = change(t); err != nil {
-					return 0, err
-				}
-			}
+			changes[i] = plan.Change{Old: t, New: w.New(t)}
 		}
 		sc := x.getScratch()
 		err = x.apply(ctx, sc, rel, changes)
@@ -215,11 +157,11 @@ func (x *Executor) Update(ctx context.Context, p *plan.Plan, known [][]types.Val
 	}
 }
 
-func (x *Executor) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relation, changes []Change) error {
+func (x *Executor) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relation, changes []plan.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	muts, err := appendMutations(sc.muts[:0], &sc.arena, rel, changes)
+	muts, err := plan.AppendMutations(sc.muts[:0], &sc.arena, rel, changes)
 	sc.muts = muts
 	if err != nil {
 		return err
@@ -251,7 +193,7 @@ func (x *Executor) putScratch(sc *writeScratch) {
 // writeScratch is the memory a write encodes a batch in, kept between
 // batches; one writer uses it at a time.
 type writeScratch struct {
-	changes []Change
+	changes []plan.Change
 	muts    []store.Mutation
 	stripes []int
 	key     []byte

@@ -1,0 +1,291 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// WriteKind is what a write does to the tuples it finds or is given.
+type WriteKind uint8
+
+// Write kinds.
+const (
+	WriteUpsert WriteKind = iota + 1 // INSERT: replace the tuples with the same keys
+	WriteUpdate                      // UPDATE: change the tuples the read finds
+	WriteDelete                      // DELETE: remove the tuples the read finds
+)
+
+// Write is the plan of a write statement on one relation: which tuples it
+// writes or how it finds them, which it locks first, and the cells it
+// changes in every layout (Mutations). The executor (exec.Executor.Apply)
+// runs exactly what it says; Explain prints it.
+type Write struct {
+	Relation *catalog.Relation
+	Kind     WriteKind
+	// Tuples (WriteUpsert) are the tuples, in the relation's types; ReadOld
+	// says their stored tuples are read first (NeedsOld).
+	Tuples  [][]types.Value
+	ReadOld bool
+	// Read (WriteUpdate, WriteDelete) finds the tuples to change; Keys are
+	// the keys its WHERE fixes, each in the order of Relation.KeyIdx,
+	// locked before it reads (nil: the tuples it finds are locked after,
+	// and read again).
+	Read *Plan
+	Keys [][]types.Value
+	// Sets (WriteUpdate) are the assignments, in statement order.
+	Sets []Set
+}
+
+// Set is one assignment of an UPDATE.
+type Set struct {
+	Attr  int
+	Value types.Value
+}
+
+// New returns the tuple that replaces old: old with the assignments made
+// (a fresh slice), or nil for a delete.
+func (w *Write) New(old []types.Value) []types.Value {
+	if w.Kind == WriteDelete {
+		return nil
+	}
+	nt := append([]types.Value(nil), old...)
+	for _, s := range w.Sets {
+		nt[s.Attr] = s.Value
+	}
+	return nt
+}
+
+// Literal is the value of a literal or parameter expression, as INSERT
+// and SET take them.
+func Literal(e lang.Expr, args []types.Value) (types.Value, error) {
+	switch x := e.(type) {
+	case *lang.Literal:
+		return x.Value, nil
+	case *lang.Param:
+		return Arg(args, x)
+	}
+	return nil, errAt(e.Pos(), "expected a value or ?")
+}
+
+// Insert plans an INSERT: its rows as full tuples of the relation's types.
+// Omitted attributes are NULL; key attributes must be given.
+func Insert(st *lang.Insert, rel *catalog.Relation, args []types.Value) (*Write, error) {
+	cols := make([]int, 0, len(rel.Attrs))
+	rows, columns := st.Rows, st.Columns
+	if len(st.Connect) > 0 {
+		// AND CONNECT TO fk(v) sets the foreign-key attribute fk: in the
+		// client a relationship is stored as the referencing attribute.
+		row := append([]lang.Expr(nil), st.Rows[0]...)
+		columns = append([]string(nil), st.Columns...)
+		for _, c := range st.Connect {
+			columns = append(columns, c.FK)
+			row = append(row, c.Value)
+		}
+		rows = [][]lang.Expr{row}
+	}
+	if columns == nil {
+		for i := range rel.Attrs {
+			cols = append(cols, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, c := range columns {
+			a := rel.AttrIndex(c)
+			if a < 0 {
+				return nil, errAt(st.At, "relation %s has no attribute %s", rel.Name, c)
+			}
+			if seen[a] {
+				return nil, errAt(st.At, "attribute %s is listed twice", c)
+			}
+			seen[a] = true
+			cols = append(cols, a)
+		}
+	}
+	w := &Write{Relation: rel, Kind: WriteUpsert, ReadOld: NeedsOld(rel), Tuples: make([][]types.Value, 0, len(rows))}
+	backing := make([]types.Value, len(rows)*len(rel.Attrs)) // one allocation for all tuples
+	for _, row := range rows {
+		at := st.At
+		if len(row) > 0 {
+			at = row[0].Pos()
+		}
+		if len(row) != len(cols) {
+			return nil, errAt(at, "INSERT INTO %s: %d values for %d attributes", rel.Name, len(row), len(cols))
+		}
+		t := backing[:len(rel.Attrs):len(rel.Attrs)]
+		backing = backing[len(rel.Attrs):]
+		for i, e := range row {
+			v, err := Literal(e, args)
+			if err != nil {
+				return nil, err
+			}
+			a := rel.Attrs[cols[i]]
+			if t[cols[i]], err = types.Coerce(v, a.Type); err != nil {
+				return nil, errAt(e.Pos(), "attribute %s: %v", a.Name, err)
+			}
+		}
+		for _, k := range rel.KeyIdx {
+			if t[k] == nil {
+				return nil, errAt(at, "INSERT INTO %s: key attribute %s needs a value", rel.Name, rel.Attrs[k].Name)
+			}
+		}
+		w.Tuples = append(w.Tuples, t)
+	}
+	return w, nil
+}
+
+// Update plans an UPDATE: the read of the tuples to change (chosen under
+// m), the keys its WHERE fixes, and the assignments. Key attributes
+// cannot be assigned.
+func Update(st *lang.Update, rel *catalog.Relation, args []types.Value, m cost.Model) (*Write, error) {
+	w := &Write{Relation: rel, Kind: WriteUpdate}
+	for _, a := range st.Set {
+		i := rel.AttrIndex(a.Column)
+		if i < 0 {
+			return nil, errAt(a.At, "relation %s has no attribute %s", rel.Name, a.Column)
+		}
+		if rel.Attrs[i].Key {
+			return nil, errAt(a.At, "cannot UPDATE key attribute %s (DELETE and INSERT instead)", a.Column)
+		}
+		v, err := Literal(a.Value, args)
+		if err != nil {
+			return nil, err
+		}
+		if v, err = types.Coerce(v, rel.Attrs[i].Type); err != nil {
+			return nil, errAt(a.Value.Pos(), "attribute %s: %v", a.Column, err)
+		}
+		w.Sets = append(w.Sets, Set{Attr: i, Value: v})
+	}
+	return w, w.find(st.Where, args, m)
+}
+
+// Delete plans a DELETE: the read of the tuples to remove (chosen under
+// m) and the keys its WHERE fixes.
+func Delete(st *lang.Delete, rel *catalog.Relation, args []types.Value, m cost.Model) (*Write, error) {
+	w := &Write{Relation: rel, Kind: WriteDelete}
+	return w, w.find(st.Where, args, m)
+}
+
+// find plans the read of an UPDATE or DELETE.
+func (w *Write) find(where lang.Expr, args []types.Value, m cost.Model) error {
+	bound, err := Bind(where, w.Relation, args)
+	if err != nil {
+		return err
+	}
+	if w.Read, err = Reads(bound, w.Relation, m); err != nil {
+		return err
+	}
+	w.Keys, _ = FixedKeys(bound, w.Relation)
+	return nil
+}
+
+// Explain describes the write in the vocabulary of the read plans: the
+// read first, then what is locked and changed in which layouts.
+func (w *Write) Explain() (string, error) {
+	rel := w.Relation
+	var b strings.Builder
+	switch w.Kind {
+	case WriteUpsert:
+		changes := make([]Change, len(w.Tuples))
+		for i, t := range w.Tuples {
+			changes[i].New = t
+		}
+		muts, err := Mutations(rel, changes)
+		if err != nil {
+			return "", err
+		}
+		if w.ReadOld {
+			fmt.Fprintf(&b, "CLIENT READ OLD VALUES OF %d KEYS (an index-like layout is addressed by a non-key attribute)\n", len(w.Tuples))
+		}
+		fmt.Fprintf(&b, "UPSERT %d ROWS INTO %s: %d MUTATIONS OVER %s IN 1 ATOMIC BATCH\n", len(w.Tuples), rel.Name, len(muts), layoutNames(rel))
+	default:
+		b.WriteString(w.Read.Explain())
+		if w.Keys != nil {
+			fmt.Fprintf(&b, "CLIENT LOCK %d KEYS FIXED BY THE WHERE, THEN READ\n", len(w.Keys))
+		} else {
+			b.WriteString("CLIENT LOCK THE KEYS READ, THEN READ THEM AGAIN\n")
+		}
+		what := "DELETE OLD CELLS"
+		verb := "DELETE"
+		if w.Kind == WriteUpdate {
+			what, verb = "DELETE OLD CELLS, PUT NEW CELLS", "UPDATE"
+		}
+		fmt.Fprintf(&b, "%s MATCHING ROWS OF %s: %s OVER %s IN 1 ATOMIC BATCH\n", verb, rel.Name, what, layoutNames(rel))
+	}
+	return b.String(), nil
+}
+
+func layoutNames(rel *catalog.Relation) string {
+	var names []string
+	for _, l := range rel.Layouts {
+		names = append(names, l.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Change replaces Old by New: Old nil is an insert, New nil a delete.
+type Change struct {
+	Old, New []types.Value
+}
+
+// Mutations turns changes into the store mutations for every layout of the
+// relation: the old tuple's cells are deleted, then the new tuple's cells
+// written (a later mutation of the same cell wins, so unchanged cells end up
+// rewritten, not lost). For a blind upsert (Old unknown) only NULL branch
+// cells are deleted: valid when no layout places a non-key attribute in its
+// cell coordinates (see NeedsOld).
+func Mutations(rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
+	return AppendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Layouts)), new(layout.Arena), rel, changes)
+}
+
+// AppendMutations is Mutations appending to muts and encoding into arena.
+func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
+	del := func(cs []layout.Cell) {
+		for _, c := range cs {
+			muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
+		}
+	}
+	for _, ch := range changes {
+		for _, l := range rel.Layouts {
+			if ch.Old != nil {
+				cells, err := l.AllCells(ch.Old)
+				if err != nil {
+					return nil, err
+				}
+				del(cells)
+			}
+			if ch.New == nil {
+				continue
+			}
+			puts, nulls, err := l.PutCellsArena(ch.New, arena)
+			if err != nil {
+				return nil, err
+			}
+			if ch.Old == nil {
+				del(nulls)
+			}
+			for _, c := range puts {
+				muts = append(muts, store.Mutation{Kind: store.SetCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
+			}
+		}
+	}
+	return muts, nil
+}
+
+// NeedsOld reports whether an upsert must read the tuple it replaces: some
+// layout addresses cells by a non-key attribute (an index-like layout), so
+// the old value's cells sit elsewhere and must be deleted.
+func NeedsOld(rel *catalog.Relation) bool {
+	for _, l := range rel.Layouts {
+		if l.CoordinatesUseNonKey() {
+			return true
+		}
+	}
+	return false
+}
