@@ -1,17 +1,30 @@
-// Package plan owns query planning over a relation's layouts: binding
-// parameters, normalizing WHERE to disjunctive normal form, deriving for
-// each conjunct and layout the key reads (point lookups, range scans, skip
-// scans, salted fan-out), choosing a layout per conjunct, and the client-side
-// steps (filter, merge, sort, limit, projection). A Plan is data: the
-// executor (package exec) runs exactly what it says, and EXPLAIN prints it.
+// Package plan owns plans: data the executor (package exec) runs exactly
+// as written and EXPLAIN prints.
+//
+//   - Plan: a read over one client relation's layouts — binding
+//     parameters, normalizing WHERE to disjunctive normal form, deriving for
+//     each conjunct and layout the key reads (point lookups, range scans,
+//     skip scans, salted fan-out), choosing a layout per conjunct through a
+//     cost.Model, and the client-side steps (filter, merge, sort, limit,
+//     projection).
+//   - Write (write.go): a write on one client relation — its tuples or the
+//     read that finds them, the keys it locks first, its assignments, and
+//     the mutations it makes in every layout.
+//   - Query, Step, Upkeep, Support (path.go, upkeep.go): a query of an
+//     advised schema along a path of column families and secondary indexes,
+//     and how a write keeps each index correct; package planner builds
+//     them, the advisor costs them.
 //
 // Invariants:
-//   - The reads of a plan select a superset of the rows holding tuples that
+//   - The reads of a Plan select a superset of the rows holding tuples that
 //     satisfy the WHERE, and the plan's Residual (the predicates the key
 //     ranges do not enforce exactly, or the whole WHERE) is applied to every
 //     decoded tuple, so results are exact.
 //   - A tuple is produced at most once: several accesses are de-duplicated
 //     by primary key.
+//   - A Write's mutations delete every cell of the old tuple (when known)
+//     before putting the new tuple's, in every layout, so layouts hold the
+//     same tuples after any sequence of writes.
 //
 // Stability: this package is a stage of kvschema's pipeline, not an API;
 // it changes as the pipeline does. Programs use package kvschema (the
