@@ -1,4 +1,4 @@
-package kvschema_test
+package exec_test
 
 import (
 	"context"
@@ -8,9 +8,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/tracestore"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -25,33 +31,114 @@ DEFINE SCHEMA ev_by_kind FOR ev {
 };
 `
 
-func eventsDB(t *testing.T) (*kvschema.DB, *countstore.Store) {
+// client runs statements on a catalog of client relations the way
+// kvschema.DB does, stage by stage: plan (package plan) then exec.
+type client struct {
+	t   *testing.T
+	cat *catalog.Catalog
+	x   *exec.Executor
+}
+
+func newClient(t *testing.T, st store.Store, defs string) *client {
 	t.Helper()
-	ctx := context.Background()
-	cs := countstore.New(memstore.New())
-	db, err := kvschema.New(ctx, cs, kvschema.Options{})
+	cat, err := catalog.CatalogFromScript("defs.kvs", []byte(defs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Script(ctx, "events.kvs", []byte(eventsDefs), nil); err != nil {
-		t.Fatal(err)
-	}
-	for usr := int64(1); usr <= 20; usr++ {
-		for ts := int64(1); ts <= 5; ts++ {
-			kind := []string{"bid", "buy", "sell"}[(usr+ts)%3]
-			if _, err := db.Exec(ctx, "INSERT INTO ev VALUES (?, ?, ?, ?)", usr, ts*100, kind, float64(usr*ts)/2); err != nil {
+	for _, r := range cat.Relations {
+		for _, l := range r.Layouts {
+			if err := st.CreateTable(context.Background(), l.TableSpec()); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+	return &client{t: t, cat: cat, x: &exec.Executor{Store: st}}
+}
+
+// parse parses a statement and finds its relation.
+func (c *client) parse(src string) (lang.Statement, *catalog.Relation) {
+	c.t.Helper()
+	st, err := lang.ParseStatement("q", src)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var name string
+	switch x := st.(type) {
+	case *lang.Select:
+		name = x.Relation
+	case *lang.Insert:
+		name = x.Relation
+	default:
+		c.t.Fatalf("%s: not a SELECT or INSERT", src)
+	}
+	return st, c.cat.Relation(name)
+}
+
+// Exec runs an INSERT.
+func (c *client) Exec(src string, args ...types.Value) {
+	c.t.Helper()
+	st, rel := c.parse(src)
+	w, err := plan.Insert(st.(*lang.Insert), rel, args)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.x.Apply(context.Background(), w); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// Plan plans a SELECT as the DB does (seed 003's rule chooses layouts).
+func (c *client) Plan(src string, args ...types.Value) *plan.Plan {
+	c.t.Helper()
+	st, rel := c.parse(src)
+	p, err := plan.Select(st.(*lang.Select), rel, args, cost.Prefix{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return p
+}
+
+// Query runs a SELECT and returns its projected rows.
+func (c *client) Query(src string, args ...types.Value) [][]types.Value {
+	c.t.Helper()
+	return c.queryOn(c.x, src, args...)
+}
+
+func (c *client) queryOn(x *exec.Executor, src string, args ...types.Value) [][]types.Value {
+	c.t.Helper()
+	p := c.Plan(src, args...)
+	var out [][]types.Value
+	err := x.Query(context.Background(), p, exec.SinkFunc(func(t []types.Datum) bool {
+		row := make([]types.Value, len(p.Project))
+		for i, a := range p.Project {
+			row[i] = t[a].Value()
+		}
+		out = append(out, row)
+		return true
+	}))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return out
+}
+
+func eventsDB(t *testing.T) (*client, *countstore.Store) {
+	t.Helper()
+	cs := countstore.New(memstore.New())
+	c := newClient(t, cs, eventsDefs)
+	for usr := int64(1); usr <= 20; usr++ {
+		for ts := int64(1); ts <= 5; ts++ {
+			kind := []string{"bid", "buy", "sell"}[(usr+ts)%3]
+			c.Exec("INSERT INTO ev VALUES (?, ?, ?, ?)", usr, ts*100, kind, float64(usr*ts)/2)
+		}
+	}
 	cs.Reset()
-	return db, cs
+	return c, cs
 }
 
 // TestExplainVocabulary pins the Phoenix-style EXPLAIN lines for each access
 // kind, and that the plan's store round trips are what EXPLAIN says.
 func TestExplainVocabulary(t *testing.T) {
-	ctx := context.Background()
 	db, cs := eventsDB(t)
 	cases := []struct {
 		query      string
@@ -103,17 +190,12 @@ func TestExplainVocabulary(t *testing.T) {
 		}, 0},
 	}
 	for _, c := range cases {
-		plan, err := db.Explain(ctx, c.query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !containsInOrder(plan, c.want) {
-			t.Errorf("%s: EXPLAIN\n%s\nwant lines in order:\n%s", c.query, plan, strings.Join(c.want, "\n"))
+		text := db.Plan(c.query).Explain()
+		if !containsInOrder(text, c.want) {
+			t.Errorf("%s: EXPLAIN\n%s\nwant lines in order:\n%s", c.query, text, strings.Join(c.want, "\n"))
 		}
 		cs.Reset()
-		if _, err := db.Query(ctx, c.query); err != nil {
-			t.Fatal(err)
-		}
+		db.Query(c.query)
 		if c.roundTrips > 0 && cs.Stats().RoundTrips != c.roundTrips {
 			t.Errorf("%s: %d round trips, want %d (%s)", c.query, cs.Stats().RoundTrips, c.roundTrips, cs.Stats())
 		}
@@ -135,12 +217,8 @@ func containsInOrder(text string, want []string) bool {
 // parallel (one round trip each) and merges them into key order; results
 // match a client-side sort.
 func TestSaltedFanOutMerge(t *testing.T) {
-	ctx := context.Background()
 	db, cs := eventsDB(t)
-	rows, err := db.Query(ctx, "SELECT usr, ts FROM ev WHERE ts >= 300 ORDER BY usr, ts DESC")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := db.Query("SELECT usr, ts FROM ev WHERE ts >= 300 ORDER BY usr, ts DESC")
 	if got := cs.Stats().RoundTrips; got != 4 {
 		t.Errorf("round trips = %d, want 4 (one per bucket)", got)
 	}
@@ -150,22 +228,17 @@ func TestSaltedFanOutMerge(t *testing.T) {
 			want = append(want, []types.Value{usr, ts})
 		}
 	}
-	if diff := cmp.Diff(want, rows.All()); diff != "" {
+	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("merged order (-want +got):\n%s", diff)
 	}
 	// The same with a LIMIT stops early but keeps the global order.
-	rows, err = db.Query(ctx, "SELECT usr, ts FROM ev WHERE ts >= 300 ORDER BY usr, ts DESC LIMIT 4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want[:4], rows.All()); diff != "" {
+	rows = db.Query("SELECT usr, ts FROM ev WHERE ts >= 300 ORDER BY usr, ts DESC LIMIT 4")
+	if diff := cmp.Diff(want[:4], rows); diff != "" {
 		t.Errorf("limited merge (-want +got):\n%s", diff)
 	}
 	// A point lookup touches exactly one bucket: one key read.
 	cs.Reset()
-	if _, err := db.Query(ctx, "SELECT * FROM ev WHERE usr = 7 AND ts = 100"); err != nil {
-		t.Fatal(err)
-	}
+	db.Query("SELECT * FROM ev WHERE usr = 7 AND ts = 100")
 	if s := cs.Stats(); s.RoundTrips != 1 || s.RowsRead != 1 {
 		t.Errorf("point lookup: %s, want 1 round trip reading 1 row", s)
 	}
@@ -184,18 +257,12 @@ func TestSaltedFanOutMerge(t *testing.T) {
 	}
 }
 
-// bucketOf finds a user's salt bucket from the EXPLAIN-free trace of a
-// point lookup (the first byte of the row key read).
-func bucketOf(t *testing.T, db *kvschema.DB, usr int64) int {
+// bucketOf finds a user's salt bucket from the trace of a point lookup
+// (the first byte of the row key read).
+func bucketOf(t *testing.T, db *client, usr int64) int {
 	t.Helper()
 	var trace strings.Builder
-	traced, err := kvschema.New(context.Background(), db.Store(), kvschema.Options{Trace: &trace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := traced.Query(context.Background(), "SELECT * FROM ev WHERE usr = ? AND ts = 100", usr); err != nil {
-		t.Fatal(err)
-	}
+	db.queryOn(&exec.Executor{Store: tracestore.New(db.x.Store, &trace)}, "SELECT * FROM ev WHERE usr = ? AND ts = 100", usr)
 	var b int
 	if _, err := fmt.Sscanf(trace.String(), `get 'ev', '\x%02x`, &b); err != nil {
 		t.Fatalf("trace %q: %v", trace.String(), err)
@@ -207,30 +274,23 @@ func bucketOf(t *testing.T, db *kvschema.DB, usr int64) int {
 // evaluated as a filter over a full read, and EXPLAIN says so; the answer is
 // the same.
 func TestDNFCap(t *testing.T) {
-	ctx := context.Background()
 	db, _ := eventsDB(t)
 	var terms []string
 	for i := 0; i < 9; i++ { // 2^9 = 512 conjuncts
 		terms = append(terms, fmt.Sprintf("(usr = 2 OR ts = %d)", 100*(i+1)))
 	}
 	q := "SELECT usr, ts FROM ev WHERE " + strings.Join(terms, " AND ") + " ORDER BY usr, ts"
-	plan, err := db.Explain(ctx, q)
-	if err != nil {
-		t.Fatal(err)
+	text := db.Plan(q).Explain()
+	if !strings.Contains(text, "NOTE WHERE has more than 256 conjuncts") || !strings.Contains(text, "FULL SCAN") {
+		t.Errorf("EXPLAIN:\n%s", text)
 	}
-	if !strings.Contains(plan, "NOTE WHERE has more than 256 conjuncts") || !strings.Contains(plan, "FULL SCAN") {
-		t.Errorf("EXPLAIN:\n%s", plan)
-	}
-	rows, err := db.Query(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := db.Query(q)
 	// ts takes one value per row, so only usr = 2 satisfies all nine terms.
-	want, err := db.Query(ctx, "SELECT usr, ts FROM ev WHERE usr = 2 ORDER BY usr, ts")
-	if err != nil {
-		t.Fatal(err)
+	want := db.Query("SELECT usr, ts FROM ev WHERE usr = 2 ORDER BY usr, ts")
+	if len(want) == 0 {
+		t.Fatal("no rows for usr = 2")
 	}
-	if diff := cmp.Diff(want.All(), rows.All()); diff != "" {
+	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
