@@ -228,11 +228,12 @@ func (s *Stmt) Query(ctx context.Context, args ...types.Value) (*Result, error) 
 	if err := s.checkArgs(args); err != nil {
 		return nil, err
 	}
-	vals, err := bindPreds(s.Resolved, args)
-	if err != nil {
+	r := s.prog.getRun()
+	defer s.prog.putRun(r) // after the result is copied out
+	if _, err := bindPreds(r.vals, s.Resolved, args); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Text, err)
 	}
-	rows, err := s.prog.run(ctx, s.e.st, vals)
+	rows, err := s.prog.run(ctx, s.e.st, r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Text, err)
 	}

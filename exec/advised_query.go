@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
@@ -31,6 +32,8 @@ type program struct {
 	desc  []bool
 	// maxKey is the most key values a step's lookup takes.
 	maxKey int
+	// runs recycles run states between queries (see getRun).
+	runs sync.Pool
 }
 
 // keySource says where a lookup's key attribute comes from.
@@ -189,9 +192,10 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 }
 
 // bindPreds gives each query predicate its value for args, coerced to the
-// field's type (nil: NULL, which no comparison satisfies).
-func bindPreds(q *catalog.Query, args []types.Value) ([]types.Value, error) {
-	vals := make([]types.Value, len(q.Preds))
+// field's type (nil: NULL, which no comparison satisfies), into vals
+// (len(q.Preds)).
+func bindPreds(vals []types.Value, q *catalog.Query, args []types.Value) ([]types.Value, error) {
+	clear(vals)
 	for i, pr := range q.Preds {
 		v, err := exprValue(pr.Value, args)
 		if err != nil {
@@ -220,14 +224,45 @@ func exprValue(x lang.Expr, args []types.Value) (types.Value, error) {
 	return nil, fmt.Errorf("%s is not a value", lang.PrintExpr(x))
 }
 
-// run executes the program with the predicates' values and returns the
-// result tuples (every slot), sorted and limited.
-func (p *program) run(ctx context.Context, st store.Store, vals []types.Value) ([]tuple, error) {
+// newRun returns a run state for the program: the predicates' values
+// (vals, to be bound by the caller) and the run's memory.
+func (p *program) newRun() *runState {
+	nv := len(p.q.Preds)
 	// One allocation for the run's three Datum slices.
-	mem := make([]types.Datum, len(vals)+len(p.slots)+p.maxKey)
-	r := runState{p: p, vals: vals}
-	r.preds, mem = mem[:len(vals):len(vals)], mem[len(vals):]
+	mem := make([]types.Datum, nv+len(p.slots)+p.maxKey)
+	r := &runState{p: p, vals: make([]types.Value, nv)}
+	r.preds, mem = mem[:nv:nv], mem[nv:]
 	r.blank, r.key = tuple(mem[:len(p.slots):len(p.slots)]), mem[len(p.slots):]
+	r.addFirst = r.add
+	return r
+}
+
+// getRun returns a recycled run state. A caller that keeps nothing of the
+// run's rows after it ends (Stmt.Query copies the result out) gives it
+// back with putRun, so that a warm prepared query allocates little more
+// than its result.
+func (p *program) getRun() *runState {
+	if r, ok := p.runs.Get().(*runState); ok {
+		return r
+	}
+	return p.newRun()
+}
+
+func (p *program) putRun(r *runState) {
+	clear(r.vals)
+	clear(r.preds)
+	clear(r.key)
+	clear(r.rows)
+	r.rows = r.rows[:0]
+	r.slab.Reset()
+	r.cur = nil
+	p.runs.Put(r)
+}
+
+// run executes the program with the predicates' values r.vals and returns
+// the result tuples (every slot), sorted and limited; they live in r.
+func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
+	vals := r.vals
 	for i, v := range vals {
 		if v == nil {
 			// NULL satisfies no comparison (SQL's unknown).
@@ -239,12 +274,12 @@ func (p *program) run(ctx context.Context, st store.Store, vals []types.Value) (
 	for si, sp := range p.steps {
 		var err error
 		if si == 0 {
-			rows, err = sp.first(ctx, st, &r)
+			rows, err = sp.first(ctx, st, r)
 		} else {
 			if len(rows) == 0 {
 				return nil, nil
 			}
-			rows, err = sp.next(ctx, st, &r, rows)
+			rows, err = sp.next(ctx, st, r, rows)
 		}
 		if err != nil {
 			return nil, err
@@ -311,6 +346,23 @@ type runState struct {
 	blank tuple // len(slots) NULLs, copied into the slab for each tuple
 	slab  types.Slab[types.Datum]
 	key   []types.Datum // a lookup's key values
+	// The first step's read: its key bytes and range, the step, its rows,
+	// and add as a func bound once (a closure would be allocated per run).
+	buf, end []byte
+	ranges   []store.Range
+	cur      *stepProg
+	rows     []tuple
+	addFirst func([]types.Datum) bool
+}
+
+// add takes a row of the first step's read.
+func (r *runState) add(d []types.Datum) bool {
+	t := tuple(r.slab.Copy(r.blank))
+	r.cur.fill(t, d)
+	if r.p.keep(t, r.cur.filters, r.preds) {
+		r.rows = append(r.rows, t)
+	}
+	return true
 }
 
 // read decodes the rows of rs in t's table, the cells lent by the store,
@@ -333,24 +385,30 @@ func (sp *stepProg) read(ctx context.Context, st store.Store, rs store.RowSet, o
 
 func (sp *stepProg) first(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
 	p := r.p
-	prefix, ok, err := sp.keyPrefix(nil, r, nil)
+	prefix, ok, err := sp.keyPrefix(r.buf[:0], r, nil)
 	if err != nil || !ok {
 		return nil, err
 	}
-	rg, err := sp.rangeOf(prefix, p.q, r.vals)
-	if err != nil || rg.Empty() {
+	r.buf = prefix
+	var rg store.Range
+	if len(sp.ranges) == 0 {
+		// The partition: its successor encoded into the run's memory.
+		r.end = store.AppendPrefixSuccessor(r.end[:0], prefix)
+		rg = store.Range{Start: prefix, End: r.end}
+		if len(r.end) == 0 {
+			rg.End = nil
+		}
+	} else if rg, err = sp.rangeOf(prefix, p.q, r.vals); err != nil {
 		return nil, err
 	}
-	var out []tuple
-	err = sp.read(ctx, st, store.RowSet{Ranges: []store.Range{rg}}, store.ReadOptions{Limit: sp.limit, Reverse: sp.reverse}, func(d []types.Datum) bool {
-		t := tuple(r.slab.Copy(r.blank))
-		sp.fill(t, d)
-		if p.keep(t, sp.filters, r.preds) {
-			out = append(out, t)
-		}
-		return true
-	})
-	return out, err
+	if rg.Empty() {
+		return nil, nil
+	}
+	r.ranges = append(r.ranges[:0], rg)
+	r.cur = sp
+	err = sp.read(ctx, st, store.RowSet{Ranges: r.ranges}, store.ReadOptions{Limit: sp.limit, Reverse: sp.reverse}, r.addFirst)
+	clear(r.ranges)
+	return r.rows, err
 }
 
 func (sp *stepProg) fill(t tuple, d []types.Datum) {

@@ -330,11 +330,13 @@ func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, arg
 	k := supportKey{sp.prog.plan, fmt.Sprint(args)}
 	rows, done := run.answers[k]
 	if !done {
-		vals, err := bindPreds(sp.sp.Query, args)
-		if err != nil {
+		// A run of its own: the rows stay in run.answers.
+		r := sp.prog.newRun()
+		if _, err := bindPreds(r.vals, sp.sp.Query, args); err != nil {
 			return nil, err
 		}
-		if rows, err = sp.prog.run(ctx, st, vals); err != nil {
+		var err error
+		if rows, err = sp.prog.run(ctx, st, r); err != nil {
 			return nil, err
 		}
 		run.answers[k] = rows

@@ -314,12 +314,15 @@ func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 		skip = nil
 	}
 	rd.l, rd.skip, rd.dirty = l, skip, 0
-	if n <= len(rd.small) {
+	switch {
+	case n <= len(rd.small):
 		rd.tuple = rd.small[:n:n]
-		clear(rd.tuple)
-	} else {
+	case cap(rd.tuple) >= n:
+		rd.tuple = rd.tuple[:n:n] // a pooled decoder's memory
+	default:
 		rd.tuple = make([]types.Datum, n)
 	}
+	clear(rd.tuple)
 	rd.boxed = rd.boxed[:0]
 	rd.d = decoder{l: l, tuple: rd.tuple, set: newAttrSet(n), skip: skip}
 }

@@ -152,15 +152,24 @@ func KeySuccessor(k []byte) []byte {
 // PrefixSuccessor is the smallest key greater than every key with prefix p,
 // or nil (unbounded) if there is none (p is empty or all 0xFF).
 func PrefixSuccessor(p []byte) []byte {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] != 0xFF {
-			s := make([]byte, i+1)
-			copy(s, p)
-			s[i]++
-			return s
-		}
+	if s := AppendPrefixSuccessor(nil, p); len(s) > 0 {
+		return s
 	}
 	return nil
+}
+
+// AppendPrefixSuccessor appends PrefixSuccessor(p) to dst and returns the
+// extended buffer (dst unchanged when there is no successor).
+func AppendPrefixSuccessor(dst, p []byte) []byte {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] != 0xFF {
+			n := len(dst)
+			dst = append(dst, p[:i+1]...)
+			dst[n+i]++
+			return dst
+		}
+	}
+	return dst
 }
 
 // PrefixRange is the range of all keys starting with p.

@@ -10,6 +10,7 @@ package types
 // allocates no more than it needs.
 type Slab[T any] struct {
 	free []T
+	last []T // the last backing array made
 	rows int // tuples the last backing array was made for
 }
 
@@ -24,9 +25,19 @@ func (s *Slab[T]) Copy(t []T) []T {
 	if len(s.free) < n {
 		s.rows = min(max(2*s.rows, 1), maxSlabTuples)
 		s.free = make([]T, n*s.rows)
+		s.last = s.free
 	}
 	out := s.free[:n:n]
 	s.free = s.free[n:]
 	copy(out, t)
 	return out
+}
+
+// Reset makes the slab hand out its last (largest) backing array again,
+// cleared, so that a loop that drops every copy between runs allocates
+// nothing once warm. The caller must not use any copy made before the
+// Reset.
+func (s *Slab[T]) Reset() {
+	clear(s.last)
+	s.free = s.last
 }

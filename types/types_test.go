@@ -124,3 +124,28 @@ func TestEqualTuples(t *testing.T) {
 		}
 	}
 }
+
+// TestSlabReset: after Reset the slab serves copies from its last array
+// again (cleared), without allocating, and copies stay independent.
+func TestSlabReset(t *testing.T) {
+	var s Slab[Value]
+	for i := 0; i < 10; i++ {
+		s.Copy([]Value{int64(i), "x"})
+	}
+	s.Reset()
+	allocs := testing.AllocsPerRun(100, func() {
+		a := s.Copy([]Value{int64(1), "a"})
+		b := s.Copy([]Value{int64(2), "b"})
+		if a[0] != int64(1) || b[1] != "b" {
+			t.Fatalf("copies %v %v", a, b)
+		}
+		s.Reset()
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per run after Reset, want 0", allocs)
+	}
+	s.Reset()
+	if got := s.free[0]; got != nil {
+		t.Errorf("Reset left %v in the array", got)
+	}
+}
