@@ -79,6 +79,9 @@ func (l *Locks) LockStripes(idx []int) Held {
 // TryLock adds the stripes of keys to held without waiting; if one is busy
 // it takes none and reports false.
 func (l *Locks) TryLock(held Held, keys []TupleKey) (Held, bool) {
+	if l.Full(held) {
+		return held, true
+	}
 	var got []int
 	for _, k := range keys {
 		i := l.stripe(k)
@@ -91,20 +94,28 @@ func (l *Locks) TryLock(held Held, keys []TupleKey) (Held, bool) {
 		}
 		got = append(got, i)
 	}
-	held = append(held, got...)
+	held = append(held[:len(held):len(held)], got...) // never into a caller's array
 	slices.Sort(held)
 	return held, true
 }
 
 // All takes every stripe, in increasing order. The caller holds no stripe.
+// The Held it returns is shared: it must not be modified.
 func (l *Locks) All() Held {
-	idx := make(Held, len(l.stripes))
 	for i := range l.stripes {
 		l.stripes[i].Lock()
-		idx[i] = i
 	}
-	return idx
+	return allStripes
 }
+
+// allStripes is every stripe index, in order.
+var allStripes = func() Held {
+	h := make(Held, len(Locks{}.stripes))
+	for i := range h {
+		h[i] = i
+	}
+	return h
+}()
 
 // Full reports whether h is every stripe (nothing more to lock).
 func (l *Locks) Full(h Held) bool { return len(h) == len(l.stripes) }

@@ -24,6 +24,11 @@ func (x *Executor) Apply(ctx context.Context, w *plan.Write) (int, error) {
 	return x.update(ctx, w)
 }
 
+// bigBatch is the number of tuples from which a write takes every lock
+// stripe instead of those of its keys (a quarter of the stripes: a batch
+// that large holds most of them).
+const bigBatch = len(Locks{}.stripes) / 4
+
 // upsert writes tuples (INSERT semantics of Cassandra, HBase and Phoenix's
 // UPSERT: an existing tuple with the same key is replaced) in one batch.
 // Later tuples with the same key as earlier ones win. With readOld the
@@ -35,18 +40,25 @@ func (x *Executor) upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 	}
 	sc := x.getScratch()
 	defer x.putScratch(sc)
-	stripes := slices.Grow(sc.stripes[:0], len(tuples))
-	rs := x.Locks.Rel(rel.Name)
-	for _, t := range tuples {
-		var err error
-		sc.key, err = appendKeyValues(sc.key[:0], rel, t)
-		if err != nil {
-			return 0, err
+	var held Held
+	if len(tuples) >= bigBatch {
+		// Most stripes would be taken anyway: taking all of them costs
+		// less than encoding and hashing every key.
+		held = x.Locks.All()
+	} else {
+		stripes := slices.Grow(sc.stripes[:0], len(tuples))
+		rs := x.Locks.Rel(rel.Name)
+		for _, t := range tuples {
+			var err error
+			sc.key, err = appendKeyValues(sc.key[:0], rel, t)
+			if err != nil {
+				return 0, err
+			}
+			stripes = append(stripes, rs.Stripe(sc.key))
 		}
-		stripes = append(stripes, rs.Stripe(sc.key))
+		held = x.Locks.LockStripes(stripes)
+		sc.stripes = held
 	}
-	held := x.Locks.LockStripes(stripes)
-	sc.stripes = held
 	defer x.Locks.Unlock(held)
 	if !readOld {
 		// Blind writes: mutations apply in order, so a later tuple with the
