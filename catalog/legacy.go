@@ -48,15 +48,6 @@ func legacyLoadProgress(ctx context.Context, s store.Store) (identity string, do
 	if err != nil {
 		return "", nil, false, fmt.Errorf("catalog: %w", err)
 	}
-	done = map[string]bool{}
-	for _, c := range r.Cells {
-		q := string(c.Qualifier)
-		switch {
-		case q == dataQ:
-			identity, ok = string(c.Value), true
-		case len(q) > len(donePfx) && q[:len(donePfx)] == donePfx:
-			done[q[len(donePfx):]] = true
-		}
-	}
+	identity, done, ok = parseLoadRow(r, "")
 	return identity, done, ok, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/txnstore"
@@ -189,18 +190,24 @@ func LoadProgress(ctx context.Context, s store.Store) (identity string, done map
 	if err != nil {
 		return "", nil, false, fmt.Errorf("catalog: %w", err)
 	}
+	identity, done, ok = parseLoadRow(r, family)
+	return identity, done, ok, nil
+}
+
+// parseLoadRow reads a load row's cells of family fam ("": any).
+func parseLoadRow(r store.Row, fam string) (identity string, done map[string]bool, ok bool) {
 	done = map[string]bool{}
 	for _, c := range r.Cells {
 		q := string(c.Qualifier)
 		switch {
-		case c.Family != family:
+		case fam != "" && c.Family != fam:
 		case q == dataQ:
 			identity, ok = string(c.Value), true
-		case len(q) > len(donePfx) && q[:len(donePfx)] == donePfx:
+		case strings.HasPrefix(q, donePfx) && len(q) > len(donePfx):
 			done[q[len(donePfx):]] = true
 		}
 	}
-	return identity, done, ok, nil
+	return identity, done, ok
 }
 
 // StartLoad records that the store is being loaded with the data set
