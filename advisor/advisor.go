@@ -66,14 +66,17 @@ type Options struct {
 
 // Result is a recommendation.
 type Result struct {
-	Mode    Mode
-	Mix     string
-	Budget  float64
-	Profile cost.Profile
-	Indexes []*catalog.Index // recommended, by name
-	Schema  *catalog.Schema  // the same, with each SI's base CF
-	Queries []*QueryPlan
-	Writes  []*WritePlan
+	Mode Mode
+	Mix  string
+	// Evaluated: the result of Evaluate (a given schema's cost), which has
+	// no mode and no budget.
+	Evaluated bool
+	Budget    float64
+	Profile   cost.Profile
+	Indexes   []*catalog.Index // recommended, by name
+	Schema    *catalog.Schema  // the same, with each SI's base CF
+	Queries   []*QueryPlan
+	Writes    []*WritePlan
 
 	TotalCost float64
 	TotalSize float64

@@ -26,7 +26,7 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 		return nil, err
 	}
 	pl := planner.New(s, opt.Profile)
-	res := &Result{Mix: opt.Mix, Budget: opt.Budget, Profile: opt.Profile, Indexes: s.Indexes, Schema: s}
+	res := &Result{Mix: opt.Mix, Evaluated: true, Budget: opt.Budget, Profile: opt.Profile, Indexes: s.Indexes, Schema: s}
 	for _, x := range s.Indexes {
 		res.TotalSize += x.Size
 	}

@@ -16,7 +16,11 @@ import (
 // statement's plan, the write plans, the totals and the solver's figures.
 func (r *Result) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- kvschema advise: mode %s, mix %s, budget %s, profile %s\n\n", r.Mode, r.Mix, units.Format(r.Budget), r.Profile.Name)
+	if r.Evaluated {
+		fmt.Fprintf(&b, "-- kvschema cost: mix %s, profile %s\n\n", r.Mix, r.Profile.Name)
+	} else {
+		fmt.Fprintf(&b, "-- kvschema advise: mode %s, mix %s, budget %s, profile %s\n\n", r.Mode, r.Mix, units.Format(r.Budget), r.Profile.Name)
+	}
 	b.WriteString("Schema\n")
 	for _, x := range r.Indexes {
 		fmt.Fprintf(&b, "  %s %s\n      %s rows × %.0f B = %s", x.Name, x.Describe(), fmtCount(x.Entries), x.EntrySize, units.Format(x.Size))

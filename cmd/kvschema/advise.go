@@ -135,7 +135,7 @@ func adviseCmd() *cobra.Command {
 		},
 	}
 	in.flags(c)
-	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024)")
+	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024), any letter case; unlimited for none")
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
 	c.Flags().BoolVar(&normalized, "normalized", false, "the paper's baseline: one CF per entity plus CFs from equality attributes to keys")
 	c.Flags().StringVar(&format, "format", "text", "output: text, json, ddl (kvschema language) or dot (Graphviz)")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -72,6 +73,18 @@ func TestAdviseCostExport(t *testing.T) {
 	}
 	if got := len(advised.Plans["by_firstname"].Steps); got != 2 || advised.Indexes[1].Base != "cf_user_by_id" {
 		t.Errorf("json: by_firstname has %d steps, SI base %q", got, advised.Indexes[1].Base)
+	}
+	// The text of cost names no mode and no budget (a given schema has
+	// none).
+	if text := mustRun(t, "", "cost", "--schema", ddl, "--model", seed37Model, "--workload", seed37Workload); !strings.HasPrefix(text, "-- kvschema cost: mix ") || strings.Contains(text, "budget") {
+		t.Errorf("cost text header:\n%s", text[:min(len(text), 200)])
+	}
+	// Budgets: any letter case; 0 is an error saying how to ask for none.
+	if _, err := run(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7mb"); err != nil {
+		t.Errorf("--budget 7mb: %v", err)
+	}
+	if out, err := run(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "0"); err == nil || !strings.Contains(out+err.Error(), "write unlimited") {
+		t.Errorf("--budget 0: %v\n%s", err, out)
 	}
 	cql := mustRun(t, "", "export", "--schema", ddl, "--to", "cql", "--keyspace", "ks")
 	want := `-- CF([user.id] [user.firstname] → [user.lastname, user.password])
@@ -230,5 +243,14 @@ func TestAdviseErrors(t *testing.T) {
 	bad := write("bad.kvs", "DEFINE RELATION u ROWS 10 { id BIGINT KEY, r BIGINT REFERENCES nowhere REVERSE us };\n")
 	if _, err := run(t, "", "advise", "--model", bad, "--workload", model); err == nil || !strings.Contains(err.Error(), "bad.kvs:1:44: relation u: r REFERENCES unknown relation nowhere") {
 		t.Errorf("unknown referenced relation: %v", err)
+	}
+}
+
+// TestVersion: version names kvschema and the Go release it was built
+// with (and, in a build with VCS stamping, the commit).
+func TestVersion(t *testing.T) {
+	out := mustRun(t, "", "version")
+	if !strings.HasPrefix(out, "kvschema ") || !strings.Contains(out, runtime.Version()) {
+		t.Errorf("version: %q", out)
 	}
 }
