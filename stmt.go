@@ -54,6 +54,13 @@ func (s *Stmt) runPositioned(ctx context.Context, args []any) (Result, *Rows, er
 // Query runs the statement and returns its rows (an EXPLAIN returns one row
 // per plan line, in a column named PLAN).
 func (s *Stmt) Query(ctx context.Context, args ...any) (*Rows, error) {
+	switch s.ast.(type) {
+	case *lang.Select, *lang.Explain:
+	default:
+		// database/sql's convention: Query reads, Exec writes; a write run
+		// through Query would happen and answer with no rows.
+		return nil, &lang.Error{Pos: s.ast.Pos(), Msg: fmt.Sprintf("Query runs SELECT and EXPLAIN; run %s with Exec", kindOf(s.ast))}
+	}
 	res, rows, err := s.runPositioned(ctx, args)
 	if err != nil {
 		return nil, err

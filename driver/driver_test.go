@@ -291,6 +291,14 @@ func TestErrors(t *testing.T) {
 	if _, err := db.Exec("INSERT INTO r VALUES ('a', 'b', 'c', 1); INSERT INTO r VALUES ('d', 'e', 'f', 2)"); err == nil {
 		t.Error("two statements in one Exec were accepted")
 	}
+	// Query reads; a write through it is refused before it runs.
+	if _, err := db.Query("INSERT INTO r VALUES ('q', 'q', 'q', 9)"); err == nil || !strings.Contains(err.Error(), "1:1: Query runs SELECT and EXPLAIN; run INSERT with Exec") {
+		t.Errorf("INSERT through Query: %v", err)
+	}
+	var count int
+	if err := db.QueryRow("SELECT v2 FROM r WHERE k1 = 'q'").Scan(&count); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("the INSERT given to Query ran: %v", err)
+	}
 	// Too few arguments.
 	if _, err := db.Exec("INSERT INTO r VALUES (?, ?, ?, ?)", "a", "b", "c"); err == nil || !strings.Contains(err.Error(), "parameter 4") {
 		t.Errorf("missing argument: %v", err)
