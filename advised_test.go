@@ -300,6 +300,9 @@ func TestAdvisedThroughDatabaseSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cts, err := rs.ColumnTypes(); err != nil || len(cts) != 2 || cts[0].DatabaseTypeName() != "BIGINT" || cts[1].DatabaseTypeName() != "DOUBLE" || cts[1].ScanType() != reflect.TypeFor[float64]() {
+		t.Errorf("advised query's column types: %v %v", cts, err)
+	}
 	for rs.Next() {
 		var id int64
 		var bid float64

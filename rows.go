@@ -13,7 +13,8 @@ import (
 // into typed destinations without allocating, except for the copy a
 // *[]byte receives.
 type Rows struct {
-	cols []string
+	cols  []string
+	types []types.Type // the columns' types (shared: do not modify)
 	// chunks hold the rows' values, len(cols) per row, in order: each chunk
 	// is filled before the next is made, twice as large up to
 	// maxChunkRows, so collecting rows never copies them.
@@ -34,8 +35,8 @@ type rowPos struct{ chunk, off int }
 
 const maxChunkRows = 64
 
-func newRows(cols []string) *Rows {
-	r := &Rows{cols: cols}
+func newRows(cols []string, ts []types.Type) *Rows {
+	r := &Rows{cols: cols, types: ts}
 	r.chunks = r.inline[:0]
 	return r
 }
@@ -101,6 +102,10 @@ func (r *Rows) Next() bool {
 	r.i++
 	return true
 }
+
+// ColumnTypes returns the type of each column (STRING for EXPLAIN's PLAN).
+// The slice is shared: do not modify it.
+func (r *Rows) ColumnTypes() []types.Type { return r.types }
 
 // Datums is the current row, unboxed, or nil before the first Next or
 // after Close. The slice is the Rows' own: read it, do not change it.

@@ -16,7 +16,7 @@ func TestRowsChunks(t *testing.T) {
 	for _, width := range []int{1, 2, 3, 4, 5} { // 4 fits Rows.first, 5 does not
 		for _, n := range []int{0, 1, 2, 3, 64, 65, 200} {
 			cols := make([]string, width)
-			r := newRows(cols)
+			r := newRows(cols, nil)
 			r.project = make([]int, width)
 			for i := range width {
 				r.project[i] = width - 1 - i // reversed
@@ -88,7 +88,7 @@ func TestScanTyped(t *testing.T) {
 		types.IntDatum(types.BigInt, 1<<40), types.FloatDatum(types.Double, 2.5), types.BoolDatum(true),
 		types.TimestampDatum(ts.UnixMicro()), types.Null,
 	}
-	r := newRows(make([]string, len(row)))
+	r := newRows(make([]string, len(row)), nil)
 	copy(r.add(), row)
 	if !r.Next() {
 		t.Fatal("no row")
@@ -147,7 +147,7 @@ func TestScanTyped(t *testing.T) {
 	// BYTES into *[]byte copies, into *any boxes: here column 1 is NULL.
 	dest := []any{&s, new(any), &i, &i64, &f, &ok, &tm, &nn}
 	row[1] = types.Null
-	r = newRows(make([]string, len(row)))
+	r = newRows(make([]string, len(row)), nil)
 	copy(r.add(), row)
 	r.Next()
 	if allocs := testing.AllocsPerRun(100, func() {

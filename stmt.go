@@ -66,7 +66,7 @@ func (s *Stmt) Query(ctx context.Context, args ...any) (*Rows, error) {
 		return nil, err
 	}
 	if rows == nil {
-		rows = newRows([]string{"PLAN"})
+		rows = newRows(planColumn, planType)
 		if res.Plan != "" {
 			for _, line := range strings.Split(strings.TrimRight(res.Plan, "\n"), "\n") {
 				rows.add()[0] = types.StringDatum(line)
@@ -185,7 +185,8 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err != nil {
 			return res, nil, err
 		}
-		rows := newRows(s.columns(rel, p))
+		cols := s.columns(rel, p)
+		rows := newRows(cols.names, cols.types)
 		rows.project = p.Project
 		err = db.exec.Query(ctx, p, (*projector)(rows))
 		rows.project = nil
@@ -215,23 +216,31 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 }
 
 // columns names a plan's result columns, cached per catalog.
-func (s *Stmt) columns(rel *catalog.Relation, p *plan.Plan) []string {
+func (s *Stmt) columns(rel *catalog.Relation, p *plan.Plan) *colNames {
 	cat := s.db.Catalog()
 	if c := s.cols.Load(); c != nil && c.cat == cat && len(c.names) == len(p.Project) {
-		return c.names
+		return c
 	}
-	names := make([]string, len(p.Project))
+	c := &colNames{cat: cat, names: make([]string, len(p.Project)), types: make([]types.Type, len(p.Project))}
 	for i, a := range p.Project {
-		names[i] = rel.Attrs[a].Name
+		c.names[i], c.types[i] = rel.Attrs[a].Name, rel.Attrs[a].Type
 	}
-	s.cols.Store(&colNames{cat: cat, names: names})
-	return names
+	s.cols.Store(c)
+	return c
 }
 
+// colNames are the result columns of a SELECT, for one catalog.
 type colNames struct {
 	cat   *catalog.Catalog
 	names []string
+	types []types.Type
 }
+
+// EXPLAIN's result column.
+var (
+	planColumn = []string{"PLAN"}
+	planType   = []types.Type{types.String}
+)
 
 // selectPlan plans a SELECT, re-keying the statement's cached key-read
 // plan when it fits the arguments.

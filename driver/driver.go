@@ -29,10 +29,13 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"reflect"
 	"sync"
+	"time"
 
 	"github.com/kvschema/kvschema"
 	_ "github.com/kvschema/kvschema/store/memstore" // mem: DSNs
+	"github.com/kvschema/kvschema/types"
 )
 
 func init() { sql.Register("kvschema", Driver{}) }
@@ -226,7 +229,43 @@ func (r result) RowsAffected() (int64, error) { return r.n, nil }
 type rows struct{ r *kvschema.Rows }
 
 func (r *rows) Columns() []string { return r.r.Columns() }
-func (r *rows) Close() error      { return r.r.Close() }
+
+// ColumnTypeDatabaseTypeName implements driver.RowsColumnTypeDatabaseTypeName:
+// the kvschema type name (BIGINT, STRING, …).
+func (r *rows) ColumnTypeDatabaseTypeName(i int) string {
+	if ts := r.r.ColumnTypes(); i < len(ts) {
+		return ts[i].String()
+	}
+	return ""
+}
+
+// ColumnTypeScanType implements driver.RowsColumnTypeScanType: the Go type
+// of the column's values (NULL scans into the sql.Null* of that type).
+func (r *rows) ColumnTypeScanType(i int) reflect.Type {
+	if ts := r.r.ColumnTypes(); i < len(ts) {
+		return scanTypes[ts[i]]
+	}
+	return reflect.TypeFor[any]()
+}
+
+// ColumnTypeNullable implements driver.RowsColumnTypeNullable: any column
+// of a result may be NULL (an outer path, an attribute not set), so it
+// reports nullable, as known.
+func (r *rows) ColumnTypeNullable(int) (nullable, ok bool) { return true, true }
+
+// scanTypes are the Go types of each kvschema type's values.
+var scanTypes = map[types.Type]reflect.Type{
+	types.String:    reflect.TypeFor[string](),
+	types.Int:       reflect.TypeFor[int64](),
+	types.BigInt:    reflect.TypeFor[int64](),
+	types.Float:     reflect.TypeFor[float64](),
+	types.Double:    reflect.TypeFor[float64](),
+	types.Bool:      reflect.TypeFor[bool](),
+	types.Timestamp: reflect.TypeFor[time.Time](),
+	types.Bytes:     reflect.TypeFor[[]byte](),
+}
+
+func (r *rows) Close() error { return r.r.Close() }
 func (r *rows) Next(dest []driver.Value) error {
 	if !r.r.Next() {
 		return io.EOF

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	_ "github.com/kvschema/kvschema/store/pebblestore" // pebble: DSNs
 )
 
@@ -584,5 +585,41 @@ func TestMemPerDB(t *testing.T) {
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestColumnTypes: result columns carry their kvschema type and Go scan
+// type, for SELECT and for EXPLAIN's PLAN column.
+func TestColumnTypes(t *testing.T) {
+	db := openDB(t, dsn(t))
+	execAll(t, db, typedDefs)
+	rs, err := db.Query("SELECT raw, id, i, b, f, d, ok, ts FROM typed WHERE id = 'x'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts, err := rs.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ct := range cts {
+		nullable, ok := ct.Nullable()
+		got = append(got, fmt.Sprintf("%s %s %s %v/%v", ct.Name(), ct.DatabaseTypeName(), ct.ScanType(), nullable, ok))
+	}
+	rs.Close()
+	want := []string{
+		"raw BYTES []uint8 true/true", "id STRING string true/true", "i INT int64 true/true", "b BIGINT int64 true/true",
+		"f FLOAT float64 true/true", "d DOUBLE float64 true/true", "ok BOOL bool true/true", "ts TIMESTAMP time.Time true/true",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("column types (-want +got):\n%s", diff)
+	}
+	rs, err = db.Query("EXPLAIN SELECT * FROM typed WHERE id = 'x'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	if cts, err := rs.ColumnTypes(); err != nil || len(cts) != 1 || cts[0].DatabaseTypeName() != "STRING" {
+		t.Errorf("EXPLAIN's column types: %v %v", cts, err)
 	}
 }

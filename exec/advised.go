@@ -134,7 +134,8 @@ type Stmt struct {
 	Upkeeps []*plan.Upkeep
 	ups     []*upkeepProg
 	nparams int
-	columns []string // a query's result columns
+	columns []string     // a query's result columns
+	types   []types.Type // and their types
 	checks  []existCheck
 }
 
@@ -179,6 +180,7 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 		s.Resolved, s.Plan, s.prog = q, pl, prog
 		for _, r := range q.Select {
 			s.columns = append(s.columns, q.Graph.DescribeRef(r))
+			s.types = append(s.types, r.Field.Type)
 		}
 		return s, nil
 	}
@@ -204,7 +206,8 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 
 // Result is the answer of a query.
 type Result struct {
-	Columns []string // shared by every result of the statement: do not modify
+	Columns []string     // shared by every result of the statement: do not modify
+	Types   []types.Type // the columns' types; shared likewise
 	Rows    [][]types.Datum
 }
 
@@ -238,7 +241,7 @@ func (s *Stmt) Query(ctx context.Context, args ...types.Value) (*Result, error) 
 		return nil, fmt.Errorf("%s: %w", s.Text, err)
 	}
 	w := len(s.prog.sel)
-	res := &Result{Columns: s.columns, Rows: make([][]types.Datum, len(rows))}
+	res := &Result{Columns: s.columns, Types: s.types, Rows: make([][]types.Datum, len(rows))}
 	all := make([]types.Datum, len(rows)*w)
 	for i, t := range rows {
 		out := all[i*w : (i+1)*w : (i+1)*w]
