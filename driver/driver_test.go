@@ -623,3 +623,21 @@ func TestColumnTypes(t *testing.T) {
 		t.Errorf("EXPLAIN's column types: %v %v", cts, err)
 	}
 }
+
+// TestDollarParameters: PostgreSQL-style $n parameters take the n-th
+// argument, in any order and more than once.
+func TestDollarParameters(t *testing.T) {
+	db := openDB(t, dsn(t))
+	execAll(t, db, fig6)
+	if _, err := db.Exec("INSERT INTO r VALUES ($2, $1, $2, $3)", "b", "a", 7); err != nil {
+		t.Fatal(err)
+	}
+	var k1, v1 string
+	var v2 int64
+	if err := db.QueryRow("SELECT k1, v1, v2 FROM r WHERE k2 = $2 AND k1 = $1", "a", "b").Scan(&k1, &v1, &v2); err != nil {
+		t.Fatal(err)
+	}
+	if k1 != "a" || v1 != "a" || v2 != 7 {
+		t.Errorf("got %q %q %d", k1, v1, v2)
+	}
+}

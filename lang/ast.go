@@ -248,8 +248,9 @@ type Literal struct {
 // Param is a `?` placeholder. Index is its 0-based ordinal in the statement,
 // counted left to right in source order.
 type Param struct {
-	At    Pos
-	Index int
+	At     Pos
+	Index  int  // 0-based: the argument it takes
+	Dollar bool // written $n (n = Index+1), not ?
 }
 
 // ColumnRef names an attribute: `c` of the statement's relation, or `q.c`

@@ -26,7 +26,7 @@ const (
 	tokBinary          // binary literal; val is its []byte value
 	tokInt             // integer literal (sign folded in); val is its int64 value
 	tokFloat           // float literal (sign folded in); val is its float64 value
-	tokParam           // '?'
+	tokParam           // '?', or '$n' (val: n as an int)
 	tokPunct           // punctuation or operator; str is its text
 )
 
@@ -335,6 +335,21 @@ func (l *lexer) next() token {
 	case c == '?':
 		l.off++
 		t = token{kind: tokParam}
+	case c == '$' && isDigit(l.at(l.off+1)):
+		// $n, PostgreSQL's numbered parameter.
+		l.off++
+		n := 0
+		for isDigit(l.at(l.off)) {
+			if n > 1<<16 {
+				return l.errorToken(pos, "parameter number too large")
+			}
+			n = n*10 + int(l.at(l.off)-'0')
+			l.off++
+		}
+		if n == 0 {
+			return l.errorToken(pos, "parameters are numbered from $1")
+		}
+		t = token{kind: tokParam, val: n}
 	default:
 		t = l.punct(pos)
 	}

@@ -76,6 +76,7 @@ type parser struct {
 	toks   []token // tokens lexed so far (a Reader drops consumed ones); a tokEOF or tokError token ends them
 	i      int     // index of the current token
 	nparam int     // number of '?' seen in the current statement
+	dollar bool    // whether the statement's parameters are $n (set by the first)
 	depth  int     // current nesting, see maxDepth
 	// maxRows, when > 0, makes insert stop after that many rows of a VALUES
 	// list, with moreRows set if a ',' announced more (see Reader).
@@ -1205,7 +1206,10 @@ func (p *parser) selectStmt() (Statement, error) {
 		t := p.peek()
 		switch {
 		case t.kind == tokParam:
-			s.Limit = p.param()
+			var err error
+			if s.Limit, err = p.param(); err != nil {
+				return nil, err
+			}
 		case t.kind == tokInt && t.val.(int64) >= 0:
 			p.next()
 			s.Limit = &Literal{At: t.pos, Value: t.val}
@@ -1431,7 +1435,7 @@ func (p *parser) delete() (Statement, error) {
 // value parses a literal or '?' (INSERT rows, UPDATE assignments).
 func (p *parser) value() (Expr, error) {
 	if p.peek().kind == tokParam {
-		return p.param(), nil
+		return p.param()
 	}
 	lit, err := p.literal()
 	if err != nil {
@@ -1443,10 +1447,20 @@ func (p *parser) value() (Expr, error) {
 	return lit, nil
 }
 
-func (p *parser) param() *Param {
-	x := &Param{At: p.next().pos, Index: p.nparam}
+// param takes a '?' (the next argument) or a '$n' (argument n). One
+// statement uses one style: numbering and counting cannot be mixed.
+func (p *parser) param() (*Param, error) {
+	t := p.next()
+	n, dollar := t.val.(int)
+	if p.nparam > 0 && dollar != p.dollar {
+		return nil, errorAt(t.pos, "a statement cannot mix ? and $n parameters")
+	}
+	p.dollar = dollar
 	p.nparam++
-	return x
+	if dollar {
+		return &Param{At: t.pos, Index: n - 1, Dollar: true}, nil
+	}
+	return &Param{At: t.pos, Index: p.nparam - 1}, nil
 }
 
 // literal parses a literal if the current token starts one, and returns nil
@@ -1638,7 +1652,7 @@ func (p *parser) operand() (Expr, error) {
 	t := p.peek()
 	switch t.kind {
 	case tokParam:
-		return p.param(), nil
+		return p.param()
 	case tokIdent, tokQuoted:
 		c, err := p.columnRef("attribute name", false)
 		if err != nil {

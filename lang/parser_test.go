@@ -545,3 +545,40 @@ func BenchmarkParseSelect(b *testing.B) {
 		}
 	}
 }
+
+// TestDollarParams: $n parameters (PostgreSQL's) take argument n, in any
+// order and more than once, print back as written, and cannot be mixed
+// with ? in one statement.
+func TestDollarParams(t *testing.T) {
+	got, err := ParseStatement("", "SELECT * FROM r WHERE a = $2 AND b = $1 OR c = $2 LIMIT $3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := func(i int) *Param { return &Param{Index: i, Dollar: true} }
+	want := &Select{Star: true, Relation: "r",
+		Where: bin(OpOr, bin(OpAnd, bin(OpEq, col("a"), dp(1)), bin(OpEq, col("b"), dp(0))), bin(OpEq, col("c"), dp(1))),
+		Limit: dp(2)}
+	if !EqualIgnoringPos(got, want) {
+		t.Fatalf("AST differs (-got +want):\n%s", diffIgnoringPos(got, want))
+	}
+	if text := roundTrip(t, got); text != "SELECT * FROM r WHERE a = $2 AND b = $1 OR c = $2 LIMIT $3" {
+		t.Errorf("printed %s", text)
+	}
+	if n := CountParams(got); n != 3 {
+		t.Errorf("CountParams = %d, want 3", n)
+	}
+	ins, err := ParseStatement("", "INSERT INTO r VALUES ($1, 'x', $1)")
+	if err != nil || CountParams(ins) != 1 {
+		t.Errorf("INSERT with $1 twice: %v, %d params", err, CountParams(ins))
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"SELECT * FROM r WHERE a = ? AND b = $1", "1:37: a statement cannot mix ? and $n parameters"},
+		{"SELECT * FROM r WHERE a = $1 AND b = ?", "1:38: a statement cannot mix ? and $n parameters"},
+		{"SELECT * FROM r WHERE a = $0", "1:27: parameters are numbered from $1"},
+		{"SELECT * FROM r WHERE a = $99999999999", "1:27: parameter number too large"},
+	} {
+		if _, err := ParseStatement("", tc.src); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %s", tc.src, err, tc.want)
+		}
+	}
+}

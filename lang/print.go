@@ -488,7 +488,11 @@ func printExpr(b *strings.Builder, e Expr) {
 	case *Literal:
 		b.WriteString(types.Format(e.Value))
 	case *Param:
-		b.WriteByte('?')
+		if e.Dollar {
+			b.WriteString("$" + strconv.Itoa(e.Index+1))
+		} else {
+			b.WriteByte('?')
+		}
 	case *ColumnRef:
 		printColumnRef(b, e)
 	case *Binary:

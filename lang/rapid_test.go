@@ -79,6 +79,7 @@ var timeGen = rapid.Custom(func(t *rapid.T) time.Time {
 type astGen struct {
 	t      *rapid.T
 	nparam int
+	dollar int // > 0: the statement's parameters are $n, drawn from 1..dollar
 }
 
 func (g *astGen) ident() string { return identGen.Draw(g.t, "ident") }
@@ -134,6 +135,9 @@ func (g *astGen) splitOn(nkeys int) []SplitPoint {
 }
 
 func (g *astGen) param() *Param {
+	if g.dollar > 0 {
+		return &Param{Index: g.intn(0, g.dollar-1), Dollar: true}
+	}
 	p := &Param{Index: g.nparam}
 	g.nparam++
 	return p
@@ -365,6 +369,7 @@ func (g *astGen) optConcat() Concat {
 
 func (g *astGen) statement() Statement {
 	g.nparam = 0
+	g.dollar = rapid.SampledFrom([]int{0, 0, 3}).Draw(g.t, "dollar")
 	switch g.intn(0, 6) {
 	case 5:
 		refs := func(min int) []ColumnRef {
