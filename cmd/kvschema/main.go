@@ -154,6 +154,14 @@ func textScript(name, text string) script {
 	return script{name: name, text: &text, checkFirst: true, size: int64(len(text))}
 }
 
+// readerScript is a script read once from r (standard input): not checked
+// in full before it runs, as a pipe is not.
+func readerScript(name string, r io.Reader) script {
+	return script{name: name, size: -1, open: func() (io.ReadCloser, error) {
+		return io.NopCloser(r), nil
+	}}
+}
+
 // fileScript is a script file. A regular file is checked in full before it
 // runs; a pipe or device, which can be read only once, is not.
 func fileScript(path string) (script, error) {
@@ -268,7 +276,7 @@ func execCmd() *cobra.Command {
 	var exprs []string
 	var trace, explain bool
 	cmd := &cobra.Command{
-		Use:   "exec --store URL (-f FILE | -e STATEMENT)...",
+		Use:   "exec --store URL [-f FILE | -e STATEMENT]...",
 		Short: "Run statements from files or the command line",
 		Long: `Run kvschema statements (DEFINE RELATION, DEFINE SCHEMA, INSERT, SELECT,
 UPDATE, DELETE, EXPLAIN) against a store. Store URLs: mem: (in memory),
@@ -288,11 +296,19 @@ up to its first syntax error). Each statement is atomic, except that an
 INSERT … VALUES of more than 1000 tuples is applied in batches of 1000
 tuples, each batch atomic: if batch k fails, batches 1 to k-1 stay applied
 and nothing from batch k on is; the error says how many tuples were applied
-and gives the position of the failing tuple (or of its batch's first).`,
+and gives the position of the failing tuple (or of its batch's first).
+
+Without -f or -e, the script is read from standard input (so does -f -):
+
+  kvschema exec --store pebble:/tmp/db < script.kvs
+  echo 'SELECT * FROM r;' | kvschema exec --store pebble:/tmp/db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 && len(exprs) == 0 {
-				return errors.New("nothing to run: give -f FILE or -e STATEMENT")
+				if f, ok := cmd.InOrStdin().(*os.File); ok && f == os.Stdin && isTerminal() {
+					return errors.New("nothing to run: give -f FILE or -e STATEMENT, or pipe a script on standard input")
+				}
+				files = []string{"-"}
 			}
 			out := cmd.OutOrStdout()
 			var tw io.Writer
@@ -306,8 +322,10 @@ and gives the position of the failing tuple (or of its batch's first).`,
 			defer db.Close()
 			r := &runner{db: db, out: out, explain: explain}
 			for _, f := range files {
-				s, err := fileScript(f)
-				if err != nil {
+				var s script
+				if f == "-" {
+					s = readerScript("stdin", cmd.InOrStdin())
+				} else if s, err = fileScript(f); err != nil {
 					return err
 				}
 				if err := r.runScript(cmd.Context(), s); err != nil {
@@ -323,7 +341,7 @@ and gives the position of the failing tuple (or of its batch's first).`,
 		},
 	}
 	cmd.Flags().StringVar(&url, "store", "mem:", "store URL: mem: or pebble:DIR")
-	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "script file to run (repeatable)")
+	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "script file to run (repeatable; - is standard input)")
 	cmd.Flags().StringArrayVarP(&exprs, "execute", "e", nil, "statement(s) to run (repeatable)")
 	cmd.Flags().BoolVar(&trace, "trace", false, "print every key-value operation (seed 003 notation)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "print each statement's plan before running it")

@@ -220,7 +220,6 @@ func TestExecErrors(t *testing.T) {
 		{"semantic error", []string{"exec", "-e", "DEFINE RELATION r { k STRING KEY, v INT };", "-e", "\n INSERT INTO r VALUES (1, 2);"}, regexp.MustCompile(`^-e#2:2:\d+: attribute k: `)},
 		{"unknown relation", []string{"exec", "-e", "SELECT * FROM nope;"}, regexp.MustCompile(`^-e#1:1:1: unknown relation nope`)},
 		{"explain keeps position", []string{"exec", "--explain", "-e", "DEFINE RELATION r { k STRING KEY, v INT };", "-e", "\n\n  SELECT * FROM r WHERE zz = 1;"}, regexp.MustCompile(`^-e#2:3:25: relation r has no attribute zz`)},
-		{"nothing to run", []string{"exec"}, regexp.MustCompile(`nothing to run`)},
 		{"missing file", []string{"exec", "-f", filepath.Join(t.TempDir(), "absent.kvs")}, regexp.MustCompile(`absent\.kvs`)},
 		{"unknown scheme", []string{"exec", "--store", "foo:bar", "-e", "SELECT * FROM r;"}, regexp.MustCompile(`unknown scheme "foo" \(known: .*mem.*pebble`)},
 		{"no scheme", []string{"exec", "--store", "nocolon", "-e", "SELECT * FROM r;"}, regexp.MustCompile(`want SCHEME:`)},
@@ -535,5 +534,20 @@ func TestShellTerminal(t *testing.T) {
 			t.Fatalf("history not written (%v): %q\nscreen:\n%s", err, b, capture())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestExecStdin: without -f or -e (or with -f -), exec runs the script
+// piped on standard input; its errors are positioned in "stdin".
+func TestExecStdin(t *testing.T) {
+	script := "DEFINE RELATION r { k STRING KEY, v INT };\nDEFINE PRIMARY SCHEMA s FOR r { TABLE 's', ROW k, VALUE v };\nINSERT INTO r VALUES ('a', 1);\nSELECT * FROM r;\n"
+	for _, args := range [][]string{{"exec"}, {"exec", "-f", "-"}} {
+		out := mustRun(t, script, args...)
+		if !strings.Contains(out, "SELECT * FROM r") || !regexp.MustCompile(`(?m)^a +1$`).MatchString(out) {
+			t.Errorf("%q: output\n%s", args, out)
+		}
+	}
+	if _, err := run(t, "DEFINE RELATION r { k STRING KEY };\nSELEC;", "exec"); err == nil || !strings.HasPrefix(err.Error(), "stdin:2:1: ") {
+		t.Errorf("syntax error on stdin: %v", err)
 	}
 }
