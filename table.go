@@ -1,10 +1,18 @@
 package kvschema
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+	"unicode/utf8"
 
 	"github.com/kvschema/kvschema/types"
 )
@@ -39,3 +47,107 @@ func (r *Rows) WriteTable(w io.Writer) error {
 // every backslash) as \xNN. It is types.Display, the rule every printer of
 // kvschema follows.
 func Display(v types.Value) string { return types.Display(v) }
+
+// WriteCSV writes the rows as CSV (RFC 4180): a header of column names,
+// then one record per row. NULL is the empty field; strings are written
+// as they are (CSV quotes what needs quoting); BYTES as hex with a 0x
+// prefix; TIMESTAMP in RFC 3339 with microseconds, UTC; numbers and
+// booleans as Go writes them (1.5, true).
+func (r *Rows) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(r.cols); err != nil {
+		return err
+	}
+	rec := make([]string, len(r.cols))
+	for _, row := range r.All() {
+		for i, v := range row {
+			rec[i] = plainText(v)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSON writes the rows as JSON: with lines, one object per row per
+// line (JSON Lines); without, one array of those objects. Keys are the
+// column names; NULL is null, numbers and booleans are JSON's, strings are
+// strings (valid UTF-8: invalid bytes are escaped as types.Display does),
+// BYTES are hex strings with a 0x prefix, TIMESTAMP RFC 3339 strings (UTC,
+// microseconds).
+func (r *Rows) WriteJSON(w io.Writer, lines bool) error {
+	var b bytes.Buffer
+	if !lines {
+		b.WriteByte('[')
+	}
+	for n, row := range r.All() {
+		if !lines && n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('{')
+		for i, v := range row {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k, _ := json.Marshal(r.cols[i])
+			b.Write(k)
+			b.WriteByte(':')
+			var x any
+			switch t := v.(type) {
+			case nil, bool, int64, float64:
+				x = t
+			default:
+				x = plainText(v)
+			}
+			if f, ok := x.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+				x = plainText(v) // JSON has no NaN or infinity
+			}
+			j, err := json.Marshal(x)
+			if err != nil {
+				return err
+			}
+			b.Write(j)
+		}
+		b.WriteByte('}')
+		if lines {
+			b.WriteByte('\n')
+		}
+		if b.Len() > 1<<16 {
+			if _, err := w.Write(b.Bytes()); err != nil {
+				return err
+			}
+			b.Reset()
+		}
+	}
+	if !lines {
+		b.WriteString("]\n")
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// plainText is a value as CSV and JSON strings carry it.
+func plainText(v types.Value) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		if utf8.ValidString(x) {
+			return x
+		}
+		return types.Escape(x)
+	case []byte:
+		return "0x" + hex.EncodeToString(x)
+	case time.Time:
+		return x.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+	}
+	return types.Format(v)
+}

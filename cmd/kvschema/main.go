@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/peterh/liner"
@@ -46,6 +47,11 @@ type runner struct {
 	db      *kvschema.DB
 	out     io.Writer
 	explain bool
+	// quiet: no echo of statements and no counts of written tuples, only
+	// results (rows, plans); format: how rows print (table, csv, json,
+	// jsonl; "" is table).
+	quiet  bool
+	format string
 	// inserted counts the tuples of the INSERT being applied in batches.
 	inserted int64
 }
@@ -59,7 +65,7 @@ func (r *runner) run(ctx context.Context, file string, src []byte) error {
 // trace, if on, prints its key-value operations) and prints its result. A
 // long INSERT … VALUES runs in atomic batches of insertBatch tuples.
 func (r *runner) runScript(ctx context.Context, s script) error {
-	return echoEach(r.out, s, func(st lang.Statement, part lang.Part) error {
+	return echoEach(r.out, !r.quiet, s, func(st lang.Statement, part lang.Part) error {
 		if _, isExplain := st.(*lang.Explain); r.explain && !isExplain && !isDefine(st) {
 			// Explain the parsed statement itself, not a reprint of it, so
 			// that an error names the script's file:line:col.
@@ -81,18 +87,32 @@ func (r *runner) runScript(ctx context.Context, s script) error {
 		}
 		switch {
 		case rows != nil:
-			if err := rows.WriteTable(r.out); err != nil {
+			if err := r.writeRows(rows); err != nil {
 				return err
 			}
 		case res.Plan != "":
 			fmt.Fprint(r.out, types.EscapeText(res.Plan))
 		case part.More:
 			r.inserted += res.RowsAffected // the count follows the last batch
-		case res.Statement != "DEFINE":
+		case res.Statement != "DEFINE" && !r.quiet:
 			fmt.Fprintf(r.out, "%s %d\n", res.Statement, r.inserted+res.RowsAffected)
 		}
 		return nil
 	})
+}
+
+// formats are the ways exec prints rows.
+var formats = []string{"table", "csv", "json", "jsonl"}
+
+// writeRows prints a result in the runner's format.
+func (r *runner) writeRows(rows *kvschema.Rows) error {
+	switch r.format {
+	case "csv":
+		return rows.WriteCSV(r.out)
+	case "json", "jsonl":
+		return rows.WriteJSON(r.out, r.format == "jsonl")
+	}
+	return rows.WriteTable(r.out)
 }
 
 // insertBatch is how many tuples of an INSERT … VALUES are applied in one
@@ -181,8 +201,11 @@ func fileScript(path string) (script, error) {
 // echoed as it comes — the first with the statement's head, the next ones
 // as rows — and each run on its own. With s.checkFirst, a syntax error
 // anywhere in the script stops it before anything runs.
-func echoEach(out io.Writer, s script, one func(lang.Statement, lang.Part) error) error {
+func echoEach(out io.Writer, echo bool, s script, one func(lang.Statement, lang.Part) error) error {
 	echoOne := func(st lang.Statement, part lang.Part) error {
+		if !echo {
+			return one(st, part)
+		}
 		var text string
 		if part.Row == 0 {
 			text = "\n" + lang.Print(st)
@@ -274,9 +297,10 @@ func execCmd() *cobra.Command {
 	var url string
 	var files []string
 	var exprs []string
-	var trace, explain bool
+	var trace, explain, quiet bool
+	var format string
 	cmd := &cobra.Command{
-		Use:   "exec --store URL [-f FILE | -e STATEMENT]...",
+		Use:   "exec --store URL [-f FILE | -e STATEMENT]... [-q] [--format table|csv|json|jsonl]",
 		Short: "Run statements from files or the command line",
 		Long: `Run kvschema statements (DEFINE RELATION, DEFINE SCHEMA, INSERT, SELECT,
 UPDATE, DELETE, EXPLAIN) against a store. Store URLs: mem: (in memory),
@@ -320,7 +344,10 @@ Without -f or -e, the script is read from standard input (so does -f -):
 				return err
 			}
 			defer db.Close()
-			r := &runner{db: db, out: out, explain: explain}
+			if !slices.Contains(formats, format) {
+				return fmt.Errorf("--format %s: want one of %s", format, strings.Join(formats, ", "))
+			}
+			r := &runner{db: db, out: out, explain: explain, quiet: quiet, format: format}
 			for _, f := range files {
 				var s script
 				if f == "-" {
@@ -345,6 +372,8 @@ Without -f or -e, the script is read from standard input (so does -f -):
 	cmd.Flags().StringArrayVarP(&exprs, "execute", "e", nil, "statement(s) to run (repeatable)")
 	cmd.Flags().BoolVar(&trace, "trace", false, "print every key-value operation (seed 003 notation)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "print each statement's plan before running it")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only results (rows, plans): no echo of statements, no counts")
+	cmd.Flags().StringVar(&format, "format", "table", "how rows print: table, csv, json (an array per query) or jsonl (an object per row)")
 	return cmd
 }
 

@@ -551,3 +551,27 @@ func TestExecStdin(t *testing.T) {
 		t.Errorf("syntax error on stdin: %v", err)
 	}
 }
+
+// TestExecFormats: -q prints only results; --format writes rows as CSV,
+// JSON or JSON Lines, with NULL, bytes, timestamps and quoting as
+// documented.
+func TestExecFormats(t *testing.T) {
+	defs := `DEFINE RELATION r { k STRING KEY, n BIGINT, d DOUBLE, ok BOOL, ts TIMESTAMP, raw BYTES };
+DEFINE PRIMARY SCHEMA s FOR r { TABLE 's', ROW ordered{k}, QUALIFIER attr_name['k'], VALUE attr_value['k'] };
+INSERT INTO r VALUES ('a,"b"', 7, 1.5, true, '2026-11-26 10:00:00.5', x'00ff');
+INSERT INTO r (k) VALUES ('z');
+SELECT * FROM r;`
+	for _, tc := range []struct{ format, want string }{
+		{"csv", "k,n,d,ok,ts,raw\n\"a,\"\"b\"\"\",7,1.5,true,2026-11-26T10:00:00.500000Z,0x00ff\nz,,,,,\n"},
+		{"jsonl", `{"k":"a,\"b\"","n":7,"d":1.5,"ok":true,"ts":"2026-11-26T10:00:00.500000Z","raw":"0x00ff"}` + "\n" + `{"k":"z","n":null,"d":null,"ok":null,"ts":null,"raw":null}` + "\n"},
+		{"json", `[{"k":"a,\"b\"","n":7,"d":1.5,"ok":true,"ts":"2026-11-26T10:00:00.500000Z","raw":"0x00ff"},{"k":"z","n":null,"d":null,"ok":null,"ts":null,"raw":null}]` + "\n"},
+	} {
+		out := mustRun(t, "", "exec", "-q", "--format", tc.format, "-e", defs)
+		if out != tc.want {
+			t.Errorf("--format %s:\n%s\nwant\n%s", tc.format, out, tc.want)
+		}
+	}
+	if _, err := run(t, "", "exec", "--format", "xml", "-e", "SELECT * FROM r;"); err == nil || !strings.Contains(err.Error(), "want one of table, csv, json, jsonl") {
+		t.Errorf("--format xml: %v", err)
+	}
+}
