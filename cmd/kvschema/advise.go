@@ -79,8 +79,10 @@ func adviseCmd() *cobra.Command {
 	var noSI, normalized, quiet, exactTies bool
 	var timeLimit time.Duration
 	c := &cobra.Command{
-		Use:   "advise --model FILE --workload FILE [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
-		Short: "Recommend column families, secondary indexes and plans for a workload (seed 000)",
+		Use: "advise --model FILE --workload FILE [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
+		Example: `  kvschema advise --model examples/rubis/model.kvs --workload examples/rubis/workload.kvs \
+      --mix bidding --budget 161MB --format ddl -o rubis.kvs`,
+		Short: "Recommend column families, secondary indexes and plans for a workload",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if noSI && normalized {
@@ -176,7 +178,9 @@ func costCmd() *cobra.Command {
 	var in inputs
 	var schemaFile, format string
 	c := &cobra.Command{
-		Use:   "cost --schema FILE --model FILE --workload FILE [--mix NAME] [--profile NAME|FILE]",
+		Use: "cost --schema FILE --model FILE --workload FILE [--mix NAME] [--profile NAME|FILE]",
+		Example: `  kvschema cost --schema rubis.kvs --model examples/rubis/model.kvs --workload examples/rubis/workload.kvs \
+      --mix browsing`,
 		Short: "Cost a given schema: best plan and cost of every statement, total cost and size",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -207,7 +211,9 @@ func costCmd() *cobra.Command {
 func exportCmd() *cobra.Command {
 	var schemaFile, modelFile, to, keyspace, namespace string
 	c := &cobra.Command{
-		Use:   "export --schema FILE --to cql|hbase|cbt [--model FILE] [--keyspace KS] [--namespace NS]",
+		Use: "export --schema FILE --to cql|hbase|cbt [--model FILE] [--keyspace KS] [--namespace NS]",
+		Example: `  kvschema export --schema rubis.kvs --to cql --keyspace shop
+  kvschema export --schema rubis.kvs --to cbt`,
 		Short: "Write a schema as another system's DDL (cql: Cassandra; hbase, cbt: the engine's tables on HBase or Bigtable)",
 		Long: `Write a schema as another system's DDL.
 

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func needCBC(t *testing.T) {
@@ -253,4 +255,27 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(out, "kvschema ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("version: %q", out)
 	}
+}
+
+// TestEveryCommandHasExamples: each command's help shows how to run it,
+// and no help text speaks in the seed papers' numbering.
+func TestEveryCommandHasExamples(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			if sub.Runnable() && sub.Example == "" {
+				t.Errorf("%s has no Example", sub.CommandPath())
+			}
+			for _, text := range []string{sub.Short, sub.Long, sub.Example, sub.Flags().FlagUsages()} {
+				if strings.Contains(text, "seed 00") {
+					t.Errorf("%s's help speaks of %q", sub.CommandPath(), "seed 00…")
+				}
+			}
+			walk(sub)
+		}
+	}
+	walk(rootCmd())
 }

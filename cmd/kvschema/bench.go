@@ -31,8 +31,9 @@ func benchRubisCmd() *cobra.Command {
 	var variants, rtts, budget string
 	var quiet bool
 	c := &cobra.Command{
-		Use:   "rubis --scale S --out DIR",
-		Short: "Compare the baseline, CF-only and CF+SI schemas on the RUBiS workload (seed 000 §4)",
+		Use:     "rubis --scale S --out DIR",
+		Example: `  kvschema bench rubis --scale 0.01 --out /tmp/bench`,
+		Short:   "Compare the baseline, CF-only and CF+SI schemas on the RUBiS workload (the paper's experiment)",
 		Long: `For each schema variant — baseline (advise --normalized), cf (advise
 --no-secondary-index) and si (the default) — advise a schema for the mix under
 the budget, load the same generated RUBiS data, and run every statement of the
@@ -113,8 +114,9 @@ func calibrateCmd() *cobra.Command {
 	var rtt time.Duration
 	var runs int
 	c := &cobra.Command{
-		Use:   "calibrate --store URL [--rtt D] -o profile.json",
-		Short: "Measure a store's cost constants and write a profile advise --profile accepts",
+		Use:     "calibrate --store URL [--rtt D] -o profile.json",
+		Example: `  kvschema calibrate --store pebble:/tmp/cal -o profile.json`,
+		Short:   "Measure a store's cost constants and write a profile advise --profile accepts",
 		Long: `Micro-benchmarks through the engine (lookups of 1 partition returning 1 to
 1,024 rows, joins probing 1 to 1,024 partitions, single-row queries through a
 column family and through a secondary index) and through the store (batches

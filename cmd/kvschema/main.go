@@ -300,7 +300,10 @@ func execCmd() *cobra.Command {
 	var trace, explain, quiet bool
 	var format string
 	cmd := &cobra.Command{
-		Use:   "exec --store URL [-f FILE | -e STATEMENT]... [-q] [--format table|csv|json|jsonl]",
+		Use: "exec --store URL [-f FILE | -e STATEMENT]... [-q] [--format table|csv|json|jsonl]",
+		Example: `  kvschema exec --store pebble:/tmp/db -f schema.kvs
+  kvschema exec --store pebble:/tmp/db -e "SELECT * FROM r WHERE k1 = 'a1'" --explain
+  echo "SELECT * FROM r;" | kvschema exec --store pebble:/tmp/db -q --format csv`,
 		Short: "Run statements from files or the command line",
 		Long: `Run kvschema statements (DEFINE RELATION, DEFINE SCHEMA, INSERT, SELECT,
 UPDATE, DELETE, EXPLAIN) against a store. Store URLs: mem: (in memory),
@@ -370,7 +373,7 @@ Without -f or -e, the script is read from standard input (so does -f -):
 	cmd.Flags().StringVar(&url, "store", "mem:", "store URL: mem: or pebble:DIR")
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "script file to run (repeatable; - is standard input)")
 	cmd.Flags().StringArrayVarP(&exprs, "execute", "e", nil, "statement(s) to run (repeatable)")
-	cmd.Flags().BoolVar(&trace, "trace", false, "print every key-value operation (seed 003 notation)")
+	cmd.Flags().BoolVar(&trace, "trace", false, "print every key-value operation (put, get, scan, delete with their keys)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "print each statement's plan before running it")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only results (rows, plans): no echo of statements, no counts")
 	cmd.Flags().StringVar(&format, "format", "table", "how rows print: table, csv, json (an array per query) or jsonl (an object per row)")
@@ -380,8 +383,9 @@ Without -f or -e, the script is read from standard input (so does -f -):
 func shellCmd() *cobra.Command {
 	var url string
 	cmd := &cobra.Command{
-		Use:   "shell --store URL",
-		Short: "Interactive shell (statements end with ';'; .help for commands)",
+		Use:     "shell --store URL",
+		Example: `  kvschema shell --store pebble:/tmp/db`,
+		Short:   "Interactive shell (statements end with ';'; .help for commands)",
 		Long: `An interactive shell over a store: the statements exec runs, on the
 relations defined with DEFINE RELATION / DEFINE SCHEMA and on an advised
 schema loaded into the store (kvschema load) alike. .schema prints both
@@ -400,13 +404,16 @@ func demoCmd() *cobra.Command {
 	var scale float64
 	var iterations int
 	cmd := &cobra.Command{
-		Use:   "demo",
+		Use: "demo",
+		Example: `  kvschema demo
+  kvschema demo --client`,
 		Short: "Advise RUBiS, load generated data into a temporary Pebble store, run statements with EXPLAIN, verify",
 		Long: `The main job end to end on a temporary Pebble store: advise the paper's
 61-statement RUBiS workload (mix bidding, 161MB, so secondary indexes appear),
 load generated data into every column family and index, run statements with
 their plans, time every workload query and verify the store.
-With --client: seed 003's walk-through of the schema-defined client instead.`,
+With --client: a walk-through of relations mapped onto hand-written layouts
+(DEFINE RELATION / DEFINE SCHEMA) instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := os.MkdirTemp("", "kvschema-demo-")
@@ -433,7 +440,7 @@ With --client: seed 003's walk-through of the schema-defined client instead.`,
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary store")
-	cmd.Flags().BoolVar(&client, "client", false, "seed 003's walk-through of the schema-defined client")
+	cmd.Flags().BoolVar(&client, "client", false, "walk through relations on hand-written layouts instead")
 	cmd.Flags().Float64Var(&scale, "scale", 0.002, "RUBiS data scale (1.0 = 200,000 users)")
 	cmd.Flags().IntVar(&iterations, "iterations", 50, "runs of each workload query")
 	return cmd

@@ -12,8 +12,9 @@ import (
 func repairCmd() *cobra.Command {
 	var url string
 	c := &cobra.Command{
-		Use:   "repair --store URL",
-		Short: "Finish the multi-row writes a dead client left, and tidy their bookkeeping (Bigtable)",
+		Use:     "repair --store URL",
+		Example: `  kvschema repair --store "bigtable://my-project/my-instance"`,
+		Short:   "Finish the multi-row writes a dead client left, and tidy their bookkeeping (Bigtable)",
 		Long: `On a store that is atomic per row only (bigtable://…), every multi-row write
 goes through an intent log and locks the rows it changes until it is applied.
 repair finishes every committed write left in the log (a reader or writer

@@ -28,7 +28,10 @@ func loadCmd() *cobra.Command {
 	var seed uint64
 	var quiet bool
 	c := &cobra.Command{
-		Use:   "load --store URL --model FILE --schema FILE (--data DIR | --generate rubis --scale S)",
+		Use: "load --store URL --model FILE --schema FILE (--data DIR | --generate rubis --scale S)",
+		Example: `  kvschema load --store pebble:/tmp/rubis --model examples/rubis/model.kvs --schema rubis.kvs \
+      --generate rubis --scale 0.01
+  kvschema load --store pebble:/tmp/app --model model.kvs --schema schema.kvs --data ./csv`,
 		Short: "Deploy a schema in a store and bulk-load entity data into every column family and index",
 		Long: `Deploy the schema (DEFINE COLUMN FAMILY / SECONDARY INDEX, e.g. the output of
 advise --format ddl) and its model in the store, then load entity data: one
@@ -205,8 +208,9 @@ func runLoad(ctx context.Context, en *exec.Engine, dataDir, generate string, sca
 func verifyCmd() *cobra.Command {
 	var url, dataDir string
 	c := &cobra.Command{
-		Use:   "verify --store URL [--data DIR]",
-		Short: "Check that every column family and index holds exactly the rows its definition implies",
+		Use:     "verify --store URL [--data DIR]",
+		Example: `  kvschema verify --store pebble:/tmp/rubis`,
+		Short:   "Check that every column family and index holds exactly the rows its definition implies",
 		Long: `Without --data, the entity data is rebuilt from the indexes themselves: copies
 that disagree are stale, and every index must hold each row the data known from
 all indexes implies. With --data, the expected rows come from the entity files.

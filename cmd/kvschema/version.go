@@ -9,9 +9,10 @@ import (
 
 func versionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print kvschema's version: the module version, or the commit it was built from",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Example: `  kvschema version`,
+		Short:   "Print kvschema's version: the module version, or the commit it was built from",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintln(cmd.OutOrStdout(), versionText())
 			return nil
