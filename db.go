@@ -118,11 +118,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
 
 // reload replaces the catalog by the store's newest version.
 func (db *DB) reload(ctx context.Context) error {
-	version, stored, err := catalog.Load(ctx, db.raw)
-	if err != nil {
-		return err
-	}
-	cat, err := catalog.Open(stored)
+	version, _, cat, err := catalog.Read(ctx, db.raw)
 	if err != nil {
 		return err
 	}

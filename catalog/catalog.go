@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
+	"github.com/kvschema/kvschema/store"
 )
 
 // Catalog is one version of a store's definitions: the client's relations
@@ -125,6 +127,16 @@ func Open(s Stored) (*Catalog, error) {
 		}
 	}
 	return c, nil
+}
+
+// Read loads the store's newest version (Load) and builds its catalog
+// (Open).
+func Read(ctx context.Context, st store.Store) (version uint64, stored Stored, c *Catalog, err error) {
+	if version, stored, err = Load(ctx, st); err != nil {
+		return 0, stored, nil, err
+	}
+	c, err = Open(stored)
+	return version, stored, c, err
 }
 
 // Stored is the catalog as a store keeps it.

@@ -26,14 +26,7 @@ func readLegacyAdvised(ctx context.Context, s store.Store, cat *Stored) error {
 		return fmt.Errorf("catalog: %w", err)
 	}
 	for _, c := range r.Cells {
-		switch string(c.Qualifier) {
-		case modelQ:
-			cat.Model = string(c.Value)
-		case schemaQ:
-			cat.Schema = string(c.Value)
-		case profQ:
-			cat.Profile = string(c.Value)
-		}
+		cat.setAdvised(c)
 	}
 	cat.Legacy = cat.Model != ""
 	return nil

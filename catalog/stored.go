@@ -40,6 +40,19 @@ type Stored struct {
 	Legacy bool
 }
 
+// setAdvised takes a cell of the advised schema (model, schema, profile)
+// into s; other cells are ignored.
+func (s *Stored) setAdvised(c store.Cell) {
+	switch string(c.Qualifier) {
+	case modelQ:
+		s.Model = string(c.Value)
+	case schemaQ:
+		s.Schema = string(c.Value)
+	case profQ:
+		s.Profile = string(c.Value)
+	}
+}
+
 func versionRow(v uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte(prefix+"/"), v)
 }
@@ -84,15 +97,10 @@ func newest(ctx context.Context, s store.Store) (version uint64, cat Stored, err
 		if c.Family != family {
 			continue
 		}
-		switch string(c.Qualifier) {
-		case scriptQ:
+		if string(c.Qualifier) == scriptQ {
 			cat.Script, hasScript = string(c.Value), true
-		case modelQ:
-			cat.Model = string(c.Value)
-		case schemaQ:
-			cat.Schema = string(c.Value)
-		case profQ:
-			cat.Profile = string(c.Value)
+		} else {
+			cat.setAdvised(c)
 		}
 	}
 	if !hasScript {

@@ -28,11 +28,7 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		version, stored, err := catalog.Load(ctx, st)
-		if err != nil {
-			return nil, err
-		}
-		cat, err := catalog.Open(stored)
+		version, stored, cat, err := catalog.Read(ctx, st)
 		if err != nil {
 			return nil, err
 		}
@@ -63,11 +59,7 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 
 // Open opens the engine of the advised schema deployed in a store.
 func Open(ctx context.Context, st store.Store) (*Engine, error) {
-	_, stored, err := catalog.Load(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	cat, err := catalog.Open(stored)
+	_, _, cat, err := catalog.Read(ctx, st)
 	if err != nil {
 		return nil, err
 	}
