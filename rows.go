@@ -11,13 +11,16 @@ import (
 // Rows is the result of a query. It is fully materialized: Close is
 // optional. Its values are held unboxed (types.Datum), so Scan copies them
 // into typed destinations without allocating, except for the copy a
-// *[]byte receives.
+// *[]byte receives. The bytes of short STRING values are packed into
+// shared chunks as they are decoded (types.Strings): a string scanned out
+// stays valid and unchanged for good, and keeps its chunk (at most 8 KiB)
+// alive while it is referenced.
 type Rows struct {
 	cols  []string
 	types []types.Type // the columns' types (shared: do not modify)
 	// chunks hold the rows' values, len(cols) per row, in order: each chunk
-	// is filled before the next is made, twice as large up to
-	// maxChunkRows, so collecting rows never copies them.
+	// is filled before the next is made, of minChunkRows, then twice as
+	// large up to maxChunkRows, so collecting rows never copies them.
 	chunks  [][]types.Datum
 	n       int             // number of rows
 	i       int             // rows Next has passed
@@ -33,7 +36,10 @@ type Rows struct {
 // rowPos is a row's position in Rows.chunks.
 type rowPos struct{ chunk, off int }
 
-const maxChunkRows = 64
+const (
+	minChunkRows = 16
+	maxChunkRows = 512
+)
 
 func newRows(cols []string, ts []types.Type) *Rows {
 	r := &Rows{cols: cols, types: ts}
@@ -61,9 +67,9 @@ func (r *Rows) add() []types.Datum {
 	w := len(r.cols)
 	last := len(r.chunks) - 1
 	if last < 0 || cap(r.chunks[last])-len(r.chunks[last]) < w {
-		rows := 1
+		rows := minChunkRows
 		if last >= 0 {
-			rows = min(2*cap(r.chunks[last])/max(w, 1), maxChunkRows)
+			rows = min(max(2*cap(r.chunks[last])/max(w, 1), minChunkRows), maxChunkRows)
 		}
 		if last < 0 && w <= len(r.first) {
 			r.chunks = append(r.chunks, r.first[:0:w])

@@ -14,6 +14,7 @@ import (
 // Value gives, in every encoding, and decoding to a Datum gives the Datum
 // of the decoded Value.
 func TestDatumEncodersAgree(t *testing.T) {
+	var shared types.Strings // packs the values of every draw
 	rapid.Check(t, func(rt *rapid.T) {
 		typ := rapid.SampledFrom(types.AllTypes).Draw(rt, "type")
 		nullable := rapid.Bool().Draw(rt, "nullable")
@@ -26,7 +27,7 @@ func TestDatumEncodersAgree(t *testing.T) {
 			name   string
 			value  func([]byte, types.Type, types.Value, bool) ([]byte, error)
 			datum  func([]byte, types.Type, types.Datum, bool) ([]byte, error)
-			decode func(types.Type, []byte, bool) (types.Datum, int, error)
+			decode func(types.Type, []byte, bool, *types.Strings) (types.Datum, int, error)
 		}{
 			{"ordered", keyenc.AppendOrdered, keyenc.AppendOrderedDatum, keyenc.DecodeOrderedDatum},
 			{"descending", keyenc.AppendDesc, keyenc.AppendDescDatum, keyenc.DecodeDescDatum},
@@ -36,8 +37,8 @@ func TestDatumEncodersAgree(t *testing.T) {
 				func(dst []byte, t types.Type, d types.Datum, _ bool) ([]byte, error) {
 					return keyenc.AppendNaturalDatum(dst, t, d)
 				},
-				func(t types.Type, b []byte, _ bool) (types.Datum, int, error) {
-					d, err := keyenc.DecodeNaturalDatum(t, b)
+				func(t types.Type, b []byte, _ bool, s *types.Strings) (types.Datum, int, error) {
+					d, err := keyenc.DecodeNaturalDatum(t, b, s)
 					return d, len(b), err
 				}},
 		} {
@@ -52,7 +53,12 @@ func TestDatumEncodersAgree(t *testing.T) {
 			if werr != nil {
 				continue
 			}
-			back, n, err := enc.decode(typ, got[1:], nullable)
+			var strs *types.Strings // nil: each value its own copy
+			if rapid.Bool().Draw(rt, "packed") {
+				strs = &shared
+			}
+			back, n, err := enc.decode(typ, got[1:], nullable, strs)
+			clear(got) // the decoded Datum must not share the encoding's memory
 			if err != nil || n != len(got)-1 || types.CompareDatums(back, d) != 0 || back.IsNull() != d.IsNull() {
 				rt.Fatalf("%s %s %#v: decodes to %v, %d bytes, %v", enc.name, typ, v, back.Value(), n, err)
 			}

@@ -36,21 +36,19 @@ func AppendNaturalDatum(dst []byte, t types.Type, d types.Datum) ([]byte, error)
 // DecodeNatural decodes b, the whole natural encoding of a value of type t.
 // Fixed-width types need exactly their width in bytes.
 func DecodeNatural(t types.Type, b []byte) (types.Value, error) {
-	d, err := DecodeNaturalDatum(t, b)
+	d, err := DecodeNaturalDatum(t, b, nil)
 	if err != nil {
 		return nil, err
 	}
 	return boxed(d), nil
 }
 
-// DecodeNaturalDatum is DecodeNatural without boxing: the Datum owns its
-// bytes (one allocation for a non-empty STRING or BYTES, none otherwise).
-func DecodeNaturalDatum(t types.Type, b []byte) (types.Datum, error) {
-	switch t {
-	case types.String:
-		return types.StringDatum(string(b)), nil
-	case types.Bytes:
-		return types.BytesDatum(b), nil
+// DecodeNaturalDatum is DecodeNatural without boxing: the Datum holds a
+// copy of the bytes of a STRING or BYTES value, made by s (nil: one
+// allocation per value), never b's memory.
+func DecodeNaturalDatum(t types.Type, b []byte, s *types.Strings) (types.Datum, error) {
+	if t == types.String || t == types.Bytes {
+		return s.Datum(t, b), nil
 	}
 	w := t.FixedWidth()
 	if w == 0 {

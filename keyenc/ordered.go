@@ -62,13 +62,13 @@ func AppendOrderedDatum(dst []byte, t types.Type, d types.Datum, nullable bool) 
 // b and returns it with the number of bytes it took; bytes after it are
 // ignored.
 func DecodeOrdered(t types.Type, b []byte, nullable bool) (v types.Value, n int, err error) {
-	d, n, err := decodeOrdered(t, b, nullable, 0x00)
+	d, n, err := decodeOrdered(t, b, nullable, 0x00, nil)
 	return boxed(d), n, err
 }
 
 // DecodeOrderedDatum is DecodeOrdered without boxing (see DecodeNaturalDatum).
-func DecodeOrderedDatum(t types.Type, b []byte, nullable bool) (types.Datum, int, error) {
-	return decodeOrdered(t, b, nullable, 0x00)
+func DecodeOrderedDatum(t types.Type, b []byte, nullable bool, s *types.Strings) (types.Datum, int, error) {
+	return decodeOrdered(t, b, nullable, 0x00, s)
 }
 
 // AppendDesc appends the descending encoding of v (the ordered encoding with
@@ -98,13 +98,13 @@ func inverted(dst, out []byte, err error) ([]byte, error) {
 // DecodeDesc decodes one descending-encoded value of type t from the front of
 // b, like DecodeOrdered.
 func DecodeDesc(t types.Type, b []byte, nullable bool) (v types.Value, n int, err error) {
-	d, n, err := decodeOrdered(t, b, nullable, 0xFF)
+	d, n, err := decodeOrdered(t, b, nullable, 0xFF, nil)
 	return boxed(d), n, err
 }
 
 // DecodeDescDatum is DecodeDesc without boxing (see DecodeNaturalDatum).
-func DecodeDescDatum(t types.Type, b []byte, nullable bool) (types.Datum, int, error) {
-	return decodeOrdered(t, b, nullable, 0xFF)
+func DecodeDescDatum(t types.Type, b []byte, nullable bool, s *types.Strings) (types.Datum, int, error) {
+	return decodeOrdered(t, b, nullable, 0xFF, s)
 }
 
 // known reports whether t is a valid type.
@@ -167,7 +167,7 @@ func fromOrdered(t types.Type, e uint64) (u uint64, ok bool) {
 
 // decodeOrdered decodes the ordered encoding from b read with every byte
 // XORed with mask, so one decoder serves both directions without copying.
-func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte) (types.Datum, int, error) {
+func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte, s *types.Strings) (types.Datum, int, error) {
 	enc := "ordered"
 	if mask != 0 {
 		enc = "descending"
@@ -190,7 +190,7 @@ func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte) (types.Datu
 		}
 	}
 	if t == types.String || t == types.Bytes {
-		return decodeEscaped(t, b, n, mask, enc)
+		return decodeEscaped(t, b, n, mask, enc, s)
 	}
 	w := t.FixedWidth()
 	if len(b) < n+w {
@@ -213,7 +213,7 @@ func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte) (types.Datu
 
 // decodeEscaped decodes the escaped STRING or BYTES value starting at
 // b[start], read through mask as in decodeOrdered.
-func decodeEscaped(t types.Type, b []byte, start int, mask byte, enc string) (types.Datum, int, error) {
+func decodeEscaped(t types.Type, b []byte, start int, mask byte, enc string, s *types.Strings) (types.Datum, int, error) {
 	// Find the terminator and count the escapes first, so that the result
 	// buffer is allocated once, at its exact size.
 	zeros := 0
@@ -229,9 +229,9 @@ func decodeEscaped(t types.Type, b []byte, start int, mask byte, enc string) (ty
 			i++
 		case terminator:
 			content := b[start : i-1]
-			if t == types.String && mask == 0 && zeros == 0 {
-				// Nothing to unescape: convert directly, one allocation.
-				return types.StringDatum(string(content)), i + 1, nil
+			if mask == 0 && zeros == 0 {
+				// Nothing to unescape: copy directly.
+				return s.Datum(t, content), i + 1, nil
 			}
 			out := appendUnescaped(make([]byte, 0, len(content)-zeros), content, mask)
 			if t == types.String {

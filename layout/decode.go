@@ -34,6 +34,7 @@ type decoder struct {
 	branch int
 	field  string
 	whole  []byte
+	strs   *types.Strings // copies STRING and BYTES values; nil: one allocation each
 }
 
 // attrSet records which attributes a decoder has filled: a bitmask for the
@@ -126,11 +127,11 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 				} else if len(b) < n {
 					return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
 				}
-				v, err = keyenc.DecodeNaturalDatum(a.Type, b[:n])
+				v, err = keyenc.DecodeNaturalDatum(a.Type, b[:n], d.strs)
 			case Ordered:
-				v, n, err = keyenc.DecodeOrderedDatum(a.Type, b, a.Nullable)
+				v, n, err = keyenc.DecodeOrderedDatum(a.Type, b, a.Nullable, d.strs)
 			case Desc:
-				v, n, err = keyenc.DecodeDescDatum(a.Type, b, a.Nullable)
+				v, n, err = keyenc.DecodeDescDatum(a.Type, b, a.Nullable, d.strs)
 			}
 			if err != nil {
 				return d.fail("%s: %v", a.Name, err)
@@ -187,7 +188,7 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			} else if len(b) < n {
 				return d.fail("%s needs %d bytes, %d left", a.Name, n, len(b))
 			}
-			v, err := keyenc.DecodeNaturalDatum(a.Type, b[:n])
+			v, err := keyenc.DecodeNaturalDatum(a.Type, b[:n], d.strs)
 			if err != nil {
 				return d.fail("%s: %v", a.Name, err)
 			}
@@ -301,7 +302,10 @@ type RowDecoder struct {
 	dirty uint64         // attributes tuple may hold a value of (≤ 64 attributes)
 	boxed []types.Value  // Decode's boxed copy of tuple
 	d     decoder        // of the row begun (begin, cell, end)
-	found bool           // whether that row had a cell of the layout
+	// strs holds the bytes of the STRING and BYTES values decoded, packed
+	// (see types.Strings: a value keeps its chunk alive, never changes).
+	strs  types.Strings
+	found bool // whether that row had a cell of the layout
 }
 
 // Init readies the decoder for rows of l, leaving the attributes marked in
@@ -324,7 +328,7 @@ func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 	}
 	clear(rd.tuple)
 	rd.boxed = rd.boxed[:0]
-	rd.d = decoder{l: l, tuple: rd.tuple, set: newAttrSet(n), skip: skip}
+	rd.d = decoder{l: l, tuple: rd.tuple, set: newAttrSet(n), skip: skip, strs: &rd.strs}
 }
 
 // DecodeInto decodes the one tuple a row holds into out (len(Attrs)), for
@@ -410,7 +414,7 @@ func (rd *RowDecoder) cell(c store.Cell) error {
 		if d.set.has(a) || d.skip != nil && d.skip[a] {
 			return nil
 		}
-		v, err := keyenc.DecodeNaturalDatum(l.Attrs[a].Type, c.Value)
+		v, err := keyenc.DecodeNaturalDatum(l.Attrs[a].Type, c.Value, d.strs)
 		if err != nil {
 			d.field, d.whole = l.Value.Name, c.Value
 			return d.fail("%s: %v", l.Attrs[a].Name, err)
@@ -462,7 +466,7 @@ func (rd *RowDecoder) DecodeDatums(table string, row store.Row, emit func([]type
 		return err
 	}
 	rd.reset()
-	base := decoder{l: l, tuple: rd.tuple, set: newAttrSet(len(l.Attrs)), skip: rd.skip}
+	base := decoder{l: l, tuple: rd.tuple, set: newAttrSet(len(l.Attrs)), skip: rd.skip, strs: &rd.strs}
 	if l.staticTable == "" {
 		if err := base.decodeField(&l.Table, []byte(table)); err != nil {
 			return err
@@ -483,7 +487,7 @@ func (rd *RowDecoder) DecodeDatums(table string, row store.Row, emit func([]type
 		if !l.OwnsFamily(c.Family) {
 			continue
 		}
-		d := decoder{l: l, tuple: append([]types.Datum(nil), base.tuple...), set: base.set.clone(), branch: noBranch}
+		d := decoder{l: l, tuple: append([]types.Datum(nil), base.tuple...), set: base.set.clone(), branch: noBranch, strs: base.strs}
 		if err := d.decodeFamily(c.Family); err != nil {
 			return err
 		}
