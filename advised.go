@@ -48,15 +48,15 @@ func (db *DB) snapshot() (*catalog.Catalog, *exec.Engine) {
 func relationOf(st lang.Statement) (string, lang.Pos) {
 	switch s := st.(type) {
 	case *lang.Select:
-		return s.Relation, s.At
+		return s.Relation, s.RelationAt.Or(s.At)
 	case *lang.Insert:
-		return s.Relation, s.At
+		return s.Relation, s.RelationAt.Or(s.At)
 	case *lang.Update:
-		return s.Relation, s.At
+		return s.Relation, s.RelationAt.Or(s.At)
 	case *lang.Delete:
-		return s.Relation, s.At
+		return s.Relation, s.RelationAt.Or(s.At)
 	case *lang.Connect:
-		return s.Relation, s.At
+		return s.Relation, s.RelationAt.Or(s.At)
 	case *lang.Explain:
 		return relationOf(s.Stmt)
 	}

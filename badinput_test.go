@@ -36,7 +36,7 @@ func TestBadInput(t *testing.T) {
 		{"INSERT INTO r VALUES ('a1', 'b', 'x', 3000000000)", "out of range for INT"},
 		{"INSERT INTO r (k1, v1) VALUES ('a1', 'x')", "key attribute k2 needs a value"},
 		{"INSERT INTO r (k1, nope) VALUES ('a1', 'x')", "relation r has no attribute nope"},
-		{"INSERT INTO nope VALUES (1)", "1:1: unknown relation nope"},
+		{"INSERT INTO nope VALUES (1)", "1:13: unknown relation nope"},
 		{"INSERT INTO r VALUES ('a-1', 'b', 'x', 1)", "schema s1, ROW: attribute k1: value 'a-1' contains the separator \"-\""},
 		{"INSERT INTO r VALUES ('a1', 'b', 'x-y', 1)", "attribute v1: value 'x-y' contains the separator"},
 		{"INSERT INTO r VALUES ('a1', 'b', NULL, 1)", "attribute v1: is NULL, which the natural encoding cannot store"},

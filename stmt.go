@@ -177,7 +177,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		res.RowsAffected = int64(n)
 		return res, nil, err
 	case *lang.Select:
-		rel, err := db.relation(st.Relation, st.At)
+		rel, err := db.relation(st.Relation, st.RelationAt.Or(st.At))
 		if err != nil {
 			return res, nil, err
 		}
@@ -267,7 +267,7 @@ func (s *Stmt) selectPlan(st *lang.Select, rel *catalog.Relation, vals []types.V
 func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value) (string, error) {
 	switch x := st.(type) {
 	case *lang.Select:
-		rel, err := db.relation(x.Relation, x.At)
+		rel, err := db.relation(x.Relation, x.RelationAt.Or(x.At))
 		if err != nil {
 			return "", err
 		}
@@ -290,19 +290,19 @@ func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value
 func (db *DB) writePlan(st lang.Statement, args []types.Value) (*plan.Write, error) {
 	switch x := st.(type) {
 	case *lang.Insert:
-		rel, err := db.relation(x.Relation, x.At)
+		rel, err := db.relation(x.Relation, x.RelationAt.Or(x.At))
 		if err != nil {
 			return nil, err
 		}
 		return plan.Insert(x, rel, args)
 	case *lang.Update:
-		rel, err := db.relation(x.Relation, x.At)
+		rel, err := db.relation(x.Relation, x.RelationAt.Or(x.At))
 		if err != nil {
 			return nil, err
 		}
 		return plan.Update(x, rel, args, db.costs)
 	case *lang.Delete:
-		rel, err := db.relation(x.Relation, x.At)
+		rel, err := db.relation(x.Relation, x.RelationAt.Or(x.At))
 		if err != nil {
 			return nil, err
 		}

@@ -274,7 +274,7 @@ func navNames(e *Entity) string {
 func (m *Model) ResolveSelect(s *lang.Select) (*Query, error) {
 	root := m.Entity(s.Relation)
 	if root == nil {
-		return nil, errAt(s.At, "unknown relation %s", s.Relation)
+		return nil, errAt(s.RelationAt.Or(s.At), "unknown relation %s", s.Relation)
 	}
 	alias := s.Alias
 	if alias == "" {

@@ -73,7 +73,7 @@ func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
 	case *lang.Insert:
 		return m.insert(s)
 	case *lang.Update:
-		w, r, err := m.start(Update, s.Relation, s.At, st)
+		w, r, err := m.start(Update, s.Relation, s.RelationAt.Or(s.At), st)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +94,7 @@ func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
 		}
 		return w, m.where(w, r, s.Where)
 	case *lang.Delete:
-		w, r, err := m.start(Delete, s.Relation, s.At, st)
+		w, r, err := m.start(Delete, s.Relation, s.RelationAt.Or(s.At), st)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +104,7 @@ func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
 		if s.Disconnect {
 			kind = Disconnect
 		}
-		w, _, err := m.start(kind, s.Relation, s.At, st)
+		w, _, err := m.start(kind, s.Relation, s.RelationAt.Or(s.At), st)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +146,7 @@ func (m *Model) where(w *Write, r *resolver, e lang.Expr) error {
 }
 
 func (m *Model) insert(s *lang.Insert) (*Write, error) {
-	w, _, err := m.start(Insert, s.Relation, s.At, s)
+	w, _, err := m.start(Insert, s.Relation, s.RelationAt.Or(s.At), s)
 	if err != nil {
 		return nil, err
 	}

@@ -282,7 +282,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("type error = %v, want 2:N: attribute v2: …", err)
 	}
 	_, err = db.Query("SELECT * FROM nope")
-	if err == nil || !strings.Contains(err.Error(), "1:1: unknown relation nope") {
+	if err == nil || !strings.Contains(err.Error(), "1:15: unknown relation nope") {
 		t.Errorf("unknown relation: %v", err)
 	}
 	if _, err := db.Prepare("SELECT * FROM r WHERE"); err == nil || !regexp.MustCompile(`^1:\d+: `).MatchString(err.Error()) {

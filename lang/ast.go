@@ -27,6 +27,15 @@ type Pos struct {
 	Col  int
 }
 
+// Or returns p, or q when p is the zero Pos (a node built by a program
+// rather than parsed, say an AST's RelationAt).
+func (p Pos) Or(q Pos) Pos {
+	if p == (Pos{}) {
+		return q
+	}
+	return p
+}
+
 // Statement is any top-level statement of a script.
 type Statement interface {
 	Pos() Pos
@@ -143,12 +152,13 @@ type AttrValues struct {
 // `INSERT INTO r SET c1 = v1, … [AND CONNECT TO fk(v), …]` (SetForm: one row,
 // Columns in the order written).
 type Insert struct {
-	At       Pos
-	Relation string
-	Columns  []string // nil: all attributes in declaration order
-	Rows     [][]Expr
-	SetForm  bool
-	Connect  []Connection // SetForm only
+	At         Pos
+	Relation   string
+	RelationAt Pos      // where the relation is named
+	Columns    []string // nil: all attributes in declaration order
+	Rows       [][]Expr
+	SetForm    bool
+	Connect    []Connection // SetForm only
 }
 
 // Connection is `fk(value)` in INSERT … AND CONNECT TO and in CONNECT.
@@ -164,6 +174,7 @@ type Connect struct {
 	At         Pos
 	Disconnect bool
 	Relation   string
+	RelationAt Pos // where the relation is named
 	Key        Expr
 	To         Connection
 }
@@ -176,16 +187,17 @@ type Connect struct {
 // foreign keys (Joins); a single-relation SELECT has neither. Both name the
 // same query graph; the model package resolves them.
 type Select struct {
-	At       Pos
-	Star     bool
-	Columns  []ColumnRef // ColumnRef.Star marks `q.*`
-	Relation string
-	Alias    string   // SQL alias of Relation; "" when absent
-	Path     []string // foreign-key steps after Relation (path notation)
-	Joins    []Join
-	Where    Expr // nil when absent
-	OrderBy  []OrderItem
-	Limit    Expr // nil when absent; a *Literal (integer) or a *Param
+	At         Pos
+	Star       bool
+	Columns    []ColumnRef // ColumnRef.Star marks `q.*`
+	Relation   string
+	RelationAt Pos      // where the relation is named
+	Alias      string   // SQL alias of Relation; "" when absent
+	Path       []string // foreign-key steps after Relation (path notation)
+	Joins      []Join
+	Where      Expr // nil when absent
+	OrderBy    []OrderItem
+	Limit      Expr // nil when absent; a *Literal (integer) or a *Param
 }
 
 // Join is `JOIN relation [alias] ON e` in a SELECT's FROM clause.
@@ -206,10 +218,11 @@ type OrderItem struct {
 
 // Update is `UPDATE r SET c = e, … [WHERE e]`.
 type Update struct {
-	At       Pos
-	Relation string
-	Set      []Assignment
-	Where    Expr
+	At         Pos
+	Relation   string
+	RelationAt Pos // where the relation is named
+	Set        []Assignment
+	Where      Expr
 }
 
 // Assignment is one `column = expr` of an UPDATE.
@@ -221,9 +234,10 @@ type Assignment struct {
 
 // Delete is `DELETE FROM r [WHERE e]` (NoSE's `DELETE r …` parses too).
 type Delete struct {
-	At       Pos
-	Relation string
-	Where    Expr
+	At         Pos
+	Relation   string
+	RelationAt Pos // where the relation is named
+	Where      Expr
 }
 
 // Explain is `EXPLAIN stmt` for a SELECT, INSERT, UPDATE or DELETE.

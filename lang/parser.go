@@ -755,7 +755,7 @@ func (p *parser) connect() (Statement, error) {
 	t := p.next()
 	s := &Connect{At: t.pos, Disconnect: strings.EqualFold(t.str, "DISCONNECT")}
 	var err error
-	if s.Relation, _, err = p.ident("relation name"); err != nil {
+	if s.Relation, s.RelationAt, err = p.ident("relation name"); err != nil {
 		return nil, err
 	}
 	if err := p.expectPunct("(", "and the tuple's key after relation name"); err != nil {
@@ -1158,7 +1158,7 @@ func (p *parser) selectStmt() (Statement, error) {
 		return nil, err
 	}
 	var err error
-	if s.Relation, _, err = p.ident("relation name"); err != nil {
+	if s.Relation, s.RelationAt, err = p.ident("relation name"); err != nil {
 		return nil, err
 	}
 	for p.acceptPunct(".") {
@@ -1275,7 +1275,7 @@ func (p *parser) insert() (Statement, error) {
 		return nil, err
 	}
 	var err error
-	if s.Relation, _, err = p.ident("relation name"); err != nil {
+	if s.Relation, s.RelationAt, err = p.ident("relation name"); err != nil {
 		return nil, err
 	}
 	if p.acceptKeyword("SET") {
@@ -1390,7 +1390,7 @@ func (p *parser) insertSet(s *Insert) (Statement, error) {
 func (p *parser) update() (Statement, error) {
 	s := &Update{At: p.next().pos}
 	var err error
-	if s.Relation, _, err = p.ident("relation name"); err != nil {
+	if s.Relation, s.RelationAt, err = p.ident("relation name"); err != nil {
 		return nil, err
 	}
 	if err := p.expectKeyword("SET", "after relation name"); err != nil {
@@ -1423,7 +1423,7 @@ func (p *parser) delete() (Statement, error) {
 	s := &Delete{At: p.next().pos}
 	p.acceptKeyword("FROM")
 	var err error
-	if s.Relation, _, err = p.ident("relation name"); err != nil {
+	if s.Relation, s.RelationAt, err = p.ident("relation name"); err != nil {
 		return nil, err
 	}
 	if s.Where, err = p.where(); err != nil {

@@ -26,7 +26,7 @@ type Reader struct {
 // Part places a statement that Reader.Next returned within the statement of
 // the script it comes from. Only a top-level INSERT … VALUES with more rows
 // than SplitInserts allows is split: into *Insert statements with the same
-// At, Relation and Columns, each with the next rows of its VALUES list.
+// At, Relation, RelationAt and Columns, each with the next rows of its VALUES list.
 // Every other statement is whole: Part{}.
 type Part struct {
 	// Row is the index, in the script's statement, of the part's first row:
@@ -84,7 +84,7 @@ func (r *Reader) next() (s Statement, semicolon bool, err error) {
 	p.moreRows = false
 	if prev := r.ins; prev != nil {
 		// The VALUES list goes on after the ',' that ended the last part.
-		ins := &Insert{At: prev.At, Relation: prev.Relation, Columns: prev.Columns}
+		ins := &Insert{At: prev.At, Relation: prev.Relation, RelationAt: prev.RelationAt, Columns: prev.Columns}
 		p.maxRows = r.maxRows
 		err = p.insertRows(ins)
 		p.maxRows = 0

@@ -66,7 +66,7 @@ func readAll(t *testing.T, r *Reader, maxRows int) ([]Statement, error) {
 				t.Fatalf("new statement inside a split INSERT")
 			}
 			if part.More {
-				open = &Insert{At: ins.At, Relation: ins.Relation, Columns: ins.Columns, Rows: append([][]Expr(nil), ins.Rows...)}
+				open = &Insert{At: ins.At, Relation: ins.Relation, RelationAt: ins.RelationAt, Columns: ins.Columns, Rows: append([][]Expr(nil), ins.Rows...)}
 				continue
 			}
 			ss = append(ss, s)

@@ -220,7 +220,7 @@ func TestAdviseErrors(t *testing.T) {
 	}{
 		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.nope = ?;\n }\n};", nil, "w.kvs:3:30: relation u has no attribute nope"},
 		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u.friends WHERE u.id = ?;\n }\n};", nil, "w.kvs:3:3: relation u has no relationship friends"},
-		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM v WHERE v.id = ?;\n }\n};", nil, "w.kvs:3:3: unknown relation v"},
+		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM v WHERE v.id = ?;\n }\n};", nil, "w.kvs:3:22: unknown relation v"},
 		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.name > ?;\n }\n};", nil, "w.kvs:3:3: the query needs an equality predicate"},
 		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (x 1) {\n  SELECT u.name FROM u WHERE u.id = ?;\n }\n};", nil, "w.kvs:2:19: group g: unknown mix x"},
 		{"DEFINE WORKLOAD w MIXES (m) {\n GROUP g WEIGHTS (m 1) {\n  SELECT u.name FROM u WHERE u.id = ? OR u.id = ?;\n }\n};", nil, "w.kvs:3:30: a workload query's WHERE must be a conjunction"},
