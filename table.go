@@ -42,6 +42,31 @@ func (r *Rows) WriteTable(w io.Writer) error {
 	return err
 }
 
+// WriteVertical prints each row as a block of "column | value" lines under
+// a "-[ RECORD n ]-" line (psql's expanded display), for rows too wide for
+// a table, then the row count. Escaped as WriteTable escapes.
+func (r *Rows) WriteVertical(w io.Writer) error {
+	width := 0
+	names := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		names[i] = types.Escape(c)
+		width = max(width, utf8.RuneCountInString(names[i]))
+	}
+	for n, row := range r.All() {
+		if _, err := fmt.Fprintf(w, "-[ RECORD %d ]-\n", n+1); err != nil {
+			return err
+		}
+		for i, v := range row {
+			pad := strings.Repeat(" ", width-utf8.RuneCountInString(names[i]))
+			if _, err := fmt.Fprintf(w, "%s%s | %s\n", names[i], pad, Display(v)); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "(%d row%s)\n", r.n, map[bool]string{true: "", false: "s"}[r.n == 1])
+	return err
+}
+
 // Display formats a value for people: strings bare, everything else as a
 // literal, with every byte that is not part of a printable UTF-8 rune (and
 // every backslash) as \xNN. It is types.Display, the rule every printer of

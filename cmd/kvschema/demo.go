@@ -65,7 +65,7 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 
 	url := "pebble:" + filepath.Join(dir, "db")
 	fmt.Fprintf(out, "\n== 2. load: generated RUBiS data, scale %g, into %s\n", scale, url)
-	db, err := open(ctx, url, nil)
+	db, err := open(ctx, url, nil, true)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 	fmt.Fprintf(out, "  %d entity rows → %d index rows in %v: %.0f entity rows/s\n", ls.EntityRows, ls.IndexRows, took.Round(time.Millisecond), float64(ls.EntityRows)/took.Seconds())
 
 	fmt.Fprintf(out, "\n== 3. statements, with their plans\n")
-	r := &runner{db: db, out: out, explain: true}
+	r := &runner{db: db, out: out, explain: true, echo: true}
 	if err := r.run(ctx, "demo", []byte(strings.Join(demoStatements, ";\n")+";")); err != nil {
 		return err
 	}

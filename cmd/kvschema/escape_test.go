@@ -67,7 +67,7 @@ func TestTablesEscapeStoredValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	out := mustRun(t, "", "exec", "--store", advised, "-e", "SELECT items.* FROM items WHERE items.id = 1")
+	out := mustRun(t, "", "exec", "--echo", "--store", advised, "-e", "SELECT items.* FROM items WHERE items.id = 1")
 	checkTerminalSafe(t, "engine table", out)
 	rows := after(t, out, "SELECT items.* FROM items WHERE items.id = 1;")
 	if len(rows) < 3 || !strings.HasPrefix(rows[1], `1         a\x1b[31mred\x1b]0;title\x07\x00\x0d\x7f\xff\xfe\xc2\x9b\xe2\x80\xae\x09\x0az`) {
@@ -90,7 +90,7 @@ func TestTablesEscapeStoredValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	out = mustRun(t, "", "exec", "--store", client, "-e", "SELECT * FROM r")
+	out = mustRun(t, "", "exec", "--echo", "--store", client, "-e", "SELECT * FROM r")
 	checkTerminalSafe(t, "client table", out)
 	equalLines(t, "client table", after(t, out, "SELECT * FROM r;"), []string{
 		"k  v",
@@ -117,7 +117,7 @@ func TestOutputEscapesValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder
 			// A file: arguments cannot hold a NUL.
-			args := []string{"exec", "-f", writeFile(t, "s.kvs", tc.script)}
+			args := []string{"exec", "--echo", "-f", writeFile(t, "s.kvs", tc.script)}
 			if tc.explain {
 				args = append(args, "--explain")
 			}
@@ -133,7 +133,7 @@ func TestOutputEscapesValues(t *testing.T) {
 	}
 	out, _ := run(t, def+"\nSELECT * FROM r WHERE k = '"+bad+"';\nSELECT * FROM \""+bad+"\";\n.schema\n", "shell")
 	checkTerminalSafe(t, "shell", out)
-	if !strings.Contains(out, `error: shell:1:1: unknown relation x\x1b[2J\x07\x00\x0d\xff`) {
+	if !strings.Contains(out, `error: shell:1:15: unknown relation x\x1b[2J\x07\x00\x0d\xff`) {
 		t.Errorf("shell error not escaped as expected:\n%s", out)
 	}
 }

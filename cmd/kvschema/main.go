@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,13 +12,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/peterh/liner"
 	"github.com/spf13/cobra"
 
 	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/lang"
 	_ "github.com/kvschema/kvschema/store/all" // mem:, pebble: and bigtable: URLs
+	"github.com/kvschema/kvschema/store/pebblestore"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -47,9 +46,11 @@ type runner struct {
 	db      *kvschema.DB
 	out     io.Writer
 	explain bool
-	// quiet: no echo of statements and no counts of written tuples, only
-	// results (rows, plans); format: how rows print (table, csv, json,
-	// jsonl; "" is table).
+	// echo: print each statement before its result (exec --echo, the
+	// demo); quiet: no counts of written tuples, only results (rows,
+	// plans); format: how rows print (table, vertical, csv, json, jsonl;
+	// "" is table).
+	echo   bool
 	quiet  bool
 	format string
 	// inserted counts the tuples of the INSERT being applied in batches.
@@ -65,7 +66,7 @@ func (r *runner) run(ctx context.Context, file string, src []byte) error {
 // trace, if on, prints its key-value operations) and prints its result. A
 // long INSERT … VALUES runs in atomic batches of insertBatch tuples.
 func (r *runner) runScript(ctx context.Context, s script) error {
-	return echoEach(r.out, !r.quiet, s, func(st lang.Statement, part lang.Part) error {
+	return echoEach(r.out, r.echo, s, func(st lang.Statement, part lang.Part) error {
 		if _, isExplain := st.(*lang.Explain); r.explain && !isExplain && !isDefine(st) {
 			// Explain the parsed statement itself, not a reprint of it, so
 			// that an error names the script's file:line:col.
@@ -102,7 +103,7 @@ func (r *runner) runScript(ctx context.Context, s script) error {
 }
 
 // formats are the ways exec prints rows.
-var formats = []string{"table", "csv", "json", "jsonl"}
+var formats = []string{"table", "vertical", "csv", "json", "jsonl"}
 
 // writeRows prints a result in the runner's format.
 func (r *runner) writeRows(rows *kvschema.Rows) error {
@@ -111,6 +112,8 @@ func (r *runner) writeRows(rows *kvschema.Rows) error {
 		return rows.WriteCSV(r.out)
 	case "json", "jsonl":
 		return rows.WriteJSON(r.out, r.format == "jsonl")
+	case "vertical":
+		return rows.WriteVertical(r.out)
 	}
 	return rows.WriteTable(r.out)
 }
@@ -289,7 +292,47 @@ func indent(s string) string {
 	return "  | " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  | ") + "\n"
 }
 
-func open(ctx context.Context, url string, trace io.Writer) (*kvschema.DB, error) {
+// storeEnv names the environment variable that gives the store URL when
+// --store does not.
+const storeEnv = "KVSCHEMA_STORE"
+
+// storeURL is the --store flag's URL, else $KVSCHEMA_STORE's.
+func storeURL(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if url := os.Getenv(storeEnv); url != "" {
+		return url, nil
+	}
+	return "", fmt.Errorf("no store: give --store URL (pebble:DIR, mem: for a throwaway one, bigtable://PROJECT/INSTANCE) or set %s", storeEnv)
+}
+
+// storeFlag adds --store to c, and --create when create is not nil.
+func storeFlag(c *cobra.Command, url *string, create *bool) {
+	c.Flags().StringVar(url, "store", "", "store URL: pebble:DIR, mem: (in memory, gone at exit) or bigtable://PROJECT/INSTANCE; default $"+storeEnv)
+	if create != nil {
+		c.Flags().BoolVar(create, "create", false, "make a new Pebble store if the directory holds none")
+	}
+}
+
+// open opens the store url (from --store or $KVSCHEMA_STORE) as a DB. A
+// pebble: directory that holds no store is an error unless create is set,
+// so that a mistyped path does not silently give an empty store.
+func open(ctx context.Context, url string, trace io.Writer, create bool) (*kvschema.DB, error) {
+	url, err := storeURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if dir, ok := strings.CutPrefix(url, "pebble:"); ok && !create {
+		dir, _, _ = strings.Cut(dir, "?")
+		exists, err := pebblestore.Exists(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", url, err)
+		}
+		if !exists {
+			return nil, fmt.Errorf("%s: no store in %s (check the path; --create makes a new one, and so does kvschema load)", url, dir)
+		}
+	}
 	return kvschema.Open(ctx, url, kvschema.Options{Trace: trace})
 }
 
@@ -297,10 +340,10 @@ func execCmd() *cobra.Command {
 	var url string
 	var files []string
 	var exprs []string
-	var trace, explain, quiet bool
+	var trace, explain, quiet, echo, create bool
 	var format string
 	cmd := &cobra.Command{
-		Use: "exec --store URL [-f FILE | -e STATEMENT]... [-q] [--format table|csv|json|jsonl]",
+		Use: "exec --store URL [-f FILE | -e STATEMENT]... [-q] [--format table|vertical|csv|json|jsonl]",
 		Example: `  kvschema exec --store pebble:/tmp/db -f schema.kvs
   kvschema exec --store pebble:/tmp/db -e "SELECT * FROM r WHERE k1 = 'a1'" --explain
   echo "SELECT * FROM r;" | kvschema exec --store pebble:/tmp/db -q --format csv`,
@@ -316,7 +359,8 @@ written against the conceptual model (path notation or joins along foreign
 keys; INSERT … AND CONNECT TO, CONNECT, DISCONNECT) and run on the plans the
 advisor's planner picks over the deployed column families and indexes.
 
-Scripts are read, run and echoed one statement at a time, so memory does not
+Scripts are read and run one statement at a time (--echo prints each before
+its result), so memory does not
 grow with the script. A file's syntax is checked in full before its first
 statement runs (a regular file is read twice; a pipe is read once, and runs
 up to its first syntax error). Each statement is atomic, except that an
@@ -342,7 +386,7 @@ Without -f or -e, the script is read from standard input (so does -f -):
 			if trace {
 				tw = out
 			}
-			db, err := open(cmd.Context(), url, tw)
+			db, err := open(cmd.Context(), url, tw, create)
 			if err != nil {
 				return err
 			}
@@ -350,7 +394,7 @@ Without -f or -e, the script is read from standard input (so does -f -):
 			if !slices.Contains(formats, format) {
 				return fmt.Errorf("--format %s: want one of %s", format, strings.Join(formats, ", "))
 			}
-			r := &runner{db: db, out: out, explain: explain, quiet: quiet, format: format}
+			r := &runner{db: db, out: out, explain: explain, quiet: quiet, echo: echo, format: format}
 			for _, f := range files {
 				var s script
 				if f == "-" {
@@ -370,32 +414,35 @@ Without -f or -e, the script is read from standard input (so does -f -):
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&url, "store", "mem:", "store URL: mem: or pebble:DIR")
+	storeFlag(cmd, &url, &create)
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "script file to run (repeatable; - is standard input)")
 	cmd.Flags().StringArrayVarP(&exprs, "execute", "e", nil, "statement(s) to run (repeatable)")
 	cmd.Flags().BoolVar(&trace, "trace", false, "print every key-value operation (put, get, scan, delete with their keys)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "print each statement's plan before running it")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only results (rows, plans): no echo of statements, no counts")
-	cmd.Flags().StringVar(&format, "format", "table", "how rows print: table, csv, json (an array per query) or jsonl (an object per row)")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only results (rows, plans), no counts of written tuples")
+	cmd.Flags().BoolVar(&echo, "echo", false, "print each statement before its result")
+	cmd.Flags().StringVar(&format, "format", "table", "how rows print: table, vertical (a block of column | value lines per row), csv, json (an array per query) or jsonl (an object per row)")
 	return cmd
 }
 
 func shellCmd() *cobra.Command {
 	var url string
+	var create bool
 	cmd := &cobra.Command{
 		Use:     "shell --store URL",
 		Example: `  kvschema shell --store pebble:/tmp/db`,
-		Short:   "Interactive shell (statements end with ';'; .help for commands)",
+		Short:   "Interactive shell (statements end with ';'; help lists its commands)",
 		Long: `An interactive shell over a store: the statements exec runs, on the
 relations defined with DEFINE RELATION / DEFINE SCHEMA and on an advised
-schema loaded into the store (kvschema load) alike. .schema prints both
-kinds of definitions.`,
+schema loaded into the store (kvschema load) alike.
+
+` + shellHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return shell(cmd.Context(), url, cmd.InOrStdin(), cmd.OutOrStdout())
+			return shell(cmd.Context(), url, create, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&url, "store", "mem:", "store URL: mem:, pebble:DIR or bigtable://PROJECT/INSTANCE")
+	storeFlag(cmd, &url, &create)
 	return cmd
 }
 
@@ -430,12 +477,12 @@ With --client: a walk-through of relations mapped onto hand-written layouts
 				return rubisDemo(cmd.Context(), dir, scale, iterations, out, cmd.ErrOrStderr())
 			}
 			fmt.Fprintf(out, "-- store %s\n", url)
-			db, err := open(cmd.Context(), url, out)
+			db, err := open(cmd.Context(), url, out, true)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			r := &runner{db: db, out: out}
+			r := &runner{db: db, out: out, echo: true}
 			return r.run(cmd.Context(), "examples/seed003.kvs", []byte(examples.Seed003))
 		},
 	}
@@ -444,140 +491,6 @@ With --client: a walk-through of relations mapped onto hand-written layouts
 	cmd.Flags().Float64Var(&scale, "scale", 0.002, "RUBiS data scale (1.0 = 200,000 users)")
 	cmd.Flags().IntVar(&iterations, "iterations", 50, "runs of each workload query")
 	return cmd
-}
-
-// shell is the REPL: line editing and history (liner), statements spanning
-// lines until ';', dot-commands for settings.
-func shell(ctx context.Context, url string, in io.Reader, out io.Writer) error {
-	var trace traceSwitch
-	trace.w = out
-	db, err := open(ctx, url, &trace)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	r := &runner{db: db, out: out}
-
-	next, closeInput := lineReader(in, out)
-	defer closeInput()
-	var buf strings.Builder
-	for {
-		prompt := "kvschema> "
-		if buf.Len() > 0 {
-			prompt = "      ... "
-		}
-		line, err := next(prompt)
-		if errors.Is(err, io.EOF) {
-			fmt.Fprintln(out)
-			if strings.TrimSpace(buf.String()) != "" {
-				// Say so rather than drop the statement silently.
-				fmt.Fprintln(out, "error: statement not run: input ended before its ';'")
-			}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		trimmed := strings.TrimSpace(line)
-		if buf.Len() == 0 && strings.HasPrefix(trimmed, ".") {
-			if quit := dotCommand(trimmed, r, &trace, out); quit {
-				return nil
-			}
-			continue
-		}
-		buf.WriteString(line)
-		buf.WriteByte('\n')
-		if !strings.HasSuffix(trimmed, ";") {
-			continue
-		}
-		src := buf.String()
-		buf.Reset()
-		if err := r.run(ctx, "shell", []byte(src)); err != nil {
-			fmt.Fprintln(out, "error:", types.EscapeText(err.Error()))
-		}
-	}
-}
-
-// traceSwitch lets the shell turn tracing on and off.
-type traceSwitch struct {
-	w  io.Writer
-	on bool
-}
-
-func (t *traceSwitch) Write(p []byte) (int, error) {
-	if !t.on {
-		return len(p), nil
-	}
-	return t.w.Write(p)
-}
-
-func dotCommand(cmd string, r *runner, trace *traceSwitch, out io.Writer) (quit bool) {
-	f := strings.Fields(cmd)
-	on := len(f) > 1 && f[1] == "on"
-	switch f[0] {
-	case ".quit", ".exit":
-		return true
-	case ".trace":
-		trace.on = on
-	case ".explain":
-		r.explain = on
-	case ".schema":
-		defs, err := r.db.Definitions(context.Background())
-		if err != nil {
-			fmt.Fprintf(out, "error: %s\n", types.EscapeText(err.Error()))
-			break
-		}
-		fmt.Fprint(out, types.EscapeText(defs))
-	default:
-		fmt.Fprintln(out, `.trace on|off     print key-value operations
-.explain on|off   print plans before running statements
-.schema           print the definitions (both kinds)
-.quit             leave`)
-	}
-	return false
-}
-
-// lineReader reads lines with editing and history on a terminal, plainly
-// otherwise (pipes, tests).
-func lineReader(in io.Reader, out io.Writer) (next func(prompt string) (string, error), closeFn func()) {
-	if f, ok := in.(*os.File); ok && f == os.Stdin && isTerminal() {
-		st := liner.NewLiner()
-		st.SetMultiLineMode(true)
-		hist := filepath.Join(os.Getenv("HOME"), ".kvschema_history")
-		if h, err := os.Open(hist); err == nil {
-			st.ReadHistory(h)
-			h.Close()
-		}
-		return func(prompt string) (string, error) {
-				line, err := st.Prompt(prompt)
-				if errors.Is(err, liner.ErrPromptAborted) {
-					return "", io.EOF
-				}
-				if err == nil && strings.TrimSpace(line) != "" {
-					st.AppendHistory(line)
-				}
-				return line, err
-			}, func() {
-				if h, err := os.Create(hist); err == nil {
-					st.WriteHistory(h)
-					h.Close()
-				}
-				st.Close()
-			}
-	}
-	// A line at a time (never the whole input), echoed — escaped, like
-	// everything printed — so that the transcript reads as on a terminal.
-	br := bufio.NewReader(in)
-	return func(prompt string) (string, error) {
-		line, err := br.ReadString('\n')
-		if line == "" && err != nil {
-			return "", err
-		}
-		fmt.Fprint(out, prompt)
-		l := strings.TrimSuffix(line, "\n")
-		fmt.Fprintln(out, types.EscapeText(l))
-		return l, nil
-	}, func() {}
 }
 
 func isTerminal() bool {

@@ -100,7 +100,7 @@ func TestExecPebblePersists(t *testing.T) {
 INSERT INTO r VALUES ('a1', 'b', 'x', 100);
 SELECT * FROM r;
 `)
-	out := mustRun(t, "", "exec", "--store", url, "-f", run1)
+	out := mustRun(t, "", "exec", "--echo", "--store", url, "--create", "-f", run1)
 	equalLines(t, "first SELECT", after(t, out, "SELECT * FROM r;"), []string{
 		"k1  k2  v1  v2",
 		"a1  b   x   100",
@@ -117,7 +117,7 @@ INSERT INTO r VALUES ('a2', 'c', 'y', 200);
 SELECT * FROM r;
 SELECT k1, v2 FROM r WHERE k2 = 'b';
 `)
-	out = mustRun(t, "", "exec", "--store", url, "-f", run2)
+	out = mustRun(t, "", "exec", "--echo", "--store", url, "-f", run2)
 	got := after(t, out, "SELECT * FROM r;")
 	equalLines(t, "second SELECT", got, []string{
 		"k1  k2  v1  v2",
@@ -133,12 +133,12 @@ SELECT k1, v2 FROM r WHERE k2 = 'b';
 
 	// A different definition of an existing layout is refused.
 	changed := strings.Replace(fig6, "QUALIFIER '',", "QUALIFIER 'q',", 1)
-	out, err := run(t, "", "exec", "--store", url, "-e", changed)
+	out, err := run(t, "", "exec", "--echo", "--store", url, "-e", changed)
 	if err == nil {
 		t.Errorf("redefining s1 differently succeeded:\n%s", out)
 	}
 	// ... and the store still answers with the old layout.
-	out = mustRun(t, "", "exec", "--store", url, "-e", "SELECT v1 FROM r WHERE k1 = 'a1' AND k2 = 'b';")
+	out = mustRun(t, "", "exec", "--echo", "--store", url, "-e", "SELECT v1 FROM r WHERE k1 = 'a1' AND k2 = 'b';")
 	equalLines(t, "after refused redefinition", after(t, out, "SELECT v1 FROM r WHERE k1 = 'a1' AND k2 = 'b';"), []string{"v1", "x", "(1 row)"})
 }
 
@@ -147,7 +147,7 @@ func TestExecTraceSeed003(t *testing.T) {
 INSERT INTO r VALUES ('a1', 'b', 'x', 100);
 SELECT * FROM r WHERE k1='a1' AND k2='b';
 `)
-	out := mustRun(t, "", "exec", "--store", "mem:", "--trace", "-f", script)
+	out := mustRun(t, "", "exec", "--echo", "--store", "mem:", "--trace", "-f", script)
 	equalLines(t, "INSERT trace", after(t, out, "INSERT INTO r VALUES ('a1', 'b', 'x', 100);"),
 		append(append([]string{}, seed003Insert...), "INSERT 1"))
 	equalLines(t, "SELECT trace", after(t, out, "SELECT * FROM r WHERE k1 = 'a1' AND k2 = 'b';"), []string{
@@ -158,14 +158,14 @@ SELECT * FROM r WHERE k1='a1' AND k2='b';
 	})
 
 	// Without --trace no key-value operation is printed.
-	out = mustRun(t, "", "exec", "--store", "mem:", "-f", script)
+	out = mustRun(t, "", "exec", "--echo", "--store", "mem:", "-f", script)
 	if strings.Contains(out, "put \"") || strings.Contains(out, "scan '") {
 		t.Errorf("trace printed without --trace:\n%s", out)
 	}
 }
 
 func TestExecExplain(t *testing.T) {
-	out := mustRun(t, "", "exec", "--store", "mem:", "--explain",
+	out := mustRun(t, "", "exec", "--echo", "--store", "mem:", "--explain",
 		"-e", fig6,
 		"-e", "INSERT INTO r VALUES ('a1', 'b', 'x', 100);",
 		"-e", "SELECT * FROM r WHERE k1 = 'a1' AND k2 = 'b';")
@@ -186,7 +186,7 @@ func TestExecExplain(t *testing.T) {
 	}
 
 	// An EXPLAIN statement prints its plan once, unindented, without running.
-	out = mustRun(t, "", "exec", "--store", "mem:", "-e", fig6, "-e", "EXPLAIN SELECT * FROM r WHERE k2 = 'b';")
+	out = mustRun(t, "", "exec", "--echo", "--store", "mem:", "-e", fig6, "-e", "EXPLAIN SELECT * FROM r WHERE k2 = 'b';")
 	got = after(t, out, "EXPLAIN SELECT * FROM r WHERE k2 = 'b';")
 	if len(got) == 0 || !strings.HasPrefix(got[0], "CLIENT PARALLEL 1-WAY RANGE SCAN OVER s2") {
 		t.Errorf("EXPLAIN output:\n%s", out)
@@ -194,7 +194,7 @@ func TestExecExplain(t *testing.T) {
 }
 
 func TestExecMultipleE(t *testing.T) {
-	out := mustRun(t, "", "exec",
+	out := mustRun(t, "", "exec", "--echo",
 		"-e", "DEFINE RELATION t { k BIGINT KEY, v STRING };",
 		"-e", "DEFINE PRIMARY SCHEMA tp FOR t { TABLE 't', ROW ordered{k}, FAMILY 'f', QUALIFIER '', VALUE v };",
 		"-e", "INSERT INTO t VALUES (2, 'two'), (1, 'one'); INSERT INTO t VALUES (3, 'three');",
@@ -218,7 +218,7 @@ func TestExecErrors(t *testing.T) {
 		{"syntax second -e", []string{"exec", "-e", "DEFINE RELATION r { k STRING KEY };", "-e", "SELECT * FROM r WHERE;"}, regexp.MustCompile(`^-e#2:1:\d+: `)},
 		{"syntax file", []string{"exec", "-f", badFile}, regexp.MustCompile(`^` + regexp.QuoteMeta(badFile) + `:3:3: `)},
 		{"semantic error", []string{"exec", "-e", "DEFINE RELATION r { k STRING KEY, v INT };", "-e", "\n INSERT INTO r VALUES (1, 2);"}, regexp.MustCompile(`^-e#2:2:\d+: attribute k: `)},
-		{"unknown relation", []string{"exec", "-e", "SELECT * FROM nope;"}, regexp.MustCompile(`^-e#1:1:1: unknown relation nope`)},
+		{"unknown relation", []string{"exec", "-e", "SELECT * FROM nope;"}, regexp.MustCompile(`^-e#1:1:15: unknown relation nope`)},
 		{"explain keeps position", []string{"exec", "--explain", "-e", "DEFINE RELATION r { k STRING KEY, v INT };", "-e", "\n\n  SELECT * FROM r WHERE zz = 1;"}, regexp.MustCompile(`^-e#2:3:25: relation r has no attribute zz`)},
 		{"missing file", []string{"exec", "-f", filepath.Join(t.TempDir(), "absent.kvs")}, regexp.MustCompile(`absent\.kvs`)},
 		{"unknown scheme", []string{"exec", "--store", "foo:bar", "-e", "SELECT * FROM r;"}, regexp.MustCompile(`unknown scheme "foo" \(known: .*mem.*pebble`)},
@@ -240,7 +240,7 @@ func TestExecErrors(t *testing.T) {
 	// A syntax error anywhere in a script stops it before it runs.
 	dir := t.TempDir()
 	url := "pebble:" + dir
-	_, err := run(t, "", "exec", "--store", url, "-e", fig6+"INSERT INTO r VALUES ('a', 'b', 'c', 1); SELEC;")
+	_, err := run(t, "", "exec", "--store", url, "--create", "-e", fig6+"INSERT INTO r VALUES ('a', 'b', 'c', 1); SELEC;")
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -283,15 +283,20 @@ func TestShellScript(t *testing.T) {
 		t.Errorf("no continuation prompt:\n%s", out)
 	}
 	// .trace on: the first INSERT shows its put; the second (trace off) does not.
-	equalLines(t, "traced INSERT", after(t, out, "INSERT INTO r VALUES ('a', 1);"), []string{
+	equalLines(t, "traced INSERT", after(t, out, "      ...   VALUES ('a', 1);"), []string{
 		`put "t", "a", "f:", "\x00\x00\x00\x01"`,
 		"INSERT 1",
 	})
-	equalLines(t, "untraced INSERT", after(t, out, "INSERT INTO r VALUES ('b', 2);"), []string{"INSERT 1"})
-	// An error is printed and the shell goes on.
-	equalLines(t, "error", after(t, out, "SELECT * FROM nope;"), []string{"error: shell:1:1: unknown relation nope"})
+	equalLines(t, "untraced INSERT", after(t, out, "kvschema> INSERT INTO r VALUES ('b', 2);"), []string{"INSERT 1"})
+	// An error is printed, with a caret under its position, and the shell
+	// goes on.
+	equalLines(t, "error", after(t, out, "kvschema> SELECT * FROM nope;"), []string{
+		"error: shell:1:15: unknown relation nope",
+		"  SELECT * FROM nope;",
+		"                ^",
+	})
 	// .explain on prints the plan before the result.
-	got := after(t, out, "SELECT * FROM r WHERE k = 'a';")
+	got := after(t, out, "kvschema> SELECT * FROM r WHERE k = 'a';")
 	if len(got) < 1 || !strings.HasPrefix(got[0], "  | CLIENT PARALLEL 1-WAY RANGE SCAN OVER p ['a']") {
 		t.Errorf(".explain on: no plan:\n%s", out)
 	}
@@ -299,8 +304,7 @@ func TestShellScript(t *testing.T) {
 		t.Errorf(".explain on: no result:\n%s", out)
 	}
 	// Two statements on one line, and one spanning lines.
-	equalLines(t, "first of two", after(t, out, "SELECT v FROM r WHERE k = 'b';"), []string{"v", "2", "(1 row)"})
-	equalLines(t, "second of two", after(t, out, "SELECT k FROM r WHERE v = 1;"), []string{"k", "a", "(1 row)"})
+	equalLines(t, "two statements", after(t, out, "      ...   k FROM r WHERE v = 1;"), []string{"v", "2", "(1 row)", "k", "a", "(1 row)"})
 	// .schema prints the definitions.
 	schema := strings.Join(after(t, out, "kvschema> .schema"), "\n")
 	for _, frag := range []string{"DEFINE RELATION r {\n  k STRING KEY,\n  v INT\n};", "DEFINE PRIMARY SCHEMA p FOR r {\n  TABLE 't',"} {
@@ -308,7 +312,7 @@ func TestShellScript(t *testing.T) {
 			t.Errorf(".schema lacks %q:\n%s", frag, schema)
 		}
 	}
-	if !strings.Contains(out, ".trace on|off") {
+	if !strings.Contains(out, "DESCRIBE [SCHEMA | name]") {
 		t.Errorf(".help printed nothing:\n%s", out)
 	}
 	// .quit ends the shell: the statement after it is not run.
@@ -334,12 +338,12 @@ func TestShellEOF(t *testing.T) {
 
 func TestShellPebblePersists(t *testing.T) {
 	url := "pebble:" + t.TempDir()
-	mustRun(t, fig6+"INSERT INTO r VALUES ('a1', 'b', 'x', 100);\n", "shell", "--store", url)
+	mustRun(t, fig6+"INSERT INTO r VALUES ('a1', 'b', 'x', 100);\n", "shell", "--store", url, "--create")
 	out := mustRun(t, ".schema\nSELECT * FROM r;\n", "shell", "--store", url)
 	if !strings.Contains(out, "DEFINE SCHEMA s2 FOR r {") {
 		t.Errorf(".schema after reopening:\n%s", out)
 	}
-	equalLines(t, "SELECT after reopening", after(t, out, "SELECT * FROM r;"), []string{
+	equalLines(t, "SELECT after reopening", after(t, out, "kvschema> SELECT * FROM r;"), []string{
 		"k1  k2  v1  v2", "a1  b   x   100", "(1 row)",
 	})
 }
@@ -422,6 +426,9 @@ func binary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// Commands given no --store run on a throwaway store, as if a user had
+	// exported KVSCHEMA_STORE=mem: (TestStoreRequired checks the default).
+	os.Setenv(storeEnv, "mem:")
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
@@ -444,7 +451,7 @@ func TestBinaryExitStatus(t *testing.T) {
 	}
 
 	// Success: exit 0, results on stdout, nothing on stderr.
-	cmd = exec.Command(bin, "exec", "-e", fig6, "-e", "INSERT INTO r VALUES ('a1','b','x',100);")
+	cmd = exec.Command(bin, "exec", "--echo", "-e", fig6, "-e", "INSERT INTO r VALUES ('a1','b','x',100);")
 	stdout.Reset()
 	stderr.Reset()
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -462,7 +469,7 @@ func TestBinaryExitStatus(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, b)
 	}
-	equalLines(t, "piped shell", after(t, string(b), "INSERT INTO r VALUES ('a1', 'b', 'x', 100);"), seed003Insert)
+	equalLines(t, "piped shell", after(t, string(b), "kvschema> INSERT INTO r VALUES ('a1','b','x',100);"), seed003Insert)
 }
 
 // TestShellTerminal drives the shell on a real terminal (line editing
@@ -522,7 +529,44 @@ func TestShellTerminal(t *testing.T) {
 	waitFor(`put "t", "a", "f:", "\x00\x00\x00\x07"`)
 	send("SELECT * FROM r;")
 	waitFor("(1 row)")
-	send(".quit")
+	keys := func(k ...string) {
+		t.Helper()
+		if out, err := tm(append([]string{"send-keys", "-t", "kvs"}, k...)...); err != nil {
+			t.Fatalf("send-keys: %v %s", err, out)
+		}
+	}
+	// Ctrl-C drops the statement being typed: the next one runs alone.
+	keys("-l", "SELECT * FR")
+	keys("C-c")
+	send("SELECT v FROM r WHERE k = 'a';")
+	if s := waitFor("v\n7\n(1 row)"); !strings.Contains(s, "SELECT * FR^C\nkvschema> SELECT v") || strings.Contains(s, "error") {
+		t.Fatalf("after Ctrl-C:\n%s", s)
+	}
+	// Tab completes keywords (a second Tab lists the candidates) and the
+	// catalog's names, as declared.
+	keys("-l", "SHOW TAB")
+	keys("Tab")
+	keys("Tab")
+	waitFor("SHOW TABLE\nTABLE TABLES\nkvschema> SHOW TABLE")
+	keys("C-c")
+	keys("-l", "TIMI")
+	keys("Tab")
+	keys("-l", " ON")
+	keys("Enter")
+	waitFor("Timing is on.")
+	send("DEFINE RELATION accounts { id BIGINT KEY };")
+	waitFor("Time: ")
+	keys("-l", "describe acc")
+	keys("Tab")
+	keys("Enter")
+	waitFor("DEFINE RELATION accounts {")
+	send("SHOW TABLES")
+	waitFor("p         SCHEMA    r   t      DEFINE")
+	send("help")
+	waitFor("SHOW TABLES                relations")
+	send("paging off")
+	waitFor("Paging is off.")
+	send("exit")
 	// The history file is written on exit.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -543,8 +587,9 @@ func TestExecStdin(t *testing.T) {
 	script := "DEFINE RELATION r { k STRING KEY, v INT };\nDEFINE PRIMARY SCHEMA s FOR r { TABLE 's', ROW k, VALUE v };\nINSERT INTO r VALUES ('a', 1);\nSELECT * FROM r;\n"
 	for _, args := range [][]string{{"exec"}, {"exec", "-f", "-"}} {
 		out := mustRun(t, script, args...)
-		if !strings.Contains(out, "SELECT * FROM r") || !regexp.MustCompile(`(?m)^a +1$`).MatchString(out) {
-			t.Errorf("%q: output\n%s", args, out)
+		// Results and counts, no echo of the statements (that is --echo).
+		if want := "INSERT 1\nk  v\na  1\n(1 row)\n"; out != want {
+			t.Errorf("%q: output\n%s\nwant\n%s", args, out, want)
 		}
 	}
 	if _, err := run(t, "DEFINE RELATION r { k STRING KEY };\nSELEC;", "exec"); err == nil || !strings.HasPrefix(err.Error(), "stdin:2:1: ") {
@@ -571,7 +616,102 @@ SELECT * FROM r;`
 			t.Errorf("--format %s:\n%s\nwant\n%s", tc.format, out, tc.want)
 		}
 	}
-	if _, err := run(t, "", "exec", "--format", "xml", "-e", "SELECT * FROM r;"); err == nil || !strings.Contains(err.Error(), "want one of table, csv, json, jsonl") {
+	if _, err := run(t, "", "exec", "--format", "xml", "-e", "SELECT * FROM r;"); err == nil || !strings.Contains(err.Error(), "want one of table, vertical, csv, json, jsonl") {
 		t.Errorf("--format xml: %v", err)
+	}
+}
+
+// TestShellCommands: the shell's commands on a pipe — EXPAND, TIMING,
+// SOURCE, CAPTURE, SHOW TABLES, DESCRIBE, wrong arguments — and exit
+// without a dot.
+func TestShellCommands(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, "more.kvs", "INSERT INTO r VALUES ('c', 3);\nSELECT * FROM nope;\n")
+	captured := filepath.Join(dir, "out.txt")
+	out := mustRun(t, `DEFINE RELATION r { k STRING KEY, v INT };
+DEFINE PRIMARY SCHEMA p FOR r { TABLE 't', ROW k, VALUE v };
+INSERT INTO r VALUES ('a', 1), ('b', 2);
+EXPAND ON
+SELECT * FROM r WHERE k = 'a';
+expand off;
+Timing on
+SELECT v FROM r WHERE k = 'b';
+timing off
+SOURCE '`+src+`'
+CAPTURE '`+captured+`'
+SELECT k FROM r WHERE v = 3;
+CAPTURE OFF
+SELECT k FROM r WHERE v = 1;
+SHOW TABLES;
+DESCRIBE p
+TIMING sometimes
+EXPAND
+exit
+SELECT * FROM r;
+`, "shell", "--store", "mem:")
+	equalLines(t, "expanded", after(t, out, "kvschema> SELECT * FROM r WHERE k = 'a';"), []string{"-[ RECORD 1 ]-", "k | a", "v | 1", "(1 row)"})
+	got := after(t, out, "kvschema> SELECT v FROM r WHERE k = 'b';")
+	equalLines(t, "timed", got, []string{"v", "2", "(1 row)"})
+	if len(got) < 4 || !regexp.MustCompile(`^Time: \d+\.\d{3} ms$`).MatchString(got[3]) {
+		t.Errorf("no time after the result:\n%s", strings.Join(got, "\n"))
+	}
+	// SOURCE runs the file; its errors name the file.
+	equalLines(t, "sourced", after(t, out, "kvschema> SOURCE '"+src+"'"), []string{"INSERT 1", "error: " + src + ":2:15: unknown relation nope"})
+	equalLines(t, "describe", after(t, out, "kvschema> DESCRIBE p"), []string{"", "-- layout of r in table t", "DEFINE PRIMARY SCHEMA p FOR r {"})
+	equalLines(t, "show tables", after(t, out, "kvschema> SHOW TABLES;"), []string{
+		"name  kind      of  table  defined by", "r     RELATION             DEFINE", "p     SCHEMA    r   t      DEFINE", "(2 rows)"})
+	equalLines(t, "bad setting", after(t, out, "kvschema> TIMING sometimes"), []string{"error: TIMING takes ON or OFF", "kvschema> EXPAND", "Expanded display is off."})
+	if strings.Contains(out, "kvschema> SELECT * FROM r;") {
+		t.Errorf("the shell went on after exit:\n%s", out)
+	}
+	b, err := os.ReadFile(captured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only what was printed between CAPTURE and CAPTURE OFF.
+	if string(b) != "k\nc\n(1 row)\n" {
+		t.Errorf("captured %q", b)
+	}
+}
+
+// TestStoreRequired: a command without --store or KVSCHEMA_STORE says how
+// to name one; a pebble: directory without a store is refused unless
+// --create (so a mistyped path does not give an empty store); the
+// environment variable names the store when the flag does not.
+func TestStoreRequired(t *testing.T) {
+	bin := binary(t)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, storeEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	runBin := func(extra []string, args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(append([]string(nil), env...), extra...)
+		cmd.Stdin = strings.NewReader("")
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	for _, args := range [][]string{{"exec", "-e", "SELECT * FROM r;"}, {"shell"}, {"verify"}, {"repair"}} {
+		out, err := runBin(nil, args...)
+		if err == nil || !strings.Contains(out, "no store: give --store URL") {
+			t.Errorf("%q without a store: %v %s", args, err, out)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "typo")
+	out, err := runBin(nil, "exec", "--store", "pebble:"+dir, "-e", "SELECT * FROM r;")
+	if err == nil || !strings.Contains(out, "no store in "+dir+" (check the path; --create makes a new one") {
+		t.Errorf("missing pebble store: %v %s", err, out)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the refused open made %s (%v)", dir, err)
+	}
+	if out, err := runBin(nil, "exec", "--store", "pebble:"+dir, "--create", "-e", fig6); err != nil {
+		t.Fatalf("--create: %v %s", err, out)
+	}
+	out, err = runBin([]string{storeEnv + "=pebble:" + dir}, "exec", "-q", "-e", "SELECT * FROM r;")
+	if err != nil || !strings.Contains(out, "(0 rows)") {
+		t.Errorf("%s from the environment: %v %s", storeEnv, err, out)
 	}
 }

@@ -27,6 +27,10 @@ repair. Run verify afterwards to check every copy agrees.`,
 			ctx := cmd.Context()
 			// The store alone, not a DB: repair must run even when the
 			// definitions it holds cannot be read.
+			url, err := storeURL(url)
+			if err != nil {
+				return err
+			}
 			st, err := store.Open(ctx, url)
 			if err != nil {
 				return err
@@ -48,7 +52,6 @@ repair. Run verify afterwards to check every copy agrees.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&url, "store", "", "store URL (required)")
-	_ = c.MarkFlagRequired("store")
+	storeFlag(c, &url, nil)
 	return c
 }

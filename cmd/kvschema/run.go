@@ -44,7 +44,8 @@ before anything is written. An interrupted load run again resumes.`,
 			if (dataDir == "") == (generate == "") {
 				return errors.New("give exactly one of --data DIR and --generate rubis")
 			}
-			db, err := open(ctx, url, nil)
+			// A load deploys its schema: it may make a new store.
+			db, err := open(ctx, url, nil, true)
 			if err != nil {
 				return err
 			}
@@ -61,7 +62,7 @@ before anything is written. An interrupted load run again resumes.`,
 			return err
 		},
 	}
-	c.Flags().StringVar(&url, "store", "", "store URL: pebble:DIR, mem: or bigtable://PROJECT/INSTANCE (required)")
+	storeFlag(c, &url, nil)
 	c.Flags().StringVar(&modelFile, "model", "", "conceptual model (DEFINE RELATION statements)")
 	c.Flags().StringVar(&schemaFile, "schema", "", "schema (DEFINE COLUMN FAMILY / SECONDARY INDEX); not needed if the store has one")
 	c.Flags().StringVar(&profile, "profile", "cassandra", "cost profile the runtime plans with")
@@ -70,7 +71,6 @@ before anything is written. An interrupted load run again resumes.`,
 	c.Flags().Float64Var(&scale, "scale", 0.001, "generator scale factor (1.0 = 200,000 users)")
 	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bars")
-	_ = c.MarkFlagRequired("store")
 	return c
 }
 
@@ -218,7 +218,7 @@ Exits non-zero on any difference.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			db, err := open(ctx, url, nil)
+			db, err := open(ctx, url, nil, false)
 			if err != nil {
 				return err
 			}
@@ -244,9 +244,8 @@ Exits non-zero on any difference.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&url, "store", "", "store URL (required)")
+	storeFlag(c, &url, nil)
 	c.Flags().StringVar(&dataDir, "data", "", "reference entity files")
-	_ = c.MarkFlagRequired("store")
 	return c
 }
 

@@ -42,7 +42,7 @@ func TestExecStreamsStatements(t *testing.T) {
 	}
 	cmd := rootCmd()
 	var out syncBuffer
-	cmd.SetArgs([]string{"exec", "--store", "mem:", "-f", fifo})
+	cmd.SetArgs([]string{"exec", "--echo", "--store", "mem:", "-f", fifo})
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -128,13 +128,13 @@ func TestExecLongInsertBatches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			url := "pebble:" + filepath.Join(dir, "db")
-			mustRun(t, "", "exec", "--store", url, "-e", fig6)
+			mustRun(t, "", "exec", "--store", url, "--create", "-e", fig6)
 			script := filepath.Join(dir, "big.kvs")
 			if err := os.WriteFile(script, []byte(longInsert(2500, tc.bad)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			t.Chdir(dir) // positions name the file as given
-			out, err := run(t, "", "exec", "--store", url, "-f", "big.kvs")
+			out, err := run(t, "", "exec", "--echo", "--store", url, "-f", "big.kvs")
 			switch {
 			case tc.want == nil && err != nil:
 				t.Fatalf("%v", err)
@@ -145,7 +145,7 @@ func TestExecLongInsertBatches(t *testing.T) {
 			case err == nil || !tc.want.MatchString(err.Error()):
 				t.Fatalf("error %v\ndoes not match %s", err, tc.want)
 			}
-			out = mustRun(t, "", "exec", "--store", url, "-e", "SELECT k1 FROM r")
+			out = mustRun(t, "", "exec", "--echo", "--store", url, "-e", "SELECT k1 FROM r")
 			if want := fmt.Sprintf("(%d rows)\n", tc.applied); !strings.HasSuffix(out, want) {
 				t.Errorf("after the INSERT, want %s:\n%s", want, out[max(0, len(out)-200):])
 			}
@@ -158,7 +158,7 @@ func TestExecLongInsertBatches(t *testing.T) {
 // before any of it runs.
 func TestExecLongInsertEcho(t *testing.T) {
 	src := longInsert(2100, func(int) string { return "" })
-	out := mustRun(t, "", "exec", "-e", fig6, "-e", src)
+	out := mustRun(t, "", "exec", "--echo", "-e", fig6, "-e", src)
 	i := strings.Index(out, "INSERT INTO r (k1")
 	if i < 0 || !strings.HasSuffix(out, "\nINSERT 2100\n") {
 		t.Fatalf("output:\n%s", out)
@@ -175,7 +175,7 @@ func TestExecLongInsertEcho(t *testing.T) {
 	dir := t.TempDir()
 	url := "pebble:" + filepath.Join(dir, "db")
 	bad := writeFile(t, "bad.kvs", fig6+src+"SELEC;\n")
-	if _, err := run(t, "", "exec", "--store", url, "-f", bad); err == nil || !strings.Contains(err.Error(), ":2124:1: ") {
+	if _, err := run(t, "", "exec", "--store", url, "--create", "-f", bad); err == nil || !strings.Contains(err.Error(), ":2124:1: ") {
 		t.Fatalf("error %v, want the syntax error at 2124:1", err)
 	}
 	if out, err := run(t, "", "exec", "--store", url, "-e", "SELECT * FROM r"); err == nil {

@@ -62,6 +62,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -69,8 +70,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/kvschema/kvschema/store"
 )
@@ -197,8 +200,20 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	db, err := pebble.Open(dir, s.pebbleOptions())
 	if err != nil {
+		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+			// Pebble's LOCK file is held: say by whom, as far as known.
+			owner := ""
+			if b, rerr := os.ReadFile(filepath.Join(abs, ownerFile)); rerr == nil {
+				owner = " (" + strings.TrimSpace(string(b)) + ")"
+			}
+			return nil, fmt.Errorf("pebblestore: %s is open in another process%s; a Pebble store is used by one process at a time: close the other one first: %w", dir, owner, err)
+		}
 		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
 	}
+	// Say who holds the store, for the message above (best effort: the
+	// lock itself is Pebble's).
+	host, _ := os.Hostname()
+	_ = os.WriteFile(filepath.Join(abs, ownerFile), []byte(fmt.Sprintf("pid %d on %s", os.Getpid(), host)), 0o644)
 	s.db = db
 	tables, err := loadTables(db)
 	if err != nil {
@@ -207,6 +222,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.tables.Store(&tables)
 	return s, nil
+}
+
+// ownerFile names, in a store's directory, the process that last opened
+// it.
+const ownerFile = "kvschema.owner"
+
+// Exists reports whether dir holds a Pebble database (Open of a directory
+// that does not creates one).
+func Exists(dir string) (bool, error) {
+	d, err := pebble.Peek(dir, vfs.Default)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return d.Exists, nil
 }
 
 // pebbleOptions are the options of the database, for Open and Restore.

@@ -1,9 +1,13 @@
 package pebblestore_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -305,5 +309,73 @@ func TestChanged(t *testing.T) {
 	s.DB()
 	if _, ok := s.Changed("a"); ok {
 		t.Fatal("Changed known after DB()")
+	}
+}
+
+// TestLockedByAnotherProcess: opening a store another process holds fails
+// at once with a message naming the directory and the holder.
+func TestLockedByAnotherProcess(t *testing.T) {
+	if dir := os.Getenv("PEBBLESTORE_TEST_HOLD"); dir != "" {
+		return // the holder's side runs in holdStore
+	}
+	dir := t.TempDir()
+	holder := exec.Command(os.Args[0], "-test.run=^TestHoldStore$")
+	holder.Env = append(os.Environ(), "PEBBLESTORE_TEST_HOLD="+dir)
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		holder.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "holding") {
+		t.Fatalf("holder: %q, %v", line, err)
+	}
+	_, err = pebblestore.Open(dir, pebblestore.Options{})
+	want := fmt.Sprintf("%s is open in another process (pid %d on ", dir, holder.Process.Pid)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Open of a held store: %v, want %q", err, want)
+	}
+}
+
+// TestHoldStore is the other process of TestLockedByAnotherProcess: it
+// holds the store until its standard input closes.
+func TestHoldStore(t *testing.T) {
+	dir := os.Getenv("PEBBLESTORE_TEST_HOLD")
+	if dir == "" {
+		t.Skip("run by TestLockedByAnotherProcess")
+	}
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fmt.Println("holding")
+	io.Copy(io.Discard, os.Stdin)
+}
+
+func TestExists(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Join(dir, "absent")} {
+		if ok, err := pebblestore.Exists(d); ok || err != nil {
+			t.Errorf("Exists(%s) = %v, %v before any store", d, ok, err)
+		}
+	}
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if ok, err := pebblestore.Exists(dir); !ok || err != nil {
+		t.Errorf("Exists(%s) = %v, %v after Open", dir, ok, err)
 	}
 }
