@@ -261,14 +261,14 @@ func (db *DB) Load(ctx context.Context, rows func(yield func(exec.Row) error) er
 }
 
 // Verify checks that every column family and index of the advised schema
-// holds exactly the rows its definition implies: against ref when given,
-// else against the entity data rebuilt from all of them.
-func (db *DB) Verify(ctx context.Context, ref *exec.Dataset) (*exec.Report, error) {
+// holds exactly the rows its definition implies: against opt.Reference
+// when given, else against the entity data rebuilt from all of them.
+func (db *DB) Verify(ctx context.Context, opt exec.VerifyOptions) (*exec.Report, error) {
 	en, err := db.needAdvised(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return en.Verify(ctx, ref)
+	return en.Verify(ctx, opt)
 }
 
 // Repair finishes the multi-row writes dead clients left in the intent log

@@ -194,7 +194,7 @@ func TestAdvisedThroughDB(t *testing.T) {
 	if err != nil || !strings.Contains(plan, "cost") {
 		t.Fatalf("EXPLAIN on the advised schema: %q %v", plan, err)
 	}
-	if rep, err := db.Verify(ctx, nil); err != nil || !rep.Clean() {
+	if rep, err := db.Verify(ctx, exec.VerifyOptions{}); err != nil || !rep.Clean() {
 		t.Fatalf("verify: %v %v", rep, err)
 	}
 
@@ -246,7 +246,7 @@ func TestDeployNameConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Verify(ctx, nil); !errors.Is(err, exec.ErrNoSchema) {
+	if _, err := db.Verify(ctx, exec.VerifyOptions{}); !errors.Is(err, exec.ErrNoSchema) {
 		t.Fatalf("verify without an advised schema: %v", err)
 	}
 	if _, err := db.Exec(ctx, "DEFINE RELATION USERS { id BIGINT KEY }"); err != nil {
@@ -363,7 +363,7 @@ func TestAdvisedMultiRowInsert(t *testing.T) {
 	if res, err := db.Exec(ctx, "INSERT INTO regions VALUES (50, 'north', 1), (51, 'south', 1)"); err != nil || res.RowsAffected != 2 {
 		t.Fatalf("INSERT without columns: %+v %v", res, err)
 	}
-	if rep, err := db.Verify(ctx, nil); err != nil || !rep.Clean() {
+	if rep, err := db.Verify(ctx, exec.VerifyOptions{}); err != nil || !rep.Clean() {
 		t.Fatalf("verify: %v %v", rep, err)
 	}
 }
@@ -412,7 +412,7 @@ func TestAdvisedConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if rep, err := db.Verify(ctx, nil); err != nil || !rep.Clean() {
+	if rep, err := db.Verify(ctx, exec.VerifyOptions{}); err != nil || !rep.Clean() {
 		t.Fatalf("verify: %v %v", rep, err)
 	}
 }

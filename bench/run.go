@@ -13,13 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/calibrate"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/progress"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
@@ -368,31 +367,17 @@ func (cfg *Config) calibrate(ctx context.Context, root string, rtt time.Duration
 	}
 	defer st.Close()
 	name := fmt.Sprintf("calibrated %s rtt=%v", cfg.storeName(), rtt)
-	var bar *progressbar.ProgressBar
 	opt := calibrate.Options{}
+	var meter *progress.Meter
 	if cfg.Progress != nil {
-		opt.Progress = func(done, total int) {
-			if bar == nil {
-				bar = newBar(cfg.Progress, total, "calibrate", "runs")
-			}
-			_ = bar.Set(done)
-		}
+		meter = progress.New(cfg.Progress, "calibrate", "runs", 0)
+		opt.Progress = func(done, total int) { meter.Update("micro-benchmarks", int64(done), int64(total)) }
 	}
 	res, err := calibrate.Run(ctx, rttstore.New(st, rtt), name, opt)
-	finishBar(cfg.Progress, bar)
-	return res, err
-}
-
-func newBar(w io.Writer, total int, desc, unit string) *progressbar.ProgressBar {
-	return progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(fmt.Sprintf("%-28s", desc)),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(unit), progressbar.OptionThrottle(100*time.Millisecond))
-}
-
-func finishBar(w io.Writer, bar *progressbar.ProgressBar) {
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(w)
+	if meter != nil {
+		meter.Finish()
 	}
+	return res, err
 }
 
 // variant is a deployed, loaded schema variant.
@@ -492,31 +477,20 @@ func (cfg *Config) runVariant(ctx context.Context, name, root string, d *dataSet
 // load fills the variant's store with the generated data.
 func (cfg *Config) load(ctx context.Context, en *exec.Engine, name string) (int64, error) {
 	m := en.Model()
-	var bar *progressbar.ProgressBar
 	opt := exec.LoadOptions{Identity: fmt.Sprintf("rubis scale %g seed %d", cfg.Scale, cfg.Seed)}
+	var meter *progress.Meter
 	if cfg.Progress != nil {
-		// One bar over all indexes, which load in parallel (the engine
-		// serializes these calls).
-		var total int64
-		for _, x := range en.Schema().Indexes {
-			total += int64(x.Entries)
-		}
-		done := map[string]int64{}
-		var sum int64
-		opt.Progress = func(p string, n, _ int64) {
-			if p == "read" {
-				return
+		meter = progress.New(cfg.Progress, "load "+name, "rows", len(en.Schema().Indexes))
+		opt.Progress = func(ev exec.LoadEvent) {
+			switch {
+			case ev.Index == "":
+			case ev.Earlier:
+				meter.Skip(ev.Index, "loaded by an earlier run")
+			case ev.Done:
+				meter.Done(ev.Index, ev.Rows)
+			default:
+				meter.Update(ev.Index, ev.Rows, ev.Estimate)
 			}
-			if bar == nil {
-				bar = newBar(cfg.Progress, int(max(total, 1)), "load "+name, "rows")
-			}
-			sum += n - done[p]
-			done[p] = n
-			if sum > total {
-				total = sum
-				bar.ChangeMax64(total)
-			}
-			_ = bar.Set64(sum)
 		}
 	}
 	ls, err := en.Load(ctx, func(yield func(exec.Row) error) error {
@@ -524,7 +498,9 @@ func (cfg *Config) load(ctx context.Context, en *exec.Engine, name string) (int6
 			return yield(exec.Row{Entity: e, Values: row, File: "generated " + e.Name})
 		})
 	}, opt)
-	finishBar(cfg.Progress, bar)
+	if meter != nil {
+		meter.Finish()
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -544,17 +520,17 @@ func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store
 			stmts = append(stmts, s)
 		}
 	}
-	var bar *progressbar.ProgressBar
+	var meter *runMeter
 	if cfg.Progress != nil {
-		bar = newBar(cfg.Progress, len(stmts)*(cfg.Warmup+cfg.Iterations), fmt.Sprintf("%s rtt=%v", variant, rtt), "runs")
+		meter = &runMeter{Meter: progress.New(cfg.Progress, fmt.Sprintf("%s rtt=%v", variant, rtt), "runs", 0), total: int64(len(stmts) * (cfg.Warmup + cfg.Iterations))}
+		defer meter.Finish()
 	}
-	defer finishBar(cfg.Progress, bar)
 	p := &Pass{RTT: rtt}
 	groups := map[string]*GroupResult{}
 	var wsum, wlat float64
 	var pred, meas []float64
 	for _, s := range stmts {
-		sr, err := cfg.runStatement(ctx, en, counted, s, b, bar)
+		sr, err := cfg.runStatement(ctx, en, counted, s, b, meter)
 		if err != nil {
 			return nil, fmt.Errorf("statement %s: %w", s.Tag, err)
 		}
@@ -585,7 +561,18 @@ func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store
 	return p, nil
 }
 
-func (cfg *Config) runStatement(ctx context.Context, en *exec.Engine, counted *countstore.Store, s *workload.Statement, b *binder, bar *progressbar.ProgressBar) (*StatementResult, error) {
+// runMeter counts the runs of a pass.
+type runMeter struct {
+	*progress.Meter
+	done, total int64
+}
+
+func (m *runMeter) add() {
+	m.done++
+	m.Update("statements", m.done, m.total)
+}
+
+func (cfg *Config) runStatement(ctx context.Context, en *exec.Engine, counted *countstore.Store, s *workload.Statement, b *binder, meter *runMeter) (*StatementResult, error) {
 	stmt, err := en.PrepareAST(s.AST)
 	if err != nil {
 		return nil, err
@@ -623,8 +610,8 @@ func (cfg *Config) runStatement(ctx context.Context, en *exec.Engine, counted *c
 			lat = append(lat, el.Seconds())
 			rows += n
 		}
-		if bar != nil {
-			_ = bar.Add(1)
+		if meter != nil {
+			meter.add()
 		}
 	}
 	c := counted.Stats()

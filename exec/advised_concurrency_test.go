@@ -382,7 +382,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 		ref.Add(m.Entity("bids"), row)
 	}
 	for _, r := range []*exec.Dataset{nil, ref} {
-		rep, err := en.Verify(ctx, r)
+		rep, err := en.Verify(ctx, exec.VerifyOptions{Reference: r})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -541,7 +541,7 @@ func readAcks(t *testing.T, spec crashSpec, stmts []*exec.Stmt, childOut string,
 // flight did.
 func checkCrashTrial(t *testing.T, ctx context.Context, en *exec.Engine, or *oracle.Oracle, stmts []*exec.Stmt, ops []crashOp, acked int, checked *int) (inFlightLanded bool) {
 	t.Helper()
-	rep, err := en.Verify(ctx, nil)
+	rep, err := en.Verify(ctx, exec.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +556,7 @@ func checkCrashTrial(t *testing.T, ctx context.Context, en *exec.Engine, or *ora
 			t.Fatalf("oracle: %s: %v", op, err)
 		}
 	}
-	without, err := en.Verify(ctx, oracleDataset(t, en, or))
+	without, err := en.Verify(ctx, exec.VerifyOptions{Reference: oracleDataset(t, en, or)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +565,7 @@ func checkCrashTrial(t *testing.T, ctx context.Context, en *exec.Engine, or *ora
 		if err := or.Write(stmts[op.stmt].Write, op.args); err != nil {
 			t.Fatalf("oracle: %s: %v", op, err)
 		}
-		with, err := en.Verify(ctx, oracleDataset(t, en, or))
+		with, err := en.Verify(ctx, exec.VerifyOptions{Reference: oracleDataset(t, en, or)})
 		if err != nil {
 			t.Fatal(err)
 		}

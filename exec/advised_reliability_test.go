@@ -87,7 +87,7 @@ func relCheck(t *testing.T, raw txnstore.Inner, insErr error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := en.Verify(ctx, nil)
+	rep, err := en.Verify(ctx, exec.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

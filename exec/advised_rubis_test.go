@@ -239,7 +239,7 @@ func checkVerify(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.
 		}
 	}
 	for _, d := range []*exec.Dataset{ref, nil} {
-		rep, err := en.Verify(ctx, d)
+		rep, err := en.Verify(ctx, exec.VerifyOptions{Reference: d})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,9 +45,27 @@ type LoadOptions struct {
 	Identity string
 	// BatchBytes bounds the size of one store batch (default 4 MiB).
 	BatchBytes int
-	// Progress, when set, is called as indexes fill: the index, rows
-	// written so far to it and its expected row count.
-	Progress func(phase string, done, total int64)
+	// Progress, when set, is called as the data is read and as indexes
+	// fill (never concurrently).
+	Progress func(LoadEvent)
+}
+
+// LoadEvent is one report of a load's progress.
+type LoadEvent struct {
+	// Index is the index being written; "" while the data is read and
+	// checked.
+	Index string
+	// Rows are the entity rows read so far (Index ""), or the rows written
+	// to Index so far.
+	Rows int64
+	// Estimate is the number of rows Index is expected to get (from the
+	// model's statistics, so only an estimate); 0 when unknown.
+	Estimate int64
+	// Done: Index is complete, with Rows rows.
+	Done bool
+	// Earlier: Index was loaded by an earlier run of the same load (Done
+	// is set, Rows is 0).
+	Earlier bool
 }
 
 // LoadStats describe a load.
@@ -114,7 +132,7 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 		data.Add(ent, r.Values)
 		st.EntityRows++
 		if opt.Progress != nil && st.EntityRows%50000 == 0 {
-			opt.Progress("read", st.EntityRows, 0)
+			opt.Progress(LoadEvent{Rows: st.EntityRows})
 		}
 		return nil
 	})
@@ -159,6 +177,9 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 	for _, x := range e.schema.Indexes {
 		if done[x.Name] {
 			st.Skipped++
+			if opt.Progress != nil {
+				opt.Progress(LoadEvent{Index: x.Name, Done: true, Earlier: true})
+			}
 		} else {
 			todo = append(todo, x)
 		}
@@ -169,10 +190,10 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 		next     int
 		wg       sync.WaitGroup
 	)
-	progress := func(phase string, done, total int64) {
+	progress := func(ev LoadEvent) {
 		if opt.Progress != nil {
 			mu.Lock()
-			opt.Progress(phase, done, total)
+			opt.Progress(ev)
 			mu.Unlock()
 		}
 	}
@@ -233,11 +254,12 @@ func (e *Engine) loadState(ctx context.Context, identity string) (map[string]boo
 }
 
 // loadIndex writes every row of x the data implies, then records x done.
-func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *catalog.Index, batchBytes int, progress func(string, int64, int64)) (int64, error) {
+func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *catalog.Index, batchBytes int, progress func(LoadEvent)) (int64, error) {
 	t := e.tables[x]
 	var muts []store.Mutation
 	size := 0
 	var n int64
+	progress(LoadEvent{Index: x.Name, Estimate: int64(x.Entries)})
 	flush := func() error {
 		if len(muts) == 0 {
 			return nil
@@ -261,7 +283,7 @@ func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *catalog.Index, bat
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			progress(x.Name, n, int64(x.Entries))
+			progress(LoadEvent{Index: x.Name, Rows: n, Estimate: int64(x.Entries)})
 			return flush()
 		}
 		return nil
@@ -272,6 +294,9 @@ func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *catalog.Index, bat
 	if err != nil {
 		return n, err
 	}
-	progress(x.Name, n, n)
-	return n, catalog.IndexLoaded(ctx, e.st, x.Name)
+	if err := catalog.IndexLoaded(ctx, e.st, x.Name); err != nil {
+		return n, err
+	}
+	progress(LoadEvent{Index: x.Name, Rows: n, Done: true})
+	return n, nil
 }

@@ -130,13 +130,39 @@ func (r *Report) String() string {
 	return b.String()
 }
 
+// VerifyOptions configure Verify.
+type VerifyOptions struct {
+	// Reference, if set, is the data the indexes must hold; else it is
+	// rebuilt from the indexes themselves.
+	Reference *Dataset
+	// Progress, when set, is called as indexes are read, then compared.
+	Progress func(VerifyEvent)
+}
+
+// VerifyEvent is one report of a verify's progress: Step "read" (the
+// index's rows are read) or "compare" (the rows it must hold are derived
+// and compared).
+type VerifyEvent struct {
+	Step     string
+	Index    string
+	Rows     int64 // rows read, or derived, so far
+	Estimate int64 // rows expected (an estimate when reading); 0 unknown
+	Done     bool  // the step is over for Index, with Rows rows
+}
+
 // Verify checks that every index holds exactly the rows its definition
 // implies. With a reference dataset the expected rows are computed from it.
 // Without one, the entity data is rebuilt from the indexes themselves:
 // copies of one value that disagree are stale, and each index must hold
 // every row that the data known from all indexes implies for it (rows no
 // other index vouches for cannot be told from legitimate ones).
-func (e *Engine) Verify(ctx context.Context, ref *Dataset) (*Report, error) {
+func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error) {
+	ref := opt.Reference
+	progress := func(ev VerifyEvent) {
+		if opt.Progress != nil {
+			opt.Progress(ev)
+		}
+	}
 	rep := &Report{Rows: map[string]int{}}
 	actual := map[*catalog.Index]map[string][]types.Value{}
 	data := ref
@@ -147,12 +173,16 @@ func (e *Engine) Verify(ctx context.Context, ref *Dataset) (*Report, error) {
 		t := e.tables[x]
 		rows := map[string][]types.Value{}
 		var derr error
+		progress(VerifyEvent{Step: "read", Index: x.Name, Estimate: int64(x.Entries)})
 		err := e.st.ReadRows(ctx, t.name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
 			vals := make([]types.Value, len(t.attrs))
 			if derr = t.decode(r, vals); derr != nil {
 				return false
 			}
 			rows[string(r.Key)] = vals
+			if len(rows)%10000 == 0 {
+				progress(VerifyEvent{Step: "read", Index: x.Name, Rows: int64(len(rows)), Estimate: int64(x.Entries)})
+			}
 			if ref == nil {
 				data.learnRow(t, vals)
 			}
@@ -166,11 +196,13 @@ func (e *Engine) Verify(ctx context.Context, ref *Dataset) (*Report, error) {
 		}
 		rep.Rows[x.Name] = len(rows)
 		actual[x] = rows
+		progress(VerifyEvent{Step: "read", Index: x.Name, Rows: int64(len(rows)), Done: true})
 	}
 	rep.Differences = append(rep.Differences, data.conflicts...)
 	j := newJoiner(data)
 	for _, x := range e.schema.Indexes {
 		t := e.tables[x]
+		progress(VerifyEvent{Step: "compare", Index: x.Name, Estimate: int64(len(actual[x]))})
 		want := map[string][]types.Value{}
 		wantKnown := map[string][]bool{}
 		err := j.rows(t, func(vals []types.Value, known []bool) error {
@@ -204,6 +236,7 @@ func (e *Engine) Verify(ctx context.Context, ref *Dataset) (*Report, error) {
 				rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "extra", Row: t.describeKey(vals)})
 			}
 		}
+		progress(VerifyEvent{Step: "compare", Index: x.Name, Rows: int64(len(want)), Done: true})
 	}
 	sort.SliceStable(rep.Differences, func(a, b int) bool {
 		da, db := rep.Differences[a], rep.Differences[b]

@@ -41,6 +41,13 @@ type CBC struct {
 	// Args are extra cbc parameters placed before "solve", e.g.
 	// {"preprocess", "off"}.
 	Args []string
+	// Interrupt, if set, asks a running cbc to stop when it delivers or is
+	// closed, as Ctrl-C asks cbc: the solve then returns the best solution
+	// found so far (status Feasible, with its proven gap), or NoSolution.
+	// Cancelling the context instead kills cbc and loses that solution.
+	// With Interrupt set, cbc runs in a process group of its own, so that
+	// a terminal's Ctrl-C reaches only the program, which forwards it.
+	Interrupt <-chan struct{}
 	// Progress, if set, receives a line whenever cbc reports a new
 	// incumbent or its periodic node count, e.g. "148 nodes, best 10.4606,
 	// bound 10.4074 (gap 0.51%), 4.4s". cbc is run under `stdbuf -oL`
@@ -58,6 +65,10 @@ const (
 
 // Name returns "cbc".
 func (c *CBC) Name() string { return "cbc" }
+
+// ErrInterrupted is Solve's error when CBC.Interrupt fired before the
+// solve began: there is no solution to return.
+var ErrInterrupted = errors.New("solver: interrupted before the solve began")
 
 func (c *CBC) binary() (string, error) {
 	name := c.Path
@@ -157,7 +168,29 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	}
 	cmd.Dir = dir
 	cmd.WaitDelay = 5 * time.Second // don't hang on pipes held by a killed cbc
-	runErr := cmd.Run()
+	if c.Interrupt != nil {
+		ownProcessGroup(cmd)
+	}
+	select {
+	case <-c.Interrupt:
+		return nil, ErrInterrupted
+	default:
+	}
+	runErr := cmd.Start()
+	if runErr == nil {
+		done := make(chan struct{})
+		if c.Interrupt != nil {
+			go func() {
+				select {
+				case <-c.Interrupt:
+					_ = cmd.Process.Signal(os.Interrupt)
+				case <-done:
+				}
+			}()
+		}
+		runErr = cmd.Wait()
+		close(done)
+	}
 	if c.KeepFiles != "" {
 		_ = os.WriteFile(filepath.Join(dir, cbcLogFile), out.bytes(), 0o644)
 	}

@@ -455,3 +455,20 @@ func TestCBCProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestCBCInterruptedBeforeSolve: an Interrupt that fired before the solve
+// gives ErrInterrupted without running cbc (the end-to-end case, Ctrl-C
+// during a search keeping its incumbent, is cmd/kvschema's
+// TestAdviseCtrlC).
+func TestCBCInterruptedBeforeSolve(t *testing.T) {
+	c := requireCBC(t)
+	stop := make(chan struct{})
+	close(stop)
+	c.Interrupt = stop
+	m := NewModel()
+	a := m.AddVar("a", Binary, 0, 1)
+	m.SetObjective([]Term{{a, 1}})
+	if _, err := c.Solve(context.Background(), m); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("Solve after Interrupt: %v, want ErrInterrupted", err)
+	}
+}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,6 +64,65 @@ func (in *inputs) load() error {
 	return err
 }
 
+// interruptible returns the context advise runs in. A first Ctrl-C asks
+// the solver to stop with the best schema found so far (its gap is
+// reported with it); a second one abandons the run.
+func interruptible(parent context.Context, errw io.Writer, cbc *solver.CBC) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt)
+	soft := make(chan struct{})
+	cbc.Interrupt = soft
+	go func() {
+		select {
+		case <-sigs:
+			fmt.Fprintln(errw, "advise: interrupted: the solver stops with the best schema found so far and its gap (Ctrl-C again abandons the run)")
+			close(soft)
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+	}
+}
+
+// heartbeat returns a printer of progress lines that also says, every
+// 10 s without one, that the work goes on.
+func heartbeat(ctx context.Context, w io.Writer) func(string) {
+	var mu sync.Mutex
+	start, last := time.Now(), time.Now()
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				mu.Lock()
+				if now.Sub(last) >= 10*time.Second {
+					fmt.Fprintf(w, "advise: still working (%v so far)\n", now.Sub(start).Round(time.Second))
+					last = now
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	return func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(w, s)
+		last = time.Now()
+	}
+}
+
 // output opens -o FILE, or stdout.
 func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
 	if path == "" || path == "-" {
@@ -103,14 +165,17 @@ func adviseCmd() *cobra.Command {
 			case normalized:
 				opt.Mode = advisor.Normalized
 			}
+			ctx, stop := interruptible(cmd.Context(), cmd.ErrOrStderr(), cbc)
+			defer stop()
 			if !quiet {
-				opt.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "advise:", s) }
-				cbc.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "advise: cbc:", s) }
+				say := heartbeat(ctx, cmd.ErrOrStderr())
+				opt.Progress = func(s string) { say("advise: " + s) }
+				cbc.Progress = func(s string) { say("advise: cbc: " + s) }
 			}
 			if err := (&solver.CBC{}).Available(); err != nil {
 				return err
 			}
-			res, err := advisor.Advise(cmd.Context(), in.model, in.workload, opt)
+			res, err := advisor.Advise(ctx, in.model, in.workload, opt)
 			if err != nil {
 				return err
 			}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -278,4 +281,49 @@ func TestEveryCommandHasExamples(t *testing.T) {
 		}
 	}
 	walk(rootCmd())
+}
+
+// TestAdviseCtrlC: a Ctrl-C while cbc searches stops it with the best
+// schema found so far, which advise prints with its proven gap; the
+// process exits 0.
+func TestAdviseCtrlC(t *testing.T) {
+	needCBC(t)
+	bin := binary(t)
+	cmd := exec.Command(bin, "advise", "--model", "../../examples/rubis/model.kvs", "--workload", "../../examples/rubis/workload_secondary.kvs",
+		"--mix", "bidding", "--budget", "161MB")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var log []string
+	interrupted := false
+	for sc.Scan() {
+		log = append(log, sc.Text())
+		// The first incumbent: there is a schema to keep.
+		if !interrupted && strings.HasPrefix(sc.Text(), "advise: cbc: ") && strings.Contains(sc.Text(), "best ") {
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			interrupted = true
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("advise after Ctrl-C: %v\n%s", err, strings.Join(log, "\n"))
+	}
+	if !interrupted {
+		t.Skipf("cbc reported no incumbent before proving optimality:\n%s", strings.Join(log, "\n"))
+	}
+	out := stdout.String()
+	if !strings.Contains(strings.Join(log, "\n"), "advise: interrupted: the solver stops with the best schema found so far") {
+		t.Errorf("no word of the interruption:\n%s", strings.Join(log, "\n"))
+	}
+	if !strings.Contains(out, "Schema\n") || !regexp.MustCompile(`\(stopped with gap [0-9.]+%\)`).MatchString(out) {
+		t.Errorf("no schema with its gap:\n%s", out)
+	}
 }

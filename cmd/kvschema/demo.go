@@ -148,7 +148,7 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 	sort.Slice(tags, func(i, j int) bool { return lat[tags[i]] > lat[tags[j]] })
 
 	fmt.Fprintf(out, "\n== 5. verify\n")
-	rep, err := db.Verify(ctx, nil)
+	rep, err := db.Verify(ctx, exec.VerifyOptions{})
 	if err != nil {
 		return err
 	}

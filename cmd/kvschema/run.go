@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/kvschema/kvschema"
@@ -18,6 +17,7 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/dataio"
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/progress"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/types"
 )
@@ -168,32 +168,30 @@ func runLoad(ctx context.Context, en *exec.Engine, dataDir, generate string, sca
 			return nil
 		}
 	}
-	var bar *progressbar.ProgressBar
-	var phase string
 	start := time.Now()
-	progress := func(p string, done, total int64) {
-		if p != phase {
-			if bar != nil {
-				_ = bar.Finish()
-				fmt.Fprintln(errw)
-			}
-			phase = p
-			max := total
-			if max <= 0 {
-				max = -1
-			}
-			bar = progressbar.NewOptions64(max, progressbar.OptionSetWriter(errw), progressbar.OptionSetDescription(fmt.Sprintf("%-36s", p)),
-				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("rows"), progressbar.OptionThrottle(100*time.Millisecond))
+	read := progress.New(errw, "load: read and check", "entity rows", 0)
+	var write *progress.Meter // from the first index on: its rate counts writing only
+	st, err := en.Load(ctx, src, exec.LoadOptions{Identity: identity, Progress: func(ev exec.LoadEvent) {
+		if ev.Index == "" {
+			read.Update("data", ev.Rows, 0)
+			return
 		}
-		if total > 0 && done > total {
-			bar.ChangeMax64(done)
+		if write == nil {
+			read.Finish()
+			write = progress.New(errw, "load", "rows", len(en.Schema().Indexes))
 		}
-		_ = bar.Set64(done)
-	}
-	st, err := en.Load(ctx, src, exec.LoadOptions{Identity: identity, Progress: progress})
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(errw)
+		switch {
+		case ev.Earlier:
+			write.Skip(ev.Index, "loaded by an earlier run")
+		case ev.Done:
+			write.Done(ev.Index, ev.Rows)
+		default:
+			write.Update(ev.Index, ev.Rows, ev.Estimate)
+		}
+	}})
+	read.Finish()
+	if write != nil {
+		write.Finish()
 	}
 	if err != nil {
 		return nil, err
@@ -233,7 +231,29 @@ Exits non-zero on any difference.`,
 					return err
 				}
 			}
-			rep, err := db.Verify(ctx, ref)
+			read := progress.New(cmd.ErrOrStderr(), "verify: read", "rows", len(en.Schema().Indexes))
+			read.Terse = true
+			var compare *progress.Meter
+			rep, err := db.Verify(ctx, exec.VerifyOptions{Reference: ref, Progress: func(ev exec.VerifyEvent) {
+				m := read
+				if ev.Step == "compare" {
+					if compare == nil {
+						read.Finish()
+						compare = progress.New(cmd.ErrOrStderr(), "verify: compare", "rows", len(en.Schema().Indexes))
+						compare.Terse = true
+					}
+					m = compare
+				}
+				if ev.Done {
+					m.Done(ev.Index, ev.Rows)
+				} else {
+					m.Update(ev.Index, ev.Rows, ev.Estimate)
+				}
+			}})
+			read.Finish()
+			if compare != nil {
+				compare.Finish()
+			}
 			if err != nil {
 				return err
 			}
