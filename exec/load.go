@@ -48,6 +48,11 @@ type LoadOptions struct {
 	// Progress, when set, is called as the data is read and as indexes
 	// fill (never concurrently).
 	Progress func(LoadEvent)
+	// BeforeWrite, when set, is called once every row has been read and
+	// checked, before anything is written; an error stops the load there.
+	// A load that deploys its schema does so here, so that bad data
+	// leaves the store as it was, definitions included.
+	BeforeWrite func() error
 }
 
 // LoadEvent is one report of a load's progress.
@@ -154,6 +159,11 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 		}
 	}
 	st.Read = time.Since(start)
+	if opt.BeforeWrite != nil {
+		if err := opt.BeforeWrite(); err != nil {
+			return nil, err
+		}
+	}
 	identity := opt.Identity
 	if identity == "" {
 		identity = "unnamed data set"
@@ -239,7 +249,7 @@ func (e *Engine) loadState(ctx context.Context, identity string) (map[string]boo
 	}
 	if ok {
 		if old != identity {
-			return nil, fmt.Errorf("the store already holds another data set (%s); load %s into an empty store", old, identity)
+			return nil, fmt.Errorf("the store already holds another data set (%s), and a load fills an empty store once: to replace the data, load %s into a new store; to add or change rows, write them with INSERT, UPDATE and DELETE (kvschema exec, the Go API)", old, identity)
 		}
 		// Recorded again: a load an earlier kvschema recorded in its own
 		// table moves to the catalog's.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -77,9 +78,9 @@ func TestGolden(t *testing.T) {
 		file string
 		gen  func() (string, error)
 	}{
-		{"rubis.hbase", func() (string, error) { return HBase(s, "") }},
-		{"rubis_ns.hbase", func() (string, error) { return HBase(s, "kv") }},
-		{"rubis.cbt.sh", func() (string, error) { return CBT(s) }},
+		{"rubis.hbase", func() (string, error) { return HBase(tablesOf(t, s), "") }},
+		{"rubis_ns.hbase", func() (string, error) { return HBase(tablesOf(t, s), "kv") }},
+		{"rubis.cbt.sh", func() (string, error) { return CBT(tablesOf(t, s)) }},
 	} {
 		got, err := tc.gen()
 		if err != nil {
@@ -112,7 +113,7 @@ var (
 // as the HBase shell would.
 func TestHBaseSplitsRoundTrip(t *testing.T) {
 	for _, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
-		text, err := HBase(s, "ns")
+		text, err := HBase(tablesOf(t, s), "ns")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +148,7 @@ func TestHBaseSplitsRoundTrip(t *testing.T) {
 // printf and cbt would, and checks that every key left out is named.
 func TestCBTSplitsRoundTrip(t *testing.T) {
 	for _, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
-		text, err := CBT(s)
+		text, err := CBT(tablesOf(t, s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +232,7 @@ echo "$line" >>"$CBT_LOG"
 		t.Fatal(err)
 	}
 	for i, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
-		text, err := CBT(s)
+		text, err := CBT(tablesOf(t, s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,17 +275,31 @@ echo "$line" >>"$CBT_LOG"
 }
 
 func TestBadNames(t *testing.T) {
-	s := &catalog.Schema{Indexes: []*catalog.Index{{Kind: catalog.CF, Name: "a b"}}}
-	if _, err := HBase(s, ""); err == nil || !strings.Contains(err.Error(), `index "a b": not an HBase table name`) {
+	bad := []Table{{Spec: store.TableSpec{Name: "a b", Families: []string{"v"}}, About: "x"}}
+	if _, err := HBase(bad, ""); err == nil || !strings.Contains(err.Error(), `table "a b": not an HBase table name`) {
 		t.Errorf("HBase: %v", err)
 	}
-	if _, err := CBT(s); err == nil || !strings.Contains(err.Error(), `index "a b": not a Bigtable table ID`) {
+	if _, err := CBT(bad); err == nil || !strings.Contains(err.Error(), `table "a b": not a Bigtable table ID`) {
 		t.Errorf("CBT: %v", err)
 	}
-	s.Indexes[0].Name = "ok"
-	if _, err := HBase(s, "n:s"); err == nil || !strings.Contains(err.Error(), `namespace "n:s"`) {
+	bad[0].Spec.Name = "ok"
+	if _, err := HBase(bad, "n:s"); err == nil || !strings.Contains(err.Error(), `namespace "n:s"`) {
 		t.Errorf("HBase namespace: %v", err)
 	}
+	bad[0].Spec.Families = []string{"a,b"}
+	if _, err := CBT(bad); err == nil || !strings.Contains(err.Error(), `family "a,b" is not a Bigtable family name`) {
+		t.Errorf("CBT family: %v", err)
+	}
+}
+
+// tablesOf is SchemaTables(s).
+func tablesOf(t testing.TB, s *catalog.Schema) []Table {
+	t.Helper()
+	tables, err := SchemaTables(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables
 }
 
 // FuzzSplitQuoting: every key reads back from its HBase quoting, and every
@@ -389,9 +404,55 @@ func unPrintf(t testing.TB, format string) []byte {
 // splitsOf is the split points of x's table.
 func splitsOf(t testing.TB, x *catalog.Index) [][]byte {
 	t.Helper()
-	spec, err := tableSpec(x)
+	l, err := x.Layout()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return spec.Splits
+	return l.TableSpec().Splits
+}
+
+// TestLayoutTables: the tables of DEFINE SCHEMA layouts — one per constant
+// TABLE with every layout's family, salt-bucket splits, and a comment for
+// layouts whose TABLE or FAMILY depends on attributes — as HBase and cbt
+// scripts.
+func TestLayoutTables(t *testing.T) {
+	c, err := catalog.CatalogFromScript("layouts.kvs", []byte(`
+DEFINE RELATION r { k STRING KEY, v STRING };
+DEFINE PRIMARY SCHEMA by_k FOR r { TABLE 't', ROW salt(3){k}:k, FAMILY 'a', VALUE v };
+DEFINE SCHEMA by_k_w FOR r { TABLE 't', ROW k, FAMILY 'b', QUALIFIER '', VALUE v };
+DEFINE SCHEMA per_w FOR r { TABLE prefix('t_'){v}, ROW k, FAMILY 'c', VALUE '' };
+DEFINE SCHEMA fam_w FOR r { TABLE 'u', ROW k, FAMILY v, VALUE '' };
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := LayoutTables(c)
+	if len(tables) != 3 {
+		t.Fatalf("%d tables: %+v", len(tables), tables)
+	}
+	if got := tables[0]; got.Spec.Name != "t" || fmt.Sprint(got.Spec.Families) != "[a b]" || len(got.Spec.Splits) != 2 ||
+		got.About != "table t: layout by_k of r (family a), layout by_k_w of r (family b)" {
+		t.Errorf("shared table: %+v", got)
+	}
+	if tables[1].Spec.Name != "" || !strings.Contains(tables[1].About, "layout per_w of r: its TABLE depends on attributes") {
+		t.Errorf("dynamic TABLE: %+v", tables[1])
+	}
+	if tables[2].Spec.Name != "" || !strings.Contains(tables[2].About, "layout fam_w of r (table u): its FAMILY depends on attributes") {
+		t.Errorf("dynamic FAMILY: %+v", tables[2])
+	}
+	hb, err := HBase(tables, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(hb, "create 't', {NAME => 'a', VERSIONS => 1}, {NAME => 'b', VERSIONS => 1}, SPLITS => ['\\x01', '\\x02']\n") ||
+		strings.Count(hb, "create '") != 1 {
+		t.Errorf("HBase script:\n%s", hb)
+	}
+	cbt, err := CBT(tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cbt, `cbt createtable t "families=a:maxversions=1,b:maxversions=1"`) || strings.Count(cbt, "cbt createtable") != 1 {
+		t.Errorf("cbt script:\n%s", cbt)
+	}
 }

@@ -31,15 +31,17 @@ type inputs struct {
 }
 
 func (in *inputs) flags(c *cobra.Command) {
-	c.Flags().StringVar(&in.modelFile, "model", "", "conceptual model: a file of DEFINE RELATION statements (required)")
+	c.Flags().StringVar(&in.modelFile, "model", "", "conceptual model: a file of DEFINE RELATION statements")
 	c.Flags().StringVar(&in.workloadFile, "workload", "", "workload: a file with one DEFINE WORKLOAD (required)")
 	c.Flags().StringVar(&in.mix, "mix", "", "mix of the workload to design for (default: its first mix)")
 	c.Flags().StringVar(&in.profile, "profile", "cassandra", "cost profile: a built-in name (cassandra) or a JSON file")
-	_ = c.MarkFlagRequired("model")
 	_ = c.MarkFlagRequired("workload")
 }
 
 func (in *inputs) load() error {
+	if in.modelFile == "" {
+		return fmt.Errorf("give the conceptual model with --model FILE")
+	}
 	src, err := os.ReadFile(in.modelFile)
 	if err != nil {
 		return err
@@ -215,6 +217,42 @@ func adviseCmd() *cobra.Command {
 
 // readSchema reads DEFINE COLUMN FAMILY / SECONDARY INDEX statements; the
 // model comes from modelStmts, or from the schema file's own relations.
+// layoutCatalog reads the client definitions of a script that defines
+// layouts (DEFINE SCHEMA) and no column family; ok is false for any other
+// script. Its other statements (INSERT, SELECT, …) are not run.
+func layoutCatalog(file string) (c *catalog.Catalog, ok bool, err error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, false, err
+	}
+	stmts, err := lang.ParseScript(file, src)
+	if err != nil {
+		return nil, false, err
+	}
+	layouts := false
+	for _, st := range stmts {
+		switch st.(type) {
+		case *lang.DefineColumnFamily, *lang.DefineIndex:
+			return nil, false, nil
+		case *lang.DefineSchema:
+			layouts = true
+		}
+	}
+	if !layouts {
+		return nil, false, nil
+	}
+	c = catalog.NewCatalog()
+	for _, st := range stmts {
+		switch st.(type) {
+		case *lang.DefineRelation, *lang.DefineSchema:
+			if err := c.Define(st); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	return c, true, nil
+}
+
 func readSchema(file string, m *catalog.Model) (*catalog.Schema, *catalog.Model, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -243,12 +281,18 @@ func costCmd() *cobra.Command {
 	var in inputs
 	var schemaFile, format string
 	c := &cobra.Command{
-		Use: "cost --schema FILE --model FILE --workload FILE [--mix NAME] [--profile NAME|FILE]",
-		Example: `  kvschema cost --schema rubis.kvs --model examples/rubis/model.kvs --workload examples/rubis/workload.kvs \
-      --mix browsing`,
+		Use: "cost --schema FILE [--model FILE] --workload FILE [--mix NAME] [--profile NAME|FILE]",
+		Example: `  kvschema cost --schema rubis.kvs --workload examples/rubis/workload.kvs --mix browsing
+  kvschema cost --schema cfs.kvs --model examples/rubis/model.kvs --workload examples/rubis/workload.kvs`,
 		Short: "Cost a given schema: best plan and cost of every statement, total cost and size",
-		Args:  cobra.NoArgs,
+		Long: `Cost a given schema: the best plan and cost of every statement of the
+workload, the total cost and size. The model comes from --model, else from
+the schema file itself (advise --format ddl writes it there).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if in.modelFile == "" {
+				in.modelFile = schemaFile
+			}
 			if err := in.load(); err != nil {
 				return err
 			}
@@ -285,13 +329,17 @@ func exportCmd() *cobra.Command {
   cql    Cassandra CREATE TABLE / CREATE INDEX, one table per column family
          (--keyspace qualifies the names).
   hbase  an HBase shell script (hbase shell -n FILE) creating the tables
-         kvschema's engine uses: one per column family and secondary index,
-         family v, one version, pre-split at every salt bucket and SPLIT ON
-         point (--namespace puts them in a namespace it creates).
+         kvschema's engine uses: one per column family and secondary index
+         (family v), or, for a script of DEFINE SCHEMA layouts, one per
+         layout table with its families; one version, pre-split at every
+         salt bucket and SPLIT ON point (--namespace puts them in a
+         namespace it creates).
   cbt    the same tables as a POSIX shell script of cbt createtable commands
          for Bigtable; project and instance come from ~/.cbtrc. Split keys
          cbt cannot take (a 0x00 byte or a comma) are left out, with a
-         comment saying so.`,
+         comment saying so.
+
+The model comes from --model, else from the schema file itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -299,6 +347,27 @@ func exportCmd() *cobra.Command {
 				return fmt.Errorf("--keyspace is for --to cql")
 			case namespace != "" && to != "hbase":
 				return fmt.Errorf("--namespace is for --to hbase")
+			}
+			if c, ok, err := layoutCatalog(schemaFile); err != nil {
+				return err
+			} else if ok {
+				// A client script: its DEFINE SCHEMA layouts' tables.
+				var out string
+				switch to {
+				case "hbase":
+					out, err = export.HBase(export.LayoutTables(c), namespace)
+				case "cbt":
+					out, err = export.CBT(export.LayoutTables(c))
+				case "cql":
+					return fmt.Errorf("%s defines layouts (DEFINE SCHEMA): byte-level encodings that CQL cannot express; export their tables --to hbase or --to cbt (--to cql takes column families, DEFINE COLUMN FAMILY)", schemaFile)
+				default:
+					return fmt.Errorf("unknown --to %q (supported: cql, hbase, cbt)", to)
+				}
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(cmd.OutOrStdout(), out)
+				return err
 			}
 			var m *catalog.Model
 			if modelFile != "" {
@@ -322,10 +391,16 @@ func exportCmd() *cobra.Command {
 			switch to {
 			case "cql":
 				out, err = export.CQL(s, keyspace)
-			case "hbase":
-				out, err = export.HBase(s, namespace)
-			case "cbt":
-				out, err = export.CBT(s)
+			case "hbase", "cbt":
+				var tables []export.Table
+				if tables, err = export.SchemaTables(s); err != nil {
+					return err
+				}
+				if to == "hbase" {
+					out, err = export.HBase(tables, namespace)
+				} else {
+					out, err = export.CBT(tables)
+				}
 			default:
 				return fmt.Errorf("unknown --to %q (supported: cql, hbase, cbt)", to)
 			}

@@ -79,6 +79,11 @@ func TestAdviseCostExport(t *testing.T) {
 	if got := len(advised.Plans["by_firstname"].Steps); got != 2 || advised.Indexes[1].Base != "cf_user_by_id" {
 		t.Errorf("json: by_firstname has %d steps, SI base %q", got, advised.Indexes[1].Base)
 	}
+	// The schema file carries its model: cost needs no --model.
+	timing := regexp.MustCompile(`"total_seconds": [0-9.e-]+`)
+	if text := mustRun(t, "", "cost", "--schema", ddl, "--workload", seed37Workload, "--format", "json"); timing.ReplaceAllString(text, "") != timing.ReplaceAllString(out, "") {
+		t.Errorf("cost without --model differs:\n%s\nwith it:\n%s", text, out)
+	}
 	// The text of cost names no mode and no budget (a given schema has
 	// none).
 	if text := mustRun(t, "", "cost", "--schema", ddl, "--model", seed37Model, "--workload", seed37Workload); !strings.HasPrefix(text, "-- kvschema cost: mix ") || strings.Contains(text, "budget") {
@@ -325,5 +330,22 @@ func TestAdviseCtrlC(t *testing.T) {
 	}
 	if !strings.Contains(out, "Schema\n") || !regexp.MustCompile(`\(stopped with gap [0-9.]+%\)`).MatchString(out) {
 		t.Errorf("no schema with its gap:\n%s", out)
+	}
+}
+
+// TestExportLayouts: export of a client script (DEFINE SCHEMA layouts)
+// writes its tables for HBase and cbt and says why not CQL, without asking
+// for the advisor's statistics.
+func TestExportLayouts(t *testing.T) {
+	out := mustRun(t, "", "export", "--schema", "../../examples/seed003.kvs", "--to", "hbase")
+	if !strings.Contains(out, "create 'events', {NAME => 'e', VERSIONS => 1}, SPLITS => ['\\x01', '\\x02', '\\x03']") {
+		t.Errorf("hbase:\n%s", out)
+	}
+	out = mustRun(t, "", "export", "--schema", "../../examples/seed003.kvs", "--to", "cbt")
+	if !strings.Contains(out, `cbt createtable s1 "families=f:maxversions=1"`) {
+		t.Errorf("cbt:\n%s", out)
+	}
+	if _, err := run(t, "", "export", "--schema", "../../examples/seed003.kvs", "--to", "cql"); err == nil || !strings.Contains(err.Error(), "defines layouts (DEFINE SCHEMA)") {
+		t.Errorf("cql: %v", err)
 	}
 }

@@ -28,16 +28,18 @@ func loadCmd() *cobra.Command {
 	var seed uint64
 	var quiet bool
 	c := &cobra.Command{
-		Use: "load --store URL --model FILE --schema FILE (--data DIR | --generate rubis --scale S)",
-		Example: `  kvschema load --store pebble:/tmp/rubis --model examples/rubis/model.kvs --schema rubis.kvs \
-      --generate rubis --scale 0.01
+		Use: "load --store URL --schema FILE [--model FILE] (--data DIR | --generate rubis --scale S)",
+		Example: `  kvschema load --store pebble:/tmp/rubis --schema rubis.kvs --generate rubis --scale 0.01
   kvschema load --store pebble:/tmp/app --model model.kvs --schema schema.kvs --data ./csv`,
 		Short: "Deploy a schema in a store and bulk-load entity data into every column family and index",
 		Long: `Deploy the schema (DEFINE COLUMN FAMILY / SECONDARY INDEX, e.g. the output of
-advise --format ddl) and its model in the store, then load entity data: one
-file per entity in DIR (ENTITY.csv with a header row, or ENTITY.jsonl), or
-rows from a generator. Every row is checked (types, keys, foreign keys)
-before anything is written. An interrupted load run again resumes.`,
+advise --format ddl, which carries its model's DEFINE RELATIONs; else give
+the model with --model) in the store, then load entity data: one file per
+entity in DIR (ENTITY.csv with a header row, or ENTITY.jsonl), or rows from
+a generator. Every row is checked (types, keys, foreign keys) before
+anything is written, and the schema is deployed only then: bad data leaves
+the store as it was. An interrupted load run again resumes. A store is
+loaded once; later changes are statements (INSERT, UPDATE, DELETE).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -50,7 +52,7 @@ before anything is written. An interrupted load run again resumes.`,
 				return err
 			}
 			defer db.Close()
-			en, err := deployOrOpen(ctx, db, modelFile, schemaFile, profile)
+			en, deploy, err := prepareLoad(ctx, db, modelFile, schemaFile, profile)
 			if err != nil {
 				return err
 			}
@@ -58,13 +60,13 @@ before anything is written. An interrupted load run again resumes.`,
 			if quiet {
 				errw = io.Discard
 			}
-			_, err = runLoad(ctx, en, dataDir, generate, scale, seed, errw, cmd.OutOrStdout())
+			_, err = runLoad(ctx, en, deploy, dataDir, generate, scale, seed, errw, cmd.OutOrStdout())
 			return err
 		},
 	}
 	storeFlag(c, &url, nil)
-	c.Flags().StringVar(&modelFile, "model", "", "conceptual model (DEFINE RELATION statements)")
-	c.Flags().StringVar(&schemaFile, "schema", "", "schema (DEFINE COLUMN FAMILY / SECONDARY INDEX); not needed if the store has one")
+	c.Flags().StringVar(&modelFile, "model", "", "conceptual model (DEFINE RELATION statements); default: the schema file's own")
+	c.Flags().StringVar(&schemaFile, "schema", "", "schema (DEFINE COLUMN FAMILY / SECONDARY INDEX, as advise --format ddl writes it); not needed if the store has one")
 	c.Flags().StringVar(&profile, "profile", "cassandra", "cost profile the runtime plans with")
 	c.Flags().StringVar(&dataDir, "data", "", "directory of entity files (ENTITY.csv or ENTITY.jsonl)")
 	c.Flags().StringVar(&generate, "generate", "", "generate the data instead: rubis")
@@ -74,40 +76,61 @@ before anything is written. An interrupted load run again resumes.`,
 	return c
 }
 
-// deployOrOpen deploys model and schema files in db's store, or opens the
-// advised schema the store already holds when none is given.
-func deployOrOpen(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, profile string) (*exec.Engine, error) {
+// prepareLoad returns the engine a load writes through and, when the
+// schema is new to the store, the deployment to make once every row has
+// been read and checked (so that bad data leaves the store as it was). The
+// model comes from modelFile, else from the schema file itself (advise
+// --format ddl writes the model's DEFINE RELATIONs into it); without a
+// schema file, the store's own advised schema is loaded.
+func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, profile string) (*exec.Engine, func() error, error) {
 	if schemaFile == "" {
+		if modelFile != "" {
+			return nil, nil, errors.New("--model needs --schema (without --schema, the store's own schema is loaded)")
+		}
 		en, err := db.Advised(ctx)
 		if err == nil && en == nil {
 			err = exec.ErrNoSchema
 		}
-		return en, err
-	}
-	if modelFile == "" {
-		return nil, errors.New("--schema needs --model")
-	}
-	msrc, err := os.ReadFile(modelFile)
-	if err != nil {
-		return nil, err
+		return en, nil, err
 	}
 	ssrc, err := os.ReadFile(schemaFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	model, msrc := modelFile, ssrc
+	if model == "" {
+		model = schemaFile
+	} else if msrc, err = os.ReadFile(modelFile); err != nil {
+		return nil, nil, err
 	}
 	prof, err := cost.Load(profile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := db.Deploy(ctx, modelFile, msrc, schemaFile, ssrc, prof); err != nil {
-		return nil, err
+	a, err := catalog.ParseAdvised(model, msrc, schemaFile, ssrc, prof)
+	if err != nil {
+		if modelFile == "" && strings.Contains(err.Error(), "defines no relation") {
+			return nil, nil, fmt.Errorf("%s holds no DEFINE RELATION: give the model with --model FILE", schemaFile)
+		}
+		return nil, nil, err
 	}
-	return db.Advised(ctx)
+	cur, err := db.Advised(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cur != nil {
+		if !cur.Advised().Same(a) {
+			return nil, nil, errors.New("the store already holds a different schema or model: load this one into a new store (or run kvschema load without --schema to load the store's own)")
+		}
+		return cur, nil, nil
+	}
+	deploy := func() error { return db.Deploy(ctx, model, msrc, schemaFile, ssrc, prof) }
+	return exec.FromCatalog(db.Store(), a, nil), deploy, nil
 }
 
 // runLoad loads files or generated data with progress on errw and a
 // summary on out.
-func runLoad(ctx context.Context, en *exec.Engine, dataDir, generate string, scale float64, seed uint64, errw, out io.Writer) (*exec.LoadStats, error) {
+func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir, generate string, scale float64, seed uint64, errw, out io.Writer) (*exec.LoadStats, error) {
 	m := en.Model()
 	var src func(func(exec.Row) error) error
 	var identity string
@@ -135,9 +158,9 @@ func runLoad(ctx context.Context, en *exec.Engine, dataDir, generate string, sca
 			if err != nil {
 				return nil, err
 			}
-			parts = append(parts, fmt.Sprintf("%s:%d:%d", filepath.Base(f.Path), fi.Size(), fi.ModTime().UnixNano()))
+			parts = append(parts, fmt.Sprintf("%s (%d bytes, modified %s)", filepath.Base(f.Path), fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano)))
 		}
-		identity = "files " + strings.Join(parts, ",")
+		identity = "files " + strings.Join(parts, ", ")
 		src = func(yield func(exec.Row) error) error {
 			for _, f := range files {
 				fh, err := os.Open(f.Path)
@@ -171,7 +194,7 @@ func runLoad(ctx context.Context, en *exec.Engine, dataDir, generate string, sca
 	start := time.Now()
 	read := progress.New(errw, "load: read and check", "entity rows", 0)
 	var write *progress.Meter // from the first index on: its rate counts writing only
-	st, err := en.Load(ctx, src, exec.LoadOptions{Identity: identity, Progress: func(ev exec.LoadEvent) {
+	st, err := en.Load(ctx, src, exec.LoadOptions{Identity: identity, BeforeWrite: deploy, Progress: func(ev exec.LoadEvent) {
 		if ev.Index == "" {
 			read.Update("data", ev.Rows, 0)
 			return
@@ -221,7 +244,7 @@ Exits non-zero on any difference.`,
 				return err
 			}
 			defer db.Close()
-			en, err := deployOrOpen(ctx, db, "", "", "")
+			en, _, err := prepareLoad(ctx, db, "", "", "")
 			if err != nil {
 				return err
 			}

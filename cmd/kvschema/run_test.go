@@ -101,17 +101,30 @@ func TestLoadBadFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "regions.csv:3: field dummy:") {
 		t.Fatalf("bad file: %v\n%s", err, out)
 	}
+	// Bad data leaves the store as it was: no schema deployed.
+	if out, err := run(t, "", "verify", "--store", url); err == nil || !strings.Contains(err.Error(), "the store holds no schema") {
+		t.Fatalf("after a refused load, verify: %v\n%s", err, out)
+	}
+	// The schema file carries its model: --model is not needed.
 	os.WriteFile(filepath.Join(data, "regions.csv"), []byte("id,name,dummy\n1,north,1\n"), 0o644)
 	os.WriteFile(filepath.Join(data, "users.csv"), []byte("id,nickname,region\n1,bob,7\n"), 0o644)
-	_, err = run(t, "", "load", "--store", url, "--data", data, "-q")
+	_, err = run(t, "", "load", "--store", url, "--schema", ddl, "--data", data, "-q")
 	if err == nil || !strings.Contains(err.Error(), "users.csv:2: field region: no regions has id = 7 (dangling foreign key)") {
 		t.Fatalf("dangling: %v", err)
 	}
 	os.Remove(filepath.Join(data, "users.csv"))
 	os.WriteFile(filepath.Join(data, "sellers.csv"), []byte("id\n1\n"), 0o644)
-	_, err = run(t, "", "load", "--store", url, "--data", data, "-q")
+	_, err = run(t, "", "load", "--store", url, "--schema", ddl, "--data", data, "-q")
 	if err == nil || !strings.Contains(err.Error(), `unknown entity "sellers"`) {
 		t.Fatalf("unknown entity: %v", err)
+	}
+	// Good data deploys and loads; other data then says what to do.
+	os.Remove(filepath.Join(data, "sellers.csv"))
+	mustRun(t, "", "load", "--store", url, "--schema", ddl, "--data", data, "-q")
+	os.WriteFile(filepath.Join(data, "regions.csv"), []byte("id,name,dummy\n1,north,1\n2,south,1\n"), 0o644)
+	_, err = run(t, "", "load", "--store", url, "--data", data, "-q")
+	if err == nil || !strings.Contains(err.Error(), "a load fills an empty store once: to replace the data, load") || !strings.Contains(err.Error(), "write them with INSERT, UPDATE and DELETE") {
+		t.Fatalf("second load of other data: %v", err)
 	}
 }
 
