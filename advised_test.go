@@ -25,7 +25,9 @@ import (
 	"github.com/kvschema/kvschema/workload"
 
 	_ "github.com/kvschema/kvschema/driver"
+	"github.com/kvschema/kvschema/store/memstore"
 	_ "github.com/kvschema/kvschema/store/pebblestore"
+	"github.com/kvschema/kvschema/store/txnstore"
 )
 
 // deployRUBiS deploys testdata/rubis_schema.kvs (advised for the RUBiS
@@ -472,5 +474,53 @@ func TestAdvisedNamesCaseInsensitive(t *testing.T) {
 		if got := rows.All(); len(got) != 1 || got[0][0] != "ann" || got[0][1] != int64(3) {
 			t.Fatalf("%s: %v", q, got)
 		}
+	}
+}
+
+// TestSnapshotOfAdvisedSchema: a Snapshot reads the advised schema as it
+// was, through model queries, while the store takes writes; it refuses
+// writes itself.
+func TestSnapshotOfAdvisedSchema(t *testing.T) {
+	ctx := context.Background()
+	db := advisedDB(t)
+	if _, err := db.Exec(ctx, "UPDATE items SET nb_of_bids = 1, max_bid = 1.5 WHERE items.id = 3"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := db.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if _, err := db.Exec(ctx, "UPDATE items SET nb_of_bids = 2, max_bid = 9.5 WHERE items.id = 3"); err != nil {
+		t.Fatal(err)
+	}
+	q := "SELECT items.nb_of_bids, items.max_bid FROM items WHERE items.id = 3"
+	for _, tc := range []struct {
+		db   *kvschema.DB
+		want string
+	}{{snap, "[[1 1.5]]"}, {db, "[[2 9.5]]"}} {
+		rows, err := tc.db.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(rows.All()); got != tc.want {
+			t.Errorf("%s: %s, want %s", q, got, tc.want)
+		}
+	}
+	if _, err := snap.Exec(ctx, "UPDATE items SET nb_of_bids = 3, max_bid = 1.0 WHERE items.id = 3"); !errors.Is(err, kvschema.ErrReadOnly) {
+		t.Errorf("a write on a snapshot: %v", err)
+	}
+}
+
+// TestSnapshotUnsupported: a store without point-in-time reads (here the
+// intent-log store every Bigtable store runs through) has no snapshots.
+func TestSnapshotUnsupported(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvschema.New(ctx, txnstore.New(memstore.New()), kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Snapshot(ctx); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Snapshot: %v, want errors.ErrUnsupported", err)
 	}
 }

@@ -3,6 +3,8 @@ package kvschema_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -356,7 +358,11 @@ func TestAPIScan(t *testing.T) {
 	apiExec(t, db, `DEFINE PRIMARY SCHEMA typed_p FOR typed {
   TABLE 'typed', ROW ordered{id}, FAMILY 'f', QUALIFIER attr_name['id'], VALUE attr_value['id']
 }`)
-	ts := time.Date(2026, 11, 1, 10, 0, 0, 987654321, time.FixedZone("X", -5*3600))
+	ts := time.Date(2026, 11, 1, 10, 0, 0, 987654000, time.FixedZone("X", -5*3600))
+	// A TIMESTAMP keeps microseconds: finer digits are refused, not cut.
+	if _, err := db.Exec(ctx, "INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?)", "row", 1, 1, 1.0, 1.0, true, ts.Add(321), nil); err == nil || !strings.Contains(err.Error(), "argument 7: timestamp 2026-11-01T15:00:00.987654321Z has 321 ns below the microsecond") {
+		t.Errorf("a timestamp with nanoseconds: %v", err)
+	}
 	apiExec(t, db, "INSERT INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?)", "row", int32(-5), uint32(4000000000), float32(2.5), 1e-300, true, ts, []byte{0, 0xfe})
 	apiExec(t, db, "INSERT INTO typed (id) VALUES ('nulls')")
 
@@ -581,4 +587,80 @@ func testTwoHandles(t *testing.T, s store.Store) {
 func apiFirstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// TestPrepareChecksNames: Prepare resolves names against the catalog
+// (client relations and the advised model alike), so a misspelt
+// relation, attribute or relationship fails at Prepare, positioned; values
+// are checked when they come.
+func TestPrepareChecksNames(t *testing.T) {
+	ctx := context.Background()
+	db := advisedDB(t)
+	if err := db.Script(ctx, "c.kvs", []byte(`DEFINE RELATION r { k STRING KEY, v INT };
+DEFINE PRIMARY SCHEMA p FOR r { TABLE 't', ROW k, VALUE v };`), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ src, err string }{
+		{"SELECT zz FROM r WHERE k = ?", "1:8: relation r has no attribute zz"},
+		{"SELECT v FROM rr WHERE k = ?", "1:15: unknown relation rr"},
+		{"INSERT INTO r (k, w) VALUES (?, ?)", "relation r has no attribute w"},
+		{"UPDATE r SET w = ? WHERE k = ?", "relation r has no attribute w"},
+		{"DELETE FROM r WHERE w = ?", "relation r has no attribute w"},
+		{"SELECT items.nam FROM items WHERE items.id = ?", "relation items has no attribute nam"},
+		{"SELECT bids.bid FROM bids WHERE bids.itm.id = ?", "relation bids has no relationship itm"},
+		{"UPDATE items SET colour = ? WHERE items.id = ?", "relation items has no attribute colour"},
+	} {
+		_, err := db.Prepare(tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, lang.ErrUnknownName) {
+			t.Errorf("Prepare(%s): %v, want …%s…", tc.src, err, tc.err)
+		}
+	}
+	for _, src := range []string{
+		"SELECT v FROM r WHERE k = ?", "INSERT INTO r VALUES (?, ?)", "UPDATE r SET v = ? WHERE k = ?",
+		"SELECT items.name FROM items WHERE items.id = ?", "SELECT bids.bid FROM bids WHERE bids.item.id = ?",
+	} {
+		if _, err := db.Prepare(src); err != nil {
+			t.Errorf("Prepare(%s): %v", src, err)
+		}
+	}
+}
+
+// TestNamedParameters: :name parameters take sql.Named arguments, by name
+// in any case, or arguments in order of first use; mistakes are errors
+// that say what is expected.
+func TestNamedParameters(t *testing.T) {
+	ctx := context.Background()
+	db := apiOpen(t, "mem:", kvschema.Options{})
+	apiExec(t, db, `DEFINE RELATION r { k STRING KEY, v INT, w INT }`)
+	apiExec(t, db, `DEFINE PRIMARY SCHEMA p FOR r { TABLE 't', ROW k, QUALIFIER attr_name['k'], VALUE attr_value['k'] }`)
+	if _, err := db.Exec(ctx, "INSERT INTO r VALUES (:k, :n, :n)", sql.Named("N", 7), sql.Named("k", "a")); err != nil {
+		t.Fatal(err)
+	}
+	apiExec(t, db, "INSERT INTO r VALUES (:k, :v, :w)", "b", 1, 2) // in order
+	st, err := db.Prepare("SELECT k FROM r WHERE v = :n AND w = :n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Query(ctx, sql.Named("n", 7))
+	if err != nil || rows.Len() != 1 || fmt.Sprint(rows.All()) != "[[a]]" {
+		t.Fatalf("by name: %v %v", err, rows.All())
+	}
+	for _, tc := range []struct {
+		args []any
+		err  string
+	}{
+		{[]any{sql.Named("m", 7)}, "no parameter :m (the statement's are :n)"},
+		{[]any{sql.Named("n", 7), sql.Named("N", 8)}, "argument :N given twice"},
+		{[]any{sql.Named("n", 7), 8}, "either all named"},
+	} {
+		if _, err := st.Query(ctx, tc.args...); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%v: %v, want …%s…", tc.args, err, tc.err)
+		}
+	}
+	if _, err := db.Query(ctx, "SELECT k FROM r WHERE v = ? AND w = ?", sql.Named("v", 1), sql.Named("w", 2)); err == nil || !strings.Contains(err.Error(), "need :name parameters") {
+		t.Errorf("named arguments for ? parameters: %v", err)
+	}
+	if _, err := db.Exec(ctx, "INSERT INTO r VALUES (:k, :v, :w)", sql.Named("k", "c"), sql.Named("v", 1)); err == nil || !strings.Contains(err.Error(), "missing argument :w") {
+		t.Errorf("a missing argument: %v", err)
+	}
 }

@@ -34,6 +34,7 @@ package kvschema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -68,6 +69,9 @@ type DB struct {
 	exec  *exec.Executor
 	costs cost.Model
 	owns  bool
+	opts  Options
+	// readOnly: a Snapshot, which refuses writes and definitions.
+	readOnly bool
 
 	// defining excludes the client's writes (read-locked) while a
 	// definition is applied (locked).
@@ -101,7 +105,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 
 // New wraps an open store and loads its definitions. Close does not close s.
 func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
-	db := &DB{raw: s, costs: opts.CostModel, cat: catalog.NewCatalog()}
+	db := &DB{raw: s, costs: opts.CostModel, opts: opts, cat: catalog.NewCatalog()}
 	if db.costs == nil {
 		db.costs = cost.Prefix{}
 	}
@@ -178,6 +182,34 @@ func (db *DB) Close() error {
 	return nil
 }
 
+// Snapshot returns a read-only DB that sees the store as it is now — its
+// definitions and its rows — whatever is written after, until it is
+// closed: the view of a read-only transaction. Statements that write or
+// define fail on it (ErrReadOnly). It needs a store that reads from a
+// point in time (store.Viewer: Pebble and mem:); on others (Bigtable) it
+// fails with an error wrapping errors.ErrUnsupported. Close releases what
+// it pins (an embedded store waits for its snapshots before it closes).
+func (db *DB) Snapshot(ctx context.Context) (*DB, error) {
+	vr, ok := db.raw.(store.Viewer)
+	if !ok {
+		return nil, fmt.Errorf("kvschema: this store cannot read from a point in time, so it has no snapshots or read-only transactions (%T): %w", db.raw, errors.ErrUnsupported)
+	}
+	v, err := vr.View(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := New(ctx, v, db.opts)
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	snap.owns, snap.readOnly = true, true
+	return snap, nil
+}
+
+// ErrReadOnly is the error of a write or a definition on a Snapshot.
+var ErrReadOnly = errors.New("kvschema: a snapshot (read-only transaction) takes no writes or definitions")
+
 // Store is the store statements run on (traced when Options.Trace is set).
 func (db *DB) Store() store.Store { return db.exec.Store }
 
@@ -202,7 +234,7 @@ type Result struct {
 
 // Exec runs one statement that returns no rows (or discards them).
 func (db *DB) Exec(ctx context.Context, src string, args ...any) (Result, error) {
-	st, err := db.Prepare(src)
+	st, err := db.prepare(src)
 	if err != nil {
 		return Result{}, err
 	}
@@ -211,7 +243,7 @@ func (db *DB) Exec(ctx context.Context, src string, args ...any) (Result, error)
 
 // Query runs one SELECT (or EXPLAIN, whose plan lines come back as rows).
 func (db *DB) Query(ctx context.Context, src string, args ...any) (*Rows, error) {
-	st, err := db.Prepare(src)
+	st, err := db.prepare(src)
 	if err != nil {
 		return nil, err
 	}
@@ -219,12 +251,29 @@ func (db *DB) Query(ctx context.Context, src string, args ...any) (*Rows, error)
 }
 
 // Prepare parses a statement once for repeated execution.
+//
+// The statement is checked against the current catalog: an unknown
+// relation, attribute or relationship is an error now, not at the first
+// run (errors.Is(err, lang.ErrUnknownName)). Exec and Query, which run a
+// statement once, skip that check.
 func (db *DB) Prepare(src string) (*Stmt, error) {
+	st, err := db.prepare(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.checkNames(context.Background()); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// prepare parses a statement.
+func (db *DB) prepare(src string) (*Stmt, error) {
 	ast, err := lang.ParseStatement("", src)
 	if err != nil {
 		return nil, err
 	}
-	return &Stmt{db: db, ast: ast, text: src, params: lang.CountParams(ast)}, nil
+	return newStmt(db, ast, src), nil
 }
 
 // Script runs every statement of a script in order, calling each (if not
@@ -260,7 +309,7 @@ func positioned(st lang.Statement, err error) error {
 
 // Explain returns the plan of a statement without running it.
 func (db *DB) Explain(ctx context.Context, src string, args ...any) (string, error) {
-	st, err := db.Prepare(src)
+	st, err := db.prepare(src)
 	if err != nil {
 		return "", err
 	}
@@ -270,7 +319,7 @@ func (db *DB) Explain(ctx context.Context, src string, args ...any) (string, err
 func (db *DB) relation(name string, at lang.Pos) (*catalog.Relation, error) {
 	r := db.Catalog().Relation(name)
 	if r == nil {
-		return nil, &lang.Error{Pos: at, Msg: fmt.Sprintf("unknown relation %s", name)}
+		return nil, lang.UnknownAt(at, "unknown relation %s", name)
 	}
 	return r, nil
 }

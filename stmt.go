@@ -2,7 +2,10 @@ package kvschema
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,7 +23,8 @@ type Stmt struct {
 	db     *DB
 	ast    lang.Statement
 	text   string
-	params int // number of ? parameters
+	params int      // number of arguments it takes
+	names  []string // its :name parameters by index (nil: ? or $n)
 	// rebind caches a re-keyable plan (point lookup or key-prefix scan)
 	// for this statement and the catalog it was planned against.
 	rebind atomic.Pointer[rebindPlan]
@@ -36,6 +40,22 @@ type rebindPlan struct {
 
 // AST is the parsed statement.
 func (s *Stmt) AST() lang.Statement { return s.ast }
+
+// checkNames plans the statement with every parameter NULL, so that the
+// names it uses are resolved against the current catalog; only an unknown
+// name is an error (values are checked when they are known).
+func (s *Stmt) checkNames(ctx context.Context) error {
+	switch s.ast.(type) {
+	case *lang.Select, *lang.Insert, *lang.Update, *lang.Delete, *lang.Connect, *lang.Explain:
+	default:
+		return nil // definitions are checked when they run
+	}
+	_, err := s.Explain(ctx, make([]any, s.params)...)
+	if errors.Is(err, lang.ErrUnknownName) {
+		return err
+	}
+	return nil
+}
 
 // Exec runs the statement, discarding rows.
 func (s *Stmt) Exec(ctx context.Context, args ...any) (Result, error) {
@@ -91,6 +111,10 @@ func (s *Stmt) Explain(ctx context.Context, args ...any) (string, error) {
 		}
 		return est.Explain(), nil
 	}
+	args, err := s.positional(args)
+	if err != nil {
+		return "", err
+	}
 	vals, err := values(args)
 	if err != nil {
 		return "", err
@@ -115,7 +139,11 @@ func values(args []any) ([]types.Value, error) {
 		}
 		switch x := a.(type) {
 		case time.Time:
-			out[i] = x.UTC().Truncate(types.TimestampPrecision)
+			ts, err := types.ExactTimestamp(x)
+			if err != nil {
+				return nil, fmt.Errorf("argument %d: %v", i+1, err)
+			}
+			out[i] = ts
 		case float32:
 			out[i] = float64(x)
 		case int, int8, int16, int32, uint8, uint16, uint32, uint64, uint:
@@ -134,10 +162,65 @@ func values(args []any) ([]types.Value, error) {
 // RunStatement runs an already parsed statement (rows is nil except for
 // SELECT). Errors without a position get the statement's.
 func (db *DB) RunStatement(ctx context.Context, ast lang.Statement, args ...any) (Result, *Rows, error) {
-	return (&Stmt{db: db, ast: ast, params: lang.CountParams(ast)}).runPositioned(ctx, args)
+	return newStmt(db, ast, "").runPositioned(ctx, args)
+}
+
+func newStmt(db *DB, ast lang.Statement, text string) *Stmt {
+	return &Stmt{db: db, ast: ast, text: text, params: lang.CountParams(ast), names: lang.ParamNames(ast)}
+}
+
+// positional returns args in parameter order: a sql.Named argument goes to
+// the :name parameter of its name (case-insensitive). Arguments in order
+// serve :name parameters too, by their order of first use.
+func (s *Stmt) positional(args []any) ([]any, error) {
+	named := 0
+	for _, a := range args {
+		if _, ok := a.(sql.NamedArg); ok {
+			named++
+		}
+	}
+	if named == 0 {
+		return args, nil
+	}
+	if named < len(args) {
+		return nil, errors.New("arguments are either all named (sql.Named) or all in order")
+	}
+	if s.names == nil {
+		return nil, errors.New("named arguments (sql.Named) need :name parameters; this statement's are ? or $n: pass its arguments in order")
+	}
+	out := make([]any, len(s.names))
+	set := make([]bool, len(s.names))
+	for _, a := range args {
+		na := a.(sql.NamedArg)
+		i := slices.IndexFunc(s.names, func(n string) bool { return strings.EqualFold(n, na.Name) })
+		if i < 0 {
+			return nil, fmt.Errorf("no parameter :%s (the statement's are :%s)", na.Name, strings.Join(s.names, ", :"))
+		}
+		if set[i] {
+			return nil, fmt.Errorf("argument :%s given twice", na.Name)
+		}
+		out[i], set[i] = na.Value, true
+	}
+	for i, ok := range set {
+		if !ok {
+			return nil, fmt.Errorf("missing argument :%s", s.names[i])
+		}
+	}
+	return out, nil
 }
 
 func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
+	args, err := s.positional(args)
+	if err != nil {
+		return Result{Statement: kindOf(s.ast)}, nil, err
+	}
+	if s.db.readOnly {
+		switch kindOf(s.ast) {
+		case "SELECT", "EXPLAIN":
+		default:
+			return Result{Statement: kindOf(s.ast)}, nil, fmt.Errorf("%s: %w", kindOf(s.ast), ErrReadOnly)
+		}
+	}
 	if en, err := s.db.route(ctx, s.ast); err != nil {
 		return Result{Statement: kindOf(s.ast)}, nil, err
 	} else if en != nil {

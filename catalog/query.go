@@ -225,7 +225,7 @@ func (r *resolver) ref(c *lang.ColumnRef) (FieldRef, error) {
 		}
 		return FieldRef{Node: to, Field: nav.To.Key}, nil
 	}
-	return FieldRef{}, errAt(c.At, "relation %s has no attribute %s", e.Name, c.Name)
+	return FieldRef{}, lang.UnknownAt(c.At, "relation %s has no attribute %s", e.Name, c.Name)
 }
 
 // walk follows navigation name from node, adding a node when the graph
@@ -234,7 +234,7 @@ func (r *resolver) walk(node int, name string, at lang.Pos) (int, error) {
 	e := r.g.Nodes[node].Entity
 	nav := e.Nav(name)
 	if nav == nil {
-		return -1, errAt(at, "relation %s has no relationship %s (its relationships: %s)", e.Name, name, navNames(e))
+		return -1, lang.UnknownAt(at, "relation %s has no relationship %s (its relationships: %s)", e.Name, name, navNames(e))
 	}
 	if to := r.g.Step(node, nav); to >= 0 {
 		return to, nil
@@ -274,7 +274,7 @@ func navNames(e *Entity) string {
 func (m *Model) ResolveSelect(s *lang.Select) (*Query, error) {
 	root := m.Entity(s.Relation)
 	if root == nil {
-		return nil, errAt(s.RelationAt.Or(s.At), "unknown relation %s", s.Relation)
+		return nil, lang.UnknownAt(s.RelationAt.Or(s.At), "unknown relation %s", s.Relation)
 	}
 	alias := s.Alias
 	if alias == "" {
@@ -399,7 +399,7 @@ func (q *Query) hasEquality() bool {
 func (r *resolver) join(j lang.Join) error {
 	e := r.m.Entity(j.Relation)
 	if e == nil {
-		return errAt(j.At, "unknown relation %s", j.Relation)
+		return lang.UnknownAt(j.At, "unknown relation %s", j.Relation)
 	}
 	alias := j.Alias
 	if alias == "" {

@@ -83,7 +83,7 @@ func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
 			case f == nil && w.Entity.Nav(a.Column) != nil:
 				return nil, errAt(a.At, "%s is a relationship: change it with CONNECT/DISCONNECT", a.Column)
 			case f == nil:
-				return nil, errAt(a.At, "relation %s has no attribute %s", w.Entity.Name, a.Column)
+				return nil, lang.UnknownAt(a.At, "relation %s has no attribute %s", w.Entity.Name, a.Column)
 			case f.Key:
 				return nil, errAt(a.At, "UPDATE cannot change the key %s (delete and insert instead)", f)
 			}
@@ -127,7 +127,7 @@ func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
 func (m *Model) start(kind WriteKind, rel string, at lang.Pos, st lang.Statement) (*Write, *resolver, error) {
 	e := m.Entity(rel)
 	if e == nil {
-		return nil, nil, errAt(at, "unknown relation %s", rel)
+		return nil, nil, lang.UnknownAt(at, "unknown relation %s", rel)
 	}
 	g := &Graph{Nodes: []Node{{Entity: e, Parent: -1, Alias: e.Name}}}
 	return &Write{Kind: kind, Entity: e, Graph: g, Stmt: st}, &resolver{m: m, g: g}, nil
@@ -178,7 +178,7 @@ func (m *Model) insert(s *lang.Insert) (*Write, error) {
 		}
 		nav := w.Entity.Nav(name)
 		if nav == nil || nav.Many {
-			return errAt(at, "relation %s has no attribute or foreign key %s", w.Entity.Name, name)
+			return lang.UnknownAt(at, "relation %s has no attribute or foreign key %s", w.Entity.Name, name)
 		}
 		if err := checkValue(nav.To.Key, v); err != nil {
 			return err

@@ -14,7 +14,16 @@
 // "mem:" is the exception: each sql.DB opened on it has its own in-memory
 // store, shared by its connections and kept until the sql.DB is closed
 // ("mem:NAME" names one store shared process-wide).
-// Transactions are not supported: each statement is atomic on its own.
+// Each statement is atomic on its own. Read-only transactions
+// (sql.TxOptions{ReadOnly: true}) read one snapshot of the store, taken at
+// BeginTx, on stores with point-in-time reads (Pebble, mem:; not
+// Bigtable); transactions that may write are refused with ErrWriteTx.
+//
+// Parameters are ? (in order), $n (PostgreSQL's) or :name (sql.Named
+// arguments, any letter case; arguments in order fill the names in their
+// order of first use), one style per statement. Prepare resolves the
+// statement's relation and attribute names at once. TIMESTAMP values keep
+// microseconds: a time.Time with a finer part is refused, not cut.
 //
 // Every statement kvschema.DB runs is reachable: on relations defined with
 // DEFINE RELATION / DEFINE SCHEMA, and on an advised schema loaded into the
@@ -127,6 +136,17 @@ func (c *connector) Close() error {
 type conn struct {
 	dsn string
 	sh  *shared
+	// snap is the read-only transaction's snapshot while one is open:
+	// every statement of the connection reads it.
+	snap *kvschema.DB
+}
+
+// db is the DB the connection's statements run on.
+func (c *conn) db() *kvschema.DB {
+	if c.snap != nil {
+		return c.snap
+	}
+	return c.sh.db
 }
 
 func (c *conn) Prepare(query string) (driver.Stmt, error) {
@@ -134,14 +154,18 @@ func (c *conn) Prepare(query string) (driver.Stmt, error) {
 }
 
 func (c *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
-	st, err := c.sh.db.Prepare(query)
+	st, err := c.db().Prepare(query)
 	if err != nil {
 		return nil, err
 	}
-	return &stmt{st: st}, nil
+	return &stmt{c: c, st: st, query: query, on: c.db()}, nil
 }
 
 func (c *conn) Close() error {
+	if c.snap != nil { // a transaction left open
+		c.snap.Close()
+		c.snap = nil
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	c.sh.refs--
@@ -155,11 +179,49 @@ func (c *conn) Close() error {
 }
 
 func (c *conn) Begin() (driver.Tx, error) {
-	return nil, errors.New("kvschema: transactions are not supported; each statement is atomic")
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+// ErrWriteTx is BeginTx's error for a transaction that may write.
+var ErrWriteTx = errors.New("kvschema: transactions that write are not supported: each statement is atomic on its own (an INSERT of many tuples is one atomic batch); read-only transactions (sql.TxOptions{ReadOnly: true}) read one consistent snapshot")
+
+// BeginTx implements driver.ConnBeginTx. A read-only transaction reads a
+// snapshot of the store taken at BeginTx (DB.Snapshot), at any isolation
+// level (a snapshot satisfies them all for reads); it needs a store with
+// point-in-time reads (Pebble, mem:). A transaction that may write is
+// refused (ErrWriteTx).
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if !opts.ReadOnly {
+		return nil, ErrWriteTx
+	}
+	if c.snap != nil {
+		return nil, errors.New("kvschema: a transaction is already open on this connection")
+	}
+	snap, err := c.sh.db.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.snap = snap
+	return tx{c}, nil
+}
+
+// tx is a read-only transaction: Commit and Rollback both end it.
+type tx struct{ c *conn }
+
+func (t tx) Commit() error   { return t.end() }
+func (t tx) Rollback() error { return t.end() }
+
+func (t tx) end() error {
+	if t.c.snap == nil {
+		return driver.ErrBadConn
+	}
+	err := t.c.snap.Close()
+	t.c.snap = nil
+	return err
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	res, err := c.sh.db.Exec(ctx, query, values(args)...)
+	res, err := c.db().Exec(ctx, query, values(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -167,22 +229,49 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 }
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	r, err := c.sh.db.Query(ctx, query, values(args)...)
+	r, err := c.db().Query(ctx, query, values(args)...)
 	if err != nil {
 		return nil, err
 	}
 	return &rows{r: r}, nil
 }
 
+// values passes arguments on: sql.Named ones by name (for :name
+// parameters), the others in order.
 func values(args []driver.NamedValue) []any {
 	out := make([]any, len(args))
 	for i, a := range args {
-		out[i] = a.Value
+		if a.Name != "" {
+			out[i] = sql.Named(a.Name, a.Value)
+		} else {
+			out[i] = a.Value
+		}
 	}
 	return out
 }
 
-type stmt struct{ st *kvschema.Stmt }
+// stmt is a prepared statement of a connection. Prepared on the store, it
+// runs on the transaction's snapshot while one is open (and the other way
+// round): run prepares it again on the connection's current DB if needed.
+type stmt struct {
+	c     *conn
+	st    *kvschema.Stmt
+	query string
+	on    *kvschema.DB // the DB st was prepared on
+}
+
+// current returns the statement prepared on the connection's current DB.
+func (s *stmt) current() (*kvschema.Stmt, error) {
+	db := s.c.db()
+	if s.on != db {
+		st, err := db.Prepare(s.query)
+		if err != nil {
+			return nil, err
+		}
+		s.st, s.on = st, db
+	}
+	return s.st, nil
+}
 
 func (s *stmt) Close() error  { return nil }
 func (s *stmt) NumInput() int { return -1 }
@@ -196,7 +285,11 @@ func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	res, err := s.st.Exec(ctx, values(args)...)
+	st, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.Exec(ctx, values(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +297,11 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	r, err := s.st.Query(ctx, values(args)...)
+	st, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	r, err := st.Query(ctx, values(args)...)
 	if err != nil {
 		return nil, err
 	}

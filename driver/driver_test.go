@@ -146,7 +146,7 @@ func TestAllTypesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ins.Close()
-	ts := time.Date(2026, 11, 1, 10, 0, 0, 123456789, time.FixedZone("CET", 3600))
+	ts := time.Date(2026, 11, 1, 10, 0, 0, 123456000, time.FixedZone("CET", 3600))
 	raw := []byte{0, 1, 0xff, '-', 0}
 	type row struct {
 		id  string
@@ -171,6 +171,10 @@ func TestAllTypesRoundTrip(t *testing.T) {
 	// to BYTES).
 	if _, err := ins.Exec("edge", int32(-2147483648), int64(-1<<63), float32(-0.25), -1e300, false, "2026-11-02 09:30:00", "text"); err != nil {
 		t.Fatal(err)
+	}
+	// A timestamp finer than a microsecond is refused, not cut.
+	if _, err := ins.Exec("bad", 0, 0, 0.0, 0.0, false, ts.Add(789), raw); err == nil || !strings.Contains(err.Error(), "has 789 ns below the microsecond") {
+		t.Errorf("nanoseconds: err = %v", err)
 	}
 	// Out of range INT is refused.
 	if _, err := ins.Exec("bad", int64(1)<<31, 0, 0.0, 0.0, false, ts, raw); err == nil || !strings.Contains(err.Error(), "out of range for INT") {
@@ -285,6 +289,9 @@ func TestErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1:15: unknown relation nope") {
 		t.Errorf("unknown relation: %v", err)
 	}
+	if _, err := db.Prepare("SELECT k1, nope FROM r WHERE k1 = ?"); err == nil || !strings.Contains(err.Error(), "1:12: relation r has no attribute nope") {
+		t.Errorf("Prepare of an unknown attribute: %v", err)
+	}
 	if _, err := db.Prepare("SELECT * FROM r WHERE"); err == nil || !regexp.MustCompile(`^1:\d+: `).MatchString(err.Error()) {
 		t.Errorf("Prepare of a bad statement: %v", err)
 	}
@@ -311,11 +318,8 @@ func TestErrors(t *testing.T) {
 		tx.Rollback()
 		t.Fatal("Begin succeeded")
 	}
-	if !strings.Contains(err.Error(), "transactions are not supported") {
+	if !errors.Is(err, ErrWriteTx) || !strings.Contains(err.Error(), "transactions that write are not supported") {
 		t.Errorf("Begin error = %v", err)
-	}
-	if _, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true}); err == nil {
-		t.Error("BeginTx succeeded")
 	}
 
 	// A failed statement leaves the connection usable.
@@ -640,4 +644,117 @@ func TestDollarParameters(t *testing.T) {
 	if k1 != "a" || v1 != "a" || v2 != 7 {
 		t.Errorf("got %q %q %d", k1, v1, v2)
 	}
+}
+
+// TestNamedParameters: :name parameters take sql.Named arguments through
+// database/sql, in a prepared statement and directly.
+func TestNamedParameters(t *testing.T) {
+	db := openDB(t, dsn(t))
+	execAll(t, db, fig6)
+	if _, err := db.Exec("INSERT INTO r VALUES (:k1, :k2, :k1, :n)", sql.Named("n", 7), sql.Named("k2", "b"), sql.Named("k1", "a")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.Prepare("SELECT v1, v2 FROM r WHERE k1 = :k1 AND k2 = :k2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var v1 string
+	var v2 int64
+	if err := st.QueryRow(sql.Named("K2", "b"), sql.Named("k1", "a")).Scan(&v1, &v2); err != nil {
+		t.Fatal(err)
+	}
+	if v1 != "a" || v2 != 7 {
+		t.Errorf("got %q %d", v1, v2)
+	}
+	if err := st.QueryRow(sql.Named("k1", "a")).Scan(&v1, &v2); err == nil || !strings.Contains(err.Error(), "missing argument :k2") {
+		t.Errorf("a missing argument: %v", err)
+	}
+}
+
+// TestReadOnlyTransaction: a read-only transaction reads the snapshot of
+// its BeginTx — rows written since by other connections are not in it,
+// through direct queries and statements prepared before it alike — and
+// refuses writes; a transaction that may write is refused with
+// ErrWriteTx; after Commit, the connection reads the store again.
+func TestReadOnlyTransaction(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"pebble", "mem"} {
+		t.Run(name, func(t *testing.T) {
+			d := dsn(t)
+			if name == "mem" {
+				d = "mem:"
+			}
+			db := openDB(t, d)
+			execAll(t, db, fig6)
+			if _, err := db.Exec("INSERT INTO r VALUES ('a', 'x', 'v', 1)"); err != nil {
+				t.Fatal(err)
+			}
+			prepared, err := db.Prepare("SELECT k1 FROM r WHERE k2 = 'x'")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer prepared.Close()
+			tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelSnapshot})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Written by another connection after BeginTx.
+			if _, err := db.Exec("INSERT INTO r VALUES ('b', 'x', 'v', 2)"); err != nil {
+				t.Fatal(err)
+			}
+			keys := func(q interface {
+				QueryContext(context.Context, ...any) (*sql.Rows, error)
+			}) []string {
+				rows, err := q.QueryContext(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var out []string
+				for rows.Next() {
+					var k string
+					if err := rows.Scan(&k); err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, k)
+				}
+				return out
+			}
+			direct := func(tq interface {
+				QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+			}) queryFunc {
+				return func(ctx context.Context, _ ...any) (*sql.Rows, error) {
+					return tq.QueryContext(ctx, "SELECT k1 FROM r WHERE k2 = 'x'")
+				}
+			}
+			if got := keys(direct(tx)); fmt.Sprint(got) != "[a]" {
+				t.Errorf("in the transaction: %v, want [a]", got)
+			}
+			if got := keys(tx.StmtContext(ctx, prepared)); fmt.Sprint(got) != "[a]" {
+				t.Errorf("a statement prepared before, in the transaction: %v, want [a]", got)
+			}
+			if got := keys(direct(db)); fmt.Sprint(got) != "[a b]" {
+				t.Errorf("outside the transaction: %v, want [a b]", got)
+			}
+			if _, err := tx.Exec("INSERT INTO r VALUES ('c', 'x', 'v', 3)"); err == nil || !strings.Contains(err.Error(), "read-only transaction") {
+				t.Errorf("a write in a read-only transaction: %v", err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(prepared); fmt.Sprint(got) != "[a b]" {
+				t.Errorf("after Commit: %v, want [a b]", got)
+			}
+			if _, err := db.BeginTx(ctx, nil); !errors.Is(err, ErrWriteTx) {
+				t.Errorf("a read-write transaction: %v, want ErrWriteTx", err)
+			}
+		})
+	}
+}
+
+type queryFunc func(context.Context, ...any) (*sql.Rows, error)
+
+func (f queryFunc) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	return f(ctx, args...)
 }

@@ -263,8 +263,9 @@ type Literal struct {
 // counted left to right in source order.
 type Param struct {
 	At     Pos
-	Index  int  // 0-based: the argument it takes
-	Dollar bool // written $n (n = Index+1), not ?
+	Index  int    // 0-based: the argument it takes
+	Dollar bool   // written $n (n = Index+1), not ?
+	Name   string // written :Name; each distinct name takes the next Index
 }
 
 // ColumnRef names an attribute: `c` of the statement's relation, or `q.c`

@@ -1,6 +1,21 @@
 package lang
 
-import "strconv"
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrUnknownName is wrapped by the errors that name a relation, attribute
+// or relationship the catalog does not define, so that a caller can tell
+// them from errors about values (Prepare reports them before any value is
+// known).
+var ErrUnknownName = errors.New("unknown name")
+
+// UnknownAt returns an *Error at pos wrapping ErrUnknownName.
+func UnknownAt(pos Pos, format string, args ...any) *Error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Err: ErrUnknownName}
+}
 
 // Error is a syntax error: the position of the offending token and what was
 // expected there. Every error returned by the parse functions is an *Error.

@@ -1,9 +1,32 @@
 package lang
 
-// CountParams is the number of `?` parameters of a statement.
+// CountParams is the number of arguments a statement takes: one per `?`,
+// the highest n of its `$n`, or one per distinct `:name`.
 func CountParams(st Statement) int {
 	n := 0
-	see := func(e Expr) { walkParams(e, &n) }
+	eachParam(st, func(p *Param) { n = max(n, p.Index+1) })
+	return n
+}
+
+// ParamNames returns the names of st's :name parameters by index, or nil
+// when it has none (its parameters are ? or $n).
+func ParamNames(st Statement) []string {
+	var names []string
+	eachParam(st, func(p *Param) {
+		if p.Name == "" {
+			return
+		}
+		for len(names) <= p.Index {
+			names = append(names, "")
+		}
+		names[p.Index] = p.Name
+	})
+	return names
+}
+
+// eachParam calls fn for every parameter of st.
+func eachParam(st Statement, fn func(*Param)) {
+	see := func(e Expr) { walkParams(e, fn) }
 	switch s := st.(type) {
 	case *Insert:
 		for _, row := range s.Rows {
@@ -31,30 +54,29 @@ func CountParams(st Statement) int {
 	case *Delete:
 		see(s.Where)
 	case *Explain:
-		return CountParams(s.Stmt)
+		eachParam(s.Stmt, fn)
 	}
-	return n
 }
 
-func walkParams(e Expr, n *int) {
+func walkParams(e Expr, fn func(*Param)) {
 	switch x := e.(type) {
 	case *Param:
-		*n = max(*n, x.Index+1)
+		fn(x)
 	case *Binary:
-		walkParams(x.L, n)
-		walkParams(x.R, n)
+		walkParams(x.L, fn)
+		walkParams(x.R, fn)
 	case *Not:
-		walkParams(x.X, n)
+		walkParams(x.X, fn)
 	case *In:
-		walkParams(x.X, n)
+		walkParams(x.X, fn)
 		for _, item := range x.List {
-			walkParams(item, n)
+			walkParams(item, fn)
 		}
 	case *Between:
-		walkParams(x.X, n)
-		walkParams(x.Lo, n)
-		walkParams(x.Hi, n)
+		walkParams(x.X, fn)
+		walkParams(x.Lo, fn)
+		walkParams(x.Hi, fn)
 	case *IsNull:
-		walkParams(x.X, n)
+		walkParams(x.X, fn)
 	}
 }

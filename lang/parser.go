@@ -73,11 +73,12 @@ func ParseExpr(file, src string) (Expr, error) {
 // nothing is recovered.
 type parser struct {
 	lx     lexer
-	toks   []token // tokens lexed so far (a Reader drops consumed ones); a tokEOF or tokError token ends them
-	i      int     // index of the current token
-	nparam int     // number of '?' seen in the current statement
-	dollar bool    // whether the statement's parameters are $n (set by the first)
-	depth  int     // current nesting, see maxDepth
+	toks   []token        // tokens lexed so far (a Reader drops consumed ones); a tokEOF or tokError token ends them
+	i      int            // index of the current token
+	nparam int            // number of '?' (or distinct :names) seen in the current statement
+	style  byte           // the statement's parameter style, set by its first: '?', '$' or ':'
+	names  map[string]int // the current statement's :names, by index
+	depth  int            // current nesting, see maxDepth
 	// maxRows, when > 0, makes insert stop after that many rows of a VALUES
 	// list, with moreRows set if a ',' announced more (see Reader).
 	maxRows  int
@@ -277,7 +278,7 @@ func (p *parser) enter() error {
 
 // statement parses one statement; its parameters are numbered from 0.
 func (p *parser) statement() (Statement, error) {
-	p.nparam = 0
+	p.nparam, p.style, p.names = 0, 0, nil
 	t := p.peek()
 	switch {
 	case p.isKeyword("DEFINE"):
@@ -1205,7 +1206,7 @@ func (p *parser) selectStmt() (Statement, error) {
 	if p.acceptKeyword("LIMIT") {
 		t := p.peek()
 		switch {
-		case t.kind == tokParam:
+		case p.atParam():
 			var err error
 			if s.Limit, err = p.param(); err != nil {
 				return nil, err
@@ -1434,7 +1435,7 @@ func (p *parser) delete() (Statement, error) {
 
 // value parses a literal or '?' (INSERT rows, UPDATE assignments).
 func (p *parser) value() (Expr, error) {
-	if p.peek().kind == tokParam {
+	if p.atParam() {
 		return p.param()
 	}
 	lit, err := p.literal()
@@ -1447,20 +1448,66 @@ func (p *parser) value() (Expr, error) {
 	return lit, nil
 }
 
-// param takes a '?' (the next argument) or a '$n' (argument n). One
-// statement uses one style: numbering and counting cannot be mixed.
+// atParam reports whether a parameter starts here: '?', '$n', or ':name'
+// (a ':' followed at once by a name; elsewhere, as in a layout's ROW, ':'
+// concatenates).
+func (p *parser) atParam() bool {
+	t := p.peek()
+	if t.kind == tokParam {
+		return true
+	}
+	if !p.isPunct(":") {
+		return false
+	}
+	n := p.peekN(1)
+	return n.kind == tokIdent && n.pos.File == t.pos.File && n.pos.Line == t.pos.Line && n.pos.Col == t.pos.Col+1
+}
+
+// param takes a '?' (the next argument), a '$n' (argument n) or a ':name'
+// (the argument of that name; names take indexes in order of first use).
+// One statement uses one style.
 func (p *parser) param() (*Param, error) {
 	t := p.next()
+	style, name := byte('?'), ""
 	n, dollar := t.val.(int)
-	if p.nparam > 0 && dollar != p.dollar {
-		return nil, errorAt(t.pos, "a statement cannot mix ? and $n parameters")
+	switch {
+	case t.kind != tokParam: // ':' name
+		style, name = ':', p.next().str
+	case dollar:
+		style = '$'
 	}
-	p.dollar = dollar
-	p.nparam++
-	if dollar {
+	if p.style != 0 && style != p.style {
+		return nil, errorAt(t.pos, fmt.Sprintf("a statement cannot mix %s and %s parameters", styleName(p.style), styleName(style)))
+	}
+	p.style = style
+	switch style {
+	case '$':
+		p.nparam++
 		return &Param{At: t.pos, Index: n - 1, Dollar: true}, nil
+	case ':':
+		i, seen := p.names[strings.ToLower(name)]
+		if !seen {
+			if p.names == nil {
+				p.names = map[string]int{}
+			}
+			i = p.nparam
+			p.names[strings.ToLower(name)] = i
+			p.nparam++
+		}
+		return &Param{At: t.pos, Index: i, Name: name}, nil
 	}
+	p.nparam++
 	return &Param{At: t.pos, Index: p.nparam - 1}, nil
+}
+
+func styleName(style byte) string {
+	switch style {
+	case '$':
+		return "$n"
+	case ':':
+		return ":name"
+	}
+	return "?"
 }
 
 // literal parses a literal if the current token starts one, and returns nil
@@ -1649,10 +1696,11 @@ func (p *parser) operand() (Expr, error) {
 	if lit != nil {
 		return lit, nil
 	}
+	if p.atParam() {
+		return p.param()
+	}
 	t := p.peek()
 	switch t.kind {
-	case tokParam:
-		return p.param()
 	case tokIdent, tokQuoted:
 		c, err := p.columnRef("attribute name", false)
 		if err != nil {

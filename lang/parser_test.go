@@ -573,12 +573,57 @@ func TestDollarParams(t *testing.T) {
 	}
 	for _, tc := range []struct{ src, want string }{
 		{"SELECT * FROM r WHERE a = ? AND b = $1", "1:37: a statement cannot mix ? and $n parameters"},
-		{"SELECT * FROM r WHERE a = $1 AND b = ?", "1:38: a statement cannot mix ? and $n parameters"},
+		{"SELECT * FROM r WHERE a = $1 AND b = ?", "1:38: a statement cannot mix $n and ? parameters"},
 		{"SELECT * FROM r WHERE a = $0", "1:27: parameters are numbered from $1"},
 		{"SELECT * FROM r WHERE a = $99999999999", "1:27: parameter number too large"},
 	} {
 		if _, err := ParseStatement("", tc.src); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %s", tc.src, err, tc.want)
 		}
+	}
+}
+
+// TestNamedParams: :name parameters take one argument per distinct name
+// (case-insensitive), in order of first use, print back as written, and
+// mix with no other style; a ':' not followed at once by a name (a
+// layout's ROW) stays punctuation.
+func TestNamedParams(t *testing.T) {
+	got, err := ParseStatement("", "SELECT * FROM r WHERE a = :id AND b = :Name OR c = :ID LIMIT :n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	np := func(i int, name string) *Param { return &Param{Index: i, Name: name} }
+	want := &Select{Star: true, Relation: "r",
+		Where: bin(OpOr, bin(OpAnd, bin(OpEq, col("a"), np(0, "id")), bin(OpEq, col("b"), np(1, "Name"))), bin(OpEq, col("c"), np(0, "ID"))),
+		Limit: np(2, "n")}
+	if !EqualIgnoringPos(got, want) {
+		t.Fatalf("AST differs (-got +want):\n%s", diffIgnoringPos(got, want))
+	}
+	if text := roundTrip(t, got); text != "SELECT * FROM r WHERE a = :id AND b = :Name OR c = :ID LIMIT :n" {
+		t.Errorf("printed %s", text)
+	}
+	if n, names := CountParams(got), ParamNames(got); n != 3 || strings.Join(names, ",") != "ID,Name,n" {
+		t.Errorf("CountParams = %d, ParamNames = %q", n, names)
+	}
+	ins, err := ParseStatement("", "INSERT INTO r VALUES (:k, 'x', :v), (:k, 'y', :w)")
+	if err != nil || CountParams(ins) != 3 {
+		t.Errorf("INSERT with :k twice: %v, %d params", err, CountParams(ins))
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"SELECT * FROM r WHERE a = :x AND b = ?", "1:38: a statement cannot mix :name and ? parameters"},
+		{"SELECT * FROM r WHERE a = $1 AND b = :x", "1:38: a statement cannot mix $n and :name parameters"},
+		{"SELECT * FROM r WHERE a = : x", "1:27: expected"},
+	} {
+		if _, err := ParseStatement("", tc.src); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %s", tc.src, err, tc.want)
+		}
+	}
+	// In a layout, ':' concatenates, even right before a name.
+	d, err := ParseStatement("", "DEFINE SCHEMA s FOR r { ROW k1:k2, VALUE v }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := d.(*DefineSchema).Row; len(row) != 2 {
+		t.Errorf("ROW k1:k2 parsed as %d elements", len(row))
 	}
 }

@@ -488,7 +488,9 @@ func printExpr(b *strings.Builder, e Expr) {
 	case *Literal:
 		b.WriteString(types.Format(e.Value))
 	case *Param:
-		if e.Dollar {
+		if e.Name != "" {
+			b.WriteString(":" + e.Name)
+		} else if e.Dollar {
 			b.WriteString("$" + strconv.Itoa(e.Index+1))
 		} else {
 			b.WriteByte('?')

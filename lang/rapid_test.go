@@ -2,6 +2,7 @@ package lang
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,9 @@ var timeGen = rapid.Custom(func(t *rapid.T) time.Time {
 type astGen struct {
 	t      *rapid.T
 	nparam int
-	dollar int // > 0: the statement's parameters are $n, drawn from 1..dollar
+	dollar int      // > 0: the statement's parameters are $n, drawn from 1..dollar
+	named  bool     // the statement's parameters are :name
+	names  []string // the :names drawn for the statement, by index
 }
 
 func (g *astGen) ident() string { return identGen.Draw(g.t, "ident") }
@@ -137,6 +140,17 @@ func (g *astGen) splitOn(nkeys int) []SplitPoint {
 func (g *astGen) param() *Param {
 	if g.dollar > 0 {
 		return &Param{Index: g.intn(0, g.dollar-1), Dollar: true}
+	}
+	if g.named {
+		// A name drawn anew or one used before (the same index).
+		if len(g.names) > 0 && rapid.Bool().Draw(g.t, "reuse") {
+			i := g.intn(0, len(g.names)-1)
+			return &Param{Index: i, Name: g.names[i]}
+		}
+		name := "p" + strconv.Itoa(len(g.names)) + rapid.StringMatching(`[A-Za-z0-9_]{0,5}`).Draw(g.t, "name")
+		g.names = append(g.names, name)
+		g.nparam++
+		return &Param{Index: len(g.names) - 1, Name: name}
 	}
 	p := &Param{Index: g.nparam}
 	g.nparam++
@@ -368,8 +382,9 @@ func (g *astGen) optConcat() Concat {
 }
 
 func (g *astGen) statement() Statement {
-	g.nparam = 0
+	g.nparam, g.names = 0, nil
 	g.dollar = rapid.SampledFrom([]int{0, 0, 3}).Draw(g.t, "dollar")
+	g.named = g.dollar == 0 && rapid.Bool().Draw(g.t, "named")
 	switch g.intn(0, 6) {
 	case 5:
 		refs := func(min int) []ColumnRef {
@@ -396,7 +411,7 @@ func (g *astGen) statement() Statement {
 				grp.Weights = append(grp.Weights, MixWeight{Mix: g.ident(), Weight: wt})
 			}
 			for m := g.intn(0, 3); m > 0; m-- {
-				g.nparam = 0
+				g.nparam, g.names = 0, nil
 				st := g.dml()
 				if _, ok := st.(*Explain); ok {
 					continue

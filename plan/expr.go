@@ -71,7 +71,7 @@ func (b *binder) expr(e lang.Expr) (lang.Expr, error) {
 			return nil, err
 		}
 		if b.rel.AttrIndex(x.Name) < 0 {
-			return nil, errAt(x.At, "relation %s has no attribute %s", b.rel.Name, x.Name)
+			return nil, lang.UnknownAt(x.At, "relation %s has no attribute %s", b.rel.Name, x.Name)
 		}
 		return x, nil
 	case *lang.Binary:

@@ -145,7 +145,7 @@ func Select(st *lang.Select, rel *catalog.Relation, args []types.Value, m cost.M
 		}
 		a := rel.AttrIndex(c.Name)
 		if a < 0 {
-			return nil, errAt(c.At, "relation %s has no attribute %s", rel.Name, c.Name)
+			return nil, lang.UnknownAt(c.At, "relation %s has no attribute %s", rel.Name, c.Name)
 		}
 		p.Project = append(p.Project, a)
 	}
@@ -155,7 +155,7 @@ func Select(st *lang.Select, rel *catalog.Relation, args []types.Value, m cost.M
 		}
 		a := rel.AttrIndex(o.Column)
 		if a < 0 {
-			return nil, errAt(o.At, "ORDER BY: relation %s has no attribute %s", rel.Name, o.Column)
+			return nil, lang.UnknownAt(o.At, "ORDER BY: relation %s has no attribute %s", rel.Name, o.Column)
 		}
 		p.OrderBy = append(p.OrderBy, OrderKey{Attr: a, Desc: o.Desc})
 	}

@@ -99,7 +99,7 @@ func Insert(st *lang.Insert, rel *catalog.Relation, args []types.Value) (*Write,
 		for _, c := range columns {
 			a := rel.AttrIndex(c)
 			if a < 0 {
-				return nil, errAt(st.At, "relation %s has no attribute %s", rel.Name, c)
+				return nil, lang.UnknownAt(st.At, "relation %s has no attribute %s", rel.Name, c)
 			}
 			if seen[a] {
 				return nil, errAt(st.At, "attribute %s is listed twice", c)
@@ -148,7 +148,7 @@ func Update(st *lang.Update, rel *catalog.Relation, args []types.Value, m cost.M
 	for _, a := range st.Set {
 		i := rel.AttrIndex(a.Column)
 		if i < 0 {
-			return nil, errAt(a.At, "relation %s has no attribute %s", rel.Name, a.Column)
+			return nil, lang.UnknownAt(a.At, "relation %s has no attribute %s", rel.Name, a.Column)
 		}
 		if rel.Attrs[i].Key {
 			return nil, errAt(a.At, "cannot UPDATE key attribute %s (DELETE and INSERT instead)", a.Column)

@@ -237,6 +237,30 @@ type Snapshotter interface {
 	Snapshot(ctx context.Context) (Snapshot, error)
 }
 
+// Viewer is implemented by stores that can read from a point in time: a
+// View sees the store's rows as they were when View was called, whatever
+// is written after, until it is closed (a read-only transaction's
+// snapshot). The embedded stores implement it (pebblestore with one Pebble
+// iterator, memstore with copy-on-write trees); Bigtable has no
+// point-in-time reads.
+type Viewer interface {
+	View(ctx context.Context) (View, error)
+}
+
+// View is a read-only Store fixed at a point in time (see Viewer). Every
+// write through it fails with ErrReadOnly. Tables lists the store's
+// current tables; rows of a table created after the view are not in it.
+// Close releases what the view pins; a store may wait for its views to be
+// closed before it closes or restores a snapshot. A View is safe for
+// concurrent use. It may have the read capabilities of its store
+// (CellReader).
+type View interface {
+	Store
+}
+
+// ErrReadOnly is the error of a write through a View.
+var ErrReadOnly = errors.New("store: the view is read-only")
+
 // Snapshot is a saved content of a store.
 type Snapshot interface {
 	// Restore makes the store's content exactly what it was when the

@@ -115,6 +115,16 @@ type Value = any
 // TimestampPrecision is the resolution timestamps are stored with.
 const TimestampPrecision = time.Microsecond
 
+// ExactTimestamp returns t in UTC, or an error if t has a finer part than
+// TimestampPrecision: a TIMESTAMP never silently drops digits.
+func ExactTimestamp(t time.Time) (time.Time, error) {
+	u := t.UTC()
+	if r := u.Truncate(TimestampPrecision); !r.Equal(u) {
+		return time.Time{}, fmt.Errorf("timestamp %s has %d ns below the microsecond: a TIMESTAMP keeps microseconds (truncate it first, e.g. t.Truncate(time.Microsecond))", u.Format(time.RFC3339Nano), u.Sub(r).Nanoseconds())
+	}
+	return u, nil
+}
+
 // Coerce converts v to the canonical representation of t or says why it
 // cannot. nil stays nil (NULL). Conversions are the ones a SQL user expects:
 // integers widen to floats, integral floats narrow to integers, strings parse
@@ -203,7 +213,7 @@ func Coerce(v Value, t Type) (Value, error) {
 	case Timestamp:
 		switch x := v.(type) {
 		case time.Time:
-			return x.UTC().Truncate(TimestampPrecision), nil
+			return ExactTimestamp(x)
 		case string:
 			ts, err := ParseTimestamp(x)
 			if err != nil {
@@ -288,7 +298,7 @@ var timestampLayouts = []string{
 func ParseTimestamp(s string) (time.Time, error) {
 	for _, layout := range timestampLayouts {
 		if ts, err := time.Parse(layout, s); err == nil {
-			return ts.UTC().Truncate(TimestampPrecision), nil
+			return ExactTimestamp(ts)
 		}
 	}
 	return time.Time{}, fmt.Errorf("invalid timestamp %q (want YYYY-MM-DD[ HH:MM:SS[.ffffff]])", s)

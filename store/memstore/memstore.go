@@ -388,6 +388,29 @@ type snapshot struct {
 	tables map[string]*table
 }
 
+// View implements store.Viewer: a read-only store over clones of the
+// tables' trees (copy on write), made in O(number of tables).
+func (s *Store) View(ctx context.Context) (store.View, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	d := s.data
+	d.mu.Lock() // Clone writes to the tree's copy-on-write state
+	defer d.mu.Unlock()
+	return &view{Store: Store{data: &data{tables: cloneTables(d.tables)}}}, nil
+}
+
+// view is a Store over cloned tables that refuses writes.
+type view struct{ Store }
+
+func (v *view) CreateTable(context.Context, store.TableSpec) error { return store.ErrReadOnly }
+
+func (v *view) Apply(context.Context, []store.Mutation) error { return store.ErrReadOnly }
+
+func (v *view) ApplyIf(context.Context, string, []byte, store.Cond, []store.Mutation, []store.Mutation) (bool, error) {
+	return false, store.ErrReadOnly
+}
+
 // Snapshot saves the content of the store's data in O(number of tables).
 func (s *Store) Snapshot(ctx context.Context) (store.Snapshot, error) {
 	if err := s.check(ctx); err != nil {

@@ -19,6 +19,10 @@ func TestSnapshot(t *testing.T) {
 
 // TestSnapshotSharedData checks that a Restore through one handle of a
 // named store is seen by its other handles, which share the data.
+func TestView(t *testing.T) {
+	storetest.RunView(t, func(*testing.T) store.Store { return memstore.New() })
+}
+
 func TestSnapshotSharedData(t *testing.T) {
 	ctx := context.Background()
 	a, err := store.Open(ctx, "mem:snapshot-test")

@@ -18,6 +18,11 @@ func (s *Store) ReadCells(ctx context.Context, name string, rs store.RowSet, opt
 		return err
 	}
 	defer s.exitReader(r)
+	return s.readCellsWith(r, t, rs, opts, fn)
+}
+
+// readCellsWith is ReadCells with reader r.
+func (s *Store) readCellsWith(r *reader, t *table, rs store.RowSet, opts store.ReadOptions, fn func(row []byte, c store.Cell, first bool) bool) error {
 	c := cellScan{r: r, t: t, fn: fn, limit: opts.Limit}
 	if len(rs.Ranges) == 0 {
 		return c.keys(s, rs.Keys, opts.Reverse)

@@ -576,6 +576,11 @@ func (s *Store) ReadRow(ctx context.Context, name string, key []byte) (row store
 		return store.Row{}, false, err
 	}
 	defer s.exitReader(r)
+	return s.readRowWith(r, t, key)
+}
+
+// readRowWith is ReadRow with reader r.
+func (s *Store) readRowWith(r *reader, t *table, key []byte) (row store.Row, found bool, err error) {
 	it, err := r.iter(s, false)
 	if err != nil {
 		return store.Row{}, false, err
@@ -624,6 +629,11 @@ func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts
 		return err
 	}
 	defer s.exitReader(r)
+	return s.readRowsWith(r, t, rs, opts, fn)
+}
+
+// readRowsWith is ReadRows with reader r.
+func (s *Store) readRowsWith(r *reader, t *table, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
 	if len(rs.Ranges) == 0 {
 		return r.readKeys(s, t, rs.Keys, opts, fn)
 	}
@@ -723,6 +733,9 @@ type reader struct {
 	it      *pebble.Iterator // cached iterator, or nil
 	gen     uint64           // the store's gen before it was created
 	bounded bool             // whether it has bounds
+	// pinned: a View's reader, whose iterator is never replaced (it is
+	// the view's point in time).
+	pinned bool
 
 	keys    [][]byte     // the sorted keys of a ReadRows by keys
 	key     []byte       // iterator bounds (Pebble copies them), or a key being written
@@ -736,6 +749,16 @@ type reader struct {
 // iter returns the reader's iterator, which sees every Apply that returned
 // before the call started, after dropping its bounds unless bounded.
 func (r *reader) iter(s *Store, bounded bool) (*pebble.Iterator, error) {
+	if r.pinned {
+		if r.it == nil {
+			return nil, errors.New("pebblestore: view unusable after an earlier error")
+		}
+		if r.bounded && !bounded {
+			r.it.SetBounds(nil, nil)
+			r.bounded = false
+		}
+		return r.it, nil
+	}
 	gen := s.gen.Load()
 	if r.it != nil && (r.gen != gen || s.direct.Load()) {
 		r.closeIter()

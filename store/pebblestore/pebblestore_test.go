@@ -102,6 +102,16 @@ func TestSnapshot(t *testing.T) {
 	})
 }
 
+func TestView(t *testing.T) {
+	storetest.RunView(t, func(t *testing.T) store.Store {
+		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
 // TestSnapshotFiles checks where a snapshot lives, that a restored database
 // is what a reopen finds (synced writes), that Checkpoint works after a
 // Restore, and that Release removes the snapshot's files.

@@ -1,0 +1,124 @@
+package storetest
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/kvschema/kvschema/store"
+)
+
+// RunView checks store.Viewer: a view reads the content of the moment it
+// was taken — rows, cells by ReadCells too — whatever is written after,
+// refuses writes, reads concurrently, and fails once closed. open is as
+// for Run. A store that is no Viewer skips the suite.
+func RunView(t *testing.T, open func(t *testing.T) store.Store) {
+	runCases(t, open, []testCase{
+		{"PointInTime", testViewPointInTime},
+		{"ReadOnly", testViewReadOnly},
+		{"Concurrent", testViewConcurrent},
+		{"Closed", testViewClosed},
+	})
+}
+
+func view(t *testing.T, s store.Store) store.View {
+	t.Helper()
+	vr, ok := s.(store.Viewer)
+	if !ok {
+		t.Skipf("%T is no store.Viewer", s)
+	}
+	v, err := vr.View(t.Context())
+	if err != nil {
+		t.Fatalf("View: %v", err)
+	}
+	t.Cleanup(func() { v.Close() })
+	return v
+}
+
+// rowsOf renders the rows of the tables a and b of s (as fillForSnapshot
+// makes them), with ReadCells too when s has it.
+func rowsOf(t *testing.T, s store.Store) string {
+	t.Helper()
+	out := ""
+	for _, name := range []string{"a", "b"} {
+		out += name + ":" + format(readRows(t, s, name, store.All(), store.ReadOptions{})) + "\n"
+		if cr, ok := s.(store.CellReader); ok {
+			var rows []store.Row
+			err := cr.ReadCells(t.Context(), name, store.All(), store.ReadOptions{}, func(row []byte, c store.Cell, first bool) bool {
+				if first {
+					rows = append(rows, store.Row{Key: append([]byte(nil), row...)})
+				}
+				r := &rows[len(rows)-1]
+				r.Cells = append(r.Cells, store.Cell{Family: c.Family, Qualifier: append([]byte(nil), c.Qualifier...), Value: append([]byte(nil), c.Value...)})
+				return true
+			})
+			if err != nil {
+				t.Fatalf("ReadCells %s: %v", name, err)
+			}
+			out += name + " cells:" + format(sortCells(rows)) + "\n"
+		}
+	}
+	return out
+}
+
+func testViewPointInTime(t *testing.T, s store.Store) {
+	fillForSnapshot(t, s)
+	before := rowsOf(t, s)
+	v := view(t, s)
+	// Writes after the view: new rows, changed cells, deleted rows.
+	apply(t, s, set("a", "zz", "f", "q", "new"), set("b", "r1", "f", "", "changed"), store.Mutation{Kind: store.DeleteRow, Table: "b", Row: []byte("r2")})
+	if got := rowsOf(t, v); got != before {
+		t.Errorf("view after writes:\n%s\nwant\n%s", got, before)
+	}
+	if r, ok, err := v.ReadRow(t.Context(), "b", []byte("r2")); err != nil || !ok || format([]store.Row{r}) != format([]store.Row{{Key: []byte("r2"), Cells: []store.Cell{{Family: "f", Qualifier: []byte("q"), Value: []byte("2")}}}}) {
+		t.Errorf("view ReadRow of a row deleted since: %v %v %v", format([]store.Row{r}), ok, err)
+	}
+	if rowsOf(t, s) == before {
+		t.Error("the store did not change")
+	}
+}
+
+func testViewReadOnly(t *testing.T, s store.Store) {
+	fillForSnapshot(t, s)
+	v := view(t, s)
+	if err := v.Apply(t.Context(), []store.Mutation{set("a", "x", "f", "q", "v")}); !errors.Is(err, store.ErrReadOnly) {
+		t.Errorf("Apply through a view: %v", err)
+	}
+	if err := v.CreateTable(t.Context(), store.TableSpec{Name: "c", Families: []string{"f"}}); !errors.Is(err, store.ErrReadOnly) {
+		t.Errorf("CreateTable through a view: %v", err)
+	}
+}
+
+func testViewConcurrent(t *testing.T, s store.Store) {
+	fillForSnapshot(t, s)
+	v := view(t, s)
+	want := rowsOf(t, v)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if got := rowsOf(t, v); got != want {
+					t.Errorf("concurrent view read:\n%s\nwant\n%s", got, want)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		apply(t, s, set("a", "w"+string(rune('a'+i)), "f", "q", "v"))
+	}
+	wg.Wait()
+}
+
+func testViewClosed(t *testing.T, s store.Store) {
+	fillForSnapshot(t, s)
+	v := view(t, s)
+	if err := v.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, _, err := v.ReadRow(t.Context(), "a", []byte("m")); err == nil {
+		t.Error("ReadRow on a closed view")
+	}
+}
