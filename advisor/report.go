@@ -244,41 +244,99 @@ func (r *Result) WriteDDL(w io.Writer, modelStmts []lang.Statement) error {
 }
 
 // WriteDOT writes the schema and every statement's plan as a Graphviz
-// graph: each plan a chain of lookups (as seed 000 Fig. 3 draws one path of
-// the plan tree), each lookup linked to the index it reads.
-func (r *Result) WriteDOT(w io.Writer) error {
+// graph: each query plan a chain of lookups (as seed 000 Fig. 3 draws one
+// path of the plan tree), each write the upkeep of every index it keeps
+// with its support queries, each lookup and upkeep linked to its index.
+// With tag, only that statement is drawn, with the indexes it uses (a
+// picture readable at 100%).
+func (r *Result) WriteDOT(w io.Writer, tag string) error {
+	// With a tag: that statement only, and the indexes it uses.
+	var queries []*QueryPlan
+	var writes []*WritePlan
+	used := map[*catalog.Index]bool{}
+	for _, q := range r.Queries {
+		if tag == "" || q.Statement.Tag == tag {
+			queries = append(queries, q)
+			for _, s := range q.Plan.Steps {
+				used[s.Index] = true
+			}
+		}
+	}
+	for _, wp := range r.Writes {
+		if tag == "" || wp.Statement.Tag == tag {
+			writes = append(writes, wp)
+			for _, u := range wp.Indexes {
+				used[u.Index] = true
+				for _, sq := range u.Support {
+					for _, s := range sq.Steps {
+						used[s.Index] = true
+					}
+				}
+			}
+		}
+	}
+	if tag != "" && len(queries)+len(writes) == 0 {
+		return fmt.Errorf("no statement of the workload is tagged %s", tag)
+	}
 	var b strings.Builder
 	b.WriteString("digraph kvschema {\n  rankdir=LR;\n  node [fontname=\"Helvetica\", fontsize=10];\n")
 	b.WriteString("  subgraph cluster_schema {\n    label=\"schema\";\n")
 	for _, x := range r.Indexes {
+		if tag != "" && !used[x] {
+			continue
+		}
 		shape := "box"
 		if x.Kind == catalog.SI {
 			shape = "ellipse"
 		}
 		fmt.Fprintf(&b, "    %q [shape=%s, label=%q];\n", "ix_"+x.Name, shape, x.Name+"\n"+x.Describe()+"\n"+units.Format(x.Size))
-		if base := r.Schema.Base[x]; base != nil {
+		if base := r.Schema.Base[x]; base != nil && (tag == "" || used[base]) {
 			fmt.Fprintf(&b, "    %q -> %q [style=dashed, label=\"on\"];\n", "ix_"+x.Name, "ix_"+base.Name)
 		}
 	}
 	b.WriteString("  }\n")
-	for qi, q := range r.Queries {
-		id := fmt.Sprintf("q%d", qi)
-		fmt.Fprintf(&b, "  subgraph cluster_%s {\n    label=%q;\n", id, "["+q.Statement.Tag+"] "+q.Statement.Text())
-		fmt.Fprintf(&b, "    %s_root [shape=plaintext, label=%q];\n", id, fmt.Sprintf("cost %.4g", q.Plan.Cost))
-		prev := id + "_root"
-		for si, s := range q.Plan.Steps {
+	steps := func(id string, p *plan.Query, first string) {
+		prev := first
+		for si, s := range p.Steps {
 			node := fmt.Sprintf("%s_s%d", id, si)
 			kind := "Index Lookup CF"
 			if s.Index.Kind == catalog.SI {
 				kind = "Index Lookup SI"
 			}
 			fmt.Fprintf(&b, "    %s [shape=box, style=rounded, label=%q];\n", node, fmt.Sprintf("%s %s\nP=%.3g R=%.3g cost %.4g", kind, s.Index.Name, s.Partitions, s.Rows, s.Cost))
-			fmt.Fprintf(&b, "    %s -> %s;\n", prev, node)
+			if prev != "" {
+				fmt.Fprintf(&b, "    %s -> %s;\n", prev, node)
+			}
 			prev = node
 		}
+	}
+	for qi, q := range queries {
+		id := fmt.Sprintf("q%d", qi)
+		fmt.Fprintf(&b, "  subgraph cluster_%s {\n    label=%q;\n", id, "["+q.Statement.Tag+"] "+q.Statement.Text())
+		fmt.Fprintf(&b, "    %s_root [shape=plaintext, label=%q];\n", id, fmt.Sprintf("cost %.4g", q.Plan.Cost))
+		steps(id, q.Plan, id+"_root")
 		b.WriteString("  }\n")
 		for si, s := range q.Plan.Steps {
 			fmt.Fprintf(&b, "  %s_s%d -> %q [style=dotted, arrowhead=none];\n", id, si, "ix_"+s.Index.Name)
+		}
+	}
+	for wi, wp := range writes {
+		id := fmt.Sprintf("w%d", wi)
+		fmt.Fprintf(&b, "  subgraph cluster_%s {\n    label=%q;\n", id, "["+wp.Statement.Tag+"] "+wp.Statement.Text())
+		for ui, u := range wp.Indexes {
+			node := fmt.Sprintf("%s_u%d", id, ui)
+			fmt.Fprintf(&b, "    %s [shape=box, style=\"rounded,bold\", label=%q];\n", node, fmt.Sprintf("write %s\nput %.3g, delete %.3g, cost %.4g", u.Index.Name, u.Puts, u.Deletes, u.WriteCost))
+			for si, sq := range u.Support {
+				sid := fmt.Sprintf("%s_sup%d", node, si)
+				steps(sid, sq, "")
+				if len(sq.Steps) > 0 {
+					fmt.Fprintf(&b, "    %s_s%d -> %s [label=\"support\"];\n", sid, len(sq.Steps)-1, node)
+				}
+			}
+		}
+		b.WriteString("  }\n")
+		for ui, u := range wp.Indexes {
+			fmt.Fprintf(&b, "  %s_u%d -> %q [style=dotted, arrowhead=none];\n", id, ui, "ix_"+u.Index.Name)
 		}
 	}
 	b.WriteString("}\n")

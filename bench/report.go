@@ -60,6 +60,22 @@ func (r *Report) Variant(name string) *VariantResult {
 	return nil
 }
 
+// SameSchema reports whether two variants chose the same structures: their
+// DDL is the same once its comment lines (which name the variant's mode)
+// are left out.
+func SameSchema(a, b *VariantResult) bool {
+	strip := func(ddl string) string {
+		var keep []string
+		for _, l := range strings.Split(ddl, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.TrimSpace(strings.Join(keep, "\n"))
+	}
+	return strip(a.Schema) == strip(b.Schema)
+}
+
 // Ratio is the SI variant's weighted mean over the other variant's at rtt
 // (NaN when either is missing).
 func (r *Report) Ratio(other string, rtt time.Duration) float64 {
@@ -269,6 +285,11 @@ func (r *Report) Markdown(charts []string) string {
 			fmt.Fprintf(&b, " %s |", fmtRatio(r.Ratio(o.name, rtt)))
 		}
 		fmt.Fprintf(&b, " ≤ %.2f× | %.3f× |\n", o.target, o.paper)
+	}
+	for _, o := range []string{"cf", "baseline"} {
+		if si, v := r.Variant("si"), r.Variant(o); si != nil && v != nil && SameSchema(si, v) {
+			fmt.Fprintf(&b, "\nThe si and %s variants chose the same schema: their ratio compares two runs of one schema (noise), not two designs.\n", o)
+		}
 	}
 	b.WriteString("\n")
 	for _, f := range charts {

@@ -222,6 +222,8 @@ func Scatter(path, title string, series map[string][]Point) error {
 	p.Legend.Top = true
 	p.Legend.Left = true
 
+	var placed labelPlacer
+	placed.x, placed.y = xAx, yAx
 	for _, name := range names {
 		pts := series[name]
 		xys := make(plotter.XYs, len(pts))
@@ -238,7 +240,22 @@ func Scatter(path, title string, series map[string][]Point) error {
 		p.Add(sc)
 		p.Legend.Add(name, sc)
 
-		labels, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: tags})
+		// Labels are placed apart: one that would cover another moves up or
+		// down, with a thin leader line back to its point.
+		at := make(plotter.XYs, len(xys))
+		for i, xy := range xys {
+			at[i] = placed.place(xy, tags[i])
+			if at[i].Y != xy.Y {
+				leader, err := plotter.NewLine(plotter.XYs{xy, {X: xy.X, Y: at[i].Y}})
+				if err != nil {
+					return fmt.Errorf("chart: %q leader: %w", name, err)
+				}
+				leader.Color = color.Gray{Y: 0xB0}
+				leader.Width = vg.Points(0.5)
+				p.Add(leader)
+			}
+		}
+		labels, err := plotter.NewLabels(plotter.XYLabels{XYs: at, Labels: tags})
 		if err != nil {
 			return fmt.Errorf("chart: %q labels: %w", name, err)
 		}
@@ -267,6 +284,57 @@ func Scatter(path, title string, series map[string][]Point) error {
 	xAx.apply(&p.X)
 	yAx.apply(&p.Y)
 	return save(p, scatterWidth, scatterHeight, path)
+}
+
+// labelPlacer keeps the scatter's point labels from covering each other.
+// It works in the plot's own proportions: log axes mapped to the data area,
+// whose size it takes as a fixed share of the image (the axes and legend
+// take the rest), and a label's box estimated from its length in the small
+// type labels use.
+type labelPlacer struct {
+	x, y  valueAxis
+	boxes [][4]float64 // placed labels: x0, y0, x1, y1 in points
+}
+
+const (
+	labelCharWidth = 6.5 * 0.6 // points per character at 6.5 pt
+	labelHeight    = 8.0       // points
+	labelOffset    = 7.0       // points right of the point, as Labels.Offset
+)
+
+// place returns where the label of the point at xy goes: at the point's
+// height if that is free, else the nearest free height above or below.
+func (lp *labelPlacer) place(xy plotter.XY, tag string) plotter.XY {
+	w, h := 0.8*float64(scatterWidth.Points()), 0.75*float64(scatterHeight.Points())
+	toPt := func(a valueAxis, v, size float64) float64 {
+		return (math.Log10(v) - math.Log10(a.min)) / (math.Log10(a.max) - math.Log10(a.min)) * size
+	}
+	px, py := toPt(lp.x, xy.X, w)+labelOffset, toPt(lp.y, xy.Y, h)
+	width := float64(len([]rune(tag))) * labelCharWidth
+	free := func(y float64) bool {
+		for _, b := range lp.boxes {
+			if px < b[2] && px+width > b[0] && y-labelHeight/2 < b[3] && y+labelHeight/2 > b[1] {
+				return false
+			}
+		}
+		return true
+	}
+	y := py
+	for step := 1; !free(y) && step <= 12; step++ {
+		d := float64((step+1)/2) * labelHeight
+		if step%2 == 1 {
+			y = py + d
+		} else {
+			y = py - d
+		}
+	}
+	if !free(y) {
+		y = py // crowded beyond help: keep it at its point
+	}
+	lp.boxes = append(lp.boxes, [4]float64{px, y - labelHeight/2, px + width, y + labelHeight/2})
+	// Back to data units on the log axis.
+	ly := math.Pow(10, math.Log10(lp.y.min)+y/h*(math.Log10(lp.y.max)-math.Log10(lp.y.min)))
+	return plotter.XY{X: xy.X, Y: ly}
 }
 
 // setCategoryAxis names the categories at x = 0..n-1 and gives each a slot

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 )
 
 // vgimg's PNG canvas renders at 96 dpi, so an 8×5 in chart is 768×480 px.
@@ -213,5 +215,26 @@ func TestVariantStyle(t *testing.T) {
 	}
 	if variantColor("other") != variantColor("other") || variantGlyph("other") != variantGlyph("other") {
 		t.Error("another variant's style should depend only on its name")
+	}
+}
+
+// TestLabelsApart: labels of points at one spot are moved apart, each to a
+// free height; a label with room stays at its point's height.
+func TestLabelsApart(t *testing.T) {
+	lp := labelPlacer{x: newLogAxis([]float64{0.01, 100}), y: newLogAxis([]float64{0.01, 100})}
+	same := plotter.XY{X: 1, Y: 1}
+	a, b, c := lp.place(same, "5_secondary"), lp.place(same, "6_secondary"), lp.place(same, "7")
+	if a.Y != 1 || b.Y == a.Y || c.Y == a.Y || c.Y == b.Y {
+		t.Errorf("labels at one point placed at heights %v, %v, %v", a.Y, b.Y, c.Y)
+	}
+	for i, bx := range lp.boxes {
+		for _, by := range lp.boxes[i+1:] {
+			if bx[0] < by[2] && bx[2] > by[0] && bx[1] < by[3] && bx[3] > by[1] {
+				t.Errorf("label boxes %v and %v overlap", bx, by)
+			}
+		}
+	}
+	if far := lp.place(plotter.XY{X: 50, Y: 0.02}, "far"); far.Y != 0.02 && math.Abs(far.Y-0.02) > 1e-12 {
+		t.Errorf("a label with room moved to %v", far.Y)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,6 +65,21 @@ func (in *inputs) load() error {
 	}
 	in.prof, err = cost.Load(in.profile)
 	return err
+}
+
+// checkTag says which tags there are when w has no statement tagged tag.
+func checkTag(w *workload.Workload, tag string) error {
+	var tags []string
+	for _, s := range w.Statements {
+		if s.Tag == tag {
+			return nil
+		}
+		tags = append(tags, s.Tag)
+	}
+	if len(tags) > 12 {
+		tags = append(tags[:12], "…")
+	}
+	return fmt.Errorf("--statement %s: the workload has no statement of that tag (its tags: %s)", tag, strings.Join(tags, ", "))
 }
 
 // interruptible returns the context advise runs in. A first Ctrl-C asks
@@ -139,7 +155,7 @@ func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
 
 func adviseCmd() *cobra.Command {
 	var in inputs
-	var budget, format, out string
+	var budget, format, out, statement string
 	var noSI, normalized, quiet, exactTies bool
 	var timeLimit time.Duration
 	c := &cobra.Command{
@@ -154,6 +170,14 @@ func adviseCmd() *cobra.Command {
 			}
 			if err := in.load(); err != nil {
 				return err
+			}
+			if statement != "" {
+				if format != "dot" && format != "svg" {
+					return fmt.Errorf("--statement draws one plan: it goes with --format dot or svg")
+				}
+				if err := checkTag(in.workload, statement); err != nil {
+					return err
+				}
 			}
 			b, err := units.Parse(budget)
 			if err != nil {
@@ -193,9 +217,11 @@ func adviseCmd() *cobra.Command {
 			case "ddl":
 				err = res.WriteDDL(w, in.modelStmts)
 			case "dot":
-				err = res.WriteDOT(w)
+				err = res.WriteDOT(w, statement)
+			case "svg":
+				err = res.WriteSVG(w, statement)
 			default:
-				err = fmt.Errorf("unknown --format %q (text, json, ddl or dot)", format)
+				err = fmt.Errorf("unknown --format %q (text, json, ddl, dot or svg)", format)
 			}
 			if cerr := closeOut(); err == nil {
 				err = cerr
@@ -207,7 +233,8 @@ func adviseCmd() *cobra.Command {
 	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024), any letter case; unlimited for none")
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
 	c.Flags().BoolVar(&normalized, "normalized", false, "the paper's baseline: one CF per entity plus CFs from equality attributes to keys")
-	c.Flags().StringVar(&format, "format", "text", "output: text, json, ddl (kvschema language) or dot (Graphviz)")
+	c.Flags().StringVar(&format, "format", "text", "output: text, json, ddl (kvschema language), dot (Graphviz) or svg (a picture)")
+	c.Flags().StringVar(&statement, "statement", "", "with --format dot or svg: draw the plan of the workload statement of this tag only")
 	c.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	c.Flags().BoolVar(&exactTies, "exact-ties", false, "a second solver run: among schemas of the optimal cost, the smallest")

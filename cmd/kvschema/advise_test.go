@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"html"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -136,6 +139,47 @@ CREATE INDEX si_user_by_firstname ON ks.cf_user_by_id (user_firstname);
 	dot := mustRun(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7MB", "--format", "dot")
 	if !strings.HasPrefix(dot, "digraph kvschema {") || !strings.Contains(dot, `"ix_si_user_by_firstname" -> "ix_cf_user_by_id"`) {
 		t.Errorf("dot output:\n%s", dot)
+	}
+	// One statement: its plan and the indexes it uses, nothing else.
+	one := mustRun(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7MB", "--format", "dot", "--statement", "by_id")
+	if !strings.Contains(one, "[by_id] SELECT") || strings.Contains(one, "by_firstname") || strings.Contains(one, "si_user_by_firstname") {
+		t.Errorf("dot --statement by_id:\n%s", one)
+	}
+	// The SVG pictures are well-formed XML naming what they draw.
+	for _, tc := range []struct {
+		tag  string
+		want []string
+	}{
+		{"", []string{"cf_user_by_id", "si_user_by_firstname", "secondary index on cf_user_by_id"}},
+		{"by_firstname", []string{"[by_firstname] SELECT", "Index Lookup SI si_user_by_firstname", "Index Lookup CF cf_user_by_id"}},
+	} {
+		args := []string{"advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--budget", "7MB", "--format", "svg"}
+		if tc.tag != "" {
+			args = append(args, "--statement", tc.tag)
+		}
+		svg := mustRun(t, "", args...)
+		dec := xml.NewDecoder(strings.NewReader(svg))
+		var text strings.Builder
+		for {
+			tok, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("svg %q is not XML: %v\n%s", tc.tag, err, svg)
+			}
+			if cd, ok := tok.(xml.CharData); ok {
+				text.Write(cd)
+			}
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(text.String(), w) {
+				t.Errorf("svg %q lacks %q:\n%s", tc.tag, w, text.String())
+			}
+		}
+	}
+	if _, err := run(t, "", "advise", "-q", "--model", seed37Model, "--workload", seed37Workload, "--format", "svg", "--statement", "nope"); err == nil || !strings.Contains(err.Error(), "no statement of that tag (its tags: by_id, by_firstname") {
+		t.Errorf("--statement nope: %v", err)
 	}
 	if _, err := exec.LookPath("dot"); err == nil {
 		cmd := exec.Command("dot", "-Tsvg")
@@ -347,5 +391,23 @@ func TestExportLayouts(t *testing.T) {
 	}
 	if _, err := run(t, "", "export", "--schema", "../../examples/seed003.kvs", "--to", "cql"); err == nil || !strings.Contains(err.Error(), "defines layouts (DEFINE SCHEMA)") {
 		t.Errorf("cql: %v", err)
+	}
+}
+
+// TestAdviseDrawsAWrite: the picture of a write shows each index it keeps
+// correct, fed by its support queries.
+func TestAdviseDrawsAWrite(t *testing.T) {
+	needCBC(t)
+	svg := mustRun(t, "", "advise", "-q", "--model", "../../examples/rubis/model.kvs", "--workload", "../../examples/rubis/workload.kvs",
+		"--mix", "bidding", "--format", "svg", "--statement", "15")
+	for _, w := range []string{"[15] UPDATE items SET quantity = ?", "it keeps 4 indexes correct", "write cf_items_by_id", "support query 1"} {
+		if !strings.Contains(svg, html.EscapeString(w)) {
+			t.Errorf("svg lacks %q:\n%s", w, svg)
+		}
+	}
+	dot := mustRun(t, "", "advise", "-q", "--model", "../../examples/rubis/model.kvs", "--workload", "../../examples/rubis/workload.kvs",
+		"--mix", "bidding", "--format", "dot", "--statement", "15")
+	if !strings.Contains(dot, "write cf_items_by_id") || !strings.Contains(dot, `[label="support"]`) {
+		t.Errorf("dot of a write:\n%s", dot)
 	}
 }
