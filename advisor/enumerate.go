@@ -182,7 +182,7 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 		}
 		var ids, needed, eqAll []catalog.FieldRef
 		for _, v := range nodes {
-			ids = append(ids, catalog.FieldRef{Node: v, Field: g.Nodes[v].Entity.Key})
+			ids = append(ids, catalog.FieldRef{Node: v, Field: g.Nodes[v].Entity.ID()})
 			needed = append(needed, refs(v, s.needed[v])...)
 			eqAll = append(eqAll, refs(v, s.eq[v])...)
 		}
@@ -233,7 +233,7 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 		}
 		// Later steps: keyed by the key of one entity.
 		for _, v := range nodes {
-			hash := []catalog.FieldRef{{Node: v, Field: g.Nodes[v].Entity.Key}}
+			hash := []catalog.FieldRef{{Node: v, Field: g.Nodes[v].Entity.ID()}}
 			// One clustering order suffices: a later step reads whole
 			// partitions unless an equality or range binds a prefix, and
 			// the order below puts those first.
@@ -254,7 +254,7 @@ func (e *enumerator) normalized(q *catalog.Query) {
 	var ids []catalog.FieldRef
 	for v := range g.Nodes {
 		all = append(all, v)
-		ids = append(ids, catalog.FieldRef{Node: v, Field: g.Nodes[v].Entity.Key})
+		ids = append(ids, catalog.FieldRef{Node: v, Field: g.Nodes[v].Entity.ID()})
 	}
 	for v, nd := range g.Nodes {
 		e.add(entityCF(nd.Entity))
@@ -267,9 +267,9 @@ func (e *enumerator) normalized(q *catalog.Query) {
 // entityCF is CF([e.key] [] → [every other field of e]).
 func entityCF(ent *catalog.Entity) *catalog.Index {
 	g := &catalog.Graph{Nodes: []catalog.Node{{Entity: ent, Parent: -1, Alias: ent.Name}}}
-	x := &catalog.Index{Kind: catalog.CF, Graph: g, Hash: []catalog.Attr{{Node: 0, Field: ent.Key}}}
+	x := &catalog.Index{Kind: catalog.CF, Graph: g, Hash: []catalog.Attr{{Node: 0, Field: ent.ID()}}}
 	for _, f := range ent.Fields {
-		if f != ent.Key {
+		if f != ent.ID() {
 			x.Extra = append(x.Extra, catalog.Attr{Node: 0, Field: f})
 		}
 	}
@@ -329,8 +329,8 @@ func (e *enumerator) secondary() {
 		for _, f := range append(append([]catalog.Attr(nil), x.Order...), x.Extra...) {
 			for _, h := range x.Hash {
 				for _, k := range []catalog.Attr{
-					{Node: f.Node, Field: x.Graph.Nodes[f.Node].Entity.Key},
-					{Node: h.Node, Field: x.Graph.Nodes[h.Node].Entity.Key},
+					{Node: f.Node, Field: x.Graph.Nodes[f.Node].Entity.ID()},
+					{Node: h.Node, Field: x.Graph.Nodes[h.Node].Entity.ID()},
 				} {
 					if h == k {
 						continue

@@ -144,7 +144,7 @@ func planJSON(p *plan.Query) jsonPlan {
 	for _, s := range p.Steps {
 		js := jsonStep{Index: s.Index.Name, Kind: s.Index.Kind.String(), Partitions: s.Partitions, Rows: s.Rows, Cost: s.Cost, Key: []string{}}
 		if s.Link >= 0 {
-			js.Key = append(js.Key, g.DescribeRef(catalog.FieldRef{Node: s.Link, Field: g.Nodes[s.Link].Entity.Key})+" = (previous step)")
+			js.Key = append(js.Key, g.DescribeRef(catalog.FieldRef{Node: s.Link, Field: g.Nodes[s.Link].Entity.ID()})+" = (previous step)")
 		}
 		for _, k := range s.KeyPreds {
 			pr := p.Query.Preds[k]

@@ -52,7 +52,7 @@ func analyze(ctx context.Context, cfg Config, sampleRows int) (*dataSet, error) 
 		if sets == nil {
 			sets = make([]map[any]struct{}, len(e.Columns))
 			for i, c := range e.Columns {
-				if c.Field != nil && c.Field != e.Key {
+				if c.Field != nil && c.Field != e.ID() {
 					sets[i] = map[any]struct{}{}
 				}
 			}

@@ -54,18 +54,18 @@ func (b *binder) sources(s *workload.Statement) ([]source, error) {
 	case s.Write != nil:
 		w := s.Write
 		for _, a := range w.Set {
-			if w.Kind == catalog.Insert && a.Field == w.Entity.Key {
+			if w.Kind == catalog.Insert && a.Field == w.Entity.ID() {
 				set(a.Value, source{entity: w.Entity, fresh: true})
 			} else {
 				set(a.Value, columnOf(w.Entity, a.Field))
 			}
 		}
 		for _, l := range w.Links {
-			set(l.Value, columnOf(l.Nav.To, l.Nav.To.Key))
+			set(l.Value, columnOf(l.Nav.To, l.Nav.To.ID()))
 		}
 		preds(w.Graph, w.Preds)
 		if w.Nav != nil && w.Target != nil {
-			set(w.Target, columnOf(w.Nav.To, w.Nav.To.Key))
+			set(w.Target, columnOf(w.Nav.To, w.Nav.To.ID()))
 		}
 	}
 	for i, src := range out {
@@ -110,7 +110,7 @@ func (st *stream) next() []types.Value {
 			}
 			k++
 			st.nextKey[src.entity] = k
-			args[i] = freshKey(src.entity.Key.Type, k)
+			args[i] = freshKey(src.entity.ID().Type, k)
 			continue
 		}
 		row, ok := rows[src.entity]

@@ -118,3 +118,68 @@ DEFINE SCHEMA r_cf FOR r { TABLE prefix('items_by_'){k}, ROW ordered{k} };`, `co
 		}
 	}
 }
+
+// TestOneReadingOfDefineRelation: the client's relations and the advisor's
+// model read DEFINE RELATION with one reader: the same attributes, key
+// and errors; a client relation may have a composite key and no
+// statistics, and its REFERENCES attribute is a plain attribute, where the
+// advisor needs one key and ROWS, and makes a foreign key a navigation.
+func TestOneReadingOfDefineRelation(t *testing.T) {
+	src := `DEFINE RELATION users ROWS 10 { id BIGINT KEY, name STRING SIZE 12 };
+DEFINE RELATION bids ROWS 100 { id BIGINT KEY, amount DOUBLE, bidder BIGINT REFERENCES users REVERSE bids };`
+	stmts, err := lang.ParseScript("m.kvs", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCatalog()
+	for _, st := range stmts {
+		if err := c.Define(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"users", "bids"} {
+		me, ce := m.Entity(name), c.Relation(name).Entity
+		if me.ID() == nil || ce.ID() == nil || me.ID().Name != ce.ID().Name || me.Count != ce.Count {
+			t.Errorf("%s: model key %v count %v, client key %v count %v", name, me.Key, me.Count, ce.Key, ce.Count)
+		}
+	}
+	if n := m.Entity("bids").Nav("bidder"); n == nil || n.To != m.Entity("users") {
+		t.Errorf("the model's bids.bidder is no navigation: %v", n)
+	}
+	if f := c.Relation("bids").Entity.Field("bidder"); f == nil || f.Type.String() != "BIGINT" {
+		t.Errorf("the client's bids.bidder is no plain attribute: %v", f)
+	}
+
+	// A composite key and no statistics: a client relation, not a model's.
+	comp := `DEFINE RELATION ev { grp BIGINT KEY, seq BIGINT KEY, val STRING };`
+	cs, err := lang.ParseScript("c.kvs", []byte(comp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = NewCatalog()
+	if err := c.Define(cs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Relation("ev").Entity; len(e.Key) != 2 || e.ID() != nil || e.Count != 0 {
+		t.Errorf("composite key: %v, ID %v, count %v", e.Key, e.ID(), e.Count)
+	}
+	if _, err := Build(cs); err == nil || !strings.Contains(err.Error(), "needs a row count for the advisor") {
+		t.Errorf("Build without ROWS: %v", err)
+	}
+	cs, _ = lang.ParseScript("c.kvs", []byte(`DEFINE RELATION ev ROWS 5 { grp BIGINT KEY, seq BIGINT KEY };`))
+	if _, err := Build(cs); err == nil || !strings.HasPrefix(err.Error(), "c.kvs:1:45: relation ev: the advisor needs exactly one key attribute (found grp and seq)") {
+		t.Errorf("Build with a composite key: %v", err)
+	}
+	// The same errors for both readers.
+	bad := `DEFINE RELATION r ROWS 1 { k BIGINT KEY, K STRING };`
+	bs, _ := lang.ParseScript("b.kvs", []byte(bad))
+	_, merr := Build(bs)
+	cerr := NewCatalog().Define(bs[0])
+	if merr == nil || cerr == nil || merr.Error() != cerr.Error() {
+		t.Errorf("one error for both readers: model %v, client %v", merr, cerr)
+	}
+}

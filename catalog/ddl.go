@@ -190,7 +190,7 @@ func columnFamily(m *Model, d *lang.DefineColumnFamily) (*Index, error) {
 	}
 	for n := range g.Nodes {
 		if !inKey[n] {
-			return nil, errAt(d.At, "column family %s: the key of %s (%s) must be in the partition or clustering key, so that each row is one tuple of the join", d.Name, g.Describe(n), g.Nodes[n].Entity.Key.Name)
+			return nil, errAt(d.At, "column family %s: the key of %s (%s) must be in the partition or clustering key, so that each row is one tuple of the join", d.Name, g.Describe(n), g.Nodes[n].Entity.ID().Name)
 		}
 	}
 	nodes := make([]int, len(g.Nodes))

@@ -12,8 +12,12 @@
 // `seller BIGINT REFERENCES users REVERSE items_sold` is one relationship
 // navigable in both directions). Workload statements — NoSE path notation
 // or SQL joins along foreign keys — resolve into query graphs.
-//   - Every entity has exactly one key field, a positive row count, and
-//     every field a positive size and a cardinality in [1, count].
+//   - Every entity of a model (Build) has exactly one key field (ID), a
+//     positive row count, and every field a positive size and a
+//     cardinality in [1, count]. One reader (readRelation) reads DEFINE
+//     RELATION for the model and for the client's relations alike; an
+//     Entity's Key is a list of fields, so a client relation's entity may
+//     have several, and no statistics.
 //   - Every relationship has a to-one side (the referencing attribute) and
 //     a to-many side (its reverse); Nav.Reverse links them. Foreign-key
 //     attributes are not Fields: they are navigations, as in NoSE.
@@ -43,7 +47,7 @@
 // Relations (relation.go). A Catalog of the client's relations is built by
 // applying DEFINE RELATION and DEFINE SCHEMA statements in order; each
 // layout is compiled by package layout. Relations have composite keys and
-// no statistics.
+// no statistics; each carries its Entity, read as the model reads one.
 //   - A relation has at least one key attribute; attribute names are unique
 //     case-insensitively.
 //   - Two layouts never share both a table and a family.

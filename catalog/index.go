@@ -309,7 +309,7 @@ func (x *Index) KeyAttrs() []Attr {
 	}
 	out = append(out, x.Extra...)
 	for n, nd := range x.Graph.Nodes {
-		a := Attr{Node: n, Field: nd.Entity.Key}
+		a := Attr{Node: n, Field: nd.Entity.ID()}
 		if !containsAttr(out, a) {
 			out = append(out, a)
 		}

@@ -25,8 +25,10 @@ type Entity struct {
 	Name   string
 	Count  float64 // estimated number of tuples
 	Fields []*Field
-	Key    *Field
-	Navs   []*Nav // navigations leaving this entity, in declaration order
+	// Key are the key fields, in declaration order. The entities of an
+	// advised model have exactly one (Build checks it): see ID.
+	Key  []*Field
+	Navs []*Nav // navigations leaving this entity, in declaration order
 	// Columns are the attributes of DEFINE RELATION in declaration order:
 	// fields and foreign keys. Data files and rows use this order.
 	Columns []Column
@@ -77,6 +79,16 @@ func fold(name string) string { return strings.ToLower(name) }
 // Entity returns the entity named name, or nil.
 func (m *Model) Entity(name string) *Entity { return m.byName[fold(name)] }
 
+// ID is the key field of an entity whose key is one field, as every entity
+// of an advised model has (Build checks it; the advisor, its planner and
+// the engine rely on it); nil for a composite key.
+func (e *Entity) ID() *Field {
+	if len(e.Key) != 1 {
+		return nil
+	}
+	return e.Key[0]
+}
+
 // Field returns the field named name, or nil.
 func (e *Entity) Field(name string) *Field { return e.fields[fold(name)] }
 
@@ -121,9 +133,6 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		if !ok {
 			continue
 		}
-		if err := checkNames(d); err != nil {
-			return nil, err
-		}
 		if prev := m.Entity(d.Name); prev != nil {
 			return nil, errAt(d.At, "relation %s is defined twice (names are case-insensitive: %s)", d.Name, prev.Name)
 		}
@@ -131,41 +140,20 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		if d.Rows <= 0 {
 			return nil, errAt(d.At, "relation %s needs a row count for the advisor (DEFINE RELATION %s ROWS n {…})", d.Name, d.Name)
 		}
-		e := &Entity{Name: d.Name, Count: float64(d.Rows), At: d.At, fields: map[string]*Field{}, navs: map[string]*Nav{}}
-		names := map[string]bool{}
-		for _, a := range d.Attrs {
-			if names[fold(a.Name)] {
-				return nil, errAt(a.At, "relation %s: attribute %s is defined twice (names are case-insensitive)", d.Name, a.Name)
-			}
-			names[fold(a.Name)] = true
-			if a.References != "" {
-				if a.Key {
-					return nil, errAt(a.At, "relation %s: foreign key %s cannot be part of the key in the conceptual model", d.Name, a.Name)
-				}
-				fks = append(fks, fkDef{a, e, len(e.Columns)})
-				e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type})
-				continue
-			}
-			f := &Field{Entity: e, Name: a.Name, Type: a.Type, Size: float64(a.Size), Cardinality: float64(a.Cardinality), Key: a.Key}
-			if f.Size == 0 {
-				f.Size = defaultSize(a.Type)
-			}
-			if f.Cardinality == 0 || f.Key || f.Cardinality > e.Count {
-				f.Cardinality = e.Count
-			}
-			if f.Key {
-				if e.Key != nil {
-					return nil, errAt(a.At, "relation %s: the advisor needs exactly one key attribute (found %s and %s)", d.Name, e.Key.Name, a.Name)
-				}
-				e.Key = f
-			}
-			e.Fields = append(e.Fields, f)
-			e.fields[fold(f.Name)] = f
-			e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type, Field: f})
+		e, efks, err := readRelation(d, true)
+		if err != nil {
+			return nil, err
 		}
-		if e.Key == nil {
-			return nil, errAt(d.At, "relation %s has no key attribute", d.Name)
+		if len(e.Key) > 1 {
+			at := d.At
+			for _, a := range d.Attrs {
+				if fold(a.Name) == fold(e.Key[1].Name) {
+					at = a.At
+				}
+			}
+			return nil, errAt(at, "relation %s: the advisor needs exactly one key attribute (found %s and %s)", d.Name, e.Key[0].Name, e.Key[1].Name)
 		}
+		fks = append(fks, efks...)
 		m.Entities = append(m.Entities, e)
 		m.byName[fold(e.Name)] = e
 	}
@@ -174,8 +162,8 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		if to == nil {
 			return nil, errAt(k.def.At, "relation %s: %s REFERENCES unknown relation %s", k.from.Name, k.def.Name, k.def.References)
 		}
-		if k.def.Type != to.Key.Type {
-			return nil, errAt(k.def.At, "relation %s: foreign key %s is %s but %s.%s is %s", k.from.Name, k.def.Name, k.def.Type, to.Name, to.Key.Name, to.Key.Type)
+		if k.def.Type != to.ID().Type {
+			return nil, errAt(k.def.At, "relation %s: foreign key %s is %s but %s.%s is %s", k.from.Name, k.def.Name, k.def.Type, to.Name, to.ID().Name, to.ID().Type)
 		}
 		one := &Nav{Name: k.def.Name, From: k.from, To: to, Attr: k.def.Name}
 		many := &Nav{Name: k.def.Reverse, From: to, To: k.from, Many: true, Attr: k.def.Name, Reverse: one}
@@ -192,6 +180,56 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		return nil, fmt.Errorf("the model defines no relation")
 	}
 	return m, nil
+}
+
+// readRelation reads a DEFINE RELATION: the one reading of a relation's
+// attributes, key and statistics, for the advisor's model and the client's
+// relations alike. A relation without ROWS has Count 0 (unknown), and its
+// fields no statistics. With links, an attribute that REFERENCES another
+// relation is a foreign key (a Column without a Field, resolved to a
+// navigation by the caller, never part of the key); without, the client's
+// reading, it is an attribute like any other.
+func readRelation(d *lang.DefineRelation, links bool) (*Entity, []fkDef, error) {
+	if err := checkNames(d); err != nil {
+		return nil, nil, err
+	}
+	e := &Entity{Name: d.Name, Count: float64(d.Rows), At: d.At, fields: map[string]*Field{}, navs: map[string]*Nav{}}
+	var fks []fkDef
+	names := map[string]bool{}
+	for _, a := range d.Attrs {
+		if names[fold(a.Name)] {
+			return nil, nil, errAt(a.At, "relation %s: attribute %s is declared twice (names are case-insensitive)", d.Name, a.Name)
+		}
+		names[fold(a.Name)] = true
+		if a.Type == types.Invalid {
+			return nil, nil, errAt(a.At, "relation %s: attribute %s has no type", d.Name, a.Name)
+		}
+		if a.References != "" && links {
+			if a.Key {
+				return nil, nil, errAt(a.At, "relation %s: foreign key %s cannot be part of the key in the conceptual model", d.Name, a.Name)
+			}
+			fks = append(fks, fkDef{a, e, len(e.Columns)})
+			e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type})
+			continue
+		}
+		f := &Field{Entity: e, Name: a.Name, Type: a.Type, Size: float64(a.Size), Cardinality: float64(a.Cardinality), Key: a.Key}
+		if f.Size == 0 {
+			f.Size = defaultSize(a.Type)
+		}
+		if f.Cardinality == 0 || f.Key || f.Cardinality > e.Count {
+			f.Cardinality = e.Count
+		}
+		if f.Key {
+			e.Key = append(e.Key, f)
+		}
+		e.Fields = append(e.Fields, f)
+		e.fields[fold(f.Name)] = f
+		e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type, Field: f})
+	}
+	if len(e.Key) == 0 {
+		return nil, nil, errAt(d.At, "relation %s has no key attribute (mark at least one attribute with KEY)", d.Name)
+	}
+	return e, fks, nil
 }
 
 // checkNames applies lang.CheckDefName to the names of d, for definitions

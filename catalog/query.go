@@ -223,7 +223,7 @@ func (r *resolver) ref(c *lang.ColumnRef) (FieldRef, error) {
 		if err != nil {
 			return FieldRef{}, err
 		}
-		return FieldRef{Node: to, Field: nav.To.Key}, nil
+		return FieldRef{Node: to, Field: nav.To.ID()}, nil
 	}
 	return FieldRef{}, lang.UnknownAt(c.At, "relation %s has no attribute %s", e.Name, c.Name)
 }
@@ -430,7 +430,7 @@ func (r *resolver) join(j lang.Join) error {
 			continue
 		}
 		nav := fkEnt.Nav(fkSide.Name)
-		if nav == nil || nav.Many || nav.To != keyEnt || !strings.EqualFold(keySide.Name, keyEnt.Key.Name) {
+		if nav == nil || nav.Many || nav.To != keyEnt || !strings.EqualFold(keySide.Name, keyEnt.ID().Name) {
 			continue
 		}
 		if strings.EqualFold(fkSide.Qual[0], alias) {

@@ -173,7 +173,7 @@ func TestNamesCaseInsensitive(t *testing.T) {
 	}
 	for src, msg := range map[string]string{
 		`DEFINE RELATION a ROWS 1 { id BIGINT KEY }; DEFINE RELATION A ROWS 1 { id BIGINT KEY };`:                                              "relation A is defined twice",
-		`DEFINE RELATION a ROWS 1 { id BIGINT KEY, x BIGINT, X STRING };`:                                                                      "attribute X is defined twice",
+		`DEFINE RELATION a ROWS 1 { id BIGINT KEY, x BIGINT, X STRING };`:                                                                      "attribute X is declared twice",
 		`DEFINE RELATION a ROWS 1 { id BIGINT KEY, b BIGINT REFERENCES b REVERSE As }; DEFINE RELATION b ROWS 1 { id BIGINT KEY, AS BIGINT };`: "already has an attribute or relationship named As",
 	} {
 		ss, err := lang.ParseScript("m.kvs", []byte(src))

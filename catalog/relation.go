@@ -20,6 +20,10 @@ type RelationAttr struct {
 
 // Relation is a relation and its layouts.
 type Relation struct {
+	// Entity is the relation as the catalog's model reads it (the one
+	// reading of DEFINE RELATION, shared with the advisor's model): its
+	// key may have several fields, and it has no statistics.
+	Entity  *Entity
 	Name    string
 	Attrs   []RelationAttr
 	KeyIdx  []int            // indexes of the key attributes, in declaration order
@@ -84,23 +88,17 @@ func (c *Catalog) defineRelation(d *lang.DefineRelation) error {
 	if e := c.advisedEntity(d.Name); e != nil {
 		return errAt(d.At, "relation %s is defined by the advised schema deployed in this store (as %s); give this relation another name", d.Name, e.Name)
 	}
-	r := &Relation{Name: d.Name, Def: d, byName: map[string]int{}}
-	for _, a := range d.Attrs {
-		key := strings.ToLower(a.Name)
-		if _, dup := r.byName[key]; dup {
-			return errAt(a.At, "relation %s: attribute %s is declared twice", d.Name, a.Name)
-		}
-		if a.Type == types.Invalid {
-			return errAt(a.At, "relation %s: attribute %s has no type", d.Name, a.Name)
-		}
-		r.byName[key] = len(r.Attrs)
+	e, _, err := readRelation(d, false)
+	if err != nil {
+		return err
+	}
+	r := &Relation{Name: d.Name, Def: d, Entity: e, byName: map[string]int{}}
+	for i, a := range d.Attrs {
+		r.byName[strings.ToLower(a.Name)] = i
 		if a.Key {
-			r.KeyIdx = append(r.KeyIdx, len(r.Attrs))
+			r.KeyIdx = append(r.KeyIdx, i)
 		}
 		r.Attrs = append(r.Attrs, RelationAttr{Name: a.Name, Type: a.Type, Key: a.Key, Pos: a.At})
-	}
-	if len(r.KeyIdx) == 0 {
-		return errAt(d.At, "relation %s has no key attribute (mark at least one attribute with KEY)", d.Name)
 	}
 	c.Relations = append(c.Relations, r)
 	c.relByName[strings.ToLower(r.Name)] = r

@@ -111,13 +111,13 @@ func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
 		if w.Nav = w.Entity.Nav(s.To.FK); w.Nav == nil {
 			return nil, errAt(s.To.At, "relation %s has no relationship %s (its relationships: %s)", w.Entity.Name, s.To.FK, navNames(w.Entity))
 		}
-		if err := checkValue(w.Entity.Key, s.Key); err != nil {
+		if err := checkValue(w.Entity.ID(), s.Key); err != nil {
 			return nil, err
 		}
-		if err := checkValue(w.Nav.To.Key, s.To.Value); err != nil {
+		if err := checkValue(w.Nav.To.ID(), s.To.Value); err != nil {
 			return nil, err
 		}
-		w.Preds = []Pred{{Ref: FieldRef{Node: 0, Field: w.Entity.Key}, Op: Eq, Value: s.Key, At: s.At}}
+		w.Preds = []Pred{{Ref: FieldRef{Node: 0, Field: w.Entity.ID()}, Op: Eq, Value: s.Key, At: s.At}}
 		w.Target = s.To.Value
 		return w, nil
 	}
@@ -180,7 +180,7 @@ func (m *Model) insert(s *lang.Insert) (*Write, error) {
 		if nav == nil || nav.Many {
 			return lang.UnknownAt(at, "relation %s has no attribute or foreign key %s", w.Entity.Name, name)
 		}
-		if err := checkValue(nav.To.Key, v); err != nil {
+		if err := checkValue(nav.To.ID(), v); err != nil {
 			return err
 		}
 		w.Links = append(w.Links, Link{Nav: nav, Value: v})
@@ -196,8 +196,8 @@ func (m *Model) insert(s *lang.Insert) (*Write, error) {
 			return nil, err
 		}
 	}
-	if !w.SetsField(w.Entity.Key) {
-		return nil, errAt(s.At, "INSERT INTO %s must set its key %s", s.Relation, w.Entity.Key.Name)
+	if !w.SetsField(w.Entity.ID()) {
+		return nil, errAt(s.At, "INSERT INTO %s must set its key %s", s.Relation, w.Entity.ID().Name)
 	}
 	return w, nil
 }

@@ -62,7 +62,7 @@ func checkRow(t tb, e *catalog.Entity, row []types.Value) {
 	for i, c := range e.Columns {
 		v := row[i]
 		if v == nil {
-			if c.Field == e.Key {
+			if c.Field == e.ID() {
 				t.Fatalf("NULL key %s", c.Name)
 			}
 			continue

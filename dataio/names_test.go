@@ -15,7 +15,7 @@ import (
 func dottedEntity() *catalog.Entity {
 	key := &catalog.Field{Name: "id", Type: types.BigInt, Key: true, Size: 8, Cardinality: 10}
 	f := &catalog.Field{Name: "seller.rating", Type: types.BigInt, Size: 8, Cardinality: 10}
-	e := &catalog.Entity{Name: "items", Count: 10, Fields: []*catalog.Field{key, f}, Key: key, Columns: []catalog.Column{
+	e := &catalog.Entity{Name: "items", Count: 10, Fields: []*catalog.Field{key, f}, Key: []*catalog.Field{key}, Columns: []catalog.Column{
 		{Name: "id", Type: types.BigInt, Field: key},
 		{Name: "seller.rating", Type: types.BigInt, Field: f},
 	}}

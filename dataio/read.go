@@ -49,7 +49,7 @@ func NewReader(r io.Reader, file string, f Format, e *catalog.Entity) (*Reader, 
 	if !f.valid() {
 		return nil, &Error{File: file, Msg: "unknown data file format " + f.String()}
 	}
-	rd := &Reader{file: file, format: f, ent: e, key: e.Column(e.Key), row: make([]types.Value, len(e.Columns))}
+	rd := &Reader{file: file, format: f, ent: e, key: e.Column(e.ID()), row: make([]types.Value, len(e.Columns))}
 	if rd.key < 0 {
 		return nil, &Error{File: file, Msg: "entity " + e.Name + " has no key column"}
 	}

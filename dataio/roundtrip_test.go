@@ -73,7 +73,7 @@ func rowGen(e *catalog.Entity) *rapid.Generator[[]types.Value] {
 	return rapid.Custom(func(t *rapid.T) []types.Value {
 		row := make([]types.Value, len(e.Columns))
 		for i, c := range e.Columns {
-			isKey := c.Field != nil && c.Field == e.Key
+			isKey := c.Field != nil && c.Field == e.ID()
 			if !isKey && rapid.IntRange(0, 4).Draw(t, "null") == 0 {
 				continue
 			}

@@ -44,7 +44,7 @@ func NewWriter(w io.Writer, f Format, e *catalog.Entity) (*Writer, error) {
 			return nil, &Error{Msg: "entity " + e.Name + ": column " + dottedColumn(c.Name)}
 		}
 	}
-	wr := &Writer{format: f, ent: e, key: e.Column(e.Key)}
+	wr := &Writer{format: f, ent: e, key: e.Column(e.ID())}
 	if wr.key < 0 {
 		return nil, &Error{Msg: "entity " + e.Name + " has no key column"}
 	}

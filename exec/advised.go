@@ -284,8 +284,8 @@ func (s *Stmt) Explain() string {
 		}
 	}
 	for _, c := range s.checks {
-		fmt.Fprintf(&b, "CHECK %s(%s) EXISTS: %s %s = %s (no upkeep reads it)\n", c.what, lang.PrintExpr(c.value), c.ent.Name, c.ent.Key.Name, lang.PrintExpr(c.value))
-		fmt.Fprintf(&b, "CLIENT PARALLEL 1-WAY RANGE SCAN OVER %s [%s.%s = %s]\n    SERVER 1 ROW LIMIT\n", c.t.name, c.ent.Name, c.ent.Key.Name, lang.PrintExpr(c.value))
+		fmt.Fprintf(&b, "CHECK %s(%s) EXISTS: %s %s = %s (no upkeep reads it)\n", c.what, lang.PrintExpr(c.value), c.ent.Name, c.ent.ID().Name, lang.PrintExpr(c.value))
+		fmt.Fprintf(&b, "CLIENT PARALLEL 1-WAY RANGE SCAN OVER %s [%s.%s = %s]\n    SERVER 1 ROW LIMIT\n", c.t.name, c.ent.Name, c.ent.ID().Name, lang.PrintExpr(c.value))
 	}
 	return b.String()
 }

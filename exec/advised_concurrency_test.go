@@ -218,7 +218,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 	sellerCol := colIndex(t, items, "seller")
 	hotU := map[int64]bool{}
 	for i := 0; i < 4; i++ {
-		c.hotItem = append(c.hotItem, d.Rows[items][i][items.Column(items.Key)].(int64))
+		c.hotItem = append(c.hotItem, d.Rows[items][i][items.Column(items.ID())].(int64))
 		if s, ok := d.Rows[items][i][sellerCol].(int64); ok && !hotU[s] {
 			hotU[s] = true
 			c.hotUser = append(c.hotUser, s)
@@ -270,7 +270,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 				vals[i] = types.Format(row[colIndex(t, e, f)])
 				mask |= 1 << i
 			}
-			c.record(porcupine.Operation{ClientId: concWriters + concReaders, Input: regInput{key: regKey(e.Name, row[e.Column(e.Key)]), write: true, mask: mask, vals: vals}, Call: -2, Return: -1})
+			c.record(porcupine.Operation{ClientId: concWriters + concReaders, Input: regInput{key: regKey(e.Name, row[e.Column(e.ID())]), write: true, mask: mask, vals: vals}, Call: -2, Return: -1})
 		}
 	}
 	initial(items)
@@ -348,7 +348,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 	finalRead := func(e *catalog.Entity) {
 		q := prep("SELECT " + e.Name + ".* FROM " + e.Name + " WHERE " + e.Name + ".id = ?")
 		for _, row := range d.Rows[e] {
-			k := row[e.Column(e.Key)]
+			k := row[e.Column(e.ID())]
 			res, err := q.Query(ctx, k)
 			if err != nil {
 				t.Fatal(err)
@@ -370,7 +370,7 @@ func runConcurrency(t *testing.T, m *catalog.Model, stmts []*workload.Statement,
 	for _, e := range m.Entities {
 		for _, row := range d.Rows[e] {
 			row = append([]types.Value(nil), row...)
-			if fv, ok := final[regKey(e.Name, row[e.Column(e.Key)])]; ok {
+			if fv, ok := final[regKey(e.Name, row[e.Column(e.ID())])]; ok {
 				for i, f := range concFields[e.Name] {
 					row[colIndex(t, e, f)] = fv[i]
 				}

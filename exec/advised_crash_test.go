@@ -139,7 +139,7 @@ func crashSequence(stmts []*exec.Stmt, seed uint64, base int) func() crashOp {
 			}
 		}
 		existing := func(e *catalog.Entity) types.Value {
-			return gen.KeyValue(e.Key.Type, 1+r.IntN(tinyRUBiS(e)))
+			return gen.KeyValue(e.ID().Type, 1+r.IntN(tinyRUBiS(e)))
 		}
 		for _, a := range w.Set {
 			if a.Field.Key {
@@ -659,7 +659,7 @@ func checkAcknowledged(t *testing.T, ctx context.Context, en *exec.Engine, stmts
 					got[r.Field.Name] = row[j]
 				}
 			}
-			if types.Compare(got[e.Key.Name], key) == 0 {
+			if types.Compare(got[e.ID().Name], key) == 0 {
 				return got
 			}
 		}
@@ -702,7 +702,7 @@ func checkAcknowledged(t *testing.T, ctx context.Context, en *exec.Engine, stmts
 	}
 	for k, v := range last {
 		e := en.Model().Entity(k.entity)
-		key := coerceTo(t, e, e.Key.Name, keys[k])
+		key := coerceTo(t, e, e.ID().Name, keys[k])
 		got := lookup(e, []types.Value{key}, key)
 		if got == nil {
 			t.Errorf("%s %s is missing", k.entity, k.key)

@@ -70,7 +70,7 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 		return len(p.slots) - 1
 	}
 	for n, nd := range q.Graph.Nodes {
-		slot(catalog.FieldRef{Node: n, Field: nd.Entity.Key})
+		slot(catalog.FieldRef{Node: n, Field: nd.Entity.ID()})
 	}
 	for _, r := range q.Select {
 		p.sel = append(p.sel, slot(r))

@@ -187,7 +187,7 @@ func writeArgs(r *rand.Rand, d *gen.Data, w *catalog.Write, next map[*catalog.En
 	}
 	existing := func(e *catalog.Entity) types.Value {
 		rows := d.Rows[e]
-		return rows[r.IntN(len(rows))][e.Column(e.Key)]
+		return rows[r.IntN(len(rows))][e.Column(e.ID())]
 	}
 	for _, a := range w.Set {
 		if a.Field.Key {

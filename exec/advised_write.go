@@ -82,7 +82,7 @@ func (e *Engine) compileUpkeep(w *catalog.Write, u *plan.Upkeep) (*upkeepProg, e
 type entityKey = TupleKey
 
 func keyOf(e *catalog.Entity, v types.Value) (entityKey, error) {
-	b, err := keyenc.AppendOrdered(nil, e.Key.Type, v, true)
+	b, err := keyenc.AppendOrdered(nil, e.ID().Type, v, true)
 	return entityKey{Rel: e.Name, Key: string(b)}, err
 }
 
@@ -351,7 +351,7 @@ func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, arg
 		}
 		// Every entity the support read is locked before the write lands.
 		for n, nd := range sp.sp.Query.Graph.Nodes {
-			if err := run.touch(nd.Entity, r[sp.prog.slots[catalog.FieldRef{Node: n, Field: nd.Entity.Key}]].Value()); err != nil {
+			if err := run.touch(nd.Entity, r[sp.prog.slots[catalog.FieldRef{Node: n, Field: nd.Entity.ID()}]].Value()); err != nil {
 				return nil, err
 			}
 		}
@@ -374,7 +374,7 @@ func (up *upkeepProg) supportFor(n int) *supportProg {
 // node n, whose entity has key k: the support's answer, or k alone.
 func (up *upkeepProg) side(ctx context.Context, st store.Store, n int, k types.Value, run *writeRun) ([][]types.Value, error) {
 	t := up.t
-	keyAt := t.pos[catalog.Attr{Node: n, Field: t.x.Graph.Nodes[n].Entity.Key}]
+	keyAt := t.pos[catalog.Attr{Node: n, Field: t.x.Graph.Nodes[n].Entity.ID()}]
 	var rows [][]types.Value
 	if sp := up.supportFor(n); sp != nil {
 		var err error
@@ -383,7 +383,7 @@ func (up *upkeepProg) side(ctx context.Context, st store.Store, n int, k types.V
 		}
 		if len(rows) == 0 && sp.single {
 			ent := t.x.Graph.Nodes[n].Entity
-			return nil, fmt.Errorf("no %s has %s = %s", ent.Name, ent.Key.Name, types.Format(k))
+			return nil, fmt.Errorf("no %s has %s = %s", ent.Name, ent.ID().Name, types.Format(k))
 		}
 	} else {
 		rows = [][]types.Value{make([]types.Value, len(t.attrs))}
@@ -438,7 +438,7 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Writ
 						return err
 					}
 					if link != nil {
-						if link, err = types.Coerce(link, nb.Nav.To.Key.Type); err != nil {
+						if link, err = types.Coerce(link, nb.Nav.To.ID().Type); err != nil {
 							return fmt.Errorf("%s: %v", l.Nav.Name, err)
 						}
 					}
@@ -464,7 +464,7 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Writ
 			return err
 		}
 		for _, r := range rows {
-			if err := run.touchWritten(g.Nodes[u.Node].Entity, r[t.pos[catalog.Attr{Node: u.Node, Field: g.Nodes[u.Node].Entity.Key}]]); err != nil {
+			if err := run.touchWritten(g.Nodes[u.Node].Entity, r[t.pos[catalog.Attr{Node: u.Node, Field: g.Nodes[u.Node].Entity.ID()}]]); err != nil {
 				return err
 			}
 			if u.Kind == catalog.Delete {
@@ -501,10 +501,10 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Writ
 		if err != nil {
 			return err
 		}
-		if k, err = types.Coerce(k, w.Entity.Key.Type); err != nil {
+		if k, err = types.Coerce(k, w.Entity.ID().Type); err != nil {
 			return err
 		}
-		if target, err = types.Coerce(target, w.Nav.To.Key.Type); err != nil {
+		if target, err = types.Coerce(target, w.Nav.To.ID().Type); err != nil {
 			return err
 		}
 		if k == nil || target == nil {

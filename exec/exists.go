@@ -40,7 +40,7 @@ func (e *Engine) existChecks(s *Stmt) []existCheck {
 	case catalog.Connect:
 		sides = append(sides, side{w.Nav.To, w.Target, nil})
 		for _, p := range w.Preds {
-			if p.Op == catalog.Eq && p.Ref.Field == w.Entity.Key {
+			if p.Op == catalog.Eq && p.Ref.Field == w.Entity.ID() {
 				sides = append(sides, side{w.Entity, p.Value, nil})
 			}
 		}
@@ -85,7 +85,7 @@ func (e *Engine) entityTable(ent *catalog.Entity) *table {
 	for _, x := range e.schema.Indexes {
 		t := e.tables[x]
 		if x.Kind == catalog.CF && len(x.Graph.Nodes) == 1 && x.Graph.Nodes[0].Entity == ent &&
-			t.nhash == 1 && t.attrs[0].Field == ent.Key {
+			t.nhash == 1 && t.attrs[0].Field == ent.ID() {
 			return t
 		}
 	}
@@ -98,7 +98,7 @@ func (c existCheck) run(ctx context.Context, st store.Store, args []types.Value)
 	if err != nil || v == nil {
 		return err
 	}
-	if v, err = types.Coerce(v, c.ent.Key.Type); err != nil {
+	if v, err = types.Coerce(v, c.ent.ID().Type); err != nil {
 		return err
 	}
 	prefix, err := c.t.appendKeyFrom(nil, 1, func(int) types.Value { return v })
@@ -114,7 +114,7 @@ func (c existCheck) run(ctx context.Context, st store.Store, args []types.Value)
 		return err
 	}
 	if !found {
-		return fmt.Errorf("no %s has %s = %s", c.ent.Name, c.ent.Key.Name, types.Format(v))
+		return fmt.Errorf("no %s has %s = %s", c.ent.Name, c.ent.ID().Name, types.Format(v))
 	}
 	return nil
 }

@@ -129,9 +129,9 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 			}
 			r.Values[i] = cv
 		}
-		k := encKey(ent, r.Values[ent.Column(ent.Key)])
+		k := encKey(ent, r.Values[ent.Column(ent.ID())])
 		if o, dup := where[ent][k]; dup {
-			return &LoadError{File: r.File, Line: r.Line, Field: ent.Key.Name, Msg: fmt.Sprintf("duplicate key %s (first at %s:%d)", types.Format(r.Values[ent.Column(ent.Key)]), o.file, o.line)}
+			return &LoadError{File: r.File, Line: r.Line, Field: ent.ID().Name, Msg: fmt.Sprintf("duplicate key %s (first at %s:%d)", types.Format(r.Values[ent.Column(ent.ID())]), o.file, o.line)}
 		}
 		where[ent][k] = origin{r.File, r.Line}
 		data.Add(ent, r.Values)
@@ -153,7 +153,7 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 			for k, r := range data.recs[ent] {
 				if v := r.vals[c]; v != nil && data.recs[col.Nav.To][encKey(col.Nav.To, v)] == nil {
 					o := where[ent][k]
-					return nil, &LoadError{File: o.file, Line: o.line, Field: col.Name, Msg: fmt.Sprintf("no %s has %s = %s (dangling foreign key)", col.Nav.To.Name, col.Nav.To.Key.Name, types.Format(v))}
+					return nil, &LoadError{File: o.file, Line: o.line, Field: col.Name, Msg: fmt.Sprintf("no %s has %s = %s (dangling foreign key)", col.Nav.To.Name, col.Nav.To.ID().Name, types.Format(v))}
 				}
 			}
 		}

@@ -36,7 +36,7 @@ func NewDataset(m *catalog.Model) *Dataset {
 }
 
 func encKey(e *catalog.Entity, v types.Value) string {
-	b, err := keyenc.AppendOrdered(nil, e.Key.Type, v, true)
+	b, err := keyenc.AppendOrdered(nil, e.ID().Type, v, true)
 	if err != nil {
 		return "\xff" + types.Format(v)
 	}
@@ -49,7 +49,7 @@ func (d *Dataset) Add(e *catalog.Entity, row []types.Value) {
 	for i := range known {
 		known[i] = true
 	}
-	d.recs[e][encKey(e, row[e.Column(e.Key)])] = &record{vals: append([]types.Value(nil), row...), known: known}
+	d.recs[e][encKey(e, row[e.Column(e.ID())])] = &record{vals: append([]types.Value(nil), row...), known: known}
 }
 
 // Len is the number of tuples of e.
@@ -61,7 +61,7 @@ func (d *Dataset) learn(e *catalog.Entity, key types.Value, col int, v types.Val
 	r := d.recs[e][k]
 	if r == nil {
 		r = &record{vals: make([]types.Value, len(e.Columns)), known: make([]bool, len(e.Columns))}
-		kc := e.Column(e.Key)
+		kc := e.Column(e.ID())
 		r.vals[kc], r.known[kc] = key, true
 		d.recs[e][k] = r
 	}
@@ -357,7 +357,7 @@ func (j *joiner) rows(t *table, fn func([]types.Value, []bool) error) error {
 		nd := g.Nodes[n]
 		parent := recs[nd.Parent]
 		if nd.Via.Many {
-			pk := encKey(nd.Via.From, parent.vals[nd.Via.From.Column(nd.Via.From.Key)])
+			pk := encKey(nd.Via.From, parent.vals[nd.Via.From.Column(nd.Via.From.ID())])
 			for _, r := range j.childrenOf(nd.Via)[pk] {
 				recs[n] = r
 				if err := walk(n + 1); err != nil {

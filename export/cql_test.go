@@ -322,7 +322,7 @@ func oneRelation(rel string, fields []string, typs []types.Type, clus int, cf, s
 		e.Fields = append(e.Fields, f)
 		attrs = append(attrs, catalog.Attr{Node: 0, Field: f})
 	}
-	e.Key = e.Fields[0]
+	e.Key = e.Fields[:1]
 	g := &catalog.Graph{Nodes: []catalog.Node{{Entity: e, Parent: -1}}}
 	x := &catalog.Index{Kind: catalog.CF, Graph: g, Name: cf, Hash: attrs[:1], Order: attrs[1 : 1+clus], Extra: attrs[1+clus:]}
 	s := &catalog.Schema{Indexes: []*catalog.Index{x}, Base: map[*catalog.Index]*catalog.Index{}}

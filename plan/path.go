@@ -76,7 +76,7 @@ func (p *Query) Describe(indent string) string {
 			key = append(key, predText(g, p.Query.Preds[k]))
 		}
 		if s.Link >= 0 {
-			key = append([]string{fmt.Sprintf("%s.%s = (from step %d)", g.Describe(s.Link), g.Nodes[s.Link].Entity.Key.Name, i)}, key...)
+			key = append([]string{fmt.Sprintf("%s.%s = (from step %d)", g.Describe(s.Link), g.Nodes[s.Link].Entity.ID().Name, i)}, key...)
 		}
 		fmt.Fprintf(&b, "%s   key: %s; partitions %.4g, rows %.4g, cost %.6g\n", indent, strings.Join(key, " AND "), s.Partitions, s.Rows, s.Cost)
 		if len(s.Filters) > 0 {

@@ -54,7 +54,7 @@ func NewPool(idx []*catalog.Index) *Pool {
 		p.byRoot[e] = append(p.byRoot[e], x)
 		if x.Kind == catalog.CF {
 			byGraph[catalog.GraphKey(x.Graph)] = append(byGraph[catalog.GraphKey(x.Graph)], x)
-			if len(x.Hash) == 1 && x.Hash[0] == (catalog.Attr{Node: 0, Field: e.Key}) {
+			if len(x.Hash) == 1 && x.Hash[0] == (catalog.Attr{Node: 0, Field: e.ID()}) {
 				p.byKey[e] = append(p.byKey[e], x)
 			}
 		}

@@ -155,7 +155,7 @@ func insertUpkeep(w *catalog.Write, x *catalog.Index, n int) *plan.Upkeep {
 			}
 		}
 		if len(sel) > 0 {
-			u.Supports = append(u.Supports, supportQuery(x, comp, e.To, sel, []catalog.Pred{keyPred(e.Nav.To.Key)}))
+			u.Supports = append(u.Supports, supportQuery(x, comp, e.To, sel, []catalog.Pred{keyPred(e.Nav.To.ID())}))
 		}
 	}
 	// The new tuple joins the rows its links lead to (1 when x holds only
@@ -335,7 +335,7 @@ func connectUpkeep(w *catalog.Write, x *catalog.Index) []*plan.Upkeep {
 				if e.Nav.Many {
 					one = e.To
 				}
-				u.Replace = supportQuery(x, allNodes(x), one, x.KeyAttrs(), []catalog.Pred{keyPred(x.Graph.Nodes[one].Entity.Key)})
+				u.Replace = supportQuery(x, allNodes(x), one, x.KeyAttrs(), []catalog.Pred{keyPred(x.Graph.Nodes[one].Entity.ID())})
 				u.Deletes = perTuple(x, one)
 			}
 			for _, side := range []struct {
@@ -349,7 +349,7 @@ func connectUpkeep(w *catalog.Write, x *catalog.Index) []*plan.Upkeep {
 					}
 				}
 				if len(sel) > 0 {
-					u.Supports = append(u.Supports, supportQuery(x, side.nodes, side.root, sel, []catalog.Pred{keyPred(x.Graph.Nodes[side.root].Entity.Key)}))
+					u.Supports = append(u.Supports, supportQuery(x, side.nodes, side.root, sel, []catalog.Pred{keyPred(x.Graph.Nodes[side.root].Entity.ID())}))
 				}
 			}
 			parts = append(parts, u)

@@ -268,11 +268,11 @@ func plan(m *catalog.Model, counts map[string]int) ([]*entityPlan, error) {
 	for _, name := range order {
 		e := m.Entity(name)
 		p := &entityPlan{ent: e, rows: int64(counts[name])}
-		if t := e.Key.Type; t != types.Int && t != types.BigInt {
-			return nil, fmt.Errorf("rubis: key %s.%s is %s, want INT or BIGINT", name, e.Key.Name, t)
+		if t := e.ID().Type; t != types.Int && t != types.BigInt {
+			return nil, fmt.Errorf("rubis: key %s.%s is %s, want INT or BIGINT", name, e.ID().Name, t)
 		}
-		if e.Key.Type == types.Int && p.rows > math.MaxInt32 {
-			return nil, fmt.Errorf("rubis: %d %s do not fit INT key %s", p.rows, name, e.Key.Name)
+		if e.ID().Type == types.Int && p.rows > math.MaxInt32 {
+			return nil, fmt.Errorf("rubis: %d %s do not fit INT key %s", p.rows, name, e.ID().Name)
 		}
 		for _, c := range e.Columns {
 			col, err := planColumn(e, c, counts, rank)
@@ -304,7 +304,7 @@ func planColumn(e *catalog.Entity, c catalog.Column, counts map[string]int, rank
 		return col, nil
 	}
 	f := c.Field
-	if f == e.Key {
+	if f == e.ID() {
 		col.kind = kKey
 		return col, nil
 	}

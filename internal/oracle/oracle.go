@@ -147,9 +147,9 @@ func (o *Oracle) Query(qr *catalog.Query, args []types.Value) ([][]types.Value, 
 		nd := g.Nodes[i]
 		var on string
 		if nd.Via.Many { // child holds the foreign key to its parent
-			on = fmt.Sprintf("%s.%s = %s.%s", alias(i), q(nd.Via.Attr), alias(nd.Parent), q(g.Nodes[nd.Parent].Entity.Key.Name))
+			on = fmt.Sprintf("%s.%s = %s.%s", alias(i), q(nd.Via.Attr), alias(nd.Parent), q(g.Nodes[nd.Parent].Entity.ID().Name))
 		} else {
-			on = fmt.Sprintf("%s.%s = %s.%s", alias(nd.Parent), q(nd.Via.Attr), alias(i), q(nd.Entity.Key.Name))
+			on = fmt.Sprintf("%s.%s = %s.%s", alias(nd.Parent), q(nd.Via.Attr), alias(i), q(nd.Entity.ID().Name))
 		}
 		from += " JOIN " + q(nd.Entity.Name) + " AS " + alias(i) + " ON " + on
 	}
@@ -252,7 +252,7 @@ func (o *Oracle) Write(w *catalog.Write, args []types.Value) error {
 			cols, marks, vals = append(cols, q(a.Field.Name)), append(marks, "?"), append(vals, v)
 		}
 		for _, l := range w.Links {
-			v, err := value(l.Value, args, l.Nav.To.Key.Type)
+			v, err := value(l.Value, args, l.Nav.To.ID().Type)
 			if err != nil {
 				return err
 			}
@@ -284,7 +284,7 @@ func (o *Oracle) Write(w *catalog.Write, args []types.Value) error {
 		// Tuples referencing the deleted ones are left unconnected.
 		for _, n := range e.Navs {
 			if n.Many {
-				sub := "SELECT " + q(e.Key.Name) + " FROM " + q(e.Name) + wh
+				sub := "SELECT " + q(e.ID().Name) + " FROM " + q(e.Name) + wh
 				if _, err := o.DB.Exec("UPDATE "+q(n.To.Name)+" SET "+q(n.Attr)+" = NULL WHERE "+q(n.Attr)+" IN ("+sub+")", wv...); err != nil {
 					return err
 				}
@@ -293,11 +293,11 @@ func (o *Oracle) Write(w *catalog.Write, args []types.Value) error {
 		_, err = o.DB.Exec("DELETE FROM "+q(e.Name)+wh, wv...)
 		return err
 	case catalog.Connect, catalog.Disconnect:
-		k, err := value(w.Preds[0].Value, args, e.Key.Type)
+		k, err := value(w.Preds[0].Value, args, e.ID().Type)
 		if err != nil {
 			return err
 		}
-		t, err := value(w.Target, args, w.Nav.To.Key.Type)
+		t, err := value(w.Target, args, w.Nav.To.ID().Type)
 		if err != nil {
 			return err
 		}
@@ -306,9 +306,9 @@ func (o *Oracle) Write(w *catalog.Write, args []types.Value) error {
 			child, parentKey, childKey = w.Nav.To, k, t
 		}
 		if w.Kind == catalog.Connect {
-			_, err = o.DB.Exec("UPDATE "+q(child.Name)+" SET "+q(w.Nav.Attr)+" = ? WHERE "+q(child.Key.Name)+" = ?", parentKey, childKey)
+			_, err = o.DB.Exec("UPDATE "+q(child.Name)+" SET "+q(w.Nav.Attr)+" = ? WHERE "+q(child.ID().Name)+" = ?", parentKey, childKey)
 		} else {
-			_, err = o.DB.Exec("UPDATE "+q(child.Name)+" SET "+q(w.Nav.Attr)+" = NULL WHERE "+q(child.Key.Name)+" = ? AND "+q(w.Nav.Attr)+" = ?", childKey, parentKey)
+			_, err = o.DB.Exec("UPDATE "+q(child.Name)+" SET "+q(w.Nav.Attr)+" = NULL WHERE "+q(child.ID().Name)+" = ? AND "+q(w.Nav.Attr)+" = ?", childKey, parentKey)
 		}
 		return err
 	}
@@ -323,7 +323,7 @@ func (o *Oracle) Rows(e *catalog.Entity) ([][]types.Value, error) {
 		cols = append(cols, q(c.Name))
 		colTypes = append(colTypes, c.Type)
 	}
-	return o.scan(colTypes, "SELECT "+strings.Join(cols, ", ")+" FROM "+q(e.Name)+" ORDER BY "+q(e.Key.Name))
+	return o.scan(colTypes, "SELECT "+strings.Join(cols, ", ")+" FROM "+q(e.Name)+" ORDER BY "+q(e.ID().Name))
 }
 
 // Canon writes rows as sorted text lines, for comparing multisets.
