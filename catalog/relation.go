@@ -10,14 +10,6 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
-// RelationAttr is one attribute of a relation.
-type RelationAttr struct {
-	Name string
-	Type types.Type
-	Key  bool
-	Pos  lang.Pos
-}
-
 // Relation is a relation and its layouts.
 type Relation struct {
 	// Entity is the relation as the catalog's model reads it (the one
@@ -25,7 +17,7 @@ type Relation struct {
 	// key may have several fields, and it has no statistics.
 	Entity  *Entity
 	Name    string
-	Attrs   []RelationAttr
+	Attrs   []*Field         // Entity.Fields: its attributes in declaration order
 	KeyIdx  []int            // indexes of the key attributes, in declaration order
 	Layouts []*layout.Layout // the primary layout first, then in definition order
 	Def     *lang.DefineRelation
@@ -92,13 +84,12 @@ func (c *Catalog) defineRelation(d *lang.DefineRelation) error {
 	if err != nil {
 		return err
 	}
-	r := &Relation{Name: d.Name, Def: d, Entity: e, byName: map[string]int{}}
+	r := &Relation{Name: d.Name, Def: d, Entity: e, Attrs: e.Fields, byName: map[string]int{}}
 	for i, a := range d.Attrs {
 		r.byName[strings.ToLower(a.Name)] = i
 		if a.Key {
 			r.KeyIdx = append(r.KeyIdx, i)
 		}
-		r.Attrs = append(r.Attrs, RelationAttr{Name: a.Name, Type: a.Type, Key: a.Key, Pos: a.At})
 	}
 	c.Relations = append(c.Relations, r)
 	c.relByName[strings.ToLower(r.Name)] = r
