@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -472,53 +473,76 @@ func TestBinaryExitStatus(t *testing.T) {
 	equalLines(t, "piped shell", after(t, string(b), "kvschema> INSERT INTO r VALUES ('a1','b','x',100);"), seed003Insert)
 }
 
-// TestShellTerminal drives the shell on a real terminal (line editing
-// through liner) with tmux, when tmux is installed.
-func TestShellTerminal(t *testing.T) {
+// tmuxShell runs the shell on a terminal (tmux), with HOME at home.
+type tmuxShell struct {
+	t          *testing.T
+	tmux, sock string
+	home       string
+}
+
+// startShell starts `kvschema shell ARGS…` in a tmux session, or skips the
+// test without tmux.
+func startShell(t *testing.T, args string) *tmuxShell {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Skip("tmux not installed")
 	}
-	bin := binary(t)
-	home := t.TempDir()
-	sock := filepath.Join(t.TempDir(), "tmux.sock")
-	tm := func(args ...string) (string, error) {
-		c := exec.Command(tmux, append([]string{"-S", sock}, args...)...)
-		c.Env = append(os.Environ(), "HOME="+home, "TERM=xterm")
-		b, err := c.CombinedOutput()
-		return string(b), err
-	}
-	if out, err := tm("new-session", "-d", "-x", "200", "-y", "50", "-s", "kvs", bin+" shell --store mem:"); err != nil {
+	sh := &tmuxShell{t: t, tmux: tmux, sock: filepath.Join(t.TempDir(), "tmux.sock"), home: t.TempDir()}
+	if out, err := sh.tm("new-session", "-d", "-x", "200", "-y", "50", "-s", "kvs", binary(t)+" shell "+args); err != nil {
 		t.Skipf("tmux cannot start a session: %v %s", err, out)
 	}
-	defer tm("kill-server")
-	capture := func() string { s, _ := tm("capture-pane", "-p", "-t", "kvs"); return s }
-	waitFor := func(want string) string {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			s := capture()
-			if strings.Contains(s, want) {
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("terminal never showed %q:\n%s", want, s)
-			}
-			time.Sleep(100 * time.Millisecond)
+	t.Cleanup(func() { sh.tm("kill-server") })
+	return sh
+}
+
+func (sh *tmuxShell) tm(args ...string) (string, error) {
+	c := exec.Command(sh.tmux, append([]string{"-S", sh.sock}, args...)...)
+	c.Env = append(os.Environ(), "HOME="+sh.home, "TERM=xterm")
+	b, err := c.CombinedOutput()
+	return string(b), err
+}
+
+func (sh *tmuxShell) capture() string { s, _ := sh.tm("capture-pane", "-p", "-t", "kvs"); return s }
+
+// waitFor waits until the screen shows want, and returns the screen.
+func (sh *tmuxShell) waitFor(want string) string {
+	sh.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := sh.capture()
+		if strings.Contains(s, want) {
+			return s
 		}
+		if time.Now().After(deadline) {
+			sh.t.Fatalf("terminal never showed %q:\n%s", want, s)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	send := func(line string) {
-		t.Helper()
-		if strings.HasSuffix(line, ";") {
-			line = line[:len(line)-1] + `\;` // tmux takes a bare trailing ';' as a command separator
-		}
-		if out, err := tm("send-keys", "-t", "kvs", "-l", line); err != nil {
-			t.Fatalf("send-keys: %v %s", err, out)
-		}
-		if out, err := tm("send-keys", "-t", "kvs", "Enter"); err != nil {
-			t.Fatalf("send-keys: %v %s", err, out)
-		}
+}
+
+// keys sends tmux key names (C-c, Tab, Enter) or, after "-l", literal text.
+func (sh *tmuxShell) keys(k ...string) {
+	sh.t.Helper()
+	if out, err := sh.tm(append([]string{"send-keys", "-t", "kvs"}, k...)...); err != nil {
+		sh.t.Fatalf("send-keys: %v %s", err, out)
 	}
+}
+
+// send types line and Enter.
+func (sh *tmuxShell) send(line string) {
+	sh.t.Helper()
+	if strings.HasSuffix(line, ";") {
+		line = line[:len(line)-1] + `\;` // tmux takes a bare trailing ';' as a command separator
+	}
+	sh.keys("-l", line)
+	sh.keys("Enter")
+}
+
+// TestShellTerminal drives the shell on a real terminal (line editing
+// through liner) with tmux, when tmux is installed.
+func TestShellTerminal(t *testing.T) {
+	sh := startShell(t, "--store mem:")
+	home, capture, waitFor, send, keys := sh.home, sh.capture, sh.waitFor, sh.send, sh.keys
 	waitFor("kvschema>") // capture-pane drops trailing blanks
 	send("DEFINE RELATION r { k STRING KEY,")
 	waitFor("      ...")
@@ -529,12 +553,6 @@ func TestShellTerminal(t *testing.T) {
 	waitFor(`put "t", "a", "f:", "\x00\x00\x00\x07"`)
 	send("SELECT * FROM r;")
 	waitFor("(1 row)")
-	keys := func(k ...string) {
-		t.Helper()
-		if out, err := tm(append([]string{"send-keys", "-t", "kvs"}, k...)...); err != nil {
-			t.Fatalf("send-keys: %v %s", err, out)
-		}
-	}
 	// Ctrl-C drops the statement being typed: the next one runs alone.
 	keys("-l", "SELECT * FR")
 	keys("C-c")
@@ -713,5 +731,37 @@ func TestStoreRequired(t *testing.T) {
 	out, err = runBin([]string{storeEnv + "=pebble:" + dir}, "exec", "-q", "-e", "SELECT * FROM r;")
 	if err != nil || !strings.Contains(out, "(0 rows)") {
 		t.Errorf("%s from the environment: %v %s", storeEnv, err, out)
+	}
+}
+
+// TestShellCtrlCStopsStatement: Ctrl-C while a script runs (SOURCE of
+// thousands of synced INSERTs) cancels it — the rest of it never runs —
+// and the shell goes on.
+func TestShellCtrlCStopsStatement(t *testing.T) {
+	dir := t.TempDir()
+	var script strings.Builder
+	script.WriteString("DEFINE RELATION r { k BIGINT KEY, v STRING };\nDEFINE PRIMARY SCHEMA p FOR r { TABLE 't', ROW ordered{k}, VALUE v };\n")
+	const n = 20000
+	for i := range n {
+		fmt.Fprintf(&script, "INSERT INTO r VALUES (%d, 'x');\n", i)
+	}
+	file := filepath.Join(dir, "many.kvs")
+	if err := os.WriteFile(file, []byte(script.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Synced writes: each INSERT waits for its fsync, so the script runs
+	// for seconds.
+	sh := startShell(t, "--create --store pebble:"+filepath.Join(dir, "db"))
+	sh.waitFor("kvschema>")
+	sh.send("SOURCE '" + file + "'")
+	sh.waitFor("INSERT 1")
+	sh.keys("C-c")
+	screen := sh.waitFor("cancelled (Ctrl-C)")
+	if !strings.Contains(screen, "error: ") {
+		t.Errorf("no error line:\n%s", screen)
+	}
+	sh.send("SELECT k FROM r WHERE k = " + fmt.Sprint(n-1) + ";")
+	if screen := sh.waitFor("rows)"); !strings.Contains(screen, "(0 rows)") {
+		t.Errorf("the script ran to its end despite Ctrl-C:\n%s", screen)
 	}
 }

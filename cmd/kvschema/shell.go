@@ -142,14 +142,15 @@ func shell(ctx context.Context, url string, create bool, in io.Reader, out io.Wr
 		buf.Reset()
 		s.statement(ctx, "shell", func(ctx context.Context) error {
 			return s.r.run(ctx, "shell", []byte(src))
-		}, src)
+		}, src, true)
 	}
 }
 
-// statement runs one statement (or script) with its output paged and
+// statement runs one statement (or script) with its output paged (when
+// page is set and paging is on: a script's output streams instead) and
 // captured as set, then prints its error, with a caret under the position
 // it names when src is the text it was read from, and its time.
-func (s *session) statement(ctx context.Context, file string, run func(context.Context) error, src string) {
+func (s *session) statement(ctx context.Context, file string, run func(context.Context) error, src string, page bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if s.interrupts != nil {
@@ -167,10 +168,10 @@ func (s *session) statement(ctx context.Context, file string, run func(context.C
 			}
 		}()
 	}
-	var page bytes.Buffer
+	var buf bytes.Buffer
 	var out io.Writer = s.term
-	if s.paging && s.pageable {
-		out = &page
+	if page && s.paging && s.pageable {
+		out = &buf
 	}
 	if s.capture != nil {
 		out = io.MultiWriter(out, s.capture)
@@ -180,8 +181,8 @@ func (s *session) statement(ctx context.Context, file string, run func(context.C
 	err := run(ctx)
 	took := time.Since(start)
 	s.r.out = s.term
-	if page.Len() > 0 {
-		s.page(page.Bytes())
+	if buf.Len() > 0 {
+		s.page(buf.Bytes())
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
@@ -301,7 +302,7 @@ func (s *session) command(ctx context.Context, line string) (handled, quit bool)
 			fmt.Fprintln(out, "error:", types.EscapeText(err.Error()))
 			break
 		}
-		s.statement(ctx, path, func(ctx context.Context) error { return s.r.runScript(ctx, scr) }, "")
+		s.statement(ctx, path, func(ctx context.Context) error { return s.r.runScript(ctx, scr) }, "", false)
 	case "capture":
 		s.setCapture(strings.Trim(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line[len(words[0]):]), ";")), `'"`))
 	default:
