@@ -183,8 +183,21 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 			go func() {
 				select {
 				case <-c.Interrupt:
-					_ = cmd.Process.Signal(os.Interrupt)
 				case <-done:
+					return
+				}
+				// cbc heeds SIGINT only inside its branch and bound (during
+				// preprocessing and the root heuristics it has no search to
+				// stop), so it is told again until it stops.
+				tick := time.NewTicker(500 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					_ = cmd.Process.Signal(os.Interrupt)
+					select {
+					case <-tick.C:
+					case <-done:
+						return
+					}
 				}
 			}()
 		}
