@@ -375,59 +375,50 @@ The model comes from --model, else from the schema file itself.`,
 			case namespace != "" && to != "hbase":
 				return fmt.Errorf("--namespace is for --to hbase")
 			}
-			if c, ok, err := layoutCatalog(schemaFile); err != nil {
+			// The tables to create: a client script's layouts', or the
+			// column families and indexes of an advised schema.
+			var tables []export.Table
+			var s *catalog.Schema
+			c, layouts, err := layoutCatalog(schemaFile)
+			switch {
+			case err != nil:
 				return err
-			} else if ok {
-				// A client script: its DEFINE SCHEMA layouts' tables.
-				var out string
-				switch to {
-				case "hbase":
-					out, err = export.HBase(export.LayoutTables(c), namespace)
-				case "cbt":
-					out, err = export.CBT(export.LayoutTables(c))
-				case "cql":
-					return fmt.Errorf("%s defines layouts (DEFINE SCHEMA): byte-level encodings that CQL cannot express; export their tables --to hbase or --to cbt (--to cql takes column families, DEFINE COLUMN FAMILY)", schemaFile)
-				default:
-					return fmt.Errorf("unknown --to %q (supported: cql, hbase, cbt)", to)
+			case layouts && to == "cql":
+				return fmt.Errorf("%s defines layouts (DEFINE SCHEMA): byte-level encodings that CQL cannot express; export their tables --to hbase or --to cbt (--to cql takes column families, DEFINE COLUMN FAMILY)", schemaFile)
+			case layouts:
+				tables = export.LayoutTables(c)
+			default:
+				var m *catalog.Model
+				if modelFile != "" {
+					src, err := os.ReadFile(modelFile)
+					if err != nil {
+						return err
+					}
+					stmts, err := lang.ParseScript(modelFile, src)
+					if err != nil {
+						return err
+					}
+					if m, err = catalog.Build(stmts); err != nil {
+						return err
+					}
 				}
-				if err != nil {
+				if s, _, err = readSchema(schemaFile, m); err != nil {
 					return err
 				}
-				_, err = io.WriteString(cmd.OutOrStdout(), out)
-				return err
-			}
-			var m *catalog.Model
-			if modelFile != "" {
-				src, err := os.ReadFile(modelFile)
-				if err != nil {
-					return err
+				if to != "cql" {
+					if tables, err = export.SchemaTables(s); err != nil {
+						return err
+					}
 				}
-				stmts, err := lang.ParseScript(modelFile, src)
-				if err != nil {
-					return err
-				}
-				if m, err = catalog.Build(stmts); err != nil {
-					return err
-				}
-			}
-			s, _, err := readSchema(schemaFile, m)
-			if err != nil {
-				return err
 			}
 			var out string
 			switch to {
 			case "cql":
 				out, err = export.CQL(s, keyspace)
-			case "hbase", "cbt":
-				var tables []export.Table
-				if tables, err = export.SchemaTables(s); err != nil {
-					return err
-				}
-				if to == "hbase" {
-					out, err = export.HBase(tables, namespace)
-				} else {
-					out, err = export.CBT(tables)
-				}
+			case "hbase":
+				out, err = export.HBase(tables, namespace)
+			case "cbt":
+				out, err = export.CBT(tables)
 			default:
 				return fmt.Errorf("unknown --to %q (supported: cql, hbase, cbt)", to)
 			}
