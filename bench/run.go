@@ -482,14 +482,8 @@ func (cfg *Config) load(ctx context.Context, en *exec.Engine, name string) (int6
 	if cfg.Progress != nil {
 		meter = progress.New(cfg.Progress, "load "+name, "rows", len(en.Schema().Indexes))
 		opt.Progress = func(ev exec.LoadEvent) {
-			switch {
-			case ev.Index == "":
-			case ev.Earlier:
-				meter.Skip(ev.Index, "loaded by an earlier run")
-			case ev.Done:
-				meter.Done(ev.Index, ev.Rows)
-			default:
-				meter.Update(ev.Index, ev.Rows, ev.Estimate)
+			if ev.Index != "" {
+				meter.Task(ev.Index, ev.Rows, ev.Estimate, ev.Done, ev.Earlier)
 			}
 		}
 	}

@@ -203,14 +203,7 @@ func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir,
 			read.Finish()
 			write = progress.New(errw, "load", "rows", len(en.Schema().Indexes))
 		}
-		switch {
-		case ev.Earlier:
-			write.Skip(ev.Index, "loaded by an earlier run")
-		case ev.Done:
-			write.Done(ev.Index, ev.Rows)
-		default:
-			write.Update(ev.Index, ev.Rows, ev.Estimate)
-		}
+		write.Task(ev.Index, ev.Rows, ev.Estimate, ev.Done, ev.Earlier)
 	}})
 	read.Finish()
 	if write != nil {

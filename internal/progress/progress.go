@@ -115,6 +115,20 @@ func (m *Meter) Skip(name, why string) {
 	m.show(true)
 }
 
+// Task reports a task as a loader sees it: done earlier (earlier), just
+// finished with n units (finished), or under way with n of an estimated
+// estimate.
+func (m *Meter) Task(name string, n, estimate int64, finished, earlier bool) {
+	switch {
+	case earlier:
+		m.Skip(name, "loaded by an earlier run")
+	case finished:
+		m.Done(name, n)
+	default:
+		m.Update(name, n, estimate)
+	}
+}
+
 // Tick redraws the status line if it is due (for jobs that report
 // nothing for long stretches, such as a solver: a heartbeat).
 func (m *Meter) Tick() {
