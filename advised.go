@@ -213,6 +213,9 @@ func oneTuple(ins *lang.Insert) *lang.Insert {
 // different one, or a model relation the store's DEFINE RELATIONs already
 // name, is an error.
 func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) error {
+	if db.tx != nil {
+		return fmt.Errorf("Deploy: %w", ErrInTx)
+	}
 	if _, err := exec.Deploy(ctx, db.raw, modelFile, modelSrc, schemaFile, schemaSrc, prof); err != nil {
 		return err
 	}
@@ -253,6 +256,9 @@ func (db *DB) needAdvised(ctx context.Context) (*exec.Engine, error) {
 // advised schema (see exec.Engine.Load: rows are checked before anything
 // is written; an interrupted load run again resumes).
 func (db *DB) Load(ctx context.Context, rows func(yield func(exec.Row) error) error, opt exec.LoadOptions) (*exec.LoadStats, error) {
+	if db.tx != nil {
+		return nil, fmt.Errorf("Load: %w", ErrInTx)
+	}
 	en, err := db.needAdvised(ctx)
 	if err != nil {
 		return nil, err
@@ -276,6 +282,9 @@ func (db *DB) Verify(ctx context.Context, opt exec.VerifyOptions) (*exec.Report,
 // aborts those they left uncommitted and removes stale locks. On a store
 // that writes atomically it does nothing and reports false.
 func (db *DB) Repair(ctx context.Context, progress func(table string, rows int64)) (txnstore.RepairStats, bool, error) {
+	if db.tx != nil {
+		return txnstore.RepairStats{}, false, fmt.Errorf("Repair: %w", ErrInTx)
+	}
 	ts, ok := db.raw.(*txnstore.Store)
 	if !ok {
 		return txnstore.RepairStats{}, false, nil

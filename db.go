@@ -28,8 +28,10 @@
 // opening a store restores them. A DB is safe for concurrent use: writers
 // through one DB lock the tuples they write (striped locks, one set for
 // both kinds of schema), so writes of one tuple are serialized and writes
-// of different tuples run in parallel (see packages exec and engine for
-// the isolation this gives).
+// of different tuples run in parallel (see package exec for the isolation
+// this gives). Begin opens a write transaction (Tx): several statements
+// applied in one atomic batch, serialized with the other writers;
+// Snapshot, a read-only view of one point in time.
 package kvschema
 
 import (
@@ -72,6 +74,8 @@ type DB struct {
 	opts  Options
 	// readOnly: a Snapshot, which refuses writes and definitions.
 	readOnly bool
+	// tx: the DB of a transaction's statements (see Tx), nil for others.
+	tx *Tx
 
 	// defining excludes the client's writes (read-locked) while a
 	// definition is applied (locked).
@@ -190,6 +194,9 @@ func (db *DB) Close() error {
 // fails with an error wrapping errors.ErrUnsupported. Close releases what
 // it pins (an embedded store waits for its snapshots before it closes).
 func (db *DB) Snapshot(ctx context.Context) (*DB, error) {
+	if db.tx != nil {
+		return nil, fmt.Errorf("Snapshot: %w", ErrInTx)
+	}
 	vr, ok := db.raw.(store.Viewer)
 	if !ok {
 		return nil, fmt.Errorf("kvschema: this store cannot read from a point in time, so it has no snapshots or read-only transactions (%T): %w", db.raw, errors.ErrUnsupported)
@@ -276,26 +283,28 @@ func (db *DB) prepare(src string) (*Stmt, error) {
 	return newStmt(db, ast, src), nil
 }
 
-// Script runs every statement of a script in order, calling each (if not
-// nil) with the result of every statement. It stops at the first error,
-// which names file:line:col.
+// Script runs every statement of a script in order in one Session (BEGIN …
+// COMMIT groups statements into a transaction), calling each (if not nil)
+// with the result of every statement. It stops at the first error, which
+// names file:line:col; a transaction open then, or at the end of the
+// script, is rolled back (ErrTxOpen at the end).
 func (db *DB) Script(ctx context.Context, file string, src []byte, each func(st lang.Statement, res Result, rows *Rows) error) error {
 	stmts, err := lang.ParseScript(file, src)
 	if err != nil {
 		return err
 	}
+	s := db.Session()
 	for _, ast := range stmts {
-		res, rows, err := db.RunStatement(ctx, ast)
+		res, rows, err := s.Run(ctx, ast)
+		if err == nil && each != nil {
+			err = each(ast, res, rows)
+		}
 		if err != nil {
+			s.Close()
 			return err
 		}
-		if each != nil {
-			if err := each(ast, res, rows); err != nil {
-				return err
-			}
-		}
 	}
-	return nil
+	return s.Close()
 }
 
 // positioned prefixes an error that carries no position with the
@@ -446,6 +455,8 @@ func kindOf(st lang.Statement) string {
 		return "DELETE"
 	case *lang.Explain:
 		return "EXPLAIN"
+	case *lang.Transaction:
+		return st.(*lang.Transaction).Op.String()
 	case *lang.Connect:
 		if st.(*lang.Connect).Disconnect {
 			return "DISCONNECT"

@@ -295,6 +295,15 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 	}
 	nonKey := attrs[nkeys:]
 
+	// tx, while open, runs every statement: its own writes are seen by
+	// its reads only, as SQLite's open transaction's are.
+	var tx *kvschema.Tx
+	writer := func() *kvschema.DB {
+		if tx != nil {
+			return tx.DB()
+		}
+		return db
+	}
 	run := func(stmt string, args []types.Value) {
 		anyArgs := make([]any, len(args))
 		liteArgs := make([]any, len(args))
@@ -303,7 +312,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 			liteArgs[i] = oracle.Arg(a)
 		}
 		rt.Logf("%s %v", stmt, args)
-		if _, err := db.Exec(ctx, stmt, anyArgs...); err != nil {
+		if _, err := writer().Exec(ctx, stmt, anyArgs...); err != nil {
 			if errors.Is(err, bigtablestore.ErrRowKey) {
 				// Bigtable refuses empty row keys: the write must leave
 				// nothing behind, which the next queries check.
@@ -319,6 +328,9 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 	prepared := map[*kvschema.DB]map[string]*kvschema.Stmt{}
 	// query runs a SELECT of the attributes cols (indexes) on both sides.
 	query := func(reader *kvschema.DB, cols []int, stmt string, args []types.Value, ordered bool) {
+		if tx != nil {
+			reader = tx.DB() // the others do not see its writes yet
+		}
 		anyArgs := make([]any, len(args))
 		liteArgs := make([]any, len(args))
 		for i, a := range args {
@@ -374,9 +386,43 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		}
 	}
 
+	// end ends the open transaction on both sides.
+	end := func(commit bool) {
+		var err error
+		if commit {
+			err = tx.Commit(ctx)
+			_, lerr := lite.Exec("COMMIT")
+			err = errors.Join(err, lerr)
+		} else {
+			err = tx.Rollback()
+			_, lerr := lite.Exec("ROLLBACK")
+			err = errors.Join(err, lerr)
+		}
+		rt.Logf("end of transaction, commit=%v", commit)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		tx = nil
+	}
 	steps := rapid.IntRange(1, 25).Draw(rt, "steps")
 	for range steps {
-		switch rapid.IntRange(0, 5).Draw(rt, "op") {
+		switch rapid.IntRange(0, 7).Draw(rt, "op") {
+		case 6:
+			if tx != nil {
+				end(true)
+				continue
+			}
+			if tx, err = db.Begin(ctx); err != nil {
+				rt.Fatal(err)
+			}
+			rt.Logf("BEGIN")
+			if _, err := lite.Exec("BEGIN"); err != nil {
+				rt.Fatal(err)
+			}
+		case 7:
+			if tx != nil {
+				end(false)
+			}
 		case 0, 1:
 			rowsN := rapid.IntRange(1, 4).Draw(rt, "insrows")
 			var args []types.Value
@@ -452,6 +498,9 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 			}
 			query(readers[rapid.IntRange(0, len(readers)-1).Draw(rt, "reader")], cols, stmt, args, ordered)
 		}
+	}
+	if tx != nil {
+		end(rapid.Bool().Draw(rt, "commit"))
 	}
 	// Every layout holds the same tuples: a full read through each agrees.
 	for _, r := range readers {

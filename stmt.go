@@ -214,6 +214,18 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 	if err != nil {
 		return Result{Statement: kindOf(s.ast)}, nil, err
 	}
+	if _, ok := s.ast.(*lang.Transaction); ok {
+		return Result{Statement: kindOf(s.ast)}, nil, fmt.Errorf("%s runs in a session (a script, the shell, DB.Session); programs use DB.Begin and Tx.Commit, or database/sql's Begin", kindOf(s.ast))
+	}
+	if tx := s.db.tx; tx != nil {
+		if tx.ended() {
+			return Result{Statement: kindOf(s.ast)}, nil, ErrTxDone
+		}
+		switch s.ast.(type) {
+		case *lang.DefineRelation, *lang.DefineSchema:
+			return Result{Statement: kindOf(s.ast)}, nil, fmt.Errorf("%s: %w", kindOf(s.ast), ErrInTx)
+		}
+	}
 	if s.db.readOnly {
 		switch kindOf(s.ast) {
 		case "SELECT", "EXPLAIN":

@@ -17,7 +17,9 @@
 // Each statement is atomic on its own. Read-only transactions
 // (sql.TxOptions{ReadOnly: true}) read one snapshot of the store, taken at
 // BeginTx, on stores with point-in-time reads (Pebble, mem:; not
-// Bigtable); transactions that may write are refused with ErrWriteTx.
+// Bigtable). Other transactions write: their statements see their own
+// writes, Commit applies all of them in one atomic batch, and they run
+// alone among the store's writers in the process (kvschema.Tx).
 //
 // Parameters are ? (in order), $n (PostgreSQL's) or :name (sql.Named
 // arguments, any letter case; arguments in order fill the names in their
@@ -136,15 +138,17 @@ func (c *connector) Close() error {
 type conn struct {
 	dsn string
 	sh  *shared
-	// snap is the read-only transaction's snapshot while one is open:
-	// every statement of the connection reads it.
-	snap *kvschema.DB
+	// inTx is the DB of the transaction open on the connection, nil if
+	// none: every statement of the connection runs on it. It is a
+	// snapshot (read-only transactions) or a write transaction's (tx).
+	inTx *kvschema.DB
+	tx   *kvschema.Tx
 }
 
 // db is the DB the connection's statements run on.
 func (c *conn) db() *kvschema.DB {
-	if c.snap != nil {
-		return c.snap
+	if c.inTx != nil {
+		return c.inTx
 	}
 	return c.sh.db
 }
@@ -162,9 +166,8 @@ func (c *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, err
 }
 
 func (c *conn) Close() error {
-	if c.snap != nil { // a transaction left open
-		c.snap.Close()
-		c.snap = nil
+	if c.inTx != nil { // a transaction left open
+		tx{c}.Rollback()
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -182,41 +185,68 @@ func (c *conn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
-// ErrWriteTx is BeginTx's error for a transaction that may write.
-var ErrWriteTx = errors.New("kvschema: transactions that write are not supported: each statement is atomic on its own (an INSERT of many tuples is one atomic batch); read-only transactions (sql.TxOptions{ReadOnly: true}) read one consistent snapshot")
-
-// BeginTx implements driver.ConnBeginTx. A read-only transaction reads a
-// snapshot of the store taken at BeginTx (DB.Snapshot), at any isolation
-// level (a snapshot satisfies them all for reads); it needs a store with
-// point-in-time reads (Pebble, mem:). A transaction that may write is
-// refused (ErrWriteTx).
+// BeginTx implements driver.ConnBeginTx, at any isolation level (both
+// kinds of transaction satisfy them all).
+//
+// A read-only transaction reads a snapshot of the store taken at BeginTx
+// (DB.Snapshot); it needs a store with point-in-time reads (Pebble, mem:).
+//
+// Any other transaction is a write transaction (DB.Begin, see
+// kvschema.Tx): its statements see its own writes, Commit applies all of
+// them in one atomic batch, and it runs alone among the writers of its
+// store in this process (their writes wait for it to end; readers do not).
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if !opts.ReadOnly {
-		return nil, ErrWriteTx
-	}
-	if c.snap != nil {
+	if c.inTx != nil {
 		return nil, errors.New("kvschema: a transaction is already open on this connection")
 	}
-	snap, err := c.sh.db.Snapshot(ctx)
+	if opts.ReadOnly {
+		snap, err := c.sh.db.Snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.inTx = snap
+		return tx{c}, nil
+	}
+	t, err := c.sh.db.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.snap = snap
+	c.inTx, c.tx = t.DB(), t
 	return tx{c}, nil
 }
 
-// tx is a read-only transaction: Commit and Rollback both end it.
+// tx is the transaction open on a connection.
 type tx struct{ c *conn }
 
-func (t tx) Commit() error   { return t.end() }
-func (t tx) Rollback() error { return t.end() }
-
-func (t tx) end() error {
-	if t.c.snap == nil {
+// Commit commits a write transaction; it ends a read-only one.
+func (t tx) Commit() error {
+	c := t.c
+	if c.inTx == nil {
 		return driver.ErrBadConn
 	}
-	err := t.c.snap.Close()
-	t.c.snap = nil
+	var err error
+	if c.tx != nil {
+		err = c.tx.Commit(context.Background())
+	} else {
+		err = c.inTx.Close()
+	}
+	c.inTx, c.tx = nil, nil
+	return err
+}
+
+// Rollback drops a write transaction's writes; it ends a read-only one.
+func (t tx) Rollback() error {
+	c := t.c
+	if c.inTx == nil {
+		return driver.ErrBadConn
+	}
+	var err error
+	if c.tx != nil {
+		err = c.tx.Rollback()
+	} else {
+		err = c.inTx.Close()
+	}
+	c.inTx, c.tx = nil, nil
 	return err
 }
 

@@ -312,16 +312,6 @@ func TestErrors(t *testing.T) {
 		t.Errorf("missing argument: %v", err)
 	}
 
-	// Transactions.
-	tx, err := db.Begin()
-	if err == nil {
-		tx.Rollback()
-		t.Fatal("Begin succeeded")
-	}
-	if !errors.Is(err, ErrWriteTx) || !strings.Contains(err.Error(), "transactions that write are not supported") {
-		t.Errorf("Begin error = %v", err)
-	}
-
 	// A failed statement leaves the connection usable.
 	var n int
 	if err := db.QueryRow("SELECT v2 FROM r WHERE k1 = 'a'").Scan(&n); !errors.Is(err, sql.ErrNoRows) {
@@ -675,8 +665,7 @@ func TestNamedParameters(t *testing.T) {
 // TestReadOnlyTransaction: a read-only transaction reads the snapshot of
 // its BeginTx — rows written since by other connections are not in it,
 // through direct queries and statements prepared before it alike — and
-// refuses writes; a transaction that may write is refused with
-// ErrWriteTx; after Commit, the connection reads the store again.
+// refuses writes; after Commit, the connection reads the store again.
 func TestReadOnlyTransaction(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"pebble", "mem"} {
@@ -703,24 +692,7 @@ func TestReadOnlyTransaction(t *testing.T) {
 			if _, err := db.Exec("INSERT INTO r VALUES ('b', 'x', 'v', 2)"); err != nil {
 				t.Fatal(err)
 			}
-			keys := func(q interface {
-				QueryContext(context.Context, ...any) (*sql.Rows, error)
-			}) []string {
-				rows, err := q.QueryContext(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer rows.Close()
-				var out []string
-				for rows.Next() {
-					var k string
-					if err := rows.Scan(&k); err != nil {
-						t.Fatal(err)
-					}
-					out = append(out, k)
-				}
-				return out
-			}
+			keys := func(q contextQuerier) []string { return queryKeys(t, q) }
 			direct := func(tq interface {
 				QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 			}) queryFunc {
@@ -746,14 +718,104 @@ func TestReadOnlyTransaction(t *testing.T) {
 			if got := keys(prepared); fmt.Sprint(got) != "[a b]" {
 				t.Errorf("after Commit: %v, want [a b]", got)
 			}
-			if _, err := db.BeginTx(ctx, nil); !errors.Is(err, ErrWriteTx) {
-				t.Errorf("a read-write transaction: %v, want ErrWriteTx", err)
+		})
+	}
+}
+
+// TestWriteTransaction: a write transaction's statements (direct, and
+// prepared before it) see its own writes, other connections see none of
+// them before Commit and all after; Rollback drops them; a failed
+// statement inside leaves the transaction usable.
+func TestWriteTransaction(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"pebble", "mem"} {
+		t.Run(name, func(t *testing.T) {
+			d := dsn(t)
+			if name == "mem" {
+				d = "mem:"
+			}
+			db := openDB(t, d)
+			execAll(t, db, fig6)
+			prepared, err := db.Prepare("SELECT k1 FROM r WHERE k2 = 'x'")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer prepared.Close()
+			keys := func(q contextQuerier) string { return fmt.Sprint(queryKeys(t, q)) }
+			tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec("INSERT INTO r VALUES ('a', 'x', 'v', 1), ('b', 'x', 'v', 2)"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec("INSERT INTO r VALUES ('c', 'x', 'v', 'not a number')"); err == nil {
+				t.Error("a bad INSERT in the transaction was taken")
+			}
+			if _, err := tx.Exec("DELETE FROM r WHERE k1 = 'b'"); err != nil {
+				t.Fatal(err)
+			}
+			inTx := tx.StmtContext(ctx, prepared)
+			if got := keys(inTx); got != "[a]" {
+				t.Errorf("in the transaction: %s, want [a]", got)
+			}
+			if got := keys(prepared); got != "[]" {
+				t.Errorf("another connection before Commit: %s, want []", got)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(prepared); got != "[a]" {
+				t.Errorf("after Commit: %s, want [a]", got)
+			}
+			tx, err = db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec("DELETE FROM r WHERE k1 = 'a'"); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(prepared); got != "[a]" {
+				t.Errorf("after Rollback: %s, want [a]", got)
+			}
+			if err := tx.Commit(); !errors.Is(err, sql.ErrTxDone) {
+				t.Errorf("Commit after Rollback: %v, want sql.ErrTxDone", err)
 			}
 		})
 	}
 }
 
 type queryFunc func(context.Context, ...any) (*sql.Rows, error)
+
+// contextQuerier is a prepared statement, or a query bound to its text.
+type contextQuerier interface {
+	QueryContext(context.Context, ...any) (*sql.Rows, error)
+}
+
+// queryKeys runs q and returns the one STRING column of its rows.
+func queryKeys(t *testing.T, q contextQuerier) []string {
+	t.Helper()
+	rows, err := q.QueryContext(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
 
 func (f queryFunc) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
 	return f(ctx, args...)

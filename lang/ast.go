@@ -18,7 +18,11 @@
 //     not checked; they resolve to nothing.
 package lang
 
-import "github.com/kvschema/kvschema/types"
+import (
+	"fmt"
+
+	"github.com/kvschema/kvschema/types"
+)
 
 // Pos is a source position. Line and Col are 1-based; Col counts bytes.
 type Pos struct {
@@ -177,6 +181,36 @@ type Connect struct {
 	RelationAt Pos // where the relation is named
 	Key        Expr
 	To         Connection
+}
+
+// Transaction is `BEGIN`, `COMMIT` or `ROLLBACK` (each optionally followed
+// by TRANSACTION or WORK): it opens or ends the transaction the statements
+// after it run in, in a session (a script, the shell).
+type Transaction struct {
+	At Pos
+	Op TxOp
+}
+
+// TxOp is what a Transaction statement does.
+type TxOp uint8
+
+// The transaction statements.
+const (
+	Begin TxOp = iota + 1
+	Commit
+	Rollback
+)
+
+func (o TxOp) String() string {
+	switch o {
+	case Begin:
+		return "BEGIN"
+	case Commit:
+		return "COMMIT"
+	case Rollback:
+		return "ROLLBACK"
+	}
+	return fmt.Sprintf("TxOp(%d)", uint8(o))
 }
 
 // Select is `SELECT * | c1, q.c2, q.* FROM r [alias] [.fk1.fk2…] [JOIN r2
@@ -446,6 +480,7 @@ func (s *Update) Pos() Pos             { return s.At }
 func (s *Delete) Pos() Pos             { return s.At }
 func (s *Explain) Pos() Pos            { return s.At }
 func (s *Connect) Pos() Pos            { return s.At }
+func (s *Transaction) Pos() Pos        { return s.At }
 func (s *DefineColumnFamily) Pos() Pos { return s.At }
 func (s *DefineIndex) Pos() Pos        { return s.At }
 func (s *DefineWorkload) Pos() Pos     { return s.At }
@@ -458,6 +493,7 @@ func (*Update) statement()             {}
 func (*Delete) statement()             {}
 func (*Explain) statement()            {}
 func (*Connect) statement()            {}
+func (*Transaction) statement()        {}
 func (*DefineColumnFamily) statement() {}
 func (*DefineIndex) statement()        {}
 func (*DefineWorkload) statement()     {}

@@ -303,8 +303,15 @@ func (p *parser) statement() (Statement, error) {
 		return p.dml()
 	case p.isWord("CONNECT") || p.isWord("DISCONNECT"):
 		return p.connect()
+	case p.isWord("BEGIN") || p.isWord("COMMIT") || p.isWord("ROLLBACK"):
+		p.next()
+		op := map[string]TxOp{"BEGIN": Begin, "COMMIT": Commit, "ROLLBACK": Rollback}[strings.ToUpper(t.str)]
+		if !p.acceptWord("TRANSACTION") {
+			p.acceptWord("WORK")
+		}
+		return &Transaction{At: t.pos, Op: op}, nil
 	}
-	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN or DEFINE)")
+	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, BEGIN, COMMIT or ROLLBACK)")
 }
 
 func (p *parser) isDML() bool {

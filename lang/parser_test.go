@@ -88,6 +88,9 @@ var stmtTests = []struct {
 	want      Statement
 	printed   string
 }{
+	{name: "begin", src: "begin transaction", want: &Transaction{Op: Begin}, printed: "BEGIN"},
+	{name: "commit", src: "COMMIT work", want: &Transaction{Op: Commit}, printed: "COMMIT"},
+	{name: "rollback", src: "ROLLBACK", want: &Transaction{Op: Rollback}},
 	{
 		name: "relation with every type, aliases and odd attribute names",
 		src: `define relation "my rel" { value string KEY, key int Key, size bigint, row float,
@@ -502,7 +505,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseStatementErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
-		{"", "1:1: expected statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN or DEFINE), found end of input"},
+		{"", "1:1: expected statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, BEGIN, COMMIT or ROLLBACK), found end of input"},
 		{";", "1:1: expected statement"},
 		{"SELECT * FROM r;;", "1:17: expected end of input after statement, found ';'"},
 		{"SELECT * FROM r; SELECT * FROM r", "1:18: expected end of input after statement, found 'SELECT'"},

@@ -165,6 +165,8 @@ func printStmt(b *strings.Builder, s Statement) {
 		b.WriteString("DEFINE SECONDARY INDEX " + quoteIdent(s.Name) + " ON " + quoteIdent(s.Family) + " (")
 		printColumnRef(b, &s.Column)
 		b.WriteByte(')')
+	case *Transaction:
+		b.WriteString(s.Op.String())
 	case *Connect:
 		if s.Disconnect {
 			b.WriteString("DISCONNECT ")

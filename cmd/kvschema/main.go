@@ -55,6 +55,26 @@ type runner struct {
 	format string
 	// inserted counts the tuples of the INSERT being applied in batches.
 	inserted int64
+	// sess runs the statements (BEGIN … COMMIT across scripts too); nil
+	// until the first.
+	sess *kvschema.Session
+}
+
+// session is the session the runner's statements run in.
+func (r *runner) session() *kvschema.Session {
+	if r.sess == nil {
+		r.sess = r.db.Session()
+	}
+	return r.sess
+}
+
+// end ends the runner's session: a transaction left open is rolled back,
+// and reported (kvschema.ErrTxOpen).
+func (r *runner) end() error {
+	if r.sess == nil {
+		return nil
+	}
+	return r.sess.Close()
 }
 
 // run runs a script held in memory.
@@ -67,10 +87,10 @@ func (r *runner) run(ctx context.Context, file string, src []byte) error {
 // long INSERT … VALUES runs in atomic batches of insertBatch tuples.
 func (r *runner) runScript(ctx context.Context, s script) error {
 	return echoEach(r.out, r.echo, s, func(st lang.Statement, part lang.Part) error {
-		if _, isExplain := st.(*lang.Explain); r.explain && !isExplain && !isDefine(st) {
+		if _, isExplain := st.(*lang.Explain); r.explain && !isExplain && !isDefine(st) && !isTx(st) {
 			// Explain the parsed statement itself, not a reprint of it, so
 			// that an error names the script's file:line:col.
-			res, _, err := r.db.RunStatement(ctx, &lang.Explain{At: st.Pos(), Stmt: st})
+			res, _, err := r.session().Run(ctx, &lang.Explain{At: st.Pos(), Stmt: st})
 			if err != nil {
 				return err
 			}
@@ -79,7 +99,7 @@ func (r *runner) runScript(ctx context.Context, s script) error {
 		if part.Row == 0 {
 			r.inserted = 0
 		}
-		res, rows, err := r.db.RunStatement(ctx, st)
+		res, rows, err := r.session().Run(ctx, st)
 		if err != nil {
 			if part.Row > 0 || part.More {
 				return batchError(st.(*lang.Insert), part, err)
@@ -95,6 +115,10 @@ func (r *runner) runScript(ctx context.Context, s script) error {
 			fmt.Fprint(r.out, types.EscapeText(res.Plan))
 		case part.More:
 			r.inserted += res.RowsAffected // the count follows the last batch
+		case isTx(st):
+			if !r.quiet {
+				fmt.Fprintln(r.out, res.Statement)
+			}
 		case res.Statement != "DEFINE" && !r.quiet:
 			fmt.Fprintf(r.out, "%s %d\n", res.Statement, r.inserted+res.RowsAffected)
 		}
@@ -280,6 +304,11 @@ func eachStatement(s script, fn func(lang.Statement, lang.Part) error) error {
 	}
 }
 
+func isTx(st lang.Statement) bool {
+	_, ok := st.(*lang.Transaction)
+	return ok
+}
+
 func isDefine(st lang.Statement) bool {
 	switch st.(type) {
 	case *lang.DefineRelation, *lang.DefineSchema:
@@ -394,7 +423,11 @@ Without -f or -e, the script is read from standard input (so does -f -):
 			if !slices.Contains(formats, format) {
 				return fmt.Errorf("--format %s: want one of %s", format, strings.Join(formats, ", "))
 			}
+			// One session for every script: BEGIN in one may COMMIT in a
+			// later one. An error, or the end, rolls an open transaction
+			// back.
 			r := &runner{db: db, out: out, explain: explain, quiet: quiet, echo: echo, format: format}
+			defer r.end()
 			for _, f := range files {
 				var s script
 				if f == "-" {
@@ -411,7 +444,7 @@ Without -f or -e, the script is read from standard input (so does -f -):
 					return err
 				}
 			}
-			return nil
+			return r.end()
 		},
 	}
 	storeFlag(cmd, &url, &create)

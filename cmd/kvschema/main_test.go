@@ -765,3 +765,74 @@ func TestShellCtrlCStopsStatement(t *testing.T) {
 		t.Errorf("the script ran to its end despite Ctrl-C:\n%s", screen)
 	}
 }
+
+// TestExecTransactions: BEGIN … COMMIT applies its statements together,
+// ROLLBACK drops them, a transaction may span -f files, and one left open
+// at the end is rolled back with an error naming where it began (the store
+// keeps nothing of it).
+func TestExecTransactions(t *testing.T) {
+	url := "pebble:" + filepath.Join(t.TempDir(), "db") + "?sync=false"
+	mustRun(t, "", "exec", "--store", url, "--create", "-e", fig6)
+	out := mustRun(t, "", "exec", "--store", url, "-e", `
+BEGIN;
+INSERT INTO r VALUES ('a1', 'b', 'x', 100);
+SELECT k1 FROM r;
+ROLLBACK;
+SELECT k1 FROM r;
+BEGIN TRANSACTION;
+INSERT INTO r VALUES ('a2', 'b', 'y', 200);
+COMMIT;
+SELECT k1 FROM r;`)
+	want := "BEGIN\nINSERT 1\nk1\na1\n(1 row)\nROLLBACK\nk1\n(0 rows)\nBEGIN\nINSERT 1\nCOMMIT\nk1\na2\n(1 row)\n"
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	begin := writeFile(t, "begin.kvs", "BEGIN;\nINSERT INTO r VALUES ('a3', 'b', 'z', 300);\n")
+	commit := writeFile(t, "commit.kvs", "COMMIT;\n")
+	mustRun(t, "", "exec", "-q", "--store", url, "-f", begin, "-f", commit)
+	out, err := run(t, "", "exec", "-q", "--store", url, "-f", begin, "-e", "INSERT INTO r VALUES ('a4', 'b', 'w', 400);")
+	if err == nil || !strings.Contains(err.Error(), "begin.kvs:1:1: the transaction begun here was neither committed nor rolled back: its writes were dropped") {
+		t.Errorf("an open transaction at the end: %v\n%s", err, out)
+	}
+	out = mustRun(t, "", "exec", "--store", url, "-e", "SELECT k1 FROM r;")
+	if want := "k1\na2\na3\n(2 rows)\n"; out != want {
+		t.Errorf("after the runs: %s, want %s", out, want)
+	}
+	for src, msg := range map[string]string{
+		"COMMIT;":        "-e#1:1:1: no transaction is open (BEGIN opens one)",
+		"BEGIN; BEGIN;":  "-e#1:1:8: a transaction is already open (BEGIN at 1:1): COMMIT or ROLLBACK it first",
+		"BEGIN; " + fig6: "DEFINE: kvschema: not inside a transaction",
+	} {
+		if out, err := run(t, "", "exec", "--store", url, "-e", src); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q\n%s", src, err, msg, out)
+		}
+	}
+}
+
+// TestShellTransaction: the prompt shows an open transaction, a failed
+// statement leaves it open, and leaving the shell rolls it back, saying so.
+func TestShellTransaction(t *testing.T) {
+	url := "pebble:" + filepath.Join(t.TempDir(), "db") + "?sync=false"
+	mustRun(t, "", "exec", "--store", url, "--create", "-e", fig6)
+	out := mustRun(t, `BEGIN;
+INSERT INTO r VALUES ('a1', 'b', 'x', 100);
+INSERT INTO r VALUES ('a2', 'b', 'x', 'not a number');
+COMMIT;
+BEGIN;
+INSERT INTO r
+  VALUES ('a3', 'b', 'x', 300);
+`, "shell", "--store", url)
+	for _, frag := range []string{
+		"kvschema> BEGIN;\nBEGIN\nkvschema*> INSERT INTO r VALUES ('a1', 'b', 'x', 100);\nINSERT 1\n",
+		"kvschema*> COMMIT;\nCOMMIT\nkvschema> BEGIN;",
+		"kvschema*> INSERT INTO r\n       ...   VALUES ('a3', 'b', 'x', 300);\nINSERT 1\n",
+		"error: shell:1:1: the transaction begun here was neither committed nor rolled back: its writes were dropped\n",
+	} {
+		if !strings.Contains(out, frag) {
+			t.Errorf("no %q in:\n%s", frag, out)
+		}
+	}
+	if out := mustRun(t, "", "exec", "--store", url, "-e", "SELECT k1 FROM r;"); out != "k1\na1\n(1 row)\n" {
+		t.Errorf("after the shell: %s", out)
+	}
+}

@@ -27,9 +27,12 @@ import (
 
 // shellHelp lists what the shell takes besides statements.
 const shellHelp = `Statements (DEFINE, INSERT, SELECT, UPDATE, DELETE, CONNECT, DISCONNECT,
-EXPLAIN) end with ';' and may span lines. Ctrl-C clears the statement being
-typed (or stops the one running); Ctrl-D leaves. Tab completes keywords and
-names. Shell commands (one line, ';' optional, any case):
+EXPLAIN) end with ';' and may span lines. BEGIN; opens a transaction (the
+prompt shows kvschema*>): later statements see its writes, nobody else does
+until COMMIT; applies them all at once; ROLLBACK; drops them. Ctrl-C clears
+the statement being typed (or stops the one running); Ctrl-D leaves (an
+open transaction is rolled back). Tab completes keywords and names. Shell
+commands (one line, ';' optional, any case):
   DESCRIBE [SCHEMA | name]   the definitions of a relation, layout, column
                              family or index (all of them without a name)
   SHOW TABLES                relations, layouts, column families, indexes
@@ -50,7 +53,7 @@ var shellKeywords = strings.Fields(`SELECT FROM WHERE AND OR NOT IN BETWEEN IS N
 	ORDER BY ASC DESC LIMIT INSERT INTO VALUES UPDATE SET DELETE EXPLAIN DEFINE RELATION
 	SCHEMA PRIMARY KEY TABLE ROW FAMILY QUALIFIER VALUE COLUMN SECONDARY INDEX ON CONNECT
 	DISCONNECT TO JOIN STRING INT BIGINT FLOAT DOUBLE BOOL BYTES TIMESTAMP DESCRIBE SHOW
-	TABLES TIMING EXPAND PAGING TRACING SOURCE CAPTURE OFF HELP EXIT QUIT`)
+	TABLES TIMING EXPAND PAGING TRACING SOURCE CAPTURE OFF HELP EXIT QUIT BEGIN COMMIT ROLLBACK`)
 
 // session is one shell: its settings and where its output goes.
 type session struct {
@@ -100,11 +103,20 @@ func shell(ctx context.Context, url string, create bool, in io.Reader, out io.Wr
 			s.capture.Close()
 		}
 	}()
+	// Leaving rolls back a transaction left open, and says so.
+	defer func() {
+		if err := s.r.end(); err != nil {
+			fmt.Fprintln(out, "error: "+err.Error())
+		}
+	}()
 	var buf strings.Builder
 	for {
 		prompt := "kvschema> "
+		if s.r.sess != nil && s.r.sess.InTx() {
+			prompt = "kvschema*> "
+		}
 		if buf.Len() > 0 {
-			prompt = "      ... "
+			prompt = strings.Repeat(" ", len(prompt)-4) + "... "
 		}
 		line, err := next(prompt)
 		if errors.Is(err, liner.ErrPromptAborted) {

@@ -463,22 +463,38 @@ func group(muts []store.Mutation) []*rowGroup {
 	return out
 }
 
-// check validates muts before anything is written: known tables and
-// families, no hidden ones, nothing the inner store rejects — a write that
-// could not be finished would hold its rows for ever.
-func (s *Store) check(ctx context.Context, muts []store.Mutation) error {
+// CheckMutations reports the first mutation Apply would refuse without
+// asking the store (store.MutationChecker): one the inner store rejects, of
+// an unknown kind, or of the intent table. Apply checks tables and families
+// as well.
+func (s *Store) CheckMutations(muts []store.Mutation) error {
 	if mc, ok := s.inner.(store.MutationChecker); ok {
 		if err := mc.CheckMutations(muts); err != nil {
 			return err
 		}
 	}
 	for i, m := range muts {
-		fams, err := s.tableFamilies(ctx, m.Table)
-		if err != nil {
-			return fmt.Errorf("txnstore: mutation %d: %w", i, err)
+		if m.Table == IntentTable {
+			return fmt.Errorf("txnstore: mutation %d: table %s: %w", i, m.Table, store.ErrNoTable)
 		}
 		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
 			return fmt.Errorf("txnstore: mutation %d: unknown kind %v", i, m.Kind)
+		}
+	}
+	return nil
+}
+
+// check validates muts before anything is written: known tables and
+// families, no hidden ones, nothing the inner store rejects — a write that
+// could not be finished would hold its rows for ever.
+func (s *Store) check(ctx context.Context, muts []store.Mutation) error {
+	if err := s.CheckMutations(muts); err != nil {
+		return err
+	}
+	for i, m := range muts {
+		fams, err := s.tableFamilies(ctx, m.Table)
+		if err != nil {
+			return fmt.Errorf("txnstore: mutation %d: %w", i, err)
 		}
 		if m.Kind != store.DeleteRow && !slices.Contains(fams, m.Family) {
 			return fmt.Errorf("txnstore: mutation %d: table %s has no family %q", i, m.Table, m.Family)

@@ -1,0 +1,196 @@
+package overlaystore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/overlaystore"
+	"github.com/kvschema/kvschema/store/storetest"
+)
+
+// TestConformance runs the store suite on an overlay that never commits:
+// every row read comes from the pending writes alone.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(*testing.T) store.Store { return overlaystore.New(memstore.New()) })
+}
+
+// committing commits its overlay after every other Apply, so reads merge
+// rows of the base with pending writes over them.
+type committing struct {
+	*overlaystore.Store
+	n atomic.Int64
+}
+
+func (c *committing) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := c.Store.Apply(ctx, muts); err != nil {
+		return err
+	}
+	if c.n.Add(1)%2 == 0 {
+		return c.Commit(ctx)
+	}
+	return nil
+}
+
+func TestConformanceCommitting(t *testing.T) {
+	storetest.Run(t, func(*testing.T) store.Store { return &committing{Store: overlaystore.New(memstore.New())} })
+}
+
+func dump(t interface{ Fatal(...any) }, s store.Store, table string, rs store.RowSet, opts store.ReadOptions) string {
+	var b strings.Builder
+	err := s.ReadRows(context.Background(), table, rs, opts, func(r store.Row) bool {
+		fmt.Fprintf(&b, "%q:", r.Key)
+		for _, c := range r.Cells {
+			fmt.Fprintf(&b, " %s:%q=%q", c.Family, c.Qualifier, c.Value)
+		}
+		b.WriteString("\n")
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestCommitDiscard checks, over random mutations, commits and discards,
+// that the overlay reads as a store holding the writes applied since the
+// last discard, that the base holds exactly the committed ones, and that
+// ReadRow agrees with ReadRows.
+func TestCommitDiscard(t *testing.T) {
+	ctx := context.Background()
+	rapid.Check(t, func(rt *rapid.T) {
+		base, ref := memstore.New(), memstore.New()
+		for _, s := range []store.Store{base, ref} {
+			if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f", "g"}}); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		ov := overlaystore.New(base)
+		committed, err := ref.Snapshot(ctx) // ref as of the last commit or discard
+		if err != nil {
+			rt.Fatal(err)
+		}
+		key := rapid.SliceOfN(rapid.SampledFrom([]byte{0x00, 'a', 'b', 0xff}), 1, 2)
+		steps := rapid.IntRange(1, 40).Draw(rt, "steps")
+		for range steps {
+			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
+			case op < 7:
+				var muts []store.Mutation
+				for range rapid.IntRange(1, 3).Draw(rt, "muts") {
+					m := store.Mutation{
+						Kind:  rapid.SampledFrom([]store.MutationKind{store.SetCell, store.SetCell, store.DeleteCell, store.DeleteRow}).Draw(rt, "kind"),
+						Table: "t",
+						Row:   key.Draw(rt, "row"),
+					}
+					if m.Kind != store.DeleteRow {
+						m.Family = rapid.SampledFrom([]string{"f", "g"}).Draw(rt, "family")
+						m.Qualifier = []byte(rapid.SampledFrom([]string{"", "q", "r"}).Draw(rt, "qualifier"))
+					}
+					if m.Kind == store.SetCell {
+						m.Value = []byte(rapid.StringN(0, 2, 2).Draw(rt, "value"))
+					}
+					muts = append(muts, m)
+				}
+				if err := ov.Apply(ctx, muts); err != nil {
+					rt.Fatal(err)
+				}
+				if err := ref.Apply(ctx, muts); err != nil {
+					rt.Fatal(err)
+				}
+			case op < 8:
+				if err := ov.Commit(ctx); err != nil {
+					rt.Fatal(err)
+				}
+				if ov.Pending() != 0 {
+					rt.Fatalf("%d mutations pending after Commit", ov.Pending())
+				}
+				committed.Release()
+				if committed, err = ref.Snapshot(ctx); err != nil {
+					rt.Fatal(err)
+				}
+			default:
+				ov.Discard()
+				if err := committed.Restore(ctx); err != nil {
+					rt.Fatal(err)
+				}
+			}
+			if got, want := dump(rt, ov, "t", store.All(), store.ReadOptions{}), dump(rt, ref, "t", store.All(), store.ReadOptions{}); got != want {
+				rt.Fatalf("overlay reads\n%s\nwant\n%s", got, want)
+			}
+			rs := store.RowSet{Ranges: []store.Range{{Start: key.Draw(rt, "start"), End: key.Draw(rt, "end")}}, Keys: [][]byte{key.Draw(rt, "key")}}
+			opts := store.ReadOptions{Limit: rapid.IntRange(0, 3).Draw(rt, "limit"), Reverse: rapid.Bool().Draw(rt, "reverse")}
+			if got, want := dump(rt, ov, "t", rs, opts), dump(rt, ref, "t", rs, opts); got != want {
+				rt.Fatalf("overlay reads %v %+v as\n%s\nwant\n%s", rs, opts, got, want)
+			}
+			k := key.Draw(rt, "point")
+			got, gotOK, err := ov.ReadRow(ctx, "t", k)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			want, wantOK, _ := ref.ReadRow(ctx, "t", k)
+			if gotOK != wantOK || fmt.Sprint(got) != fmt.Sprint(want) {
+				rt.Fatalf("ReadRow(%q) = %v %v, want %v %v", k, got, gotOK, want, wantOK)
+			}
+		}
+		// The base holds what was committed, nothing pending.
+		ov.Discard()
+		if err := committed.Restore(ctx); err != nil {
+			rt.Fatal(err)
+		}
+		if got, want := dump(rt, base, "t", store.All(), store.ReadOptions{}), dump(rt, ref, "t", store.All(), store.ReadOptions{}); got != want {
+			rt.Fatalf("base holds\n%s\nwant the committed writes\n%s", got, want)
+		}
+		committed.Release()
+	})
+}
+
+// failing fails every Apply.
+type failing struct{ store.Store }
+
+var errDown = errors.New("down")
+
+func (failing) Apply(context.Context, []store.Mutation) error { return errDown }
+
+// TestCommitFails checks that a failed commit keeps the pending writes, so
+// the transaction can be retried or discarded, and that a closed overlay
+// leaves its base open and unwritten.
+func TestCommitFails(t *testing.T) {
+	ctx := context.Background()
+	base := memstore.New()
+	if err := base.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	ov := overlaystore.New(failing{base})
+	m := store.Mutation{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: "f", Value: []byte("1")}
+	if err := ov.Apply(ctx, []store.Mutation{m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ov.Commit(ctx); !errors.Is(err, errDown) {
+		t.Fatalf("Commit = %v, want %v", err, errDown)
+	}
+	if ov.Pending() != 1 {
+		t.Fatalf("%d pending after a failed commit, want 1", ov.Pending())
+	}
+	if _, ok, _ := ov.ReadRow(ctx, "t", []byte("a")); !ok {
+		t.Fatal("the pending write is not read after a failed commit")
+	}
+	if err := ov.Apply(ctx, []store.Mutation{m, {Kind: store.SetCell, Table: "nope", Row: []byte("a"), Family: "f"}}); !errors.Is(err, store.ErrNoTable) {
+		t.Fatalf("Apply to a missing table = %v, want ErrNoTable", err)
+	}
+	if ov.Pending() != 1 {
+		t.Fatalf("a refused Apply left %d pending, want 1", ov.Pending())
+	}
+	if err := ov.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := base.ReadRow(ctx, "t", []byte("a")); ok || err != nil {
+		t.Fatalf("base after Close: ok=%v err=%v, want an open store without the row", ok, err)
+	}
+}

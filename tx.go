@@ -1,0 +1,149 @@
+package kvschema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/store/overlaystore"
+)
+
+// Tx is a write transaction: several statements that take effect together
+// or not at all.
+//
+//   - Its statements read the store as the DB's writers left it at Begin,
+//     plus the transaction's own writes; nobody else sees those writes
+//     before Commit, which applies all of them in one atomic batch (so a
+//     reader sees the whole transaction or none of it). A failed Commit
+//     writes nothing and ends the transaction, as Rollback does.
+//   - Write transactions are serialized with the DB's other writers:
+//     Begin waits until no write of this DB is running and then holds
+//     every write lock until Commit or Rollback, so writes outside the
+//     transaction (and other transactions' Begin) wait for it to end —
+//     the isolation of SQLite's exclusive transactions. A goroutine that
+//     writes through the DB while its own transaction is open waits for
+//     itself. Readers never wait.
+//   - The writes wait in memory (package overlaystore) until Commit.
+//   - Definitions (DEFINE …), Deploy, Load, Repair, Snapshot and Begin
+//     are refused inside it (ErrInTx): definitions are not transactional.
+//
+// It needs a store whose batches are atomic (Pebble, mem:; and Bigtable
+// through txnstore's multi-row writes); elsewhere Begin fails with an
+// error wrapping errors.ErrUnsupported. A Tx is for one goroutine at a
+// time.
+type Tx struct {
+	db     *DB // the transaction's own: statements run here
+	parent *DB
+	ov     *overlaystore.Store
+	held   exec.Held
+
+	mu   sync.Mutex
+	done bool
+}
+
+// ErrInTx is the error of an operation a transaction does not take:
+// definitions, Deploy, Load, Repair, Snapshot and Begin.
+var ErrInTx = errors.New("kvschema: not inside a transaction: definitions, deploying, loading, repairing, snapshots and nested transactions run outside one")
+
+// ErrTxDone is the error of a statement, Commit or Rollback on a
+// transaction that has ended.
+var ErrTxDone = errors.New("kvschema: the transaction has already been committed or rolled back")
+
+// Begin starts a write transaction (see Tx).
+func (db *DB) Begin(ctx context.Context) (*Tx, error) {
+	switch {
+	case db.tx != nil:
+		return nil, fmt.Errorf("Begin: %w", ErrInTx)
+	case db.readOnly:
+		return nil, fmt.Errorf("Begin: %w", ErrReadOnly)
+	case !db.raw.Capabilities().AtomicBatch:
+		return nil, fmt.Errorf("kvschema: this store does not apply a batch atomically (%T), so a transaction could not commit all or nothing; each statement is atomic on its own: %w", db.raw, errors.ErrUnsupported)
+	}
+	// As a writer does: no definition may change the catalog under the
+	// transaction, and no other writer of this DB runs while it is open.
+	db.defining.RLock()
+	held := db.exec.Locks.All()
+	release := func() {
+		db.exec.Locks.Unlock(held)
+		db.defining.RUnlock()
+	}
+	ov := overlaystore.New(db.raw)
+	txdb, err := New(ctx, ov, db.opts)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	txdb.owns = true
+	tx := &Tx{db: txdb, parent: db, ov: ov, held: held}
+	txdb.tx = tx
+	return tx, nil
+}
+
+// DB is the DB the transaction's statements run on (for the statements of
+// a database/sql connection or a shell session in a transaction). It ends
+// with the transaction; see Tx for what it refuses.
+func (tx *Tx) DB() *DB { return tx.db }
+
+// Exec runs one statement in the transaction (see DB.Exec).
+func (tx *Tx) Exec(ctx context.Context, src string, args ...any) (Result, error) {
+	return tx.db.Exec(ctx, src, args...)
+}
+
+// Query runs one SELECT in the transaction (see DB.Query): it sees the
+// transaction's own writes.
+func (tx *Tx) Query(ctx context.Context, src string, args ...any) (*Rows, error) {
+	return tx.db.Query(ctx, src, args...)
+}
+
+// Prepare prepares a statement that runs in the transaction (see
+// DB.Prepare).
+func (tx *Tx) Prepare(src string) (*Stmt, error) { return tx.db.Prepare(src) }
+
+// Pending is the number of store mutations Commit would apply.
+func (tx *Tx) Pending() int { return tx.ov.Pending() }
+
+// Commit applies the transaction's writes in one atomic batch and ends it.
+// If the batch fails, nothing is written and the transaction ends all the
+// same.
+func (tx *Tx) Commit(ctx context.Context) error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.done {
+		return ErrTxDone
+	}
+	err := tx.ov.Commit(ctx)
+	tx.end()
+	if err != nil {
+		return fmt.Errorf("kvschema: commit failed, nothing of the transaction was written: %w", err)
+	}
+	return nil
+}
+
+// Rollback drops the transaction's writes and ends it.
+func (tx *Tx) Rollback() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.done {
+		return ErrTxDone
+	}
+	tx.end()
+	return nil
+}
+
+// end closes the transaction's DB (dropping what is pending) and lets the
+// DB's writers go on.
+func (tx *Tx) end() {
+	tx.done = true
+	tx.db.Close()
+	tx.parent.exec.Locks.Unlock(tx.held)
+	tx.parent.defining.RUnlock()
+}
+
+// ended reports whether the transaction has ended.
+func (tx *Tx) ended() bool {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.done
+}
