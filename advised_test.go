@@ -524,3 +524,41 @@ func TestSnapshotUnsupported(t *testing.T) {
 		t.Errorf("Snapshot: %v, want errors.ErrUnsupported", err)
 	}
 }
+
+// TestAdvisedOrIn: a query whose WHERE has OR or IN runs on the advised
+// schema as a union of plans, each path instance once, sorted and limited
+// over the union; NOT IN is a filter.
+func TestAdvisedOrIn(t *testing.T) {
+	ctx := context.Background()
+	db := advisedDB(t)
+	ids := func(q string, args ...any) string {
+		t.Helper()
+		rows, err := db.Query(ctx, q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return fmt.Sprint(rows.All())
+	}
+	const q = "SELECT users.id FROM users WHERE users.id IN (?, ?, ?) ORDER BY users.id DESC"
+	if got := ids(q, 3, 1, 3); got != "[[3] [1]]" {
+		t.Errorf("%s: %s", q, got)
+	}
+	st, err := db.Prepare("SELECT users.id FROM users WHERE users.id = ? OR users.id = ? OR users.id = 7 ORDER BY users.id LIMIT 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Query(ctx, 9, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(rows.All()); got != "[[2] [7]]" {
+		t.Errorf("OR with LIMIT: %s", got)
+	}
+	if got := ids("SELECT users.id FROM users WHERE users.id IN (1, 2) AND users.id NOT IN (2, 5)"); got != "[[1]]" {
+		t.Errorf("IN and NOT IN: %s", got)
+	}
+	plan, err := db.Explain(ctx, q, 3, 1, 3)
+	if err != nil || !strings.Contains(plan, "CLIENT UNION OF 3 PLANS, DISTINCT ON THE KEYS OF [users]") || !strings.Contains(plan, "CLIENT MERGE SORT BY [users.id DESC]") {
+		t.Errorf("EXPLAIN: %v\n%s", err, plan)
+	}
+}

@@ -127,9 +127,12 @@ type Stmt struct {
 	Text string
 	// Resolved and Plan: a query and its plan.
 	Resolved *catalog.Query
-	Plan     *plan.Query
-	prog     *program
-	Write    *catalog.Write
+	// A union (WHERE with OR or IN) has several branches; Resolved and
+	// Plan are its first.
+	Plan  *plan.Query
+	prog  *program
+	union []*branch
+	Write *catalog.Write
 	// Upkeeps lists, for a write, how it keeps each index it changes.
 	Upkeeps []*plan.Upkeep
 	ups     []*upkeepProg
@@ -165,6 +168,23 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 		st = ex.Stmt
 	}
 	if sel, ok := st.(*lang.Select); ok {
+		sels, err := disjuncts(sel)
+		if err != nil {
+			return nil, err
+		}
+		if len(sels) == 1 {
+			sel = sels[0] // a conjunction once rewritten
+		}
+		if len(sels) > 1 {
+			if err := e.prepareUnion(s, sels); err != nil {
+				return nil, err
+			}
+			for _, r := range s.Resolved.Select {
+				s.columns = append(s.columns, s.Resolved.Graph.DescribeRef(r))
+				s.types = append(s.types, r.Field.Type)
+			}
+			return s, nil
+		}
 		q, err := e.m.ResolveSelect(sel)
 		if err != nil {
 			return nil, err
@@ -225,11 +245,14 @@ func (r *Result) Values() [][]types.Value {
 
 // Query runs a prepared query.
 func (s *Stmt) Query(ctx context.Context, args ...types.Value) (*Result, error) {
-	if s.prog == nil {
+	if s.prog == nil && s.union == nil {
 		return nil, errors.New("not a query: use Exec")
 	}
 	if err := s.checkArgs(args); err != nil {
 		return nil, err
+	}
+	if s.union != nil {
+		return s.queryUnion(ctx, args)
 	}
 	r := s.prog.getRun()
 	defer s.prog.putRun(r) // after the result is copied out
@@ -264,6 +287,9 @@ func (s *Stmt) checkArgs(args []types.Value) error {
 // the store tables and keys it reads; for a write, each upkeep and the plans
 // of its support queries.
 func (s *Stmt) Explain() string {
+	if s.union != nil {
+		return s.explainUnion()
+	}
 	if s.prog != nil {
 		return fmt.Sprintf("%s\ncost %.6g\n%s", s.Text, s.Plan.Cost, s.prog.explain())
 	}

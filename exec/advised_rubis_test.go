@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,23 +50,32 @@ func insertAll(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Or
 // checkQuery compares one query's answer with the oracle's.
 func checkQuery(t testing.TB, ctx context.Context, st *exec.Stmt, or *oracle.Oracle, args []types.Value) int {
 	t.Helper()
+	return checkQueryOr(t, ctx, st, or, [][]types.Value{args})
+}
+
+// checkQueryOr compares the answer of a query whose WHERE is an OR of the
+// WHERE of st.Resolved with each argument list of argsets (st takes their
+// concatenation) with the oracle's.
+func checkQueryOr(t testing.TB, ctx context.Context, st *exec.Stmt, or *oracle.Oracle, argsets [][]types.Value) int {
+	t.Helper()
+	args := slices.Concat(argsets...)
 	got, err := st.Query(ctx, args...)
 	if err != nil {
 		t.Fatalf("%s %v: %v", st.Text, args, err)
 	}
-	want, err := or.Query(st.Resolved, args)
+	want, err := or.QueryOr(st.Resolved, argsets)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := st.Resolved
 	switch {
 	case q.Limit > 0 && len(q.OrderBy) > 0:
-		checkTopK(t, st, or, args, got.Values())
+		checkTopK(t, st, or, argsets, got.Values())
 	case q.Limit > 0 && len(q.OrderBy) == 0:
 		// Any Limit rows of the answer will do.
 		full := *q
 		full.Limit = 0
-		all, err := or.Query(&full, args)
+		all, err := or.QueryOr(&full, argsets)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,13 +262,14 @@ func checkVerify(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.
 // checkTopK checks an ORDER BY … LIMIT k answer whose order has ties: the
 // rows before the k-th row's tie group must all be there, the rest must
 // come from that group, in order.
-func checkTopK(t testing.TB, st *exec.Stmt, or *oracle.Oracle, args []types.Value, got [][]types.Value) {
+func checkTopK(t testing.TB, st *exec.Stmt, or *oracle.Oracle, argsets [][]types.Value, got [][]types.Value) {
 	t.Helper()
+	args := slices.Concat(argsets...)
 	q := st.Resolved
 	full := *q
 	full.Limit = 0
 	full.Select = append(append([]catalog.FieldRef(nil), q.Select...), orderRefs(q)...)
-	all, err := or.Query(&full, args)
+	all, err := or.QueryOr(&full, argsets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,8 +324,98 @@ func runQueries(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.O
 				nonEmpty++
 			}
 		}
+		checkUnions(t, ctx, en, or, s.AST.(*lang.Select), st, d, r)
 	}
 	return nonEmpty
+}
+
+// checkUnions runs two variants of a query whose WHERE has an OR: the
+// WHERE OR itself (with other arguments), and an equality on a parameter
+// turned into an IN list of two; the oracle answers each as one SQL OR.
+func checkUnions(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Oracle, sel *lang.Select, st *exec.Stmt, d *gen.Data, r *rand.Rand) {
+	t.Helper()
+	if sel.Where == nil {
+		return
+	}
+	n := lang.CountParams(sel)
+	twice := *sel
+	twice.Where = &lang.Binary{Op: lang.OpOr, L: sel.Where, R: renumber(sel.Where, n)}
+	ust, err := en.PrepareAST(&twice)
+	if err != nil {
+		t.Fatalf("%s: %v", lang.Print(&twice), err)
+	}
+	a1, a2 := st.Resolved.SampleArgs(r, d.Rows), st.Resolved.SampleArgs(r, d.Rows)
+	checkQueryOr(t, ctx, ust, or, [][]types.Value{a1, a2})
+	checkQueryOr(t, ctx, ust, or, [][]types.Value{a1, a1})
+
+	// The first equality on a parameter becomes IN (?, ?), the new
+	// parameter last.
+	var k int
+	in := *sel
+	in.Where = replaceFirst(sel.Where, func(e lang.Expr) lang.Expr {
+		b, ok := e.(*lang.Binary)
+		if !ok || b.Op != lang.OpEq {
+			return nil
+		}
+		p, ok := b.R.(*lang.Param)
+		if !ok {
+			return nil
+		}
+		k = p.Index
+		return &lang.In{At: b.At, X: b.L, List: []lang.Expr{p, &lang.Param{At: p.At, Index: n}}}
+	})
+	if in.Where == nil {
+		return
+	}
+	ist, err := en.PrepareAST(&in)
+	if err != nil {
+		t.Fatalf("%s: %v", lang.Print(&in), err)
+	}
+	other := slices.Clone(a1)
+	other[k] = a2[k]
+	args := append(slices.Clone(a1), a2[k])
+	got, err := ist.Query(ctx, args...)
+	if err != nil {
+		t.Fatalf("%s %v: %v", ist.Text, args, err)
+	}
+	full := *st.Resolved
+	full.Limit = 0
+	all, err := or.QueryOr(&full, [][]types.Value{a1, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := oracle.Canon(all)
+	if g := oracle.Canon(got.Values()); st.Resolved.Limit > 0 && !subset(g, want) || st.Resolved.Limit == 0 && fmt.Sprint(g) != fmt.Sprint(want) {
+		t.Fatalf("%s %v:\n got %v\nwant %v\nplan:\n%s", ist.Text, args, g, want, ist.Explain())
+	}
+}
+
+// renumber copies e with each parameter's index moved by by.
+func renumber(e lang.Expr, by int) lang.Expr {
+	switch x := e.(type) {
+	case *lang.Param:
+		return &lang.Param{At: x.At, Index: x.Index + by}
+	case *lang.Binary:
+		return &lang.Binary{At: x.At, Op: x.Op, L: renumber(x.L, by), R: renumber(x.R, by)}
+	case *lang.Not:
+		return &lang.Not{At: x.At, X: renumber(x.X, by)}
+	}
+	return e
+}
+
+// replaceFirst returns e with its first top-level conjunct for which repl
+// returns non-nil replaced, or nil if there is none.
+func replaceFirst(e lang.Expr, repl func(lang.Expr) lang.Expr) lang.Expr {
+	if b, ok := e.(*lang.Binary); ok && b.Op == lang.OpAnd {
+		if l := replaceFirst(b.L, repl); l != nil {
+			return &lang.Binary{At: b.At, Op: b.Op, L: l, R: b.R}
+		}
+		if r := replaceFirst(b.R, repl); r != nil {
+			return &lang.Binary{At: b.At, Op: b.Op, L: b.L, R: r}
+		}
+		return nil
+	}
+	return repl(e)
 }
 
 // runWrites runs every write of w times times with random arguments on the

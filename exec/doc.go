@@ -75,12 +75,16 @@
 //
 // A plan's first lookup is bound from the statement's parameters. Every
 // later lookup is one store round trip carrying the keys of all the rows the
-// previous steps produced (never one round trip per row); its rows are joined
-// to those rows on the shared entity keys. Client-side filters run after the
-// step that fetched their attributes, then the sort, the limit and the
-// projection. Lookups read the cells the store lends (store.ReadCells) and
-// decode them into unboxed tuples (types.Datum, layout.CellDecoder); keys
-// are encoded from those tuples directly, and results are Datums.
+// previous steps produced (never one round trip per row); its rows are
+// joined to those rows on the shared entity keys. Client-side filters run
+// after the step that fetched their attributes, then the sort, the limit and
+// the projection. A query whose WHERE has OR or IN runs as a union
+// (advised_union.go): one plan per conjunct of its disjunctive normal form,
+// each path instance (the keys of every node of the path) kept once, then
+// sorted and limited. Lookups read the cells the store lends
+// (store.ReadCells) and decode them into unboxed tuples (types.Datum,
+// layout.CellDecoder); keys are encoded from those tuples directly, and
+// results are Datums.
 //
 // Write semantics.
 //

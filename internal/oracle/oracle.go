@@ -140,6 +140,13 @@ var sqlOps = map[catalog.Op]string{catalog.Eq: "=", catalog.Ne: "!=", catalog.Lt
 
 // Query answers a resolved query; rows hold the selected fields.
 func (o *Oracle) Query(qr *catalog.Query, args []types.Value) ([][]types.Value, error) {
+	return o.QueryOr(qr, [][]types.Value{args})
+}
+
+// QueryOr answers the query whose WHERE is an OR of qr's predicates, once
+// for each argument list of argsets: SQL's answer to one SELECT with that
+// OR, each row of the join at most once.
+func (o *Oracle) QueryOr(qr *catalog.Query, argsets [][]types.Value) ([][]types.Value, error) {
 	g := qr.Graph
 	alias := func(n int) string { return fmt.Sprintf("n%d", n) }
 	from := q(g.Nodes[0].Entity.Name) + " AS n0"
@@ -154,18 +161,24 @@ func (o *Oracle) Query(qr *catalog.Query, args []types.Value) ([][]types.Value, 
 		from += " JOIN " + q(nd.Entity.Name) + " AS " + alias(i) + " ON " + on
 	}
 	col := func(r catalog.FieldRef) string { return alias(r.Node) + "." + q(r.Field.Name) }
-	var sel, where, order []string
+	var sel, alts, order []string
 	for _, r := range qr.Select {
 		sel = append(sel, col(r))
 	}
 	var sqlArgs []any
-	for _, p := range qr.Preds {
-		v, err := value(p.Value, args, p.Ref.Field.Type)
-		if err != nil {
-			return nil, err
+	for _, args := range argsets {
+		var where []string
+		for _, p := range qr.Preds {
+			v, err := value(p.Value, args, p.Ref.Field.Type)
+			if err != nil {
+				return nil, err
+			}
+			where = append(where, col(p.Ref)+" "+sqlOps[p.Op]+" ?")
+			sqlArgs = append(sqlArgs, v)
 		}
-		where = append(where, col(p.Ref)+" "+sqlOps[p.Op]+" ?")
-		sqlArgs = append(sqlArgs, v)
+		if len(where) > 0 {
+			alts = append(alts, "("+strings.Join(where, " AND ")+")")
+		}
 	}
 	for _, ob := range qr.OrderBy {
 		d := ""
@@ -175,8 +188,8 @@ func (o *Oracle) Query(qr *catalog.Query, args []types.Value) ([][]types.Value, 
 		order = append(order, col(ob.Ref)+d)
 	}
 	text := "SELECT " + strings.Join(sel, ", ") + " FROM " + from
-	if len(where) > 0 {
-		text += " WHERE " + strings.Join(where, " AND ")
+	if len(alts) > 0 {
+		text += " WHERE " + strings.Join(alts, " OR ")
 	}
 	if len(order) > 0 {
 		text += " ORDER BY " + strings.Join(order, ", ")

@@ -1,0 +1,279 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/types"
+)
+
+// A query whose WHERE has OR or IN runs as a union: its WHERE in
+// disjunctive normal form (plan.DNF, with IN lists turned into ORs of
+// equalities first, so that NOT IN becomes a conjunction of !=), each
+// conjunct planned as a query of its own along the same path, their
+// answers merged with the path instances that satisfy several conjuncts
+// kept once (SQL's semantics for one SELECT with an OR), then sorted and
+// limited. Each branch is planned by the planner the advisor costs; the
+// union's cost is theirs summed.
+
+// branch is one conjunct of a union query.
+type branch struct {
+	q    *catalog.Query
+	plan *plan.Query
+	prog *program
+}
+
+// maxBranches bounds a union: past it the WHERE is refused rather than
+// run as that many queries.
+const maxBranches = 64
+
+// disjuncts returns sel as the SELECTs of the conjuncts of its WHERE in
+// disjunctive normal form: one when the WHERE is a conjunction once IN
+// lists and NOTs are rewritten, several for a union, none when the WHERE
+// is a plain conjunction of comparisons already (sel runs as it is).
+func disjuncts(sel *lang.Select) ([]*lang.Select, error) {
+	if sel.Where == nil || !needsRewrite(sel.Where) {
+		return nil, nil
+	}
+	cs, ok := plan.DNF(expandIn(sel.Where))
+	if !ok || len(cs) > maxBranches {
+		return nil, &lang.Error{Pos: sel.Where.Pos(), Msg: fmt.Sprintf("the WHERE has more than %d alternatives (ORs and IN list values, multiplied out): run it as several queries", maxBranches)}
+	}
+	var out []*lang.Select
+	seen := map[string]bool{}
+	for _, c := range cs {
+		b := *sel
+		b.Where = nil
+		for _, atom := range c {
+			if b.Where == nil {
+				b.Where = atom
+			} else {
+				b.Where = &lang.Binary{At: atom.Pos(), Op: lang.OpAnd, L: b.Where, R: atom}
+			}
+		}
+		// Parameters print as ?: equal texts are equal conjuncts only
+		// when they have none.
+		if text := lang.PrintExpr(b.Where); lang.CountParams(&b) == 0 {
+			if seen[text] {
+				continue // id = 1 OR id = 1
+			}
+			seen[text] = true
+		}
+		out = append(out, &b)
+	}
+	return out, nil
+}
+
+// needsRewrite reports whether e is more than a conjunction of
+// comparisons: it has an OR, a NOT or an IN list.
+func needsRewrite(e lang.Expr) bool {
+	switch x := e.(type) {
+	case *lang.Not, *lang.In:
+		return true
+	case *lang.Binary:
+		switch x.Op {
+		case lang.OpOr:
+			return true
+		case lang.OpAnd:
+			return needsRewrite(x.L) || needsRewrite(x.R)
+		}
+	case *lang.Between:
+		return x.Not
+	}
+	return false
+}
+
+// expandIn rewrites each IN list as an OR of equalities (NOT IN as NOT of
+// that), keeping every other node.
+func expandIn(e lang.Expr) lang.Expr {
+	switch x := e.(type) {
+	case *lang.Not:
+		return &lang.Not{At: x.At, X: expandIn(x.X)}
+	case *lang.Binary:
+		if x.Op == lang.OpAnd || x.Op == lang.OpOr {
+			return &lang.Binary{At: x.At, Op: x.Op, L: expandIn(x.L), R: expandIn(x.R)}
+		}
+	case *lang.In:
+		if len(x.List) == 0 {
+			return e
+		}
+		var or lang.Expr
+		for _, v := range x.List {
+			eq := &lang.Binary{At: v.Pos(), Op: lang.OpEq, L: x.X, R: v}
+			if or == nil {
+				or = eq
+			} else {
+				or = &lang.Binary{At: x.At, Op: lang.OpOr, L: or, R: eq}
+			}
+		}
+		if x.Not {
+			return &lang.Not{At: x.At, X: or}
+		}
+		return or
+	}
+	return e
+}
+
+// prepareUnion plans each branch of a union query.
+func (e *Engine) prepareUnion(s *Stmt, sels []*lang.Select) error {
+	for i, sel := range sels {
+		q, err := e.m.ResolveSelect(sel)
+		if err != nil {
+			return err
+		}
+		if i > 0 && !sameShape(q, s.union[0].q) {
+			return fmt.Errorf("%s: the alternatives of the WHERE resolve to different paths", s.Text)
+		}
+		pl, err := e.planner.Query(q)
+		if err != nil {
+			return fmt.Errorf("%s (alternative %d, WHERE %s): %w", s.Text, i+1, lang.PrintExpr(sel.Where), err)
+		}
+		prog, err := e.compile(pl)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Text, err)
+		}
+		s.union = append(s.union, &branch{q: q, plan: pl, prog: prog})
+	}
+	b := s.union[0]
+	s.Resolved, s.Plan = b.q, b.plan
+	return nil
+}
+
+// sameShape reports whether two branches select the same fields along the
+// same path (they differ only in their predicates).
+func sameShape(a, b *catalog.Query) bool {
+	if len(a.Graph.Nodes) != len(b.Graph.Nodes) || len(a.Select) != len(b.Select) || len(a.OrderBy) != len(b.OrderBy) || a.Limit != b.Limit {
+		return false
+	}
+	for i := range a.Graph.Nodes {
+		if a.Graph.Nodes[i].Entity != b.Graph.Nodes[i].Entity {
+			return false
+		}
+	}
+	for i := range a.Select {
+		if a.Select[i] != b.Select[i] {
+			return false
+		}
+	}
+	for i := range a.OrderBy {
+		if a.OrderBy[i] != b.OrderBy[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// queryUnion runs every branch and merges their answers: each path
+// instance (the keys of every node of the path) once, sorted, limited.
+func (s *Stmt) queryUnion(ctx context.Context, args []types.Value) (*Result, error) {
+	q := s.Resolved
+	nsel, nord := len(q.Select), len(q.OrderBy)
+	seen := map[string]bool{}
+	var rows [][]types.Datum // each: the selected values, then the ORDER BY values
+	var id []byte
+	for _, b := range s.union {
+		err := func() error {
+			r := b.prog.getRun()
+			defer b.prog.putRun(r) // after the rows are copied out
+			if _, err := bindPreds(r.vals, b.q, args); err != nil {
+				return err
+			}
+			ts, err := b.prog.run(ctx, s.e.st, r)
+			if err != nil {
+				return err
+			}
+			for _, t := range ts {
+				id = id[:0]
+				for n, nd := range q.Graph.Nodes {
+					// Slot n holds node n's key (see compile).
+					if id, err = keyenc.AppendOrdered(id, nd.Entity.ID().Type, t[n].Value(), true); err != nil {
+						return err
+					}
+				}
+				if seen[string(id)] {
+					continue
+				}
+				seen[string(id)] = true
+				row := make([]types.Datum, 0, nsel+nord)
+				for _, k := range b.prog.sel {
+					row = append(row, t[k])
+				}
+				for _, k := range b.prog.order {
+					row = append(row, t[k])
+				}
+				rows = append(rows, row)
+			}
+			return nil
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Text, err)
+		}
+	}
+	if nord > 0 {
+		sort.SliceStable(rows, func(i, j int) bool {
+			for k, o := range q.OrderBy {
+				c := types.CompareDatums(rows[i][nsel+k], rows[j][nsel+k])
+				if o.Desc {
+					c = -c
+				}
+				if c != 0 {
+					return c < 0
+				}
+			}
+			return false
+		})
+	}
+	if q.Limit > 0 && int64(len(rows)) > q.Limit {
+		rows = rows[:q.Limit]
+	}
+	for i := range rows {
+		rows[i] = rows[i][:nsel:nsel]
+	}
+	return &Result{Columns: s.columns, Types: s.types, Rows: rows}, nil
+}
+
+// explainUnion describes a union: how its answers merge, then each
+// branch's plan.
+func (s *Stmt) explainUnion() string {
+	var b strings.Builder
+	total := 0.0
+	for _, br := range s.union {
+		total += br.plan.Cost
+	}
+	fmt.Fprintf(&b, "%s\ncost %.6g\n", s.Text, total)
+	g := s.Resolved.Graph
+	var nodes []string
+	for n := range g.Nodes {
+		nodes = append(nodes, g.Describe(n))
+	}
+	fmt.Fprintf(&b, "CLIENT UNION OF %d PLANS, DISTINCT ON THE KEYS OF [%s]\n", len(s.union), strings.Join(nodes, ", "))
+	for i, br := range s.union {
+		fmt.Fprintf(&b, "PLAN %d (cost %.6g):\n", i+1, br.plan.Cost)
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(br.prog.explain(), "\n"), "\n") {
+			b.WriteString("    " + line)
+		}
+		b.WriteString("\n")
+	}
+	q := s.Resolved
+	if len(q.OrderBy) > 0 {
+		var keys []string
+		for _, o := range q.OrderBy {
+			k := g.DescribeRef(o.Ref)
+			if o.Desc {
+				k += " DESC"
+			}
+			keys = append(keys, k)
+		}
+		fmt.Fprintf(&b, "CLIENT MERGE SORT BY [%s]\n", strings.Join(keys, ", "))
+	}
+	if q.Limit > 0 {
+		fmt.Fprintf(&b, "CLIENT %d ROW LIMIT\n", q.Limit)
+	}
+	return b.String()
+}
