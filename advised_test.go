@@ -527,7 +527,8 @@ func TestSnapshotUnsupported(t *testing.T) {
 
 // TestAdvisedOrIn: a query whose WHERE has OR or IN runs on the advised
 // schema as a union of plans, each path instance once, sorted and limited
-// over the union; NOT IN is a filter.
+// over the union; NOT IN is a filter; a query no key lookup answers is a
+// full scan.
 func TestAdvisedOrIn(t *testing.T) {
 	ctx := context.Background()
 	db := advisedDB(t)
@@ -556,6 +557,13 @@ func TestAdvisedOrIn(t *testing.T) {
 	}
 	if got := ids("SELECT users.id FROM users WHERE users.id IN (1, 2) AND users.id NOT IN (2, 5)"); got != "[[1]]" {
 		t.Errorf("IN and NOT IN: %s", got)
+	}
+	// No equality binds a partition key: a full scan, filtered.
+	if got := ids("SELECT users.id FROM users WHERE users.id > ? AND users.id <= 3 ORDER BY users.id DESC", 1); got != "[[3] [2]]" {
+		t.Errorf("a range alone: %s", got)
+	}
+	if scan, err := db.Explain(ctx, "SELECT users.id FROM users WHERE users.id > 1"); err != nil || !strings.Contains(scan, "FULL SCAN OVER") || !strings.Contains(scan, "CLIENT FILTER BY users.id > 1") {
+		t.Errorf("EXPLAIN of a scan: %v\n%s", err, scan)
 	}
 	plan, err := db.Explain(ctx, q, 3, 1, 3)
 	if err != nil || !strings.Contains(plan, "CLIENT UNION OF 3 PLANS, DISTINCT ON THE KEYS OF [users]") || !strings.Contains(plan, "CLIENT MERGE SORT BY [users.id DESC]") {

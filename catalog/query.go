@@ -334,9 +334,6 @@ func (m *Model) ResolveSelect(s *lang.Select) (*Query, error) {
 		}
 		q.Limit = lit.Value.(int64)
 	}
-	if !q.hasEquality() {
-		return nil, errAt(s.At, "the query needs an equality predicate: every plan starts with a key lookup (add e.g. a constant attribute, as RUBiS does with dummy = 1)")
-	}
 	return q, nil
 }
 
@@ -386,7 +383,9 @@ func (q *Query) SampleArgs(r *rand.Rand, rows map[*Entity][][]types.Value) []typ
 	return args
 }
 
-func (q *Query) hasEquality() bool {
+// HasEquality reports whether a predicate of q is an equality: a plan of
+// the advisor starts with a key lookup, which needs one.
+func (q *Query) HasEquality() bool {
 	for _, p := range q.Preds {
 		if p.Op == Eq {
 			return true

@@ -189,4 +189,8 @@ const (
 	SIAlone             // an SI lookup that answers the query by itself
 	SIFirst             // an SI lookup feeding its base CF
 	AfterSI             // the base-CF lookup after an SI lookup
+	// Scan is a first step reading a whole column family, every partition:
+	// nothing binds its partition key. The runtime falls back on it for a
+	// query no keyed plan answers; the advisor never plans one.
+	Scan
 )

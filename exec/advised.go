@@ -83,6 +83,7 @@ func (c *stmtCache) put(text string, s *Stmt) {
 func New(st store.Store, m *catalog.Model, s *catalog.Schema, prof cost.Profile) *Engine {
 	e := &Engine{st: st, m: m, schema: s, prof: prof, planner: planner.New(s, prof),
 		tables: map[*catalog.Index]*table{}, byName: map[string]*table{}, locks: new(Locks)}
+	e.planner.Scans = true // a query no key lookup starts answers by a full scan
 	for _, x := range s.Indexes {
 		t, err := newTable(x)
 		if err != nil {

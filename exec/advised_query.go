@@ -132,7 +132,7 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 			break
 		}
 		p.maxKey = max(p.maxKey, len(sp.key))
-		if len(sp.key) < t.nhash {
+		if len(sp.key) < t.nhash && l.Role != cost.Scan {
 			return nil, fmt.Errorf("plan step %d: nothing binds the partition key of %s", si+1, t.name)
 		}
 		for _, k := range l.KeyPreds {
@@ -391,15 +391,20 @@ func (sp *stepProg) first(ctx context.Context, st store.Store, r *runState) ([]t
 	}
 	r.buf = prefix
 	var rg store.Range
-	if len(sp.ranges) == 0 {
+	switch {
+	case sp.l.Role == cost.Scan:
+		// Every row (every salt bucket): rg is the whole table.
+	case len(sp.ranges) == 0:
 		// The partition: its successor encoded into the run's memory.
 		r.end = store.AppendPrefixSuccessor(r.end[:0], prefix)
 		rg = store.Range{Start: prefix, End: r.end}
 		if len(r.end) == 0 {
 			rg.End = nil
 		}
-	} else if rg, err = sp.rangeOf(prefix, p.q, r.vals); err != nil {
-		return nil, err
+	default:
+		if rg, err = sp.rangeOf(prefix, p.q, r.vals); err != nil {
+			return nil, err
+		}
 	}
 	if rg.Empty() {
 		return nil, nil
@@ -549,6 +554,8 @@ func (sp *stepProg) explain(b *strings.Builder, q *catalog.Query, i int) {
 	whole := len(sp.key) == t.nkey
 	var what string
 	switch {
+	case sp.l.Role == cost.Scan:
+		what = "FULL SCAN"
 	case i == 0 && whole:
 		what = "POINT LOOKUP ON 1 KEY"
 	case i == 0:
@@ -565,7 +572,11 @@ func (sp *stepProg) explain(b *strings.Builder, q *catalog.Query, i int) {
 	if t.salt > 0 {
 		salt = fmt.Sprintf(" (SALT BUCKET FROM THE PARTITION KEY, %d BUCKETS)", t.salt)
 	}
-	fmt.Fprintf(b, "CLIENT PARALLEL 1-WAY %s OVER %s [%s]%s\n", what, t.name, strings.Join(key, ", "), salt)
+	keyText := " [" + strings.Join(key, ", ") + "]"
+	if len(key) == 0 {
+		keyText = ""
+	}
+	fmt.Fprintf(b, "CLIENT PARALLEL 1-WAY %s OVER %s%s%s\n", what, t.name, keyText, salt)
 	if sp.limit > 0 {
 		fmt.Fprintf(b, "    SERVER %d ROW LIMIT\n", sp.limit)
 	}

@@ -81,10 +81,11 @@
 // the projection. A query whose WHERE has OR or IN runs as a union
 // (advised_union.go): one plan per conjunct of its disjunctive normal form,
 // each path instance (the keys of every node of the path) kept once, then
-// sorted and limited. Lookups read the cells the store lends
-// (store.ReadCells) and decode them into unboxed tuples (types.Datum,
-// layout.CellDecoder); keys are encoded from those tuples directly, and
-// results are Datums.
+// sorted and limited. A query no key lookup can start reads a whole column
+// family first (cost.Scan, FULL SCAN in EXPLAIN). Lookups read the cells the
+// store lends (store.ReadCells) and decode them into unboxed tuples
+// (types.Datum, layout.CellDecoder); keys are encoded from those tuples
+// directly, and results are Datums.
 //
 // Write semantics.
 //

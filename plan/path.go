@@ -67,7 +67,10 @@ func (p *Query) Describe(indent string) string {
 	g := p.Query.Graph
 	for i, s := range p.Steps {
 		what := "Index Lookup Column Family"
-		if s.Index.Kind == catalog.SI {
+		switch {
+		case s.Role == cost.Scan:
+			what = "Full Scan Column Family"
+		case s.Index.Kind == catalog.SI:
 			what = "Index Lookup Secondary Index"
 		}
 		fmt.Fprintf(&b, "%s%d. %s %s %s\n", indent, i+1, what, s.Index.Name, s.Index.Describe())
@@ -78,7 +81,11 @@ func (p *Query) Describe(indent string) string {
 		if s.Link >= 0 {
 			key = append([]string{fmt.Sprintf("%s.%s = (from step %d)", g.Describe(s.Link), g.Nodes[s.Link].Entity.ID().Name, i)}, key...)
 		}
-		fmt.Fprintf(&b, "%s   key: %s; partitions %.4g, rows %.4g, cost %.6g\n", indent, strings.Join(key, " AND "), s.Partitions, s.Rows, s.Cost)
+		keyText := strings.Join(key, " AND ")
+		if len(key) == 0 {
+			keyText = "none (every partition)"
+		}
+		fmt.Fprintf(&b, "%s   key: %s; partitions %.4g, rows %.4g, cost %.6g\n", indent, keyText, s.Partitions, s.Rows, s.Cost)
 		if len(s.Filters) > 0 {
 			var fs []string
 			for _, f := range s.Filters {

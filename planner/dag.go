@@ -96,6 +96,9 @@ type DAG struct {
 	needed [][]*catalog.Field // per query node: the fields the query reads
 	byKey  map[string]int
 	embeds map[*catalog.Index][][]int
+	// scans: a first step may read a whole CF when nothing binds its
+	// partition key (cost.Scan; the runtime's fallback, see Planner.Query).
+	scans bool
 	// best caches the least-cost path (see CheapestPath).
 	best     []int
 	bestDone bool
@@ -148,7 +151,11 @@ func NeededFields(q *catalog.Query) []catalog.FieldRef {
 // Build builds the plan DAG of q over pool p, keeping only states from
 // which a complete plan exists.
 func Build(q *catalog.Query, m cost.Model, p *Pool) *DAG {
-	d := &DAG{q: q, coster: m, needed: neededByNode(q), byKey: map[string]int{}, embeds: map[*catalog.Index][][]int{}}
+	return build(q, m, p, false)
+}
+
+func build(q *catalog.Query, m cost.Model, p *Pool, scans bool) *DAG {
+	d := &DAG{q: q, coster: m, needed: neededByNode(q), byKey: map[string]int{}, embeds: map[*catalog.Index][][]int{}, scans: scans}
 	start := &State{
 		covered: make([]bool, len(q.Graph.Nodes)),
 		done:    make([]bool, len(q.Graph.Nodes)),
@@ -293,6 +300,9 @@ func (d *DAG) tryFirst(i int, x *catalog.Index, m []int) {
 	for _, a := range x.Hash {
 		eq := d.predOn(s, d.ref(m, a), isEq)
 		if len(eq) == 0 {
+			if d.scans && x.Kind == catalog.CF {
+				d.arc(i, plan.Step{Index: x, Map: m, Link: -1, Role: cost.Scan})
+			}
 			return
 		}
 		key = append(key, eq[0])
@@ -344,6 +354,8 @@ func (d *DAG) arc(i int, l plan.Step) {
 	x := l.Index
 	// Estimates: rows depend on the source state only.
 	switch {
+	case l.Role == cost.Scan:
+		l.Partitions, l.Rows = x.Partitions, x.Entries
 	case s.first:
 		l.Partitions = 1
 		l.Rows = x.RowsPerPartition()
@@ -361,7 +373,8 @@ func (d *DAG) arc(i int, l plan.Step) {
 		}
 	}
 	if s.first {
-		ns.ordered = d.ordered(l)
+		// A scan reads partition after partition: no order to rely on.
+		ns.ordered = l.Role != cost.Scan && d.ordered(l)
 		// The scan stops after LIMIT rows when it answers the whole query
 		// in order: a later step could drop rows (a join finds no partner)
 		// or multiply them.

@@ -18,6 +18,10 @@ type Planner struct {
 	schema *catalog.Schema
 	cost   cost.Model
 	pool   *Pool
+	// Scans lets Query fall back on a full scan (see Query): the runtime
+	// sets it; the advisor, which prices only the plans NoSE considers,
+	// does not. Set it before the Planner is shared.
+	Scans bool
 }
 
 // New plans over schema s, pricing plans with m.
@@ -35,9 +39,19 @@ func New(s *catalog.Schema, m cost.Model) *Planner {
 }
 
 // Query returns the cheapest plan of q, or an error saying which structure
-// the schema lacks.
+// the schema lacks. With Scans, a query that no plan starting with a key
+// lookup answers (no equality binds a partition key: a range, or no
+// WHERE) is answered by a full scan of a column family, the predicates
+// filtered at the client, as Phoenix's FULL SCAN and Cassandra's ALLOW
+// FILTERING do; its cost counts every row.
 func (p *Planner) Query(q *catalog.Query) (*plan.Query, error) {
 	if pl := Build(q, p.cost, p.pool).Cheapest(); pl != nil {
+		return pl, nil
+	}
+	if !p.Scans {
+		return nil, fmt.Errorf("the schema cannot answer it: %s", missing(q))
+	}
+	if pl := build(q, p.cost, p.pool, true).Cheapest(); pl != nil {
 		return pl, nil
 	}
 	return nil, fmt.Errorf("the schema cannot answer it: %s", missing(q))

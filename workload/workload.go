@@ -108,7 +108,9 @@ func Resolve(m *catalog.Model, def *lang.DefineWorkload) (*Workload, error) {
 			tags[s.Tag] = t.Stmt.Pos()
 			var err error
 			if sel, ok := t.Stmt.(*lang.Select); ok {
-				s.Query, err = m.ResolveSelect(sel)
+				if s.Query, err = m.ResolveSelect(sel); err == nil && !s.Query.HasEquality() {
+					err = &lang.Error{Pos: sel.At, Msg: "the query needs an equality predicate: every plan the advisor considers starts with a key lookup (add e.g. a constant attribute, as RUBiS does with dummy = 1)"}
+				}
 			} else {
 				s.Write, err = m.ResolveWrite(t.Stmt)
 			}
