@@ -565,6 +565,16 @@ func TestAdvisedOrIn(t *testing.T) {
 	if scan, err := db.Explain(ctx, "SELECT users.id FROM users WHERE users.id > 1"); err != nil || !strings.Contains(scan, "FULL SCAN OVER") || !strings.Contains(scan, "CLIENT FILTER BY users.id > 1") {
 		t.Errorf("EXPLAIN of a scan: %v\n%s", err, scan)
 	}
+	// A write whose WHERE binds no key: its support queries scan.
+	if res, err := db.Exec(ctx, "UPDATE users SET rating = 77 WHERE users.id >= 2 AND users.id < 4"); err != nil || res.RowsAffected != 2 {
+		t.Fatalf("UPDATE over a range: %+v %v", res, err)
+	}
+	if got := ids("SELECT users.id FROM users WHERE users.rating = 77 ORDER BY users.id"); got != "[[2] [3]]" {
+		t.Errorf("after the UPDATE over a range: %s", got)
+	}
+	if rep, err := db.Verify(ctx, exec.VerifyOptions{}); err != nil || !rep.Clean() {
+		t.Fatalf("verify: %v %v", rep, err)
+	}
 	plan, err := db.Explain(ctx, q, 3, 1, 3)
 	if err != nil || !strings.Contains(plan, "CLIENT UNION OF 3 PLANS, DISTINCT ON THE KEYS OF [users]") || !strings.Contains(plan, "CLIENT MERGE SORT BY [users.id DESC]") {
 		t.Errorf("EXPLAIN: %v\n%s", err, plan)

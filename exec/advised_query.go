@@ -392,7 +392,7 @@ func (sp *stepProg) first(ctx context.Context, st store.Store, r *runState) ([]t
 	r.buf = prefix
 	var rg store.Range
 	switch {
-	case sp.l.Role == cost.Scan:
+	case sp.l.Role == cost.Scan && len(sp.ranges) == 0:
 		// Every row (every salt bucket): rg is the whole table.
 	case len(sp.ranges) == 0:
 		// The partition: its successor encoded into the run's memory.
@@ -554,7 +554,7 @@ func (sp *stepProg) explain(b *strings.Builder, q *catalog.Query, i int) {
 	whole := len(sp.key) == t.nkey
 	var what string
 	switch {
-	case sp.l.Role == cost.Scan:
+	case sp.l.Role == cost.Scan && len(sp.ranges) == 0:
 		what = "FULL SCAN"
 	case i == 0 && whole:
 		what = "POINT LOOKUP ON 1 KEY"

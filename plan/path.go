@@ -68,6 +68,8 @@ func (p *Query) Describe(indent string) string {
 	for i, s := range p.Steps {
 		what := "Index Lookup Column Family"
 		switch {
+		case s.Role == cost.Scan && len(s.KeyPreds) > 0:
+			what = "Range Scan Column Family"
 		case s.Role == cost.Scan:
 			what = "Full Scan Column Family"
 		case s.Index.Kind == catalog.SI:

@@ -301,7 +301,13 @@ func (d *DAG) tryFirst(i int, x *catalog.Index, m []int) {
 		eq := d.predOn(s, d.ref(m, a), isEq)
 		if len(eq) == 0 {
 			if d.scans && x.Kind == catalog.CF {
-				d.arc(i, plan.Step{Index: x, Map: m, Link: -1, Role: cost.Scan})
+				// Partition keys are ordered-encoded: unsalted, a range on
+				// the first is a range of rows.
+				var rng []int
+				if x.SaltBuckets == 0 && a == x.Hash[0] {
+					rng = d.predOn(s, d.ref(m, a), catalog.Op.IsRange)
+				}
+				d.arc(i, plan.Step{Index: x, Map: m, Link: -1, Role: cost.Scan, KeyPreds: rng})
 			}
 			return
 		}
@@ -356,6 +362,10 @@ func (d *DAG) arc(i int, l plan.Step) {
 	switch {
 	case l.Role == cost.Scan:
 		l.Partitions, l.Rows = x.Partitions, x.Entries
+		for _, k := range l.KeyPreds { // ranges of partitions
+			l.Partitions *= selectivity(d.q.Preds[k])
+			l.Rows *= selectivity(d.q.Preds[k])
+		}
 	case s.first:
 		l.Partitions = 1
 		l.Rows = x.RowsPerPartition()
@@ -365,7 +375,7 @@ func (d *DAG) arc(i int, l plan.Step) {
 		l.Partitions = s.rows
 		l.Rows = s.rows * x.RowsPerPartition()
 	}
-	if l.Role != cost.AfterSI {
+	if l.Role != cost.AfterSI && l.Role != cost.Scan {
 		for _, k := range l.KeyPreds {
 			if !(s.first && containsHash(x, l.Map, d.q.Preds[k].Ref)) {
 				l.Rows *= selectivity(d.q.Preds[k])

@@ -18,9 +18,10 @@ type Planner struct {
 	schema *catalog.Schema
 	cost   cost.Model
 	pool   *Pool
-	// Scans lets Query fall back on a full scan (see Query): the runtime
-	// sets it; the advisor, which prices only the plans NoSE considers,
-	// does not. Set it before the Planner is shared.
+	// Scans lets Query, and the support queries of Write, fall back on a
+	// full scan (see Query): the runtime sets it; the advisor, which
+	// prices only the plans NoSE considers, does not. Set it before the
+	// Planner is shared.
 	Scans bool
 }
 
@@ -73,7 +74,10 @@ func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 				k := QueryKey(sp.Query)
 				pl, done := plans[k]
 				if !done {
-					if pl = Build(sp.Query, p.cost, p.pool).Cheapest(); pl == nil {
+					if pl = Build(sp.Query, p.cost, p.pool).Cheapest(); pl == nil && p.Scans {
+						pl = build(sp.Query, p.cost, p.pool, true).Cheapest()
+					}
+					if pl == nil {
 						return nil, fmt.Errorf("the schema cannot keep %s up to date: nothing answers its support query %s (%s)",
 							x.Name, sp.Query.Describe(), missing(sp.Query))
 					}
@@ -94,6 +98,9 @@ func missing(q *catalog.Query) string {
 		if p.Op == catalog.Eq {
 			eq = append(eq, q.Graph.DescribeRef(p.Ref))
 		}
+	}
+	if len(eq) == 0 {
+		return fmt.Sprintf("no equality binds a partition key, and no column family holds %s for a full scan to read", describeNeeds(q))
 	}
 	return fmt.Sprintf("add a column family (or a secondary index on one) whose partition key is among %s and that reaches %s",
 		strings.Join(eq, ", "), describeNeeds(q))
