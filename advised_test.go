@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -578,5 +579,76 @@ func TestAdvisedOrIn(t *testing.T) {
 	plan, err := db.Explain(ctx, q, 3, 1, 3)
 	if err != nil || !strings.Contains(plan, "CLIENT UNION OF 3 PLANS, DISTINCT ON THE KEYS OF [users]") || !strings.Contains(plan, "CLIENT MERGE SORT BY [users.id DESC]") {
 		t.Errorf("EXPLAIN: %v\n%s", err, plan)
+	}
+}
+
+// TestAggregates: COUNT, MIN, MAX, SUM, AVG and GROUP BY on both kinds of
+// schema (the client relations' answers are checked against SQLite by the
+// differential test), their EXPLAIN, and the errors of malformed ones.
+func TestAggregates(t *testing.T) {
+	ctx := context.Background()
+	db := advisedDB(t)
+	if err := db.Script(ctx, "notes.kvs", []byte(`
+DEFINE RELATION notes { id BIGINT KEY, kind STRING, n INT };
+DEFINE PRIMARY SCHEMA notes_by_id FOR notes { TABLE 'notes', ROW ordered{id}, FAMILY 'f', QUALIFIER attr_name['id'], VALUE attr_value['id'] };
+INSERT INTO notes VALUES (1, 'a', 5), (2, 'b', 7), (3, 'a', NULL), (4, 'a', -2);
+`), nil); err != nil {
+		t.Fatal(err)
+	}
+	query := func(q string, args ...any) string {
+		t.Helper()
+		rows, err := db.Query(ctx, q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return fmt.Sprint(rows.Columns(), rows.All())
+	}
+	for q, want := range map[string]string{
+		"SELECT COUNT(*), COUNT(n), MIN(n), MAX(kind), SUM(n), AVG(n) FROM notes":   "[COUNT(*) COUNT(n) MIN(n) MAX(kind) SUM(n) AVG(n)] [[4 3 -2 b 10 3.3333333333333335]]",
+		"SELECT kind, COUNT(*), SUM(n) FROM notes GROUP BY kind ORDER BY kind DESC": "[kind COUNT(*) SUM(n)] [[b 1 7] [a 3 3]]",
+		"SELECT COUNT(*), SUM(n) FROM notes WHERE id > 10":                          "[COUNT(*) SUM(n)] [[0 <nil>]]",
+		"SELECT kind, COUNT(*) FROM notes WHERE id > 10 GROUP BY kind":              "[kind COUNT(*)] []",
+	} {
+		if got := query(q); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", q, got, want)
+		}
+	}
+	// On the advised schema: the count of a path's rows, and groups.
+	rows, err := db.Query(ctx, "SELECT bids.id FROM items.bids WHERE items.id = 3")
+	if err != nil || rows.Len() == 0 {
+		t.Fatalf("bids of item 3: %v %v", rows.Len(), err)
+	}
+	if got, want := query("SELECT COUNT(*) FROM items.bids WHERE items.id = 3"), fmt.Sprintf("[COUNT(*)] [[%d]]", rows.Len()); got != want {
+		t.Errorf("COUNT(*) along a path: %s, want %s", got, want)
+	}
+	rows, err = db.Query(ctx, "SELECT users.rating FROM users WHERE users.id <= 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[int64]int{}
+	var lowest int64 = math.MaxInt64
+	for _, r := range rows.All() {
+		counts[r[0].(int64)]++
+		lowest = min(lowest, r[0].(int64))
+	}
+	if got, want := query("SELECT users.rating, COUNT(*) FROM users WHERE users.id <= 3 GROUP BY users.rating ORDER BY users.rating LIMIT 1"), fmt.Sprintf("[users.rating COUNT(*)] [[%d %d]]", lowest, counts[lowest]); got != want {
+		t.Errorf("grouped on the advised schema: %s, want %s", got, want)
+	}
+	plan, err := db.Explain(ctx, "SELECT kind, COUNT(*) FROM notes GROUP BY kind ORDER BY kind LIMIT 2")
+	if err != nil || !strings.Contains(plan, "CLIENT AGGREGATE INTO DISTINCT ROWS BY [kind]\nCLIENT SORT BY [kind]\nCLIENT 2 ROW LIMIT") {
+		t.Errorf("EXPLAIN: %v\n%s", err, plan)
+	}
+	for q, want := range map[string]string{
+		"SELECT kind, COUNT(*) FROM notes":                "1:8: kind must appear in GROUP BY or be used in an aggregate function",
+		"SELECT SUM(kind) FROM notes":                     "1:8: SUM(kind) needs a numeric attribute, not STRING",
+		"SELECT * FROM notes GROUP BY kind":               "SELECT * cannot be grouped",
+		"SELECT kind FROM notes GROUP BY kind ORDER BY n": "ORDER BY of a grouped query takes GROUP BY attributes",
+		"SELECT COUNT(*) FROM notes LIMIT ?":              "the LIMIT of an aggregate query must be a constant",
+		"SELECT MEDIAN(n) FROM notes":                     "1:8: unknown function MEDIAN",
+		"SELECT COUNT(nope) FROM notes":                   "nope",
+	} {
+		if _, err := db.Query(ctx, q); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", q, err, want)
+		}
 	}
 }

@@ -326,8 +326,8 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		}
 	}
 	prepared := map[*kvschema.DB]map[string]*kvschema.Stmt{}
-	// query runs a SELECT of the attributes cols (indexes) on both sides.
-	query := func(reader *kvschema.DB, cols []int, stmt string, args []types.Value, ordered bool) {
+	// query runs a SELECT whose columns have types typs on both sides.
+	query := func(reader *kvschema.DB, typs []types.Type, stmt string, args []types.Value, ordered bool) {
 		if tx != nil {
 			reader = tx.DB() // the others do not see its writes yet
 		}
@@ -360,17 +360,17 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		}
 		var want [][]types.Value
 		for lr.Next() {
-			raw := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
+			raw := make([]any, len(typs))
+			ptrs := make([]any, len(typs))
 			for i := range raw {
 				ptrs[i] = &raw[i]
 			}
 			if err := lr.Scan(ptrs...); err != nil {
 				rt.Fatal(err)
 			}
-			row := make([]types.Value, len(cols))
+			row := make([]types.Value, len(typs))
 			for i := range raw {
-				row[i] = oracle.FromSQL(raw[i], attrs[cols[i]].typ)
+				row[i] = oracle.FromSQL(raw[i], typs[i])
 			}
 			want = append(want, row)
 		}
@@ -404,9 +404,68 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		}
 		tx = nil
 	}
+	typesOf := func(cols []int) []types.Type {
+		out := make([]types.Type, len(cols))
+		for i, c := range cols {
+			out[i] = attrs[c].typ
+		}
+		return out
+	}
+	// aggregate runs a grouped or aggregate SELECT: 0–2 GROUP BY
+	// attributes, then COUNT(*), and COUNT, MIN, MAX of random attributes
+	// (SUM and AVG of INT ones, whose sums fit), in a total order of the
+	// groups, maybe limited.
+	aggregate := func() {
+		var args []types.Value
+		groups := rapid.Permutation(indexes(n)).Draw(rt, "groups")[:rapid.IntRange(0, min(2, n)).Draw(rt, "ngroups")]
+		var sel, gb []string
+		var typs []types.Type
+		for _, g := range groups {
+			sel, gb, typs = append(sel, names[g]), append(gb, names[g]), append(typs, attrs[g].typ)
+		}
+		sel, typs = append(sel, "COUNT(*)"), append(typs, types.BigInt)
+		for range rapid.IntRange(1, 4).Draw(rt, "naggs") {
+			a := attrs[rapid.IntRange(0, n-1).Draw(rt, "aggattr")]
+			fns := []string{"COUNT", "MIN", "MAX"}
+			if a.typ == types.Int {
+				fns = append(fns, "SUM", "AVG")
+			}
+			fn := rapid.SampledFrom(fns).Draw(rt, "aggfn")
+			sel = append(sel, fn+"("+a.name+")")
+			switch fn {
+			case "COUNT":
+				typs = append(typs, types.BigInt)
+			case "SUM":
+				typs = append(typs, types.BigInt)
+			case "AVG":
+				typs = append(typs, types.Double)
+			default:
+				typs = append(typs, a.typ)
+			}
+		}
+		stmt := "SELECT " + strings.Join(sel, ", ") + " FROM r"
+		if rapid.Bool().Draw(rt, "aggwhere") {
+			stmt += " WHERE " + genPredicate(rt, attrs, 0, &args)
+		}
+		ordered := false
+		if len(gb) > 0 {
+			stmt += " GROUP BY " + strings.Join(gb, ", ")
+			if ordered = rapid.Bool().Draw(rt, "aggorder"); ordered {
+				var ob []string
+				for _, g := range gb {
+					ob = append(ob, g+rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "aggdir"))
+				}
+				stmt += " ORDER BY " + strings.Join(ob, ", ")
+				if rapid.Bool().Draw(rt, "agglimit") {
+					stmt += fmt.Sprintf(" LIMIT %d", rapid.IntRange(0, 3).Draw(rt, "agglimitn"))
+				}
+			}
+		}
+		query(readers[rapid.IntRange(0, len(readers)-1).Draw(rt, "reader")], typs, stmt, args, ordered)
+	}
 	steps := rapid.IntRange(1, 25).Draw(rt, "steps")
 	for range steps {
-		switch rapid.IntRange(0, 7).Draw(rt, "op") {
+		switch rapid.IntRange(0, 8).Draw(rt, "op") {
 		case 6:
 			if tx != nil {
 				end(true)
@@ -448,6 +507,8 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 			var args []types.Value
 			where := genPredicate(rt, attrs, 0, &args)
 			run("DELETE FROM r WHERE "+where, args)
+		case 8:
+			aggregate()
 		default:
 			var args []types.Value
 			// A random non-empty projection, in random order.
@@ -496,7 +557,7 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 					stmt += fmt.Sprintf(" LIMIT %d", rapid.IntRange(0, 4).Draw(rt, "limitn"))
 				}
 			}
-			query(readers[rapid.IntRange(0, len(readers)-1).Draw(rt, "reader")], cols, stmt, args, ordered)
+			query(readers[rapid.IntRange(0, len(readers)-1).Draw(rt, "reader")], typesOf(cols), stmt, args, ordered)
 		}
 	}
 	if tx != nil {
@@ -504,6 +565,6 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 	}
 	// Every layout holds the same tuples: a full read through each agrees.
 	for _, r := range readers {
-		query(r, indexes(n), "SELECT "+strings.Join(names, ", ")+" FROM r", nil, false)
+		query(r, typesOf(indexes(n)), "SELECT "+strings.Join(names, ", ")+" FROM r", nil, false)
 	}
 }

@@ -31,6 +31,8 @@ type Stmt struct {
 	cols   atomic.Pointer[colNames]
 	// adv caches the plan of a statement on the advised schema.
 	adv atomic.Pointer[advisedPlan]
+	// agg is an aggregate SELECT's plan (see aggregate).
+	agg atomic.Pointer[aggregate]
 }
 
 type rebindPlan struct {
@@ -101,6 +103,13 @@ func (s *Stmt) Explain(ctx context.Context, args ...any) (string, error) {
 	inner := s.ast
 	if e, ok := inner.(*lang.Explain); ok {
 		inner = e.Stmt
+	}
+	if sel, ok := inner.(*lang.Select); ok && sel.Aggregated() {
+		a, err := s.aggregatePlan(sel)
+		if err != nil {
+			return "", positioned(s.ast, err)
+		}
+		return a.explain(ctx, args)
 	}
 	if en, err := s.db.route(ctx, inner); err != nil {
 		return "", positioned(s.ast, err)
@@ -232,6 +241,9 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		default:
 			return Result{Statement: kindOf(s.ast)}, nil, fmt.Errorf("%s: %w", kindOf(s.ast), ErrReadOnly)
 		}
+	}
+	if res, rows, ok, err := s.runAggregate(ctx, args); ok {
+		return res, rows, err
 	}
 	if en, err := s.db.route(ctx, s.ast); err != nil {
 		return Result{Statement: kindOf(s.ast)}, nil, err

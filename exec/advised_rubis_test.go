@@ -403,8 +403,24 @@ func checkUnions(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.
 // start its plan, so it is answered by a full scan.
 func checkScan(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Oracle, sel *lang.Select, args []types.Value) {
 	t.Helper()
-	n := lang.CountParams(sel)
-	sargs := slices.Clone(args)
+	scan := *sel
+	var sargs []types.Value
+	scan.Where, sargs = eqToRange(sel.Where, args, lang.CountParams(sel))
+	st, err := en.PrepareAST(&scan)
+	if err != nil {
+		t.Fatalf("%s: %v", lang.Print(&scan), err)
+	}
+	if st.Plan.Steps[0].Role == cost.Scan {
+		scans++
+	}
+	checkQueryOr(t, ctx, st, or, [][]types.Value{sargs})
+}
+
+// eqToRange rewrites each top-level equality on a parameter of where (a
+// statement of n parameters, args its arguments) as f >= ? AND f <= ?, the
+// new parameters last, and returns the arguments of the result.
+func eqToRange(where lang.Expr, args []types.Value, n int) (lang.Expr, []types.Value) {
+	out := slices.Clone(args)
 	var rewrite func(e lang.Expr) lang.Expr
 	rewrite = func(e lang.Expr) lang.Expr {
 		b, ok := e.(*lang.Binary)
@@ -418,22 +434,13 @@ func checkScan(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Or
 		if b.Op != lang.OpEq || !ok {
 			return e
 		}
-		hi := &lang.Param{At: p.At, Index: n + len(sargs) - len(args)}
-		sargs = append(sargs, args[p.Index])
+		hi := &lang.Param{At: p.At, Index: n + len(out) - len(args)}
+		out = append(out, args[p.Index])
 		return &lang.Binary{At: b.At, Op: lang.OpAnd,
 			L: &lang.Binary{At: b.At, Op: lang.OpGe, L: b.L, R: p},
 			R: &lang.Binary{At: b.At, Op: lang.OpLe, L: b.L, R: hi}}
 	}
-	scan := *sel
-	scan.Where = rewrite(sel.Where)
-	st, err := en.PrepareAST(&scan)
-	if err != nil {
-		t.Fatalf("%s: %v", lang.Print(&scan), err)
-	}
-	if st.Plan.Steps[0].Role == cost.Scan {
-		scans++
-	}
-	checkQueryOr(t, ctx, st, or, [][]types.Value{sargs})
+	return rewrite(where), out
 }
 
 // scans counts the queries checkScan found answered by a full scan.
@@ -505,36 +512,16 @@ func runWrites(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Or
 // support queries start with no key lookup, so they scan.
 func rangeWrite(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Oracle, st lang.Statement, args []types.Value) {
 	t.Helper()
-	n := lang.CountParams(st)
-	sargs := slices.Clone(args)
-	var rewrite func(e lang.Expr) lang.Expr
-	rewrite = func(e lang.Expr) lang.Expr {
-		b, ok := e.(*lang.Binary)
-		if !ok {
-			return e
-		}
-		if b.Op == lang.OpAnd {
-			return &lang.Binary{At: b.At, Op: b.Op, L: rewrite(b.L), R: rewrite(b.R)}
-		}
-		p, ok := b.R.(*lang.Param)
-		if b.Op != lang.OpEq || !ok {
-			return e
-		}
-		hi := &lang.Param{At: p.At, Index: n + len(sargs) - len(args)}
-		sargs = append(sargs, args[p.Index])
-		return &lang.Binary{At: b.At, Op: lang.OpAnd,
-			L: &lang.Binary{At: b.At, Op: lang.OpGe, L: b.L, R: p},
-			R: &lang.Binary{At: b.At, Op: lang.OpLe, L: b.L, R: hi}}
-	}
+	var sargs []types.Value
 	var ast lang.Statement
 	switch w := st.(type) {
 	case *lang.Update:
 		c := *w
-		c.Where = rewrite(w.Where)
+		c.Where, sargs = eqToRange(w.Where, args, lang.CountParams(st))
 		ast = &c
 	case *lang.Delete:
 		c := *w
-		c.Where = rewrite(w.Where)
+		c.Where, sargs = eqToRange(w.Where, args, lang.CountParams(st))
 		ast = &c
 	default:
 		return

@@ -230,8 +230,26 @@ type Select struct {
 	Path       []string // foreign-key steps after Relation (path notation)
 	Joins      []Join
 	Where      Expr // nil when absent
+	GroupBy    []ColumnRef
 	OrderBy    []OrderItem
 	Limit      Expr // nil when absent; a *Literal (integer) or a *Param
+}
+
+// Aggregates are the aggregate functions a select list takes.
+var Aggregates = []string{"COUNT", "MIN", "MAX", "SUM", "AVG"}
+
+// Aggregated reports whether s computes aggregates (an aggregate function
+// in its select list, or GROUP BY).
+func (s *Select) Aggregated() bool {
+	if len(s.GroupBy) > 0 {
+		return true
+	}
+	for _, c := range s.Columns {
+		if c.Agg != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Join is `JOIN relation [alias] ON e` in a SELECT's FROM clause.
@@ -305,12 +323,15 @@ type Param struct {
 // ColumnRef names an attribute: `c` of the statement's relation, or `q.c`
 // where the qualifier q is a relation, an alias or a path of foreign-key
 // names (`seller.region.id` has Qual [seller region]). Star marks `q.*` in a
-// select list (Name is then empty).
+// select list (Name is then empty). In a select list, Agg names the
+// aggregate function applied to it (COUNT, MIN, MAX, SUM, AVG; COUNT(*)
+// has Star and no Qual), "" for a plain attribute.
 type ColumnRef struct {
 	At   Pos
 	Qual []string
 	Name string
 	Star bool
+	Agg  string
 }
 
 // DefineColumnFamily is `DEFINE COLUMN FAMILY name FOR relation { PARTITION

@@ -3,6 +3,7 @@ package lang
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/kvschema/kvschema/types"
@@ -1152,7 +1153,7 @@ func (p *parser) selectStmt() (Statement, error) {
 		s.Star = true
 	} else {
 		for {
-			c, err := p.columnRef("column name or '*'", true)
+			c, err := p.selectItem()
 			if err != nil {
 				return nil, err
 			}
@@ -1190,6 +1191,20 @@ func (p *parser) selectStmt() (Statement, error) {
 	}
 	if s.Where, err = p.where(); err != nil {
 		return nil, err
+	}
+	if p.isWord("GROUP") && p.peekN(1).kind == tokKeyword && p.peekN(1).str == "BY" {
+		p.next()
+		p.next()
+		for {
+			c, err := p.columnRef("column name", false)
+			if err != nil {
+				return nil, err
+			}
+			s.GroupBy = append(s.GroupBy, c)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
 	}
 	if p.acceptKeyword("ORDER") {
 		if err := p.expectKeyword("BY", "after ORDER"); err != nil {
@@ -1235,11 +1250,41 @@ func (p *parser) alias() (string, error) {
 		return a, err
 	}
 	t := p.peek()
-	if (t.kind == tokIdent || t.kind == tokQuoted) && !p.isWord("JOIN") && !p.isWord("INNER") && !p.isWord("ON") {
+	groupBy := p.isWord("GROUP") && p.peekN(1).kind == tokKeyword && p.peekN(1).str == "BY"
+	if (t.kind == tokIdent || t.kind == tokQuoted) && !p.isWord("JOIN") && !p.isWord("INNER") && !p.isWord("ON") && !groupBy {
 		p.next()
 		return t.str, nil
 	}
 	return "", nil
+}
+
+// selectItem parses one item of a select list: an attribute, `q.*`, or
+// an aggregate function of an attribute (COUNT(*) too).
+func (p *parser) selectItem() (ColumnRef, error) {
+	t := p.peek()
+	if t.kind == tokIdent && p.peekN(1).kind == tokPunct && p.peekN(1).str == "(" {
+		fn := strings.ToUpper(t.str)
+		if !slices.Contains(Aggregates, fn) {
+			return ColumnRef{}, errorAt(t.pos, fmt.Sprintf("unknown function %s (aggregates: %s)", t.str, strings.Join(Aggregates, ", ")))
+		}
+		p.next()
+		p.next()
+		var c ColumnRef
+		if fn == "COUNT" && p.acceptPunct("*") {
+			c = ColumnRef{Star: true}
+		} else {
+			var err error
+			if c, err = p.columnRef("column name", false); err != nil {
+				return ColumnRef{}, err
+			}
+		}
+		c.At, c.Agg = t.pos, fn
+		if err := p.expectPunct(")", "after the aggregate's argument"); err != nil {
+			return ColumnRef{}, err
+		}
+		return c, nil
+	}
+	return p.columnRef("column name or '*'", true)
 }
 
 // join parses [INNER] JOIN relation [alias] ON e.

@@ -272,6 +272,10 @@ func printStmt(b *strings.Builder, s Statement) {
 			printExpr(b, j.On)
 		}
 		printWhere(b, s.Where)
+		if len(s.GroupBy) > 0 {
+			b.WriteString(" GROUP BY ")
+			printRefs(b, s.GroupBy)
+		}
 		for i, o := range s.OrderBy {
 			if i == 0 {
 				b.WriteString(" ORDER BY ")
@@ -350,6 +354,10 @@ func printConnection(b *strings.Builder, c Connection) {
 }
 
 func printColumnRef(b *strings.Builder, c *ColumnRef) {
+	if c.Agg != "" {
+		b.WriteString(c.Agg + "(")
+		defer b.WriteByte(')')
+	}
 	for _, q := range c.Qual {
 		b.WriteString(quoteIdent(q) + ".")
 	}
