@@ -566,6 +566,16 @@ func TestAdvisedOrIn(t *testing.T) {
 	if scan, err := db.Explain(ctx, "SELECT users.id FROM users WHERE users.id > 1"); err != nil || !strings.Contains(scan, "FULL SCAN OVER") || !strings.Contains(scan, "CLIENT FILTER BY users.id > 1") {
 		t.Errorf("EXPLAIN of a scan: %v\n%s", err, scan)
 	}
+	// Writes whose WHERE has IN or OR: one atomic batch, each tuple once.
+	if res, err := db.Exec(ctx, "UPDATE users SET rating = 66 WHERE users.id IN (4, 5, 4) OR users.id = 5"); err != nil || res.RowsAffected != 2 {
+		t.Fatalf("UPDATE with IN: %+v %v", res, err)
+	}
+	if got := ids("SELECT users.id FROM users WHERE users.rating = 66 ORDER BY users.id"); got != "[[4] [5]]" {
+		t.Errorf("after the UPDATE with IN: %s", got)
+	}
+	if plan, err := db.Explain(ctx, "DELETE FROM comments WHERE comments.id IN (1, 2)"); err != nil || !strings.Contains(plan, "THE WRITES OF 2 ALTERNATIVES, IN ONE ATOMIC BATCH") {
+		t.Errorf("EXPLAIN DELETE with IN: %v\n%s", err, plan)
+	}
 	// A write whose WHERE binds no key: its support queries scan.
 	if res, err := db.Exec(ctx, "UPDATE users SET rating = 77 WHERE users.id >= 2 AND users.id < 4"); err != nil || res.RowsAffected != 2 {
 		t.Fatalf("UPDATE over a range: %+v %v", res, err)

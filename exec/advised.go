@@ -133,7 +133,10 @@ type Stmt struct {
 	Plan  *plan.Query
 	prog  *program
 	union []*branch
-	Write *catalog.Write
+	// An UPDATE or DELETE whose WHERE has OR or IN runs the write of each
+	// conjunct (unionWrites) in one batch; Write and Upkeeps are the first's.
+	unionWrites []*Stmt
+	Write       *catalog.Write
 	// Upkeeps lists, for a write, how it keeps each index it changes.
 	Upkeeps []*plan.Upkeep
 	ups     []*upkeepProg
@@ -203,6 +206,24 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 			s.columns = append(s.columns, q.Graph.DescribeRef(r))
 			s.types = append(s.types, r.Field.Type)
 		}
+		return s, nil
+	}
+	alts, err := writeDisjuncts(st)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(alts) == 1:
+		st = alts[0] // a conjunction once rewritten
+	case len(alts) > 1:
+		for _, alt := range alts {
+			as, err := e.PrepareAST(alt)
+			if err != nil {
+				return nil, err
+			}
+			s.unionWrites = append(s.unionWrites, as)
+		}
+		s.Write, s.Upkeeps = s.unionWrites[0].Write, s.unionWrites[0].Upkeeps
 		return s, nil
 	}
 	w, err := e.m.ResolveWrite(st)
@@ -293,6 +314,18 @@ func (s *Stmt) Explain() string {
 	}
 	if s.prog != nil {
 		return fmt.Sprintf("%s\ncost %.6g\n%s", s.Text, s.Plan.Cost, s.prog.explain())
+	}
+	if s.unionWrites != nil {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s\nTHE WRITES OF %d ALTERNATIVES, IN ONE ATOMIC BATCH (a tuple several match is written once)\n", s.Text, len(s.unionWrites))
+		for i, ws := range s.unionWrites {
+			fmt.Fprintf(&b, "ALTERNATIVE %d:\n", i+1)
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(ws.Explain(), "\n"), "\n") {
+				b.WriteString("    " + line)
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", s.Text)

@@ -70,6 +70,39 @@ func disjuncts(sel *lang.Select) ([]*lang.Select, error) {
 	return out, nil
 }
 
+// writeDisjuncts is disjuncts for an UPDATE or DELETE: the statement once
+// per conjunct of its WHERE (nil when it is a conjunction already).
+func writeDisjuncts(st lang.Statement) ([]lang.Statement, error) {
+	var where lang.Expr
+	switch w := st.(type) {
+	case *lang.Update:
+		where = w.Where
+	case *lang.Delete:
+		where = w.Where
+	}
+	if where == nil || !needsRewrite(where) {
+		return nil, nil
+	}
+	sels, err := disjuncts(&lang.Select{Where: where})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]lang.Statement, len(sels))
+	for i, sel := range sels {
+		switch w := st.(type) {
+		case *lang.Update:
+			c := *w
+			c.Where = sel.Where
+			out[i] = &c
+		case *lang.Delete:
+			c := *w
+			c.Where = sel.Where
+			out[i] = &c
+		}
+	}
+	return out, nil
+}
+
 // needsRewrite reports whether e is more than a conjunction of
 // comparisons: it has an OR, a NOT or an IN list.
 func needsRewrite(e lang.Expr) bool {

@@ -121,11 +121,25 @@ func (s *Stmt) Exec(ctx context.Context, args ...types.Value) (int, error) {
 	if err := s.checkArgs(args); err != nil {
 		return 0, err
 	}
-	n, err := s.e.exec(ctx, s, [][]types.Value{args})
+	items := []writeItem{{s, args}}
+	if s.unionWrites != nil {
+		items = items[:0]
+		for _, ws := range s.unionWrites {
+			items = append(items, writeItem{ws, args})
+		}
+	}
+	n, err := s.e.exec(ctx, items)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", s.Text, err)
 	}
 	return n, nil
+}
+
+// writeItem is one write of a batch: a prepared statement and its
+// arguments.
+type writeItem struct {
+	s    *Stmt
+	args []types.Value
 }
 
 // ExecBatch runs a prepared INSERT once per argument list, atomically: one
@@ -140,7 +154,11 @@ func (s *Stmt) ExecBatch(ctx context.Context, argLists [][]types.Value) (int, er
 			return 0, err
 		}
 	}
-	n, err := s.e.exec(ctx, s, argLists)
+	items := make([]writeItem, len(argLists))
+	for i, args := range argLists {
+		items[i] = writeItem{s, args}
+	}
+	n, err := s.e.exec(ctx, items)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", s.Text, err)
 	}
@@ -213,23 +231,28 @@ func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (b
 }
 
 // exec runs write s once per argument list, all in one store batch.
-func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (int, error) {
-	w := s.Write
+//
+// The items are the tuples of one INSERT, or the alternatives of one UPDATE
+// or DELETE (one statement each, the same kind and assignments): all of
+// them read the store as it was before the batch, so alternatives that
+// match one tuple write it alike, and it counts once.
+func (e *Engine) exec(ctx context.Context, items []writeItem) (int, error) {
+	w := items[0].s.Write
 	// The entities known before reading: locked first.
 	want := map[entityKey]bool{}
 	static := &writeRun{touched: want}
-	bound := make([]boundWrite, len(argLists))
+	bound := make([]boundWrite, len(items))
 	keys := map[entityKey]int{}
-	for i, args := range argLists {
-		b, err := e.bind(w, args, static)
+	for i, it := range items {
+		b, err := e.bind(it.s.Write, it.args, static)
 		if err != nil {
-			if len(argLists) > 1 {
+			if len(items) > 1 && w.Kind == catalog.Insert {
 				return 0, fmt.Errorf("tuple %d: %w", i+1, err)
 			}
 			return 0, err
 		}
 		bound[i] = b
-		if len(argLists) > 1 {
+		if len(items) > 1 && w.Kind == catalog.Insert {
 			for k, as := range w.Set {
 				if !as.Field.Key {
 					continue
@@ -260,7 +283,7 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (i
 	// The entities it connects to exist (they are locked: no writer of
 	// this process deletes them meanwhile).
 	for i, b := range bound {
-		for _, c := range s.checks {
+		for _, c := range items[i].s.checks {
 			if err := c.run(ctx, e.st, b.args); err != nil {
 				if len(bound) > 1 {
 					return 0, fmt.Errorf("tuple %d: %w", i+1, err)
@@ -272,17 +295,19 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (i
 	for attempt := 0; ; attempt++ {
 		var muts []store.Mutation
 		var missing []entityKey
-		written := 0
+		written := map[entityKey]bool{}
 		for i, b := range bound {
-			run, err := e.plan(ctx, s, b.args, b.set)
+			run, err := e.plan(ctx, items[i].s, b.args, b.set)
 			if err != nil {
-				if len(bound) > 1 {
+				if len(bound) > 1 && w.Kind == catalog.Insert {
 					return 0, fmt.Errorf("tuple %d: %w", i+1, err)
 				}
 				return 0, err
 			}
 			muts = append(muts, run.muts...)
-			written += len(run.written)
+			for k := range run.written {
+				written[k] = true
+			}
 			if !e.locks.Full(held) {
 				for k := range run.touched {
 					if !want[k] {
@@ -308,7 +333,7 @@ func (e *Engine) exec(ctx context.Context, s *Stmt, argLists [][]types.Value) (i
 		if w.Kind == catalog.Insert || w.Kind == catalog.Connect || w.Kind == catalog.Disconnect {
 			return len(bound), nil
 		}
-		return written, nil
+		return len(written), nil
 	}
 }
 

@@ -100,6 +100,11 @@
 //
 // Writes and isolation.
 //
+// An UPDATE or DELETE whose WHERE has OR or IN writes each conjunct of its
+// disjunctive normal form (advised_union.go) in one batch, each computed
+// from the store as it was before the batch, so a tuple several conjuncts
+// match is written alike by each and counted once.
+//
 // A write runs the support queries of every index upkeep the planner lists,
 // computes every put and delete, and applies them in one store batch (atomic
 // on Pebble). Writers lock the entities they write and every entity their

@@ -236,22 +236,34 @@ func (o *Oracle) scan(colTypes []types.Type, text string, args ...any) ([][]type
 
 // Write applies a resolved write.
 func (o *Oracle) Write(w *catalog.Write, args []types.Value) error {
+	return o.WriteOr(w, [][]types.Value{args})
+}
+
+// WriteOr applies a resolved write whose WHERE is an OR of w's predicates,
+// once for each argument list of argsets (the first gives the values it
+// assigns): SQL's one statement, its WHERE evaluated before any change.
+func (o *Oracle) WriteOr(w *catalog.Write, argsets [][]types.Value) error {
 	e := w.Entity
+	args := argsets[0]
 	where := func() (string, []any, error) {
-		var conds []string
+		var alts []string
 		var vals []any
-		for _, p := range w.Preds {
-			v, err := value(p.Value, args, p.Ref.Field.Type)
-			if err != nil {
-				return "", nil, err
+		for _, args := range argsets {
+			var conds []string
+			for _, p := range w.Preds {
+				v, err := value(p.Value, args, p.Ref.Field.Type)
+				if err != nil {
+					return "", nil, err
+				}
+				conds = append(conds, q(p.Ref.Field.Name)+" "+sqlOps[p.Op]+" ?")
+				vals = append(vals, v)
 			}
-			conds = append(conds, q(p.Ref.Field.Name)+" "+sqlOps[p.Op]+" ?")
-			vals = append(vals, v)
+			if len(conds) == 0 {
+				return "", nil, nil
+			}
+			alts = append(alts, "("+strings.Join(conds, " AND ")+")")
 		}
-		if len(conds) == 0 {
-			return "", nil, nil
-		}
-		return " WHERE " + strings.Join(conds, " AND "), vals, nil
+		return " WHERE " + strings.Join(alts, " OR "), vals, nil
 	}
 	switch w.Kind {
 	case catalog.Insert:
