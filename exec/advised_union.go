@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/keyenc"
@@ -202,37 +203,42 @@ func sameShape(a, b *catalog.Query) bool {
 	return true
 }
 
-// queryUnion runs every branch and merges their answers: each path
-// instance (the keys of every node of the path) once, sorted, limited.
+// queryUnion runs every branch, all at once (the store serves concurrent
+// reads), and merges their answers in branch order: each path instance
+// (the keys of every node of the path) once, sorted, limited.
 func (s *Stmt) queryUnion(ctx context.Context, args []types.Value) (*Result, error) {
 	q := s.Resolved
 	nsel, nord := len(q.Select), len(q.OrderBy)
-	seen := map[string]bool{}
-	var rows [][]types.Datum // each: the selected values, then the ORDER BY values
-	var id []byte
-	for _, b := range s.union {
-		err := func() error {
+	type found struct {
+		id  string
+		row []types.Datum // the selected values, then the ORDER BY values
+	}
+	answers := make([][]found, len(s.union))
+	errs := make([]error, len(s.union))
+	var wg sync.WaitGroup
+	for i, b := range s.union {
+		wg.Go(func() {
 			r := b.prog.getRun()
 			defer b.prog.putRun(r) // after the rows are copied out
 			if _, err := bindPreds(r.vals, b.q, args); err != nil {
-				return err
+				errs[i] = err
+				return
 			}
 			ts, err := b.prog.run(ctx, s.e.st, r)
 			if err != nil {
-				return err
+				errs[i] = err
+				return
 			}
+			var id []byte
 			for _, t := range ts {
 				id = id[:0]
 				for n, nd := range q.Graph.Nodes {
 					// Slot n holds node n's key (see compile).
 					if id, err = keyenc.AppendOrdered(id, nd.Entity.ID().Type, t[n].Value(), true); err != nil {
-						return err
+						errs[i] = err
+						return
 					}
 				}
-				if seen[string(id)] {
-					continue
-				}
-				seen[string(id)] = true
 				row := make([]types.Datum, 0, nsel+nord)
 				for _, k := range b.prog.sel {
 					row = append(row, t[k])
@@ -240,12 +246,24 @@ func (s *Stmt) queryUnion(ctx context.Context, args []types.Value) (*Result, err
 				for _, k := range b.prog.order {
 					row = append(row, t[k])
 				}
-				rows = append(rows, row)
+				answers[i] = append(answers[i], found{string(id), row})
 			}
-			return nil
-		}()
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Text, err)
+		}
+	}
+	seen := map[string]bool{}
+	var rows [][]types.Datum
+	for _, a := range answers {
+		for _, f := range a {
+			if !seen[f.id] {
+				seen[f.id] = true
+				rows = append(rows, f.row)
+			}
 		}
 	}
 	if nord > 0 {
