@@ -41,6 +41,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
@@ -62,6 +63,10 @@ type Options struct {
 	// cheapest is read. nil means seed 003's rule, cost.Prefix (the layout
 	// whose key has the longest fixed prefix).
 	CostModel cost.Model
+	// BusyTimeout is how long a write, or Begin, waits for an open write
+	// transaction of the DB to end before failing with ErrBusy (SQLite's
+	// busy timeout); 0 means 5 s.
+	BusyTimeout time.Duration
 }
 
 // DB is a database: a store plus the catalog of relations and layouts
@@ -80,6 +85,11 @@ type DB struct {
 	// defining excludes the client's writes (read-locked) while a
 	// definition is applied (locked).
 	defining sync.RWMutex
+	// txGate is held by an open write transaction (locked) and by every
+	// write statement outside it (read-locked, see waitTx): so writes wait
+	// for a transaction, with a timeout, and a transaction for them. It is
+	// taken before defining.
+	txGate sync.RWMutex
 
 	mu      sync.RWMutex
 	cat     *catalog.Catalog

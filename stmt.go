@@ -242,6 +242,14 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 			return Result{Statement: kindOf(s.ast)}, nil, fmt.Errorf("%s: %w", kindOf(s.ast), ErrReadOnly)
 		}
 	}
+	if s.db.tx == nil && writes(s.ast) {
+		// An open transaction holds every write: wait for it, not forever.
+		release, err := s.db.waitTx(ctx, false)
+		if err != nil {
+			return Result{Statement: kindOf(s.ast)}, nil, err
+		}
+		defer release()
+	}
 	if res, rows, ok, err := s.runAggregate(ctx, args); ok {
 		return res, rows, err
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/store/overlaystore"
 )
 
@@ -22,9 +24,11 @@ import (
 //     Begin waits until no write of this DB is running and then holds
 //     every write lock until Commit or Rollback, so writes outside the
 //     transaction (and other transactions' Begin) wait for it to end —
-//     the isolation of SQLite's exclusive transactions. A goroutine that
-//     writes through the DB while its own transaction is open waits for
-//     itself. Readers never wait.
+//     the isolation of SQLite's exclusive transactions. A write that waits
+//     longer than Options.BusyTimeout (5 s) fails with ErrBusy, as does a
+//     Begin that waits that long for another transaction — so a goroutine
+//     that writes through the DB while its own transaction is open gets an
+//     error, not a hang. Readers never wait.
 //   - The writes wait in memory (package overlaystore) until Commit.
 //   - Definitions (DEFINE …), Deploy, Load, Repair, Snapshot and Begin
 //     are refused inside it (ErrInTx): definitions are not transactional.
@@ -38,6 +42,7 @@ type Tx struct {
 	parent *DB
 	ov     *overlaystore.Store
 	held   exec.Held
+	gate   func() // lets go of the parent's txGate
 
 	mu   sync.Mutex
 	done bool
@@ -61,13 +66,20 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 	case !db.raw.Capabilities().AtomicBatch:
 		return nil, fmt.Errorf("kvschema: this store does not apply a batch atomically (%T), so a transaction could not commit all or nothing; each statement is atomic on its own: %w", db.raw, errors.ErrUnsupported)
 	}
-	// As a writer does: no definition may change the catalog under the
-	// transaction, and no other writer of this DB runs while it is open.
+	// No other write of this DB runs while it is open (writes wait for it,
+	// as it waits for them: txGate, with a timeout), no definition may
+	// change the catalog under it, and, for writers that bypass
+	// statements, it holds every write stripe.
+	gate, err := db.waitTx(ctx, true)
+	if err != nil {
+		return nil, fmt.Errorf("Begin: %w", err)
+	}
 	db.defining.RLock()
 	held := db.exec.Locks.All()
 	release := func() {
 		db.exec.Locks.Unlock(held)
 		db.defining.RUnlock()
+		gate()
 	}
 	ov := overlaystore.New(db.raw)
 	txdb, err := New(ctx, ov, db.opts)
@@ -76,7 +88,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 		return nil, err
 	}
 	txdb.owns = true
-	tx := &Tx{db: txdb, parent: db, ov: ov, held: held}
+	tx := &Tx{db: txdb, parent: db, ov: ov, held: held, gate: gate}
 	txdb.tx = tx
 	return tx, nil
 }
@@ -139,6 +151,7 @@ func (tx *Tx) end() {
 	tx.db.Close()
 	tx.parent.exec.Locks.Unlock(tx.held)
 	tx.parent.defining.RUnlock()
+	tx.gate()
 }
 
 // ended reports whether the transaction has ended.
@@ -146,4 +159,42 @@ func (tx *Tx) ended() bool {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	return tx.done
+}
+
+// ErrBusy is the error of a write, or a Begin, that waited Options.BusyTimeout
+// for an open write transaction of the same DB to end.
+var ErrBusy = errors.New("kvschema: the database is busy: a write transaction is open (it holds every write until it commits or rolls back)")
+
+// waitTx takes db.txGate, shared or exclusive, waiting at most the busy
+// timeout (and while ctx lasts); release lets it go.
+func (db *DB) waitTx(ctx context.Context, exclusive bool) (release func(), err error) {
+	try, unlock := db.txGate.TryRLock, db.txGate.RUnlock
+	if exclusive {
+		try, unlock = db.txGate.TryLock, db.txGate.Unlock
+	}
+	timeout := db.opts.BusyTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	for wait := time.Millisecond; !try(); wait = min(2*wait, 20*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (waited %v)", ErrBusy, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	return unlock, nil
+}
+
+// writes reports whether st changes tuples.
+func writes(st lang.Statement) bool {
+	switch st.(type) {
+	case *lang.Insert, *lang.Update, *lang.Delete, *lang.Connect:
+		return true
+	}
+	return false
 }

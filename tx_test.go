@@ -311,3 +311,41 @@ func TestTxAdvisedSchema(t *testing.T) {
 		t.Fatalf("verify after the transaction: %v %v", rep, err)
 	}
 }
+
+// TestTxBusy: a write, or a Begin, waits for an open transaction at most
+// the busy timeout (a goroutine writing beside its own transaction gets
+// ErrBusy, not a hang), and no longer than its context.
+func TestTxBusy(t *testing.T) {
+	ctx := t.Context()
+	db, err := kvschema.New(ctx, memstore.New(), kvschema.Options{BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Script(ctx, "schema.kvs", []byte(txSchema), nil); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "INSERT INTO acct VALUES (1, 'ann', 1)"); !errors.Is(err, kvschema.ErrBusy) {
+		t.Errorf("a write beside an open transaction: %v, want ErrBusy", err)
+	}
+	if _, err := db.Begin(ctx); !errors.Is(err, kvschema.ErrBusy) {
+		t.Errorf("a second Begin: %v, want ErrBusy", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := db.Exec(cancelled, "INSERT INTO acct VALUES (1, 'ann', 1)"); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled write: %v, want context.Canceled", err)
+	}
+	if _, err := db.Query(ctx, "SELECT * FROM acct"); err != nil {
+		t.Errorf("a read beside an open transaction: %v", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "INSERT INTO acct VALUES (1, 'ann', 1)"); err != nil {
+		t.Errorf("a write after the transaction: %v", err)
+	}
+}

@@ -194,7 +194,8 @@ func (c *conn) Begin() (driver.Tx, error) {
 // Any other transaction is a write transaction (DB.Begin, see
 // kvschema.Tx): its statements see its own writes, Commit applies all of
 // them in one atomic batch, and it runs alone among the writers of its
-// store in this process (their writes wait for it to end; readers do not).
+// store in this process (their writes wait for it to end, at most 5 s,
+// then fail with kvschema.ErrBusy; readers do not wait).
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if c.inTx != nil {
 		return nil, errors.New("kvschema: a transaction is already open on this connection")
