@@ -26,7 +26,7 @@ type aggregate struct {
 	items []aggItem
 	// groups is the number of distinct GROUP BY attributes: the first
 	// columns of the base rows. width is the number of base columns named
-	// (-1 when one is x.*).
+	// (-1 for * or x.*).
 	groups, width int
 	order         []aggOrder
 	limit         int64 // -1: none
@@ -118,8 +118,10 @@ func (db *DB) newAggregate(sel *lang.Select) (*aggregate, error) {
 		default:
 			base.Star = true
 		}
+		a.width = -1 // any number of columns
+	} else {
+		a.width = len(base.Columns)
 	}
-	a.width = len(base.Columns)
 	for _, o := range sel.OrderBy {
 		g := groupOf(o.Qual, o.Column)
 		if g < 0 {
@@ -208,7 +210,7 @@ func (a *aggregate) run(ctx context.Context, args []any) (*Rows, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !a.base.ast.(*lang.Select).Star && !a.base.ast.(*lang.Select).Columns[0].Star && len(in.Columns()) != a.width {
+	if a.width >= 0 && len(in.Columns()) != a.width {
 		return nil, &lang.Error{Pos: a.sel.At, Msg: "the select list names one attribute in two ways: name it one way"}
 	}
 	colTypes := in.ColumnTypes()

@@ -668,58 +668,50 @@ func TestNamedParameters(t *testing.T) {
 // refuses writes; after Commit, the connection reads the store again.
 func TestReadOnlyTransaction(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range []string{"pebble", "mem"} {
-		t.Run(name, func(t *testing.T) {
-			d := dsn(t)
-			if name == "mem" {
-				d = "mem:"
+	onFig6(t, func(t *testing.T, db *sql.DB) {
+		if _, err := db.Exec("INSERT INTO r VALUES ('a', 'x', 'v', 1)"); err != nil {
+			t.Fatal(err)
+		}
+		prepared, err := db.Prepare("SELECT k1 FROM r WHERE k2 = 'x'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prepared.Close()
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelSnapshot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Written by another connection after BeginTx.
+		if _, err := db.Exec("INSERT INTO r VALUES ('b', 'x', 'v', 2)"); err != nil {
+			t.Fatal(err)
+		}
+		keys := func(q contextQuerier) []string { return queryKeys(t, q) }
+		direct := func(tq interface {
+			QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+		}) queryFunc {
+			return func(ctx context.Context, _ ...any) (*sql.Rows, error) {
+				return tq.QueryContext(ctx, "SELECT k1 FROM r WHERE k2 = 'x'")
 			}
-			db := openDB(t, d)
-			execAll(t, db, fig6)
-			if _, err := db.Exec("INSERT INTO r VALUES ('a', 'x', 'v', 1)"); err != nil {
-				t.Fatal(err)
-			}
-			prepared, err := db.Prepare("SELECT k1 FROM r WHERE k2 = 'x'")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer prepared.Close()
-			tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelSnapshot})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Written by another connection after BeginTx.
-			if _, err := db.Exec("INSERT INTO r VALUES ('b', 'x', 'v', 2)"); err != nil {
-				t.Fatal(err)
-			}
-			keys := func(q contextQuerier) []string { return queryKeys(t, q) }
-			direct := func(tq interface {
-				QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-			}) queryFunc {
-				return func(ctx context.Context, _ ...any) (*sql.Rows, error) {
-					return tq.QueryContext(ctx, "SELECT k1 FROM r WHERE k2 = 'x'")
-				}
-			}
-			if got := keys(direct(tx)); fmt.Sprint(got) != "[a]" {
-				t.Errorf("in the transaction: %v, want [a]", got)
-			}
-			if got := keys(tx.StmtContext(ctx, prepared)); fmt.Sprint(got) != "[a]" {
-				t.Errorf("a statement prepared before, in the transaction: %v, want [a]", got)
-			}
-			if got := keys(direct(db)); fmt.Sprint(got) != "[a b]" {
-				t.Errorf("outside the transaction: %v, want [a b]", got)
-			}
-			if _, err := tx.Exec("INSERT INTO r VALUES ('c', 'x', 'v', 3)"); err == nil || !strings.Contains(err.Error(), "read-only transaction") {
-				t.Errorf("a write in a read-only transaction: %v", err)
-			}
-			if err := tx.Commit(); err != nil {
-				t.Fatal(err)
-			}
-			if got := keys(prepared); fmt.Sprint(got) != "[a b]" {
-				t.Errorf("after Commit: %v, want [a b]", got)
-			}
-		})
-	}
+		}
+		if got := keys(direct(tx)); fmt.Sprint(got) != "[a]" {
+			t.Errorf("in the transaction: %v, want [a]", got)
+		}
+		if got := keys(tx.StmtContext(ctx, prepared)); fmt.Sprint(got) != "[a]" {
+			t.Errorf("a statement prepared before, in the transaction: %v, want [a]", got)
+		}
+		if got := keys(direct(db)); fmt.Sprint(got) != "[a b]" {
+			t.Errorf("outside the transaction: %v, want [a b]", got)
+		}
+		if _, err := tx.Exec("INSERT INTO r VALUES ('c', 'x', 'v', 3)"); err == nil || !strings.Contains(err.Error(), "read-only transaction") {
+			t.Errorf("a write in a read-only transaction: %v", err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(prepared); fmt.Sprint(got) != "[a b]" {
+			t.Errorf("after Commit: %v, want [a b]", got)
+		}
+	})
 }
 
 // TestWriteTransaction: a write transaction's statements (direct, and
@@ -728,6 +720,61 @@ func TestReadOnlyTransaction(t *testing.T) {
 // statement inside leaves the transaction usable.
 func TestWriteTransaction(t *testing.T) {
 	ctx := context.Background()
+	onFig6(t, func(t *testing.T, db *sql.DB) {
+		prepared, err := db.Prepare("SELECT k1 FROM r WHERE k2 = 'x'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prepared.Close()
+		keys := func(q contextQuerier) string { return fmt.Sprint(queryKeys(t, q)) }
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("INSERT INTO r VALUES ('a', 'x', 'v', 1), ('b', 'x', 'v', 2)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("INSERT INTO r VALUES ('c', 'x', 'v', 'not a number')"); err == nil {
+			t.Error("a bad INSERT in the transaction was taken")
+		}
+		if _, err := tx.Exec("DELETE FROM r WHERE k1 = 'b'"); err != nil {
+			t.Fatal(err)
+		}
+		inTx := tx.StmtContext(ctx, prepared)
+		if got := keys(inTx); got != "[a]" {
+			t.Errorf("in the transaction: %s, want [a]", got)
+		}
+		if got := keys(prepared); got != "[]" {
+			t.Errorf("another connection before Commit: %s, want []", got)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(prepared); got != "[a]" {
+			t.Errorf("after Commit: %s, want [a]", got)
+		}
+		tx, err = db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("DELETE FROM r WHERE k1 = 'a'"); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(prepared); got != "[a]" {
+			t.Errorf("after Rollback: %s, want [a]", got)
+		}
+		if err := tx.Commit(); !errors.Is(err, sql.ErrTxDone) {
+			t.Errorf("Commit after Rollback: %v, want sql.ErrTxDone", err)
+		}
+	})
+}
+
+// onFig6 runs test on a store of each embedded backend (Pebble, and mem:)
+// holding the Fig. 6 definitions.
+func onFig6(t *testing.T, test func(t *testing.T, db *sql.DB)) {
 	for _, name := range []string{"pebble", "mem"} {
 		t.Run(name, func(t *testing.T) {
 			d := dsn(t)
@@ -736,54 +783,7 @@ func TestWriteTransaction(t *testing.T) {
 			}
 			db := openDB(t, d)
 			execAll(t, db, fig6)
-			prepared, err := db.Prepare("SELECT k1 FROM r WHERE k2 = 'x'")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer prepared.Close()
-			keys := func(q contextQuerier) string { return fmt.Sprint(queryKeys(t, q)) }
-			tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec("INSERT INTO r VALUES ('a', 'x', 'v', 1), ('b', 'x', 'v', 2)"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec("INSERT INTO r VALUES ('c', 'x', 'v', 'not a number')"); err == nil {
-				t.Error("a bad INSERT in the transaction was taken")
-			}
-			if _, err := tx.Exec("DELETE FROM r WHERE k1 = 'b'"); err != nil {
-				t.Fatal(err)
-			}
-			inTx := tx.StmtContext(ctx, prepared)
-			if got := keys(inTx); got != "[a]" {
-				t.Errorf("in the transaction: %s, want [a]", got)
-			}
-			if got := keys(prepared); got != "[]" {
-				t.Errorf("another connection before Commit: %s, want []", got)
-			}
-			if err := tx.Commit(); err != nil {
-				t.Fatal(err)
-			}
-			if got := keys(prepared); got != "[a]" {
-				t.Errorf("after Commit: %s, want [a]", got)
-			}
-			tx, err = db.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec("DELETE FROM r WHERE k1 = 'a'"); err != nil {
-				t.Fatal(err)
-			}
-			if err := tx.Rollback(); err != nil {
-				t.Fatal(err)
-			}
-			if got := keys(prepared); got != "[a]" {
-				t.Errorf("after Rollback: %s, want [a]", got)
-			}
-			if err := tx.Commit(); !errors.Is(err, sql.ErrTxDone) {
-				t.Errorf("Commit after Rollback: %v, want sql.ErrTxDone", err)
-			}
+			test(t, db)
 		})
 	}
 }
