@@ -101,6 +101,9 @@ var langOps = [...]lang.Op{Eq: lang.OpEq, Ne: lang.OpNe, Lt: lang.OpLt, Le: lang
 // types.Compare) satisfies o.
 func (o Op) Holds(cmp int) bool { return int(o) < len(langOps) && langOps[o].Holds(cmp) }
 
+// Lang is o as a lang operator.
+func (o Op) Lang() lang.Op { return langOps[o] }
+
 // IsRange reports whether o bounds a range (<, <=, >, >=).
 func (o Op) IsRange() bool { return o >= Lt }
 

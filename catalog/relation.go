@@ -131,3 +131,25 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 	c.Defs = append(c.Defs, d)
 	return nil
 }
+
+// IndexRelation views index x, stored in layout l (x.Layout()), as a
+// relation of the client's kind: one attribute per row attribute of x, in
+// l's order, named as AttrName names it (items.bids.date), keyed by x's
+// key. The first step of an advised query is planned over it by the
+// client's planner (package plan), so both kinds of schema derive their
+// key reads — point lookups, prefix and range scans, salted fan-out — one
+// way.
+func IndexRelation(x *Index, l *layout.Layout) *Relation {
+	attrs := x.RowAttrs()
+	nkey := len(x.KeyAttrs())
+	r := &Relation{Name: x.Name, Layouts: []*layout.Layout{l}, byName: map[string]int{}}
+	for i, a := range attrs {
+		f := &Field{Entity: a.Field.Entity, Name: x.AttrName(a), Type: a.Field.Type, Size: a.Field.Size, Cardinality: a.Field.Cardinality, Key: i < nkey}
+		r.Attrs = append(r.Attrs, f)
+		r.byName[strings.ToLower(f.Name)] = i
+		if f.Key {
+			r.KeyIdx = append(r.KeyIdx, i)
+		}
+	}
+	return r
+}

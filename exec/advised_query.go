@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
@@ -57,6 +58,92 @@ type stepProg struct {
 	filters []int
 	reverse bool
 	limit   int
+	// read1 is how the first step reads; nil for later steps.
+	read1 *firstRead
+}
+
+// firstRead is the first step of a program: a read of its index viewed as
+// a relation (catalog.IndexRelation), planned by the client's planner
+// (plan.Select) for each run's values — or re-keyed by a plan.KeyRebind
+// when only the key depends on them — and run by the client's executor
+// (runPlan), so an advised query derives its key reads (point lookups,
+// prefix and range scans, salted fan-out with merge) as a client relation
+// does.
+type firstRead struct {
+	view *catalog.Relation
+	// sel reads the attributes the query uses, WHERE the step's key
+	// predicates (parameter k takes the value of query predicate k), in
+	// the ORDER BY the step delivers, up to its LIMIT.
+	sel    *lang.Select
+	rebind atomic.Pointer[plan.KeyRebind]
+	tried  atomic.Bool // a KeyRebind was sought
+}
+
+// plan plans the read for the predicates' values vals.
+func (f *firstRead) plan(vals []types.Value) (*plan.Plan, error) {
+	if rb := f.rebind.Load(); rb != nil {
+		if p, ok := rb.Plan(vals); ok {
+			return p, nil
+		}
+	}
+	p, err := plan.Select(f.sel, f.view, vals, cost.Prefix{})
+	if err != nil {
+		return nil, err
+	}
+	if !f.tried.Swap(true) {
+		if rb := plan.NewKeyRebind(f.sel, p, cost.Prefix{}); rb != nil {
+			f.rebind.Store(rb)
+		}
+	}
+	return p, nil
+}
+
+// newFirstRead builds the first step's read: keyed by the equalities of
+// sp.key and the ranges of sp.ranges, ordered as q's ORDER BY when the
+// plan is ordered, limited when it is limited.
+func newFirstRead(pl *plan.Query, sp *stepProg, ref func(catalog.Attr) catalog.FieldRef) *firstRead {
+	q, t := pl.Query, sp.t
+	f := &firstRead{view: catalog.IndexRelation(t.x, t.l), sel: &lang.Select{Relation: t.name}}
+	name := func(i int) string { return f.view.Attrs[i].Name }
+	for i, s := range sp.toSlot {
+		if s >= 0 {
+			f.sel.Columns = append(f.sel.Columns, lang.ColumnRef{Name: name(i)})
+		}
+	}
+	var conj []lang.Expr
+	cmp := func(i, k int) {
+		conj = append(conj, &lang.Binary{Op: q.Preds[k].Op.Lang(), L: &lang.ColumnRef{Name: name(i)}, R: &lang.Param{Index: k}})
+	}
+	for i, ks := range sp.key {
+		cmp(i, ks.eq)
+	}
+	for _, k := range sp.ranges {
+		cmp(len(sp.key), k)
+	}
+	for _, c := range conj {
+		if f.sel.Where == nil {
+			f.sel.Where = c
+		} else {
+			f.sel.Where = &lang.Binary{Op: lang.OpAnd, L: f.sel.Where, R: c}
+		}
+	}
+	if pl.Ordered {
+	order:
+		for _, o := range q.OrderBy {
+			for i, a := range t.attrs {
+				if ref(a) == o.Ref {
+					f.sel.OrderBy = append(f.sel.OrderBy, lang.OrderItem{Column: name(i), Desc: o.Desc})
+					continue order
+				}
+			}
+			f.sel.OrderBy = nil // not all in the index: the program sorts
+			break
+		}
+	}
+	if pl.Limited {
+		f.sel.Limit = &lang.Literal{Value: pl.Limit}
+	}
+	return f
 }
 
 func (e *Engine) compile(pl *plan.Query) (*program, error) {
@@ -154,6 +241,7 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 			if pl.Limited {
 				sp.limit = int(pl.Limit)
 			}
+			sp.read1 = newFirstRead(pl, sp, ref)
 		}
 		// Rows of this step carry fresh values of fields an earlier step
 		// already tested (an SI's base rows hold the indexed attribute):
@@ -233,7 +321,6 @@ func (p *program) newRun() *runState {
 	r := &runState{p: p, vals: make([]types.Value, nv)}
 	r.preds, mem = mem[:nv:nv], mem[nv:]
 	r.blank, r.key = tuple(mem[:len(p.slots):len(p.slots)]), mem[len(p.slots):]
-	r.addFirst = r.add
 	return r
 }
 
@@ -346,17 +433,13 @@ type runState struct {
 	blank tuple // len(slots) NULLs, copied into the slab for each tuple
 	slab  types.Slab[types.Datum]
 	key   []types.Datum // a lookup's key values
-	// The first step's read: its key bytes and range, the step, its rows,
-	// and add as a func bound once (a closure would be allocated per run).
-	buf, end []byte
-	ranges   []store.Range
-	cur      *stepProg
-	rows     []tuple
-	addFirst func([]types.Datum) bool
+	// The first step and its rows (r is the Sink of its read).
+	cur  *stepProg
+	rows []tuple
 }
 
-// add takes a row of the first step's read.
-func (r *runState) add(d []types.Datum) bool {
+// Add takes a row of the first step's read (the Sink of runPlan).
+func (r *runState) Add(d []types.Datum) bool {
 	t := tuple(r.slab.Copy(r.blank))
 	r.cur.fill(t, d)
 	if r.p.keep(t, r.cur.filters, r.preds) {
@@ -384,35 +467,13 @@ func (sp *stepProg) read(ctx context.Context, st store.Store, rs store.RowSet, o
 }
 
 func (sp *stepProg) first(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
-	p := r.p
-	prefix, ok, err := sp.keyPrefix(r.buf[:0], r, nil)
-	if err != nil || !ok {
+	p, err := sp.read1.plan(r.vals)
+	if err != nil {
 		return nil, err
 	}
-	r.buf = prefix
-	var rg store.Range
-	switch {
-	case sp.l.Role == cost.Scan && len(sp.ranges) == 0:
-		// Every row (every salt bucket): rg is the whole table.
-	case len(sp.ranges) == 0:
-		// The partition: its successor encoded into the run's memory.
-		r.end = store.AppendPrefixSuccessor(r.end[:0], prefix)
-		rg = store.Range{Start: prefix, End: r.end}
-		if len(r.end) == 0 {
-			rg.End = nil
-		}
-	default:
-		if rg, err = sp.rangeOf(prefix, p.q, r.vals); err != nil {
-			return nil, err
-		}
-	}
-	if rg.Empty() {
-		return nil, nil
-	}
-	r.ranges = append(r.ranges[:0], rg)
 	r.cur = sp
-	err = sp.read(ctx, st, store.RowSet{Ranges: r.ranges}, store.ReadOptions{Limit: sp.limit, Reverse: sp.reverse}, r.addFirst)
-	clear(r.ranges)
+	err = runPlan(ctx, st, p, r)
+	p.Release()
 	return r.rows, err
 }
 
@@ -576,7 +637,16 @@ func (sp *stepProg) explain(b *strings.Builder, q *catalog.Query, i int) {
 	if len(key) == 0 {
 		keyText = ""
 	}
-	fmt.Fprintf(b, "CLIENT PARALLEL 1-WAY %s OVER %s%s%s\n", what, t.name, keyText, salt)
+	// A scan that fixes no partition key reads every salt bucket, in
+	// parallel, merged when the step delivers the order.
+	ways := 1
+	if sp.read1 != nil && sp.l.Role == cost.Scan && t.salt > 0 {
+		ways, salt = t.salt, fmt.Sprintf(" (ALL %d SALT BUCKETS)", t.salt)
+	}
+	fmt.Fprintf(b, "CLIENT PARALLEL %d-WAY %s OVER %s%s%s\n", ways, what, t.name, keyText, salt)
+	if ways > 1 && len(sp.read1.sel.OrderBy) > 0 {
+		b.WriteString("CLIENT MERGE SORT\n")
+	}
 	if sp.limit > 0 {
 		fmt.Fprintf(b, "    SERVER %d ROW LIMIT\n", sp.limit)
 	}

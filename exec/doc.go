@@ -73,7 +73,12 @@
 //
 // Execution.
 //
-// A plan's first lookup is bound from the statement's parameters. Every
+// A plan's first lookup is bound from the statement's parameters and read
+// as a client relation is: its index viewed as a relation
+// (catalog.IndexRelation), the lookup a SELECT over it planned by the
+// client's planner (package plan: point lookups, prefix and range scans,
+// salted fan-out; a prepared statement re-keys the plan, plan.KeyRebind)
+// and run by the client's executor. Every
 // later lookup is one store round trip carrying the keys of all the rows the
 // previous steps produced (never one round trip per row); its rows are
 // joined to those rows on the shared entity keys. Client-side filters run
@@ -82,7 +87,9 @@
 // (advised_union.go): one plan per conjunct of its disjunctive normal form,
 // each path instance (the keys of every node of the path) kept once, then
 // sorted and limited. A query no key lookup can start reads a whole column
-// family first (cost.Scan, FULL SCAN in EXPLAIN). Lookups read the cells the
+// family first (cost.Scan, FULL SCAN in EXPLAIN), or the range of rows a
+// range on its first partition-key attribute bounds (in every salt bucket,
+// in parallel, when the family is salted). Lookups read the cells the
 // store lends (store.ReadCells) and decode them into unboxed tuples
 // (types.Datum, layout.CellDecoder); keys are encoded from those tuples
 // directly, and results are Datums.

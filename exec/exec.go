@@ -43,12 +43,21 @@ func (f SinkFunc) Add(t []types.Datum) bool { return f(t) }
 // projected, unboxed) to sink until it refuses one. (A Sink, not a func: a
 // result set's method value would be allocated on every query.)
 func (x *Executor) Query(ctx context.Context, p *plan.Plan, sink Sink) error {
+	return runPlan(ctx, x.Store, p, sink)
+}
+
+// runPlan runs a read plan on st: Executor.Query, and the first step of an
+// advised query (planned over its index viewed as a relation).
+func runPlan(ctx context.Context, st store.Store, p *plan.Plan, sink Sink) error {
 	q := queries.Get().(*query)
 	defer func() {
 		// Keep nothing of this query alive, but the bindings (the decoder
 		// stays where it is: Func's binding points at it).
 		q.rd.dec.Reset()
-		*q = query{rd: reader{emit: q.rd.emit, dec: q.rd.dec}}
+		// Field by field: assigning a whole query would copy the decoder.
+		q.p, q.sink, q.seen, q.sorted, q.n, q.stopped = nil, nil, nil, nil, 0, false
+		q.slab = types.Slab[types.Datum]{}
+		q.rd.p, q.rd.q, q.rd.sink, q.rd.stop = nil, nil, nil, false
 		queries.Put(q)
 	}()
 	q.p, q.sink = p, sink
@@ -59,7 +68,7 @@ func (x *Executor) Query(ctx context.Context, p *plan.Plan, sink Sink) error {
 		if p.Limit == 0 {
 			break
 		}
-		if err := x.access(ctx, q, acc); err != nil {
+		if err := access(ctx, st, q, acc); err != nil {
 			return err
 		}
 		if q.stopped {
@@ -161,11 +170,11 @@ func box(dst []types.Value, t []types.Datum) []types.Value {
 
 // access runs one access: one read streamed, or several in parallel then
 // merged (k-way by ORDER BY when the plan says so, else concatenated).
-func (x *Executor) access(ctx context.Context, q *query, acc *plan.Access) error {
+func access(ctx context.Context, st store.Store, q *query, acc *plan.Access) error {
 	p := q.p
 	if len(acc.Reads) == 1 {
 		q.rd.p, q.rd.q, q.rd.stop = p, q, false
-		return x.read(ctx, acc, acc.Reads[0], &q.rd)
+		return read(ctx, st, acc, acc.Reads[0], &q.rd)
 	}
 	results := make([][][]types.Datum, len(acc.Reads))
 	errs := make([]error, len(acc.Reads))
@@ -180,7 +189,7 @@ func (x *Executor) access(ctx context.Context, q *query, acc *plan.Access) error
 				return p.Limit < 0 || p.Sort || len(results[i]) < p.Limit
 			}}
 			rd.bind()
-			errs[i] = x.read(ctx, acc, r, rd)
+			errs[i] = read(ctx, st, acc, r, rd)
 		}()
 	}
 	wg.Wait()
@@ -243,20 +252,20 @@ func (h *mergeHeap) Pop() any {
 }
 
 // read runs one store read, decoding the cells it lends and filtering.
-func (x *Executor) read(ctx context.Context, acc *plan.Access, r plan.Read, rd *reader) error {
+func read(ctx context.Context, st store.Store, acc *plan.Access, r plan.Read, rd *reader) error {
 	var one [1]string
 	tables := one[:]
 	one[0] = r.Table
 	if r.Table == "" {
 		var err error
-		if tables, err = x.layoutTables(ctx, acc.Layout); err != nil {
+		if tables, err = layoutTables(ctx, st, acc.Layout); err != nil {
 			return err
 		}
 	}
 	opts := store.ReadOptions{Limit: rd.p.PerRead, Reverse: rd.p.Reverse}
 	for _, table := range tables {
 		rd.dec.Init(acc.Layout, rd.p.Unneeded, table, rd.emit)
-		err := store.ReadCells(ctx, x.Store, table, r.Rows, opts, rd.dec.Func())
+		err := store.ReadCells(ctx, st, table, r.Rows, opts, rd.dec.Func())
 		if err != nil {
 			if isNoTable(err) {
 				continue // a layout's table is created on first write
@@ -309,8 +318,8 @@ func (rd *reader) tuple(t []types.Datum) bool {
 
 // layoutTables lists the store tables that belong to a layout whose TABLE
 // depends on attributes.
-func (x *Executor) layoutTables(ctx context.Context, l *layout.Layout) ([]string, error) {
-	specs, err := x.Store.Tables(ctx)
+func layoutTables(ctx context.Context, st store.Store, l *layout.Layout) ([]string, error) {
+	specs, err := st.Tables(ctx)
 	if err != nil {
 		return nil, err
 	}

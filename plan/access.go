@@ -269,9 +269,58 @@ func (w *walker) walkRow() []store.Range {
 // rangeFor turns a range constraint on element e into key ranges appended to
 // every partial, when e's encoding preserves order there.
 func (w *walker) rangeFor(e layout.Element, c *Constraint, last bool) ([]store.Range, bool) {
-	a := w.l.Attrs[e.Attr]
-	enc := func(v types.Value) ([]byte, error) { return w.l.AppendValue(nil, e, v) }
-	// lo/hi: byte bounds of the element alone; nil = unbounded.
+	b, ok := elemBounds(w.l, e, c, last)
+	if !ok {
+		return nil, false
+	}
+	if b.empty {
+		return w.emptyRanges(), true
+	}
+	// One range per partial, in partial order, even when empty: finish
+	// pairs them up, and an empty result must read nothing rather than
+	// fall back to a prefix scan.
+	out := make([]store.Range, 0, len(w.parts))
+	for _, p := range w.parts {
+		r, _ := b.under(nil, p.key)
+		out = append(out, r)
+	}
+	return out, true
+}
+
+// elemRange is the byte bounds of a range constraint on one key element
+// alone: start and end (when set) follow the key before the element.
+type elemRange struct {
+	start, end       []byte
+	startSet, endSet bool
+	empty            bool // no key qualifies
+}
+
+// under appends to dst the range of the keys starting with prefix whose
+// element is within b, and returns it; Start and End are in dst's memory.
+func (b elemRange) under(dst, prefix []byte) (store.Range, []byte) {
+	n := len(dst)
+	dst = append(dst, prefix...)
+	if b.startSet {
+		dst = append(dst, b.start...)
+	}
+	r := store.Range{Start: dst[n:len(dst):len(dst)]}
+	n = len(dst)
+	if b.endSet {
+		// Non-nil even when empty: a nil End would mean unbounded.
+		dst = append(append(dst, prefix...), b.end...)
+		r.End = dst[n:len(dst):len(dst)]
+	} else if end := appendPrefixSuccessor(dst, prefix); end != nil {
+		dst = end
+		r.End = dst[n:len(dst):len(dst)]
+	}
+	return r, dst
+}
+
+// elemBounds computes the bounds of c on element e of l, when e's encoding
+// preserves order there (ok).
+func elemBounds(l *layout.Layout, e layout.Element, c *Constraint, last bool) (elemRange, bool) {
+	a := l.Attrs[e.Attr]
+	enc := func(v types.Value) ([]byte, error) { return l.AppendValue(nil, e, v) }
 	var start, end []byte
 	var startSet, endSet bool
 	loV, hiV, loIncl, hiIncl, hasLo, hasHi := c.Lo, c.Hi, c.LoIncl, c.HiIncl, c.HasLo, c.HasHi
@@ -284,13 +333,13 @@ func (w *walker) rangeFor(e layout.Element, c *Constraint, last bool) ([]store.R
 		if hasLo {
 			b, err := enc(loV)
 			if err != nil {
-				return nil, false
+				return elemRange{}, false
 			}
 			if loIncl {
 				start = b
 			} else if start = store.PrefixSuccessor(b); start == nil {
 				// Nothing sorts after the bound's encoding: no key qualifies.
-				return w.emptyRanges(), true
+				return elemRange{empty: true}, true
 			}
 			startSet = true
 		} else if !a.Key {
@@ -302,7 +351,7 @@ func (w *walker) rangeFor(e layout.Element, c *Constraint, last bool) ([]store.R
 		if hasHi {
 			b, err := enc(hiV)
 			if err != nil {
-				return nil, false
+				return elemRange{}, false
 			}
 			if hiIncl {
 				end = store.PrefixSuccessor(b)
@@ -319,7 +368,7 @@ func (w *walker) rangeFor(e layout.Element, c *Constraint, last bool) ([]store.R
 			// Raw bytes compare like the values, but only at the end of
 			// the key, where nothing follows them.
 			if !last {
-				return nil, false
+				return elemRange{}, false
 			}
 			if hasLo {
 				b, _ := enc(loV)
@@ -355,34 +404,17 @@ func (w *walker) rangeFor(e layout.Element, c *Constraint, last bool) ([]store.R
 				}
 			}
 			if (lo < 0) != (hi < 0) || lo > hi {
-				return nil, false
+				return elemRange{}, false
 			}
 			start, _ = enc(fromInt(a.Type, lo))
 			b, _ := enc(fromInt(a.Type, hi))
 			end, startSet, endSet = store.PrefixSuccessor(b), true, true
 			endSet = end != nil
 		default:
-			return nil, false
+			return elemRange{}, false
 		}
 	}
-	// One range per partial, in partial order, even when empty: finish
-	// pairs them up, and an empty result must read nothing rather than
-	// fall back to a prefix scan.
-	out := make([]store.Range, 0, len(w.parts))
-	for _, p := range w.parts {
-		r := store.Range{Start: append(append([]byte(nil), p.key...), start...)}
-		if !startSet {
-			r.Start = append([]byte(nil), p.key...)
-		}
-		if endSet {
-			// Non-nil even when empty: a nil End would mean unbounded.
-			r.End = append(append([]byte{}, p.key...), end...)
-		} else {
-			r.End = store.PrefixSuccessor(p.key)
-		}
-		out = append(out, r)
-	}
-	return out, true
+	return elemRange{start: start, end: end, startSet: startSet, endSet: endSet}, true
 }
 
 // emptyRanges is one empty range per partial: a range constraint no key

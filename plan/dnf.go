@@ -225,8 +225,7 @@ func colLit(b *lang.Binary) (*lang.ColumnRef, *lang.Literal, lang.Op, bool) {
 	}
 	if c, ok := b.R.(*lang.ColumnRef); ok {
 		if l, ok := b.L.(*lang.Literal); ok {
-			flip := map[lang.Op]lang.Op{lang.OpEq: lang.OpEq, lang.OpNe: lang.OpNe, lang.OpLt: lang.OpGt, lang.OpLe: lang.OpGe, lang.OpGt: lang.OpLt, lang.OpGe: lang.OpLe}
-			return c, l, flip[b.Op], true
+			return c, l, flipped[b.Op], true
 		}
 	}
 	return nil, nil, 0, false

@@ -17,11 +17,13 @@ import (
 // new arguments, so that a prepared statement run many times does not plan
 // again. The WHERE pins, by equality, exactly the attributes of the leading
 // elements of the chosen layout's row key: all of them (a point lookup) or
-// those before the first element it leaves open (a prefix scan). For other
-// arguments the planner would choose the same layout and produce the same
-// plan with another key or prefix. Arguments that could change the plan's
-// shape (NULL, a value needing inexact coercion, a value some layout cannot
-// encode) make Plan decline, and the caller plans normally.
+// those before the first element it leaves open (a prefix scan) — which,
+// on a relation of one layout, the rest of the WHERE may bound by range
+// predicates (a range scan). For other arguments the planner would choose
+// the same layout and produce the same plan with another key, prefix or
+// range. Arguments that could change the plan's shape (NULL, a value
+// needing inexact coercion, a value some layout cannot encode, an empty
+// range) make Plan decline, and the caller plans normally.
 type KeyRebind struct {
 	tmpl   *Plan
 	layout *layout.Layout
@@ -29,6 +31,11 @@ type KeyRebind struct {
 	// prefix is the leading ROW elements a prefix scan encodes; nil for a
 	// point lookup, which encodes the whole row key.
 	prefix []layout.Element
+	// ranges bound the element after the prefix (rangeElem; last: it ends
+	// the row key) in a range scan; nil otherwise.
+	ranges    []eqSource
+	rangeElem layout.Element
+	last      bool
 	// guards are what the planner encodes for the other layouts' candidate
 	// accesses: a value one cannot encode changes that candidate (it reads
 	// nothing, which may win the choice).
@@ -42,10 +49,12 @@ type guard struct {
 	elems  []layout.Element
 }
 
-// eqSource is where an equality's value comes from.
+// eqSource is where the value of an equality, or of a range bound,
+// comes from.
 type eqSource struct {
 	attr  int
-	param int // -1: the literal
+	op    lang.Op // the comparison, attribute first
+	param int     // -1: the literal
 	lit   types.Value
 }
 
@@ -64,17 +73,29 @@ func NewKeyRebind(st *lang.Select, p *Plan, m cost.Model) *KeyRebind {
 		return nil
 	}
 	acc := p.Accesses[0]
-	if len(acc.Reads) != 1 || acc.FanOut > 0 || acc.RangeElem || acc.Layout.StaticTable() == "" {
-		return nil
-	}
-	point := acc.Kind == PointLookup && acc.Complete && acc.NumKeys() == 1 && acc.NumRanges() == 0
-	scan := acc.Kind == RangeScan && acc.FixedElems > 0 && acc.NumKeys() == 0 && acc.NumRanges() == 1
-	if !point && !scan {
+	if len(acc.Reads) != 1 || acc.FanOut > 0 || acc.Layout.StaticTable() == "" {
 		return nil
 	}
 	rel := p.Relation
-	var eqs []eqSource
-	if !equalities(st.Where, rel, &eqs) {
+	point := acc.Kind == PointLookup && acc.Complete && acc.NumKeys() == 1 && acc.NumRanges() == 0
+	scan := acc.Kind == RangeScan && acc.FixedElems > 0 && acc.NumKeys() == 0 && acc.NumRanges() == 1
+	if !point && !scan || acc.RangeElem && len(rel.Layouts) != 1 {
+		// Other layouts' candidates may encode the range's values, or
+		// not: only a relation of one layout is sure to plan alike.
+		return nil
+	}
+	var conds, eqs, ranges []eqSource
+	if !conditions(st.Where, rel, &conds) {
+		return nil
+	}
+	for _, c := range conds {
+		if c.op == lang.OpEq {
+			eqs = append(eqs, c)
+		} else {
+			ranges = append(ranges, c)
+		}
+	}
+	if acc.RangeElem != (len(ranges) > 0) {
 		return nil
 	}
 	eq := map[int]bool{}
@@ -113,6 +134,19 @@ func NewKeyRebind(st *lang.Select, p *Plan, m cost.Model) *KeyRebind {
 		rb.prefix = es[:n]
 	} else if n != len(es) {
 		return nil
+	}
+	if len(ranges) > 0 {
+		// The planner bounds the element after the prefix, an attribute
+		// every range is on.
+		if n == len(es) || es[n].Kind != layout.ElemAttr || n+1 < len(es) && es[n+1].Kind == layout.ElemConst {
+			return nil
+		}
+		for _, r := range ranges {
+			if r.attr != es[n].Attr {
+				return nil
+			}
+		}
+		rb.ranges, rb.rangeElem, rb.last = ranges, es[n], n == len(es)-1
 	}
 	for _, l := range rel.Layouts {
 		if l != acc.Layout {
@@ -173,44 +207,47 @@ func allIn(a, b map[int]bool) bool {
 
 // equalities collects `col = ?` / `col = literal` terms of a pure
 // conjunction, each attribute at most once.
-func equalities(e lang.Expr, rel *catalog.Relation, out *[]eqSource) bool {
-	switch x := e.(type) {
-	case *lang.Binary:
-		if x.Op == lang.OpAnd {
-			return equalities(x.L, rel, out) && equalities(x.R, rel, out)
-		}
-		if x.Op != lang.OpEq {
-			return false
-		}
-		col, ok := x.L.(*lang.ColumnRef)
-		val := x.R
-		if !ok {
-			if col, ok = x.R.(*lang.ColumnRef); !ok {
-				return false
-			}
-			val = x.L
-		}
-		a := rel.AttrIndex(col.Name)
-		if a < 0 {
-			return false
-		}
-		for _, e := range *out {
-			if e.attr == a {
-				return false
-			}
-		}
-		switch v := val.(type) {
-		case *lang.Param:
-			*out = append(*out, eqSource{attr: a, param: v.Index})
-		case *lang.Literal:
-			*out = append(*out, eqSource{attr: a, param: -1, lit: v.Value})
-		default:
-			return false
-		}
-		return true
+// conditions lists the comparisons of attributes with values that the
+// conjunction e is made of (an equality at most once per attribute); false
+// when e is something else.
+func conditions(e lang.Expr, rel *catalog.Relation, out *[]eqSource) bool {
+	x, ok := e.(*lang.Binary)
+	if !ok {
+		return false
 	}
-	return false
+	if x.Op == lang.OpAnd {
+		return conditions(x.L, rel, out) && conditions(x.R, rel, out)
+	}
+	op, col, val := x.Op, x.L, x.R
+	if _, ok := col.(*lang.ColumnRef); !ok {
+		col, val, op = x.R, x.L, flipped[op]
+	}
+	c, ok := col.(*lang.ColumnRef)
+	if !ok || op == 0 || op == lang.OpNe {
+		return false
+	}
+	a := rel.AttrIndex(c.Name)
+	if a < 0 {
+		return false
+	}
+	for _, e := range *out {
+		if e.attr == a && (e.op == lang.OpEq || op == lang.OpEq) {
+			return false
+		}
+	}
+	switch v := val.(type) {
+	case *lang.Param:
+		*out = append(*out, eqSource{attr: a, op: op, param: v.Index})
+	case *lang.Literal:
+		*out = append(*out, eqSource{attr: a, op: op, param: -1, lit: v.Value})
+	default:
+		return false
+	}
+	return true
 }
+
+// flipped is each comparison with its operands swapped.
+var flipped = map[lang.Op]lang.Op{lang.OpEq: lang.OpEq, lang.OpNe: lang.OpNe, lang.OpLt: lang.OpGt, lang.OpLe: lang.OpGe, lang.OpGt: lang.OpLt, lang.OpGe: lang.OpLe}
 
 // Plan returns the plan for args, or ok == false when the caller must plan
 // normally. The plan is the caller's until it hands it to Release.
@@ -237,7 +274,7 @@ func (p *Plan) Release() {
 	}
 }
 
-func (r *KeyRebind) plan(args []types.Value) (*Plan, bool) {
+func (r *KeyRebind) plan(args []types.Value) (_ *Plan, ok bool) {
 	rel := r.tmpl.Relation
 	// One piece of memory for the plan, its access, read, key and tuple.
 	b := rebounds.Get().(*rebound)
@@ -283,11 +320,17 @@ func (r *KeyRebind) plan(args []types.Value) (*Plan, bool) {
 		if err != nil {
 			return &b.p, false
 		}
-		// store.PrefixRange(key), as the planner reads a fixed prefix; the
-		// end follows the key in b.key when it fits.
-		n := len(key)
-		rg := store.Range{Start: key[:n:n], End: appendPrefixSuccessor(key[n:n], key)}
-		b.reads[0].Rows = store.RowSet{Ranges: []store.Range{rg}}
+		var rg store.Range
+		if r.ranges == nil {
+			// store.PrefixRange(key), as the planner reads a fixed prefix;
+			// the end follows the key in b.key when it fits.
+			n := len(key)
+			rg = store.Range{Start: key[:n:n], End: appendPrefixSuccessor(key[n:n], key)}
+		} else if rg, ok = r.rangeUnder(key, args); !ok {
+			return &b.p, false
+		}
+		b.rng[0] = rg
+		b.reads[0].Rows = store.RowSet{Ranges: b.rng[:]}
 	}
 	b.acc.Reads = b.reads[:]
 	b.acc.parts = nil // EXPLAIN plans afresh; bounds are not needed here
@@ -302,8 +345,44 @@ type rebound struct {
 	accs  [1]*Access
 	reads [1]Read
 	keys  [1][]byte
-	key   [64]byte       // the usual key (and prefix range end) fits
-	tuple [8]types.Value // the usual relation fits
+	rng   [1]store.Range
+	key   [64]byte        // the usual key (and prefix range end) fits
+	tuple [16]types.Value // the usual relation (or advised index) fits
+}
+
+// rangeUnder is the range of the keys starting with prefix whose range
+// element the range predicates bound, for args, as the planner computes
+// it (elemBounds); false when it would plan otherwise.
+func (r *KeyRebind) rangeUnder(prefix []byte, args []types.Value) (store.Range, bool) {
+	var c Constraint
+	t := r.layout.Attrs[r.rangeElem.Attr].Type
+	for _, s := range r.ranges {
+		v := s.lit
+		if s.param >= 0 {
+			if s.param >= len(args) {
+				return store.Range{}, false
+			}
+			v = args[s.param]
+		}
+		v, err := types.Coerce(v, t)
+		if err != nil || v == nil || !exactType(v, t) {
+			return store.Range{}, false
+		}
+		if s.op == lang.OpLt || s.op == lang.OpLe {
+			c.tightenHi(v, s.op == lang.OpLe)
+		} else {
+			c.tightenLo(v, s.op == lang.OpGe)
+		}
+	}
+	if !c.finish() {
+		return store.Range{}, false // the planner reads nothing
+	}
+	b, ok := elemBounds(r.layout, r.rangeElem, &c, r.last)
+	if !ok || b.empty {
+		return store.Range{}, false
+	}
+	rg, _ := b.under(prefix[len(prefix):], prefix)
+	return rg, true
 }
 
 // appendPrefixSuccessor appends store.PrefixSuccessor(p) to dst; nil, as

@@ -44,6 +44,14 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 		`DEFINE RELATION r { k1 STRING KEY, k2 BIGINT KEY, v STRING };
 		 DEFINE PRIMARY SCHEMA s FOR r { ROW 'p':k2:'/':k1, VALUE ordered{v} };
 		 DEFINE SCHEMA s2 FOR r { ROW size{k1}:ordered{k2}, FAMILY 'g', VALUE v };`,
+		// one layout: range scans rebind too (ordered, descending, a
+		// trailing natural integer)
+		`DEFINE RELATION r { k1 STRING KEY, k2 BIGINT KEY, v STRING };
+		 DEFINE PRIMARY SCHEMA s FOR r { ROW ordered{k1}:desc{k2}, VALUE ordered{v} };`,
+		`DEFINE RELATION r { k1 STRING KEY, k2 BIGINT KEY, v STRING };
+		 DEFINE PRIMARY SCHEMA s FOR r { ROW salt(3){ordered{k1}}:ordered{k1}:ordered{k2}, VALUE ordered{v} };`,
+		`DEFINE RELATION r { k1 STRING KEY, k2 BIGINT KEY, v STRING };
+		 DEFINE PRIMARY SCHEMA s FOR r { ROW suffix('-'){k1}:k2, VALUE ordered{v} };`,
 	}
 	queries := []string{
 		"SELECT v FROM r WHERE k2 = ? AND k1 = ?",
@@ -51,11 +59,15 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 		"SELECT k1, v FROM r WHERE k2 = ?",
 		"SELECT * FROM r WHERE ? = k1 ORDER BY k2 DESC LIMIT 3",
 		"SELECT v FROM r WHERE k2 = 7 AND k1 = ?",
+		"SELECT v FROM r WHERE k1 = ? AND k2 >= ?",
+		"SELECT * FROM r WHERE k2 < ? AND ? = k1 AND k2 > ? LIMIT 4",
+		"SELECT k2 FROM r WHERE k1 = ? AND ? <= k2 ORDER BY k2 DESC",
+		"SELECT v FROM r WHERE k1 = ? AND k2 <= 500 AND k2 > ?",
 	}
 	k1Gen := rapid.OneOf(rapid.Just[types.Value](nil), rapid.Map(rapid.SampledFrom([]string{"", "a", "a-", "-b", "/", "\x00", "\xff"}), func(s string) types.Value { return s }))
 	k2Gen := rapid.OneOf(rapid.Just[types.Value](nil), rapid.Map(rapid.Int64(), func(i int64) types.Value { return i }),
 		rapid.Map(rapid.Float64(), func(f float64) types.Value { return f }))
-	rebound := 0
+	rebound, ranged, rangeHits := 0, 0, 0
 	for _, defs := range defsList {
 		c := mustCatalog(t, defs)
 		rel := c.Relation("r")
@@ -67,12 +79,15 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 			sel := st.(*lang.Select)
 			var gens []*rapid.Generator[types.Value]
 			first := []types.Value{}
+			nk2 := 0
 			// The parameters' attributes, in order of appearance.
 			for _, m := range paramAttr.FindAllStringSubmatch(q, -1) {
 				if m[1] == "k1" || m[2] == "k1" {
 					gens, first = append(gens, k1Gen), append(first, "a")
 				} else {
-					gens, first = append(gens, k2Gen), append(first, int64(1))
+					// 100, then 50: a first plan over a range that is not empty
+					gens, first = append(gens, k2Gen), append(first, int64(100-50*nk2))
+					nk2++
 				}
 			}
 			p, err := plan.Select(sel, rel, first, nil)
@@ -85,6 +100,9 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 				continue
 			}
 			rebound++
+			if p.Accesses[0].RangeElem {
+				ranged++
+			}
 			rapid.Check(t, func(rt *rapid.T) {
 				args := make([]types.Value, len(gens))
 				for i, g := range gens {
@@ -97,6 +115,9 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 				got, ok := rb.Plan(args)
 				if !ok {
 					return // declining is always safe
+				}
+				if got.Accesses[0].RangeElem {
+					rangeHits++
 				}
 				if len(fresh.Accesses) != 1 || fresh.Residual != nil || fresh.Sort || fresh.Merge || fresh.Dedupe {
 					rt.Fatalf("%s: rebound %v, but the planner's plan differs in shape:\n%s", q, args, fresh.Explain())
@@ -111,13 +132,13 @@ func TestKeyRebindMatchesPlanner(t *testing.T) {
 			})
 		}
 	}
-	if rebound < 8 {
-		t.Errorf("only %d query plans could be rebound", rebound)
+	if rebound < 8 || ranged < 6 || rangeHits < 100 {
+		t.Errorf("only %d query plans could be rebound, %d of them range scans (rebound %d times)", rebound, ranged, rangeHits)
 	}
 }
 
-// paramAttr finds "attr = ?" and "? = attr".
-var paramAttr = regexp.MustCompile(`(\w+) = \?|\? = (\w+)`)
+// paramAttr finds "attr op ?" and "? op attr".
+var paramAttr = regexp.MustCompile(`(\w+) (?:=|<|<=|>|>=) \?|\? (?:=|<|<=|>|>=) (\w+)`)
 
 func sameReads(a, b []plan.Read) bool {
 	if len(a) != len(b) {

@@ -301,10 +301,10 @@ func (d *DAG) tryFirst(i int, x *catalog.Index, m []int) {
 		eq := d.predOn(s, d.ref(m, a), isEq)
 		if len(eq) == 0 {
 			if d.scans && x.Kind == catalog.CF {
-				// Partition keys are ordered-encoded: unsalted, a range on
-				// the first is a range of rows.
+				// Partition keys are ordered-encoded: a range on the first
+				// is a range of rows (in each salt bucket of a salted CF).
 				var rng []int
-				if x.SaltBuckets == 0 && a == x.Hash[0] {
+				if a == x.Hash[0] {
 					rng = d.predOn(s, d.ref(m, a), catalog.Op.IsRange)
 				}
 				d.arc(i, plan.Step{Index: x, Map: m, Link: -1, Role: cost.Scan, KeyPreds: rng})
