@@ -587,7 +587,7 @@ func TestAdvisedOrIn(t *testing.T) {
 		t.Fatalf("verify: %v %v", rep, err)
 	}
 	plan, err := db.Explain(ctx, q, 3, 1, 3)
-	if err != nil || !strings.Contains(plan, "CLIENT UNION OF 3 PLANS, DISTINCT ON THE KEYS OF [users]") || !strings.Contains(plan, "CLIENT MERGE SORT BY [users.id DESC]") {
+	if err != nil || !strings.Contains(plan, "POINT LOOKUP ON 3 KEYS OVER cf_users_by_id [users.id = ? OR users.id = ? OR users.id = ?]") || !strings.Contains(plan, "CLIENT SORT BY [users.id DESC]") {
 		t.Errorf("EXPLAIN: %v\n%s", err, plan)
 	}
 }

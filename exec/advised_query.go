@@ -33,6 +33,12 @@ type program struct {
 	desc  []bool
 	// maxKey is the most key values a step's lookup takes.
 	maxKey int
+	// members are the alternatives of a union this program answers at
+	// once (mergeBranches), nil for one query: they differ only in the
+	// values of the first step's key predicates (keyPreds), which each
+	// binds into runState.args1.
+	members  []*catalog.Query
+	keyPreds map[int]bool
 	// runs recycles run states between queries (see getRun).
 	runs sync.Pool
 }
@@ -73,10 +79,37 @@ type firstRead struct {
 	view *catalog.Relation
 	// sel reads the attributes the query uses, WHERE the step's key
 	// predicates (parameter k takes the value of query predicate k), in
-	// the ORDER BY the step delivers, up to its LIMIT.
+	// the ORDER BY the step delivers, up to its LIMIT. A program merging
+	// the alternatives of a union (mergeBranches) reads WHERE the OR of
+	// each one's key predicates, alternative j's taking parameters
+	// j·len(Preds)+k.
 	sel    *lang.Select
+	keys   []keyCmp
 	rebind atomic.Pointer[plan.KeyRebind]
 	tried  atomic.Bool // a KeyRebind was sought
+}
+
+// keyCmp is one key predicate of the first step: view attribute attr
+// compared by op with query predicate pred's value.
+type keyCmp struct {
+	attr string
+	op   lang.Op
+	pred int
+}
+
+// where is the conjunction of the key predicates, parameter indexes moved
+// by offset; nil when there are none.
+func (f *firstRead) where(offset int) lang.Expr {
+	var w lang.Expr
+	for _, k := range f.keys {
+		c := &lang.Binary{Op: k.op, L: &lang.ColumnRef{Name: k.attr}, R: &lang.Param{Index: offset + k.pred}}
+		if w == nil {
+			w = c
+		} else {
+			w = &lang.Binary{Op: lang.OpAnd, L: w, R: c}
+		}
+	}
+	return w
 }
 
 // plan plans the read for the predicates' values vals.
@@ -110,9 +143,8 @@ func newFirstRead(pl *plan.Query, sp *stepProg, ref func(catalog.Attr) catalog.F
 			f.sel.Columns = append(f.sel.Columns, lang.ColumnRef{Name: name(i)})
 		}
 	}
-	var conj []lang.Expr
 	cmp := func(i, k int) {
-		conj = append(conj, &lang.Binary{Op: q.Preds[k].Op.Lang(), L: &lang.ColumnRef{Name: name(i)}, R: &lang.Param{Index: k}})
+		f.keys = append(f.keys, keyCmp{attr: name(i), op: q.Preds[k].Op.Lang(), pred: k})
 	}
 	for i, ks := range sp.key {
 		cmp(i, ks.eq)
@@ -120,13 +152,7 @@ func newFirstRead(pl *plan.Query, sp *stepProg, ref func(catalog.Attr) catalog.F
 	for _, k := range sp.ranges {
 		cmp(len(sp.key), k)
 	}
-	for _, c := range conj {
-		if f.sel.Where == nil {
-			f.sel.Where = c
-		} else {
-			f.sel.Where = &lang.Binary{Op: lang.OpAnd, L: f.sel.Where, R: c}
-		}
-	}
+	f.sel.Where = f.where(0)
 	if pl.Ordered {
 	order:
 		for _, o := range q.OrderBy {
@@ -312,6 +338,21 @@ func exprValue(x lang.Expr, args []types.Value) (types.Value, error) {
 	return nil, fmt.Errorf("%s is not a value", lang.PrintExpr(x))
 }
 
+// bind binds the predicates of q (the program's query) to args, and those
+// of each member of a merged union.
+func (p *program) bind(r *runState, q *catalog.Query, args []types.Value) error {
+	if _, err := bindPreds(r.vals, q, args); err != nil {
+		return err
+	}
+	n := len(q.Preds)
+	for j, m := range p.members {
+		if _, err := bindPreds(r.args1[j*n:(j+1)*n], m, args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // newRun returns a run state for the program: the predicates' values
 // (vals, to be bound by the caller) and the run's memory.
 func (p *program) newRun() *runState {
@@ -319,6 +360,9 @@ func (p *program) newRun() *runState {
 	// One allocation for the run's three Datum slices.
 	mem := make([]types.Datum, nv+len(p.slots)+p.maxKey)
 	r := &runState{p: p, vals: make([]types.Value, nv)}
+	if p.members != nil {
+		r.args1 = make([]types.Value, nv*len(p.members))
+	}
 	r.preds, mem = mem[:nv:nv], mem[nv:]
 	r.blank, r.key = tuple(mem[:len(p.slots):len(p.slots)]), mem[len(p.slots):]
 	return r
@@ -337,6 +381,7 @@ func (p *program) getRun() *runState {
 
 func (p *program) putRun(r *runState) {
 	clear(r.vals)
+	clear(r.args1)
 	clear(r.preds)
 	clear(r.key)
 	clear(r.rows)
@@ -352,6 +397,9 @@ func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple
 	vals := r.vals
 	for i, v := range vals {
 		if v == nil {
+			if p.keyPreds[i] {
+				continue // an alternative's own: its key read finds nothing
+			}
 			// NULL satisfies no comparison (SQL's unknown).
 			return nil, nil
 		}
@@ -429,6 +477,7 @@ func (sp *stepProg) rangeOf(prefix []byte, q *catalog.Query, vals []types.Value)
 type runState struct {
 	p     *program
 	vals  []types.Value
+	args1 []types.Value // a merged union's alternatives' values (program.members)
 	preds []types.Datum
 	blank tuple // len(slots) NULLs, copied into the slab for each tuple
 	slab  types.Slab[types.Datum]
@@ -467,7 +516,11 @@ func (sp *stepProg) read(ctx context.Context, st store.Store, rs store.RowSet, o
 }
 
 func (sp *stepProg) first(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
-	p, err := sp.read1.plan(r.vals)
+	vals := r.vals
+	if r.p.members != nil {
+		vals = r.args1
+	}
+	p, err := sp.read1.plan(vals)
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +627,7 @@ func (p *program) explain() string {
 	var b strings.Builder
 	b.WriteString(p.plan.Describe(""))
 	for i, sp := range p.steps {
-		sp.explain(&b, p.q, i)
+		sp.explain(&b, p, i)
 	}
 	if p.plan.Sort {
 		var keys []string
@@ -598,8 +651,8 @@ func (p *program) explain() string {
 // over a key prefix, SKIP SCAN for a batch of prefixes (the keys of the
 // previous step's rows, read in one round trip), then what the step does
 // on the server (row limit) and on the client (filters).
-func (sp *stepProg) explain(b *strings.Builder, q *catalog.Query, i int) {
-	t := sp.t
+func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
+	t, q := sp.t, p.q
 	var key []string
 	for j, ks := range sp.key {
 		name := t.x.AttrName(t.attrs[j])
@@ -613,12 +666,27 @@ func (sp *stepProg) explain(b *strings.Builder, q *catalog.Query, i int) {
 		key = append(key, predText(q, q.Preds[k]))
 	}
 	whole := len(sp.key) == t.nkey
+	alts := max(len(p.members), 1)
+	if i == 0 && alts > 1 {
+		// A merged union: each alternative's key, one read.
+		var ors []string
+		for _, m := range p.members {
+			var and []string
+			for _, k := range sp.read1.keys {
+				and = append(and, predText(m, m.Preds[k.pred]))
+			}
+			ors = append(ors, strings.Join(and, " AND "))
+		}
+		key = []string{strings.Join(ors, " OR ")}
+	}
 	var what string
 	switch {
 	case sp.l.Role == cost.Scan && len(sp.ranges) == 0:
 		what = "FULL SCAN"
 	case i == 0 && whole:
-		what = "POINT LOOKUP ON 1 KEY"
+		what = "POINT LOOKUP ON " + plural(alts, "KEY", "KEYS")
+	case i == 0 && alts > 1:
+		what = "SKIP SCAN ON " + plural(alts, "RANGE", "RANGES")
 	case i == 0:
 		what = "RANGE SCAN"
 	case whole:
@@ -664,6 +732,13 @@ func (sp *stepProg) explain(b *strings.Builder, q *catalog.Query, i int) {
 		}
 		fmt.Fprintf(b, "    CLIENT FILTER BY %s\n", strings.Join(fs, " AND "))
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func predText(q *catalog.Query, p catalog.Pred) string {

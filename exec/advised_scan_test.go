@@ -3,6 +3,7 @@ package exec_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/types"
 )
 
 // TestSaltedRangeScan: a query that bounds the partition key of a salted
@@ -64,6 +66,78 @@ DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (i
 		s := cs.Stats()
 		if s.RowsRead != int64(len(want)) || s.Probes != 4 && len(want) > 0 {
 			t.Errorf("ids in [%d, %d): %s; want %d rows read, 4 ranges (one per bucket)", r[0], r[1], s, len(want))
+		}
+	}
+}
+
+// TestUnionOneRead: the alternatives of an IN list or OR on the key the
+// first step reads run as one program whose first read is a skip scan of
+// every alternative's key (one store call), each row once; alternatives
+// along different keys stay a union of plans.
+func TestUnionOneRead(t *testing.T) {
+	ctx := context.Background()
+	const modelSrc = `DEFINE RELATION items ROWS 100 { id BIGINT KEY, name STRING CARDINALITY 10, quantity BIGINT CARDINALITY 10 };`
+	const schemaSrc = modelSrc + `
+DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.name, items.quantity) };
+DEFINE COLUMN FAMILY items_by_name FOR items { PARTITION KEY (items.name), CLUSTERING KEY (items.id), VALUES (items.quantity) };`
+	cs := countstore.New(memstore.New())
+	en, err := exec.Deploy(ctx, cs, "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := en.Prepare("INSERT INTO items SET id = ?, name = ?, quantity = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(1); id <= 40; id++ {
+		if _, err := ins.Exec(ctx, id, fmt.Sprint("n", id%5), id%3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		q       string
+		args    []any
+		explain string
+		want    string
+		reads   int64 // ReadRows calls
+	}{
+		{"SELECT items.id FROM items WHERE items.id IN (?, ?, ?, ?) ORDER BY items.id DESC", []any{int64(7), int64(3), int64(7), nil},
+			"CLIENT PARALLEL 1-WAY POINT LOOKUP ON 4 KEYS OVER items_by_id [items.id = ? OR items.id = ? OR items.id = ? OR items.id = ?]", "[[7] [3]]", 1},
+		{"SELECT items.id, items.quantity FROM items WHERE items.name IN (?, ?) AND items.id > ? AND items.quantity = ?", []any{"n1", "n2", int64(30), int64(0)},
+			"CLIENT PARALLEL 1-WAY SKIP SCAN ON 2 RANGES OVER items_by_name [items.name = ? AND items.id > ? OR items.name = ? AND items.id > ?]", "[[36 0]]", 1},
+		{"SELECT items.id FROM items WHERE items.id = ? OR items.name = ?", []any{int64(2), "n0"},
+			"CLIENT UNION OF 2 PLANS", "[[10] [15] [20] [25] [2] [30] [35] [40] [5]]", 2},
+	} {
+		st, err := en.Prepare(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := st.Explain(); !strings.Contains(e, c.explain) {
+			t.Errorf("EXPLAIN %s: want %q in\n%s", c.q, c.explain, e)
+		}
+		args := make([]types.Value, len(c.args))
+		for i, a := range c.args {
+			args[i] = a
+		}
+		cs.Reset()
+		res, err := st.Query(ctx, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(res.Values())
+		if !strings.Contains(c.q, "ORDER BY") {
+			var rows []string // any order
+			for _, r := range res.Values() {
+				rows = append(rows, fmt.Sprint(r))
+			}
+			slices.Sort(rows)
+			got = fmt.Sprint(rows)
+		}
+		if got != c.want {
+			t.Errorf("%s %v: got %s, want %s", c.q, c.args, got, c.want)
+		}
+		if s := cs.Stats(); s.ReadRows != c.reads {
+			t.Errorf("%s: %s, want %d store reads", c.q, s, c.reads)
 		}
 	}
 }

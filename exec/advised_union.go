@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -21,7 +22,10 @@ import (
 // answers merged with the path instances that satisfy several conjuncts
 // kept once (SQL's semantics for one SELECT with an OR), then sorted and
 // limited. Each branch is planned by the planner the advisor costs; the
-// union's cost is theirs summed.
+// union's cost is theirs summed. Branches that differ only in the values
+// of the first step's key predicates (an IN list on the key it reads) run
+// as one program whose first read is a skip scan of all their keys
+// (mergeBranches).
 
 // branch is one conjunct of a union query.
 type branch struct {
@@ -176,7 +180,118 @@ func (e *Engine) prepareUnion(s *Stmt, sels []*lang.Select) error {
 	}
 	b := s.union[0]
 	s.Resolved, s.Plan = b.q, b.plan
+	merged, err := e.mergeBranches(s.union)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Text, err)
+	}
+	s.union = merged
 	return nil
+}
+
+// mergeBranches answers each group of branches whose plans differ only in
+// the values of the first step's key predicates — an IN list, or an OR, on
+// the key the first step reads — with one program: its first read is the
+// OR of their key predicates, which the client's planner turns into one
+// skip scan (several keys or ranges, one store call), de-duplicated; the
+// later steps run once for all. Branches a later step would test against
+// a first-step key value (an SI's base rows re-test the indexed value)
+// stay apart.
+func (e *Engine) mergeBranches(bs []*branch) ([]*branch, error) {
+	var groups [][]*branch
+next:
+	for _, b := range bs {
+		for i, g := range groups {
+			if mergeable(g[0], b) {
+				groups[i] = append(g, b)
+				continue next
+			}
+		}
+		groups = append(groups, []*branch{b})
+	}
+	if len(groups) == len(bs) {
+		return bs, nil
+	}
+	out := make([]*branch, 0, len(groups))
+	for _, g := range groups {
+		if len(g) == 1 {
+			out = append(out, g[0])
+			continue
+		}
+		prog, err := e.compile(g[0].plan)
+		if err != nil {
+			return nil, err
+		}
+		n := len(g[0].q.Preds)
+		f := prog.steps[0].read1
+		var w lang.Expr
+		for j, b := range g {
+			prog.members = append(prog.members, b.q)
+			if c := f.where(j * n); w == nil {
+				w = c
+			} else {
+				w = &lang.Binary{Op: lang.OpOr, L: w, R: c}
+			}
+		}
+		sel := *f.sel
+		sel.Where = w
+		f.sel = &sel
+		prog.keyPreds = map[int]bool{}
+		for _, k := range f.keys {
+			prog.keyPreds[k.pred] = true
+		}
+		out = append(out, &branch{q: g[0].q, plan: g[0].plan, prog: prog})
+	}
+	return out, nil
+}
+
+// mergeable reports whether branch b can run in a's program: the same
+// plan, the same predicates but for the values of the first step's key
+// predicates, none of which a later step tests again.
+func mergeable(a, b *branch) bool {
+	pa, pb := a.plan, b.plan
+	if len(pa.Steps) != len(pb.Steps) || pa.Ordered != pb.Ordered || pa.Limited != pb.Limited || pa.Sort != pb.Sort || pa.Limit != pb.Limit ||
+		len(a.q.Preds) != len(b.q.Preds) {
+		return false
+	}
+	for i := range pa.Steps {
+		x, y := &pa.Steps[i], &pb.Steps[i]
+		if x.Index != y.Index || x.Link != y.Link || x.Role != y.Role || !slices.Equal(x.Map, y.Map) ||
+			!slices.Equal(x.KeyPreds, y.KeyPreds) || !slices.Equal(x.Filters, y.Filters) {
+			return false
+		}
+	}
+	key := map[int]bool{}
+	for _, k := range a.prog.steps[0].read1.keys {
+		key[k.pred] = true
+	}
+	for _, sp := range a.prog.steps[1:] {
+		for _, k := range sp.filters {
+			if key[k] {
+				return false
+			}
+		}
+	}
+	for k, p := range a.q.Preds {
+		o := b.q.Preds[k]
+		if p.Ref != o.Ref || p.Op != o.Op || !key[k] && !sameValue(p.Value, o.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue reports whether two predicate values are the same parameter
+// or equal literals.
+func sameValue(a, b lang.Expr) bool {
+	switch x := a.(type) {
+	case *lang.Param:
+		y, ok := b.(*lang.Param)
+		return ok && x.Index == y.Index
+	case *lang.Literal:
+		y, ok := b.(*lang.Literal)
+		return ok && types.Compare(x.Value, y.Value) == 0
+	}
+	return false
 }
 
 // sameShape reports whether two branches select the same fields along the
@@ -220,7 +335,7 @@ func (s *Stmt) queryUnion(ctx context.Context, args []types.Value) (*Result, err
 		wg.Go(func() {
 			r := b.prog.getRun()
 			defer b.prog.putRun(r) // after the rows are copied out
-			if _, err := bindPreds(r.vals, b.q, args); err != nil {
+			if err := b.prog.bind(r, b.q, args); err != nil {
 				errs[i] = err
 				return
 			}
@@ -292,10 +407,14 @@ func (s *Stmt) queryUnion(ctx context.Context, args []types.Value) (*Result, err
 // explainUnion describes a union: how its answers merge, then each
 // branch's plan.
 func (s *Stmt) explainUnion() string {
+	if len(s.union) == 1 {
+		// Every alternative merged into one plan (mergeBranches).
+		return fmt.Sprintf("%s\ncost %.6g\n%s", s.Text, s.Plan.Cost*float64(len(s.union[0].prog.members)), s.union[0].prog.explain())
+	}
 	var b strings.Builder
 	total := 0.0
 	for _, br := range s.union {
-		total += br.plan.Cost
+		total += br.plan.Cost * float64(max(len(br.prog.members), 1))
 	}
 	fmt.Fprintf(&b, "%s\ncost %.6g\n", s.Text, total)
 	g := s.Resolved.Graph
@@ -305,7 +424,7 @@ func (s *Stmt) explainUnion() string {
 	}
 	fmt.Fprintf(&b, "CLIENT UNION OF %d PLANS, DISTINCT ON THE KEYS OF [%s]\n", len(s.union), strings.Join(nodes, ", "))
 	for i, br := range s.union {
-		fmt.Fprintf(&b, "PLAN %d (cost %.6g):\n", i+1, br.plan.Cost)
+		fmt.Fprintf(&b, "PLAN %d (cost %.6g):\n", i+1, br.plan.Cost*float64(max(len(br.prog.members), 1)))
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(br.prog.explain(), "\n"), "\n") {
 			b.WriteString("    " + line)
 		}

@@ -86,7 +86,9 @@
 // the projection. A query whose WHERE has OR or IN runs as a union
 // (advised_union.go): one plan per conjunct of its disjunctive normal form,
 // each path instance (the keys of every node of the path) kept once, then
-// sorted and limited. A query no key lookup can start reads a whole column
+// sorted and limited; conjuncts that differ only in the values of the
+// first step's key (an IN list on it) share one program, whose first read
+// is one skip scan of every value. A query no key lookup can start reads a whole column
 // family first (cost.Scan, FULL SCAN in EXPLAIN), or the range of rows a
 // range on its first partition-key attribute bounds (in every salt bucket,
 // in parallel, when the family is salted). Lookups read the cells the
