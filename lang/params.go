@@ -85,8 +85,9 @@ func walkParams(e Expr, fn func(*Param)) {
 // parameter, as a query log's statements are normalized: the values a
 // WHERE or JOIN … ON condition compares, an INSERT inserts, an UPDATE sets
 // and a CONNECT names (a LIMIT stays as written: the advisor costs it).
-// Every parameter, the statement's own included, becomes a `?`, numbered
-// in source order (pg_stat_statements writes $n, a MySQL digest ?).
+// Every parameter, the statement's own included (a LIMIT's too), becomes a
+// `?`, numbered in source order (pg_stat_statements writes $n, a MySQL
+// digest ?).
 func Parameterize(st Statement) {
 	n := 0
 	p := func(e *Expr) { *e = parameterize(*e, &n) }
@@ -108,6 +109,9 @@ func Parameterize(st Statement) {
 			p(&s.Joins[i].On)
 		}
 		p(&s.Where)
+		if _, ok := s.Limit.(*Param); ok {
+			p(&s.Limit)
+		}
 	case *Update:
 		for i := range s.Set {
 			p(&s.Set[i].Value)

@@ -827,16 +827,17 @@ func (tb *sqlTable) annotate(t token) error {
 		return err
 	}
 	line := t.trailAt.Line
-	target := -1
+	target, several := -1, false
 	for i, l := range tb.lines {
 		if l.first <= line && line <= l.last {
-			if target >= 0 {
-				return errorAt(t.trailAt, "this line holds several columns or constraints: put each on a line of its own to annotate it")
-			}
+			several = target >= 0
 			target = i
 		}
 	}
 	for _, a := range anns {
+		if several && a.word != "ROWS" {
+			return errorAt(a.at, a.word+" annotates a column, and this line holds several columns or constraints: put each on a line of its own to annotate it")
+		}
 		if a.word == "ROWS" {
 			if tb.rowsAt != (Pos{}) {
 				return errorAt(a.at, fmt.Sprintf("relation %s: ROWS is annotated twice (first at %d:%d)", snippet(quoteIdent(tb.rel.Name)), tb.rowsAt.Line, tb.rowsAt.Col))

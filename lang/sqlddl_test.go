@@ -148,6 +148,11 @@ func TestCreateTable(t *testing.T) {
 			want: &DefineRelation{Name: "bids", Rows: 7, Attrs: []AttrDef{key(attr("id", types.BigInt)), refs(attr("item", types.BigInt), "items", "", "bids_on")}},
 		},
 		{
+			name: "a one-line table: ROWS after its ';'",
+			src:  "CREATE TABLE t (id int PRIMARY KEY, a text); -- ROWS 12",
+			want: &DefineRelation{Name: "t", Rows: 12, Attrs: []AttrDef{key(attr("id", types.BigInt)), attr("a", types.String)}},
+		},
+		{
 			name: "kvschema's REVERSE clause after REFERENCES",
 			src:  "CREATE TABLE c (id int PRIMARY KEY, from_user int REFERENCES users(id) REVERSE comments_sent)",
 			want: &DefineRelation{Name: "c", Attrs: []AttrDef{key(attr("id", types.BigInt)), refs(attr("from_user", types.BigInt), "users", "id", "comments_sent")}},
@@ -229,7 +234,7 @@ var ddlErrorTests = []struct{ name, src, pos, msg string }{
 	{"SIZE on the table's line", "CREATE TABLE t ( -- SIZE 4\n a int)", "1:21", "SIZE annotates a column: put it at the end of the column's line (this line holds no column of t)"},
 	{"SIZE on a FOREIGN KEY line", "CREATE TABLE t (\n a int,\n FOREIGN KEY (a) REFERENCES u -- SIZE 4\n)", "3:34", "SIZE annotates a column, not a FOREIGN KEY constraint"},
 	{"REVERSE on an ordinary column", "CREATE TABLE t (\n a int -- REVERSE x\n)", "2:2", "relation t: REVERSE annotates a foreign key, and column a references nothing"},
-	{"two columns on an annotated line", "CREATE TABLE t (\n a int, b int -- SIZE 4\n)", "2:18", "this line holds several columns or constraints: put each on a line of its own to annotate it"},
+	{"two columns on an annotated line", "CREATE TABLE t (\n a int, b int -- SIZE 4\n)", "2:18", "SIZE annotates a column, and this line holds several columns or constraints: put each on a line of its own to annotate it"},
 	{"ROWS twice", "CREATE TABLE t ( -- ROWS 5\n a int -- ROWS 6\n)", "2:11", "relation t: ROWS is annotated twice (first at 1:21)"},
 	{"SIZE twice", "CREATE TABLE t (\n a int -- SIZE 4 SIZE 5\n)", "2:18", "column a: SIZE is annotated twice"},
 	{"two reverse names", "CREATE TABLE t (\n a int REFERENCES u REVERSE x -- REVERSE y\n)", "2:34", "column a: its reverse relationship is named twice (x and y)"},
@@ -436,6 +441,7 @@ func TestParameterize(t *testing.T) {
 		{"SELECT * FROM r WHERE a = 1 AND b IN ($1, 'x') AND NOT c BETWEEN 2 AND $2 AND d IS NULL LIMIT 5",
 			"SELECT * FROM r WHERE a = ? AND b IN (?, ?) AND NOT c BETWEEN ? AND ? AND d IS NULL LIMIT 5"},
 		{"SELECT * FROM r JOIN s ON s.f = r.id WHERE 3 < r.a OR r.b = TRUE", "SELECT * FROM r JOIN s ON s.f = r.id WHERE ? < r.a OR r.b = ?"},
+		{"SELECT * FROM r WHERE a = $1 ORDER BY b LIMIT $2", "SELECT * FROM r WHERE a = ? ORDER BY b LIMIT ?"},
 		{"INSERT INTO r (a, b) VALUES (1, ?), (NULL, x'00')", "INSERT INTO r (a, b) VALUES (?, ?), (?, ?)"},
 		{"INSERT INTO r SET a = 'x' AND CONNECT TO f(2)", "INSERT INTO r SET a = ? AND CONNECT TO f(?)"},
 		{"UPDATE r SET a = 1.5, b = $2 WHERE c = $1", "UPDATE r SET a = ?, b = ? WHERE c = ?"},
