@@ -335,7 +335,7 @@ func (p *parser) createTable(at Pos) (Statement, error) {
 	}
 	for _, a := range tb.rel.Attrs {
 		if a.Reverse != "" && a.References == "" {
-			return nil, errorAt(a.At, fmt.Sprintf("relation %s: REVERSE annotates a foreign key, and column %s references nothing", snippet(quoteIdent(name)), snippet(quoteIdent(a.Name))))
+			return nil, errorAt(a.At, fmt.Sprintf("relation %s: REVERSE annotates a foreign key, and column %s references nothing here (for a foreign key that ALTER TABLE adds, put the comment on a line of that ALTER TABLE)", snippet(quoteIdent(name)), snippet(quoteIdent(a.Name))))
 		}
 	}
 	return tb.rel, nil
