@@ -49,8 +49,9 @@ kind noted on stderr. SQL carries no statistics: give each table's row count
 as a comment at the end of its CREATE TABLE line (CREATE TABLE items ( --
 ROWS 20000), and optionally a column's size and number of distinct values
 and a foreign key's reverse name at the end of the column's line (-- SIZE 16
-CARDINALITY 50 REVERSE items_sold). kvschema model --print shows the model
-in kvschema's language.
+CARDINALITY 50 REVERSE items_sold; for a key that an ALTER TABLE adds, the
+REVERSE goes on a line of the ALTER TABLE). kvschema model --print shows the
+model in kvschema's language.
 
 The workload is a DEFINE WORKLOAD file (--workload), or a query log
 (--workload-log): COUNT<TAB>STATEMENT lines, a statement going on over the
