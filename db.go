@@ -455,6 +455,8 @@ func kindOf(st lang.Statement) string {
 	switch st.(type) {
 	case *lang.DefineRelation, *lang.DefineSchema:
 		return "DEFINE"
+	case *lang.AlterTable:
+		return "ALTER TABLE"
 	case *lang.Insert:
 		return "INSERT"
 	case *lang.Select:

@@ -326,6 +326,8 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		return res, nil, &lang.Error{Pos: st.At, Msg: "CONNECT and DISCONNECT change relationships of a conceptual model: run them on a schema from kvschema advise (in a client-defined relation, UPDATE the foreign-key attribute)"}
 	case *lang.DefineWorkload:
 		return res, nil, &lang.Error{Pos: st.At, Msg: "DEFINE WORKLOAD is an input of the advisor (kvschema advise --workload FILE), not a statement to run"}
+	case *lang.AlterTable:
+		return res, nil, &lang.Error{Pos: st.At, Msg: "ALTER TABLE … ADD PRIMARY KEY / FOREIGN KEY is read in model files (kvschema advise --model FILE): a client relation declares its key and foreign keys in its DEFINE RELATION or CREATE TABLE"}
 	}
 	return res, nil, &lang.Error{Pos: s.ast.Pos(), Msg: "unsupported statement"}
 }

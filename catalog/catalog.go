@@ -43,10 +43,11 @@ type Advised struct {
 }
 
 // ParseAdvised builds an advised schema from its model script (DEFINE
-// RELATION with statistics) and its schema script (DEFINE COLUMN FAMILY /
-// SECONDARY INDEX). Errors carry file:line:col.
+// RELATION with statistics, or an SQL schema: read by lang.ParseModel) and
+// its schema script (DEFINE COLUMN FAMILY / SECONDARY INDEX). Errors carry
+// file:line:col.
 func ParseAdvised(modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*Advised, error) {
-	ms, err := lang.ParseScript(modelFile, modelSrc)
+	ms, _, err := lang.ParseModel(modelFile, modelSrc)
 	if err != nil {
 		return nil, err
 	}

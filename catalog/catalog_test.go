@@ -167,11 +167,11 @@ DEFINE RELATION bids ROWS 100 { id BIGINT KEY, amount DOUBLE, bidder BIGINT REFE
 	if e := c.Relation("ev").Entity; len(e.Key) != 2 || e.ID() != nil || e.Count != 0 {
 		t.Errorf("composite key: %v, ID %v, count %v", e.Key, e.ID(), e.Count)
 	}
-	if _, err := Build(cs); err == nil || !strings.Contains(err.Error(), "needs a row count for the advisor") {
+	if _, err := Build(cs); err == nil || !strings.Contains(err.Error(), "relation ev needs its row count for the advisor") {
 		t.Errorf("Build without ROWS: %v", err)
 	}
 	cs, _ = lang.ParseScript("c.kvs", []byte(`DEFINE RELATION ev ROWS 5 { grp BIGINT KEY, seq BIGINT KEY };`))
-	if _, err := Build(cs); err == nil || !strings.HasPrefix(err.Error(), "c.kvs:1:45: relation ev: the advisor needs exactly one key attribute (found grp and seq)") {
+	if _, err := Build(cs); err == nil || !strings.HasPrefix(err.Error(), "c.kvs:1:45: relation ev: the advisor needs exactly one key attribute (found grp and seq: a composite key") {
 		t.Errorf("Build with a composite key: %v", err)
 	}
 	// The same errors for both readers.

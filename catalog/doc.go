@@ -10,8 +10,18 @@
 // statistics and the relationships between them are built from the same
 // DEFINE RELATION statements the client runs (a foreign key attribute
 // `seller BIGINT REFERENCES users REVERSE items_sold` is one relationship
-// navigable in both directions). Workload statements — NoSE path notation
+// navigable in both directions), or from an SQL schema: CREATE TABLE
+// parses into the same DEFINE RELATION, and Definitions applies a dump's
+// ALTER TABLE … ADD PRIMARY KEY / FOREIGN KEY to it, so the two are freely
+// mixed and give the same model. Workload statements — NoSE path notation
 // or SQL joins along foreign keys — resolve into query graphs.
+//   - Definitions is the one reading of a model script's relations: each
+//     foreign key references a defined relation's key and names its
+//     reverse (given, or derived from the referencing relation's name, and
+//     its attribute's when it references the same relation several times).
+//     Model.Defs holds those definitions, complete: printed, they are the
+//     model in kvschema's language, and Build reads them back as the same
+//     model.
 //   - Every entity of a model (Build) has exactly one key field (ID), a
 //     positive row count, and every field a positive size and a
 //     cardinality in [1, count]. One reader (readRelation) reads DEFINE

@@ -123,22 +123,22 @@ func defaultSize(t types.Type) float64 {
 	return 10
 }
 
-// Build makes a model from the DEFINE RELATION statements of a script; other
-// statements are ignored (a model file may also hold layouts for the client).
+// Build makes a model from the relations of a model script (Definitions:
+// DEFINE RELATION, CREATE TABLE and ALTER TABLE … ADD PRIMARY KEY / FOREIGN
+// KEY); other statements are ignored (a model file may also hold layouts for
+// the client). Every relation needs its statistics (ROWS) and exactly one
+// key attribute; the errors name the relation.
 func Build(stmts []lang.Statement) (*Model, error) {
+	defs, err := Definitions(stmts)
+	if err != nil {
+		return nil, err
+	}
 	m := &Model{byName: map[string]*Entity{}}
 	var fks []fkDef
-	for _, st := range stmts {
-		d, ok := st.(*lang.DefineRelation)
-		if !ok {
-			continue
-		}
-		if prev := m.Entity(d.Name); prev != nil {
-			return nil, errAt(d.At, "relation %s is defined twice (names are case-insensitive: %s)", d.Name, prev.Name)
-		}
+	for _, d := range defs {
 		m.Defs = append(m.Defs, d)
 		if d.Rows <= 0 {
-			return nil, errAt(d.At, "relation %s needs a row count for the advisor (DEFINE RELATION %s ROWS n {…})", d.Name, d.Name)
+			return nil, errAt(d.At, "relation %s needs its row count for the advisor: DEFINE RELATION %s ROWS n {…}, or in SQL a comment -- ROWS n at the end of the line CREATE TABLE %s ( (statistic ROWS missing)", d.Name, d.Name, d.Name)
 		}
 		e, efks, err := readRelation(d, true)
 		if err != nil {
@@ -151,17 +151,14 @@ func Build(stmts []lang.Statement) (*Model, error) {
 					at = a.At
 				}
 			}
-			return nil, errAt(at, "relation %s: the advisor needs exactly one key attribute (found %s and %s)", d.Name, e.Key[0].Name, e.Key[1].Name)
+			return nil, errAt(at, "relation %s: the advisor needs exactly one key attribute (found %s and %s: a composite key; give the relation a single-attribute key, e.g. id BIGINT PRIMARY KEY, and keep the others as attributes or foreign keys)", d.Name, e.Key[0].Name, e.Key[1].Name)
 		}
 		fks = append(fks, efks...)
 		m.Entities = append(m.Entities, e)
 		m.byName[fold(e.Name)] = e
 	}
 	for _, k := range fks {
-		to := m.Entity(k.def.References)
-		if to == nil {
-			return nil, errAt(k.def.At, "relation %s: %s REFERENCES unknown relation %s", k.from.Name, k.def.Name, k.def.References)
-		}
+		to := m.Entity(k.def.References) // Definitions checked it exists
 		if k.def.Type != to.ID().Type {
 			return nil, errAt(k.def.At, "relation %s: foreign key %s is %s but %s.%s is %s", k.from.Name, k.def.Name, k.def.Type, to.Name, to.ID().Name, to.ID().Type)
 		}
@@ -180,6 +177,161 @@ func Build(stmts []lang.Statement) (*Model, error) {
 		return nil, fmt.Errorf("the model defines no relation")
 	}
 	return m, nil
+}
+
+// Definitions returns the relations a model script defines, as the model
+// reads them: its DEFINE RELATION and CREATE TABLE statements (both parse
+// into *lang.DefineRelation) in order, with the primary keys and foreign
+// keys of its ALTER TABLE statements applied (wherever they stand), each
+// foreign key referencing a defined relation's key (RefAttr, if given,
+// checked and cleared) and naming its reverse relationship. A reverse not
+// given is derived: the referencing relation's name (users.items for
+// items.seller), or, when that relation has several foreign keys to the
+// same relation, its name and the attribute's (users.comments_from_user
+// and users.comments_to_user); a derived name that clashes is an error
+// asking for a REVERSE. Other statements are ignored, and the statements
+// given are not changed (the definitions are copies). Statistics are not
+// required here (Build requires them), so a model without them can be
+// printed.
+func Definitions(stmts []lang.Statement) ([]*lang.DefineRelation, error) {
+	var defs []*lang.DefineRelation
+	byName := map[string]*lang.DefineRelation{}
+	for _, st := range stmts {
+		d, ok := st.(*lang.DefineRelation)
+		if !ok {
+			continue
+		}
+		if prev := byName[fold(d.Name)]; prev != nil {
+			return nil, errAt(d.At, "relation %s is defined twice (names are case-insensitive: %s)", d.Name, prev.Name)
+		}
+		c := *d
+		c.Attrs = append([]lang.AttrDef(nil), d.Attrs...)
+		defs = append(defs, &c)
+		byName[fold(d.Name)] = &c
+	}
+	for _, st := range stmts {
+		if a, ok := st.(*lang.AlterTable); ok {
+			if err := alterTable(a, byName[fold(a.Relation)]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Reverse names per referenced relation: the given ones first, so a
+	// derived one cannot take a given one's name.
+	reverses := map[string]map[string]bool{}
+	for _, d := range defs {
+		for _, a := range d.Attrs {
+			if a.References == "" {
+				continue
+			}
+			to := byName[fold(a.References)]
+			if to == nil {
+				return nil, errAt(a.At, "relation %s: %s REFERENCES unknown relation %s", d.Name, a.Name, a.References)
+			}
+			if reverses[fold(to.Name)] == nil {
+				reverses[fold(to.Name)] = map[string]bool{}
+			}
+			if a.Reverse != "" {
+				reverses[fold(to.Name)][fold(a.Reverse)] = true
+			}
+		}
+	}
+	for _, d := range defs {
+		for i := range d.Attrs {
+			a := &d.Attrs[i]
+			if a.References == "" {
+				continue
+			}
+			to := byName[fold(a.References)]
+			if key := keyOf(to); a.RefAttr != "" && len(key) == 1 && fold(key[0]) != fold(a.RefAttr) {
+				return nil, errAt(a.At, "relation %s: %s REFERENCES %s(%s), but a relationship of the model references its relation's key (%s.%s)", d.Name, a.Name, to.Name, a.RefAttr, to.Name, key[0])
+			}
+			a.RefAttr = ""
+			if a.Reverse != "" {
+				continue
+			}
+			name := d.Name
+			if n := countRefs(d, to.Name); n > 1 {
+				name = d.Name + "_" + a.Name
+			}
+			taken := reverses[fold(to.Name)][fold(name)]
+			for _, b := range to.Attrs {
+				taken = taken || fold(b.Name) == fold(name)
+			}
+			if taken {
+				return nil, errAt(a.At, "relation %s: the reverse relationship of foreign key %s would be named %s, which %s already has; name it with REVERSE name after REFERENCES (in CREATE TABLE, a comment -- REVERSE name at the end of the column's line)", d.Name, a.Name, name, to.Name)
+			}
+			a.Reverse = name
+			reverses[fold(to.Name)][fold(name)] = true
+		}
+	}
+	return defs, nil
+}
+
+// alterTable applies an ALTER TABLE … ADD PRIMARY KEY / FOREIGN KEY to the
+// definition d of its relation (nil if there is none).
+func alterTable(a *lang.AlterTable, d *lang.DefineRelation) error {
+	if d == nil {
+		return errAt(a.RelationAt.Or(a.At), "ALTER TABLE names relation %s, which the model does not define", a.Relation)
+	}
+	attr := func(name string) *lang.AttrDef {
+		for i := range d.Attrs {
+			if fold(d.Attrs[i].Name) == fold(name) {
+				return &d.Attrs[i]
+			}
+		}
+		return nil
+	}
+	if a.ForeignKey != "" {
+		f := attr(a.ForeignKey)
+		switch {
+		case f == nil:
+			return errAt(a.AttrAt, "ALTER TABLE %s ADD FOREIGN KEY: relation %s has no attribute %s", a.Relation, d.Name, a.ForeignKey)
+		case f.References != "":
+			return errAt(a.AttrAt, "ALTER TABLE %s ADD FOREIGN KEY: %s.%s already REFERENCES %s", a.Relation, d.Name, f.Name, f.References)
+		}
+		f.References, f.RefAttr, f.Reverse = a.References, a.RefAttr, a.Reverse
+		return nil
+	}
+	if key := keyOf(d); len(key) > 0 {
+		same := len(key) == len(a.PrimaryKey)
+		for i := 0; same && i < len(key); i++ {
+			same = fold(key[i]) == fold(a.PrimaryKey[i])
+		}
+		if !same {
+			return errAt(a.AttrAt, "ALTER TABLE %s ADD PRIMARY KEY: relation %s already has a key (%s)", a.Relation, d.Name, strings.Join(key, ", "))
+		}
+	}
+	for _, n := range a.PrimaryKey {
+		f := attr(n)
+		if f == nil {
+			return errAt(a.AttrAt, "ALTER TABLE %s ADD PRIMARY KEY: relation %s has no attribute %s", a.Relation, d.Name, n)
+		}
+		f.Key = true
+	}
+	return nil
+}
+
+// keyOf lists the key attributes of d.
+func keyOf(d *lang.DefineRelation) []string {
+	var key []string
+	for _, a := range d.Attrs {
+		if a.Key {
+			key = append(key, a.Name)
+		}
+	}
+	return key
+}
+
+// countRefs is the number of d's attributes that reference relation to.
+func countRefs(d *lang.DefineRelation, to string) int {
+	n := 0
+	for _, a := range d.Attrs {
+		if fold(a.References) == fold(to) && a.References != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // readRelation reads a DEFINE RELATION: the one reading of a relation's
@@ -227,7 +379,7 @@ func readRelation(d *lang.DefineRelation, links bool) (*Entity, []fkDef, error) 
 		e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type, Field: f})
 	}
 	if len(e.Key) == 0 {
-		return nil, nil, errAt(d.At, "relation %s has no key attribute (mark at least one attribute with KEY)", d.Name)
+		return nil, nil, errAt(d.At, "relation %s has no key attribute (mark at least one attribute with KEY, or in SQL with PRIMARY KEY)", d.Name)
 	}
 	return e, fks, nil
 }

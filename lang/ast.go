@@ -3,6 +3,21 @@
 // statements (INSERT, SELECT, UPDATE, DELETE, EXPLAIN) share one lexer and
 // one parser.
 //
+// It also reads the SQL that applications already have, into the same AST:
+//   - SQL DDL (sqlddl.go), the subset PostgreSQL and MySQL dumps share:
+//     CREATE TABLE parses into a DefineRelation (column types mapped onto
+//     kvschema's, PRIMARY KEY, REFERENCES and FOREIGN KEY; NOT NULL,
+//     UNIQUE, DEFAULT, CHECK, indexes and table options accepted and
+//     ignored; statistics from annotation comments such as `-- ROWS n`,
+//     `-- SIZE n CARDINALITY n`, `-- REVERSE name`), ALTER TABLE … ADD
+//     PRIMARY KEY / FOREIGN KEY into an AlterTable. ParseModel reads a
+//     model file, skipping a dump's other statements (SET, CREATE INDEX,
+//     DROP TABLE, …) with a Note each.
+//   - SQL queries as a query log has them: comma joins (FROM a x, b y WHERE
+//     y.fk = x.id) read as JOIN … ON; `backquoted` names; Parameterize
+//     turns constants into parameters; ParseStatementAt positions a
+//     statement taken from a line of a file.
+//
 // Invariants:
 //   - Parse(Print(x)) equals x for every AST the parser can produce, ignoring
 //     positions (compare with EqualIgnoringPos).
@@ -47,10 +62,17 @@ type Statement interface {
 }
 
 // DefineRelation is `DEFINE RELATION name [ROWS n] { attr TYPE [KEY] [SIZE n]
-// [CARDINALITY n] [REFERENCES rel REVERSE name], … }` (seed 003 Fig. 6,
-// extended with the statistics and foreign keys the advisor needs, so that one
-// definition serves both the client and the conceptual model). Attributes
-// keep their declaration order.
+// [CARDINALITY n] [REFERENCES rel[(attr)] [REVERSE name]], … }` (seed 003
+// Fig. 6, extended with the statistics and foreign keys the advisor needs, so
+// that one definition serves both the client and the conceptual model).
+// Attributes keep their declaration order.
+//
+// SQL's `CREATE TABLE` parses into a DefineRelation too (see createTable):
+// column types map onto kvschema's, PRIMARY KEY columns are Key,
+// REFERENCES / FOREIGN KEY columns reference, and the statistics come from
+// annotation comments (`-- ROWS n` on the `CREATE TABLE t (` line, `-- SIZE
+// n CARDINALITY n REVERSE name` on a column's line). It prints as DEFINE
+// RELATION.
 type DefineRelation struct {
 	At    Pos
 	Name  string
@@ -68,10 +90,47 @@ type AttrDef struct {
 	Cardinality int64 // number of distinct values; 0 when not declared
 	// References names the relation this attribute is a foreign key to (the
 	// many-to-one side); Reverse names the one-to-many navigation back from
-	// that relation. Both are empty for an ordinary attribute.
+	// that relation ("" when not given: the model derives one, see
+	// catalog.Definitions). RefAttr is the referenced attribute as SQL's
+	// REFERENCES t(attr) names it ("" when not named); the model requires it
+	// to be the referenced relation's key. All are empty for an ordinary
+	// attribute.
 	References string
+	RefAttr    string
 	Reverse    string
 }
+
+// AlterTable is SQL's `ALTER TABLE [ONLY] t ADD [CONSTRAINT c] PRIMARY KEY
+// (a, …)` or `ALTER TABLE [ONLY] t ADD [CONSTRAINT c] FOREIGN KEY (a)
+// REFERENCES r[(k)] [REVERSE name]`, as SQL dumps (pg_dump) add keys after
+// their CREATE TABLEs. It changes the definition of relation t, defined
+// elsewhere in the model: the model (catalog.Definitions) applies it there,
+// as if the key or the foreign key had been declared with the attribute.
+// Exactly one of PrimaryKey and ForeignKey is set. The REVERSE clause is
+// kvschema's; a dump gives it as a comment (`-- REVERSE name`) on a line of
+// the statement.
+type AlterTable struct {
+	At         Pos
+	Relation   string
+	RelationAt Pos
+	PrimaryKey []string // ADD PRIMARY KEY (a, …); nil for a foreign key
+	ForeignKey string   // ADD FOREIGN KEY (a): the attribute a; "" for a primary key
+	AttrAt     Pos      // where the first attribute is named
+	References string   // the referenced relation
+	RefAttr    string   // the referenced attribute, "" when not named
+	Reverse    string   // the name of the reverse relationship, "" when not given
+}
+
+// Note is something a parse did with its input that the reader should
+// know, though it is no error: a statement of an SQL dump that ParseModel
+// skipped, say.
+type Note struct {
+	Pos  Pos
+	Kind string // what was skipped: "SET", "CREATE INDEX", "ALTER TABLE … OWNER TO", …
+	Msg  string
+}
+
+func (n Note) String() string { return (&Error{Pos: n.Pos, Msg: n.Msg}).Error() }
 
 // DefineSchema is `DEFINE [PRIMARY] SCHEMA name FOR relation { TABLE …, ROW …,
 // FAMILY …, QUALIFIER …, VALUE …, SPLIT ON ('k1', x'00ff', …) }`: one physical
@@ -494,6 +553,7 @@ type IsNull struct {
 }
 
 func (s *DefineRelation) Pos() Pos     { return s.At }
+func (s *AlterTable) Pos() Pos         { return s.At }
 func (s *DefineSchema) Pos() Pos       { return s.At }
 func (s *Insert) Pos() Pos             { return s.At }
 func (s *Select) Pos() Pos             { return s.At }
@@ -507,6 +567,7 @@ func (s *DefineIndex) Pos() Pos        { return s.At }
 func (s *DefineWorkload) Pos() Pos     { return s.At }
 
 func (*DefineRelation) statement()     {}
+func (*AlterTable) statement()         {}
 func (*DefineSchema) statement()       {}
 func (*Insert) statement()             {}
 func (*Select) statement()             {}

@@ -36,11 +36,14 @@ type token struct {
 	pos  Pos
 	raw  string // the token's source text, for error messages
 	// trail is the text of a `--` comment that follows the token on the
-	// same line, trimmed (workload statement tags: `SELECT …; -- 1`).
-	trail string
-	str   string
-	val   any
-	err   *Error
+	// same line, trimmed (workload statement tags: `SELECT …; -- 1`;
+	// CREATE TABLE annotations: `id integer, -- SIZE 16`); trailAt is
+	// where that text starts.
+	trail   string
+	trailAt Pos
+	str     string
+	val     any
+	err     *Error
 }
 
 // describe names the token for "found …" in error messages.
@@ -138,8 +141,10 @@ type lexer struct {
 	line      int // line of off
 	lineStart int // offset of the first byte of line (negative once the line's start was dropped)
 	// trail is the first `--` comment skipped before any newline since the
-	// previous token, trimmed; the parser attaches it to that token.
+	// previous token, trimmed, and trailAt where its text starts; the
+	// parser attaches them to that token.
 	trail   string
+	trailAt Pos
 	newline bool // a newline was skipped since the previous token
 
 	rd      io.Reader // nil: src is the whole source
@@ -272,7 +277,10 @@ func (l *lexer) skipSpace() *Error {
 				l.hitEnd = true
 			}
 			if c == '-' && !l.newline && l.trail == "" {
-				l.trail = strings.TrimSpace(l.src[l.off+2 : l.off+end])
+				body := l.src[l.off+2 : l.off+end]
+				l.trail = strings.TrimSpace(body)
+				lead := len(body) - len(strings.TrimLeftFunc(body, unicode.IsSpace))
+				l.trailAt = Pos{File: l.file, Line: l.line, Col: l.off + 2 + lead - l.lineStart + 1}
 			}
 			l.off += end // the newline itself is handled above
 		case c == '/' && l.at(l.off+1) == '*':
@@ -323,8 +331,9 @@ func (l *lexer) next() token {
 			return l.errorToken(pos, "unterminated string literal")
 		}
 		t = token{kind: tokString, str: s}
-	case c == '"':
-		s, ok := l.quoted('"')
+	case c == '"' || c == '`':
+		// "name", or `name` as MySQL quotes it.
+		s, ok := l.quoted(c)
 		if !ok {
 			return l.errorToken(pos, "unterminated quoted identifier")
 		}
@@ -468,7 +477,11 @@ func (l *lexer) punct(pos Pos) token {
 	c := l.src[l.off]
 	n := 1
 	switch c {
-	case '(', ')', '{', '}', '[', ']', ',', ';', ':', '.', '*', '=':
+	case '(', ')', '{', '}', '[', ']', ',', ';', ':', '.', '*', '=',
+		'+', '-', '/', '%', '|', '&', '^', '~':
+		// The arithmetic and bit operators are no part of the language;
+		// they lex so that SQL DDL can carry them inside the expressions
+		// it ignores (CHECK (a - b > 0), DEFAULT, GENERATED … AS (…)).
 	case '!':
 		if l.at(l.off+1) != '=' {
 			return l.errorToken(pos, "unexpected character '!' (did you mean '!='?)")

@@ -114,7 +114,9 @@ func TestParseModelSyntaxErrors(t *testing.T) {
 	for _, tc := range []struct{ src, pos, msg string }{
 		{"DEFINE RELATION r ROWS 0 { a INT }", "1:24", "expected positive integer after ROWS, found number 0"},
 		{"DEFINE RELATION r { a INT SIZE x }", "1:32", "expected positive integer after SIZE"},
-		{"DEFINE RELATION r { a INT REFERENCES s }", "1:40", "expected REVERSE and the name of the reverse relationship after REFERENCES s"},
+		{"DEFINE RELATION r { a INT REFERENCES s REVERSE }", "1:48", "expected name of the reverse relationship, found '}'"},
+		{"DEFINE RELATION r { a INT REFERENCES s(x, y) }", "1:41", "a foreign key references one attribute (composite foreign keys are not supported"},
+		{"DEFINE RELATION r { a INT REFERENCES s() }", "1:40", "expected referenced attribute, found ')'"},
 		{"DEFINE RELATION r { a INT KEY KEY }", "1:31", "expected ',' or '}' after attribute definition"},
 		{"DEFINE WORKLOAD w MIXES () {}", "1:26", "expected mix name"},
 		{"DEFINE WORKLOAD w MIXES (a) { GROUP g WEIGHTS (a x) {} }", "1:50", "expected weight (a number) after mix a"},

@@ -80,3 +80,76 @@ func walkParams(e Expr, fn func(*Param)) {
 		walkParams(x.X, fn)
 	}
 }
+
+// Parameterize turns, in place, every constant value of st into a
+// parameter, as a query log's statements are normalized: the values a
+// WHERE or JOIN … ON condition compares, an INSERT inserts, an UPDATE sets
+// and a CONNECT names (a LIMIT stays as written: the advisor costs it).
+// Every parameter, the statement's own included (a LIMIT's too), becomes a
+// `?`, numbered in source order (pg_stat_statements writes $n, a MySQL
+// digest ?).
+func Parameterize(st Statement) {
+	n := 0
+	p := func(e *Expr) { *e = parameterize(*e, &n) }
+	switch s := st.(type) {
+	case *Insert:
+		for _, row := range s.Rows {
+			for i := range row {
+				p(&row[i])
+			}
+		}
+		for i := range s.Connect {
+			p(&s.Connect[i].Value)
+		}
+	case *Connect:
+		p(&s.Key)
+		p(&s.To.Value)
+	case *Select:
+		for i := range s.Joins {
+			p(&s.Joins[i].On)
+		}
+		p(&s.Where)
+		if _, ok := s.Limit.(*Param); ok {
+			p(&s.Limit)
+		}
+	case *Update:
+		for i := range s.Set {
+			p(&s.Set[i].Value)
+		}
+		p(&s.Where)
+	case *Delete:
+		p(&s.Where)
+	case *Explain:
+		Parameterize(s.Stmt)
+	}
+}
+
+// parameterize returns e with its constants and parameters replaced by
+// `?` parameters numbered from *n on, in the order Print writes them.
+func parameterize(e Expr, n *int) Expr {
+	switch x := e.(type) {
+	case *Literal:
+		*n++
+		return &Param{At: x.At, Index: *n - 1}
+	case *Param:
+		*n++
+		return &Param{At: x.At, Index: *n - 1}
+	case *Binary:
+		x.L = parameterize(x.L, n)
+		x.R = parameterize(x.R, n)
+	case *Not:
+		x.X = parameterize(x.X, n)
+	case *In:
+		x.X = parameterize(x.X, n)
+		for i := range x.List {
+			x.List[i] = parameterize(x.List[i], n)
+		}
+	case *Between:
+		x.X = parameterize(x.X, n)
+		x.Lo = parameterize(x.Lo, n)
+		x.Hi = parameterize(x.Hi, n)
+	case *IsNull:
+		x.X = parameterize(x.X, n)
+	}
+	return e
+}

@@ -42,7 +42,15 @@ func ParseScript(file string, src []byte) ([]Statement, error) {
 // ParseStatement parses exactly one statement, optionally followed by ';'.
 // The error, if any, is an *Error.
 func ParseStatement(file string, src string) (Statement, error) {
-	p := newParser(file, src)
+	return ParseStatementAt(Pos{File: file, Line: 1, Col: 1}, src)
+}
+
+// ParseStatementAt is ParseStatement for a statement whose text starts at
+// position at of its file (a line of a query log, after its count):
+// positions in the statement and its errors count from there.
+func ParseStatementAt(at Pos, src string) (Statement, error) {
+	p := newParser(at.File, src)
+	p.lx.line, p.lx.lineStart = at.Line, 1-at.Col
 	s, err := p.statement()
 	if err != nil {
 		return nil, err
@@ -84,6 +92,11 @@ type parser struct {
 	// list, with moreRows set if a ',' announced more (see Reader).
 	maxRows  int
 	moreRows bool
+	// model is set by ParseModel: CREATE and ALTER statements the model
+	// does not read are skipped (the parse returns nil, with skipKind
+	// naming them) rather than errors.
+	model    bool
+	skipKind string
 }
 
 func newParser(file, src string) *parser {
@@ -101,6 +114,7 @@ func (p *parser) lexTo(i int) {
 		t := p.lx.scan()
 		if p.lx.trail != "" && len(p.toks) > 0 {
 			p.toks[len(p.toks)-1].trail = p.lx.trail
+			p.toks[len(p.toks)-1].trailAt = p.lx.trailAt
 		}
 		p.toks = append(p.toks, t)
 	}
@@ -304,6 +318,10 @@ func (p *parser) statement() (Statement, error) {
 		return p.dml()
 	case p.isWord("CONNECT") || p.isWord("DISCONNECT"):
 		return p.connect()
+	case p.isWord("CREATE"):
+		return p.create()
+	case p.isWord("ALTER"):
+		return p.alter()
 	case p.isWord("BEGIN") || p.isWord("COMMIT") || p.isWord("ROLLBACK"):
 		p.next()
 		op := map[string]TxOp{"BEGIN": Begin, "COMMIT": Commit, "ROLLBACK": Rollback}[strings.ToUpper(t.str)]
@@ -312,7 +330,7 @@ func (p *parser) statement() (Statement, error) {
 		}
 		return &Transaction{At: t.pos, Op: op}, nil
 	}
-	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, BEGIN, COMMIT or ROLLBACK)")
+	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, CREATE TABLE, ALTER TABLE, BEGIN, COMMIT or ROLLBACK)")
 }
 
 func (p *parser) isDML() bool {
@@ -425,13 +443,7 @@ func (p *parser) attrDef() (AttrDef, error) {
 		case a.Cardinality == 0 && p.acceptWord("CARDINALITY"):
 			a.Cardinality, err = p.count("after CARDINALITY")
 		case a.References == "" && p.acceptWord("REFERENCES"):
-			if a.References, _, err = p.defName("referenced relation"); err != nil {
-				return AttrDef{}, err
-			}
-			if err := p.expectWord("REVERSE", "and the name of the reverse relationship after REFERENCES "+snippet(quoteIdent(a.References))); err != nil {
-				return AttrDef{}, err
-			}
-			a.Reverse, _, err = p.defName("name of the reverse relationship")
+			a.References, a.RefAttr, a.Reverse, err = p.references(false)
 		default:
 			return a, nil
 		}
@@ -439,6 +451,43 @@ func (p *parser) attrDef() (AttrDef, error) {
 			return AttrDef{}, err
 		}
 	}
+}
+
+// references parses what follows REFERENCES: `rel [(attr)] [REVERSE name]`.
+// With sql (CREATE TABLE, ALTER TABLE), rel may be schema-qualified
+// (public.users: the schema is dropped), and SQL's MATCH, ON DELETE, ON
+// UPDATE and DEFERRABLE clauses are accepted and ignored.
+func (p *parser) references(sql bool) (rel, attr, reverse string, err error) {
+	if sql {
+		rel, _, err = p.tableName("referenced relation")
+	} else {
+		rel, _, err = p.defName("referenced relation")
+	}
+	if err != nil {
+		return "", "", "", err
+	}
+	if p.acceptPunct("(") {
+		if attr, _, err = p.defName("referenced attribute"); err != nil {
+			return "", "", "", err
+		}
+		if p.isPunct(",") {
+			return "", "", "", errorAt(p.peek().pos, "a foreign key references one attribute (composite foreign keys are not supported: kvschema's relationships reference a single-attribute key)")
+		}
+		if err := p.expectPunct(")", "after the referenced attribute"); err != nil {
+			return "", "", "", err
+		}
+	}
+	if sql {
+		if err := p.refActions(); err != nil {
+			return "", "", "", err
+		}
+	}
+	if p.acceptWord("REVERSE") {
+		if reverse, _, err = p.defName("name of the reverse relationship"); err != nil {
+			return "", "", "", err
+		}
+	}
+	return rel, attr, reverse, nil
 }
 
 // count parses a positive integer (ROWS, SIZE, CARDINALITY).
@@ -1177,9 +1226,21 @@ func (p *parser) selectStmt() (Statement, error) {
 		}
 		s.Path = append(s.Path, fk)
 	}
+	commas := 0 // relations listed after ',' (SQL's comma joins), the first Joins
 	if s.Path == nil {
 		if s.Alias, err = p.alias(); err != nil {
 			return nil, err
+		}
+		for p.acceptPunct(",") {
+			j := Join{At: p.peek().pos}
+			if j.Relation, _, err = p.ident("relation name after ','"); err != nil {
+				return nil, err
+			}
+			if j.Alias, err = p.alias(); err != nil {
+				return nil, err
+			}
+			s.Joins = append(s.Joins, j)
+			commas++
 		}
 		for p.isWord("JOIN") || p.isWord("INNER") {
 			j, err := p.join()
@@ -1188,8 +1249,14 @@ func (p *parser) selectStmt() (Statement, error) {
 			}
 			s.Joins = append(s.Joins, j)
 		}
+		if t := p.peek(); p.isOuterJoin() {
+			return nil, errorAt(t.pos, fmt.Sprintf("%s JOIN is not supported: kvschema's joins are inner joins along foreign keys ([INNER] JOIN r ON a.fk = b.key)", strings.ToUpper(t.str)))
+		}
 	}
 	if s.Where, err = p.where(); err != nil {
+		return nil, err
+	}
+	if err := commaJoins(s, commas); err != nil {
 		return nil, err
 	}
 	if p.isWord("GROUP") && p.peekN(1).kind == tokKeyword && p.peekN(1).str == "BY" {
@@ -1251,11 +1318,96 @@ func (p *parser) alias() (string, error) {
 	}
 	t := p.peek()
 	groupBy := p.isWord("GROUP") && p.peekN(1).kind == tokKeyword && p.peekN(1).str == "BY"
-	if (t.kind == tokIdent || t.kind == tokQuoted) && !p.isWord("JOIN") && !p.isWord("INNER") && !p.isWord("ON") && !groupBy {
+	if (t.kind == tokIdent || t.kind == tokQuoted) && !p.isWord("JOIN") && !p.isWord("INNER") && !p.isWord("ON") && !groupBy && !p.isOuterJoin() {
 		p.next()
 		return t.str, nil
 	}
 	return "", nil
+}
+
+// isOuterJoin reports whether the current token starts a kind of join
+// kvschema does not take (LEFT, RIGHT, FULL, CROSS, NATURAL, OUTER): not
+// an alias.
+func (p *parser) isOuterJoin() bool {
+	return p.isWord("LEFT") || p.isWord("RIGHT") || p.isWord("FULL") || p.isWord("CROSS") || p.isWord("NATURAL") || p.isWord("OUTER")
+}
+
+// commaJoins gives each of the first n joins of s, listed after ',' in
+// FROM (SQL's comma joins), its ON condition: the first conjunct of the
+// WHERE clause that equates an attribute of the joined relation with one of
+// a relation before it (x.fk = y.id), which it takes out of the WHERE
+// clause. So `FROM a x, b y WHERE y.fk = x.id AND …` reads as `FROM a x JOIN
+// b y ON y.fk = x.id WHERE …`, and prints that way.
+func commaJoins(s *Select, n int) error {
+	if n == 0 {
+		return nil
+	}
+	conj := splitAnd(s.Where)
+	names := []string{s.Relation}
+	if s.Alias != "" {
+		names[0] = s.Alias
+	}
+	for i := range s.Joins[:n] {
+		j := &s.Joins[i]
+		name := j.Relation
+		if j.Alias != "" {
+			name = j.Alias
+		}
+		for k, c := range conj {
+			if joins(c, name, names) {
+				j.On = c
+				conj = append(conj[:k:k], conj[k+1:]...)
+				break
+			}
+		}
+		if j.On == nil {
+			return errorAt(j.At, fmt.Sprintf("FROM … , %s: the WHERE clause has no condition %s.fk = x.key (or x.fk = %s.key) joining it to a relation listed before it", snippet(quoteIdent(name)), snippet(quoteIdent(name)), snippet(quoteIdent(name))))
+		}
+		names = append(names, name)
+	}
+	s.Where = nil
+	for _, c := range conj {
+		if s.Where == nil {
+			s.Where = c
+		} else {
+			s.Where = &Binary{At: s.Where.Pos(), Op: OpAnd, L: s.Where, R: c}
+		}
+	}
+	return nil
+}
+
+// splitAnd lists the conjuncts of e in order (nil: none).
+func splitAnd(e Expr) []Expr {
+	if b, ok := e.(*Binary); ok && b.Op == OpAnd {
+		return append(splitAnd(b.L), splitAnd(b.R)...)
+	}
+	if e == nil {
+		return nil
+	}
+	return []Expr{e}
+}
+
+// joins reports whether e is `name.a = x.b` or `x.b = name.a` where x is
+// one of before.
+func joins(e Expr, name string, before []string) bool {
+	b, ok := e.(*Binary)
+	if !ok || b.Op != OpEq {
+		return false
+	}
+	l, lok := b.L.(*ColumnRef)
+	r, rok := b.R.(*ColumnRef)
+	if !lok || !rok || len(l.Qual) != 1 || len(r.Qual) != 1 {
+		return false
+	}
+	in := func(q string) bool {
+		for _, n := range before {
+			if strings.EqualFold(n, q) {
+				return true
+			}
+		}
+		return false
+	}
+	return strings.EqualFold(l.Qual[0], name) && in(r.Qual[0]) || strings.EqualFold(r.Qual[0], name) && in(l.Qual[0])
 }
 
 // selectItem parses one item of a select list: an attribute, `q.*`, or

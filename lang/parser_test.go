@@ -473,7 +473,8 @@ var errorTests = []struct {
 	{"reserved word in schema", "DEFINE SCHEMA s FOR r { ROW a:limit }", "1:31", "found reserved word 'limit'"},
 	{"unexpected character", "SELECT * FROM r WHERE a = @", "1:27", "unexpected character '@'"},
 	{"lone bang", "SELECT * FROM r WHERE a ! 1", "1:25", "unexpected character '!'"},
-	{"lone minus", "SELECT * FROM r WHERE a = - 1", "1:27", "unexpected character '-'"},
+	{"lone minus", "SELECT * FROM r WHERE a = - 1", "1:27", "expected expression, found '-'"},
+	{"arithmetic", "SELECT * FROM r WHERE a = b + 1", "1:29", "expected ';' or end of input after statement, found '+'"},
 	{"negative limit", "SELECT * FROM r LIMIT -1", "1:23", "expected non-negative integer or '?' after LIMIT, found number -1"},
 	{"float limit", "SELECT * FROM r LIMIT 1.5", "1:23", "expected non-negative integer or '?' after LIMIT"},
 	{"unclosed paren", "SELECT * FROM r WHERE (a = 1", "1:29", "expected ')' to match '(' at 1:23, found end of input"},
@@ -522,7 +523,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseStatementErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
-		{"", "1:1: expected statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, BEGIN, COMMIT or ROLLBACK), found end of input"},
+		{"", "1:1: expected statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, CREATE TABLE, ALTER TABLE, BEGIN, COMMIT or ROLLBACK), found end of input"},
 		{";", "1:1: expected statement"},
 		{"SELECT * FROM r;;", "1:17: expected end of input after statement, found ';'"},
 		{"SELECT * FROM r; SELECT * FROM r", "1:18: expected end of input after statement, found 'SELECT'"},

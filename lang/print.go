@@ -116,10 +116,24 @@ func printStmt(b *strings.Builder, s Statement) {
 				fmt.Fprintf(b, " CARDINALITY %d", a.Cardinality)
 			}
 			if a.References != "" {
-				b.WriteString(" REFERENCES " + quoteIdent(a.References) + " REVERSE " + quoteIdent(a.Reverse))
+				printReferences(b, a.References, a.RefAttr, a.Reverse)
 			}
 		}
 		b.WriteString("\n}")
+	case *AlterTable:
+		name := quoteIdent(s.Relation)
+		if strings.EqualFold(name, "IF") || strings.EqualFold(name, "ONLY") {
+			name = `"` + s.Relation + `"` // not the words that may precede the name
+		}
+		b.WriteString("ALTER TABLE " + name + " ADD ")
+		if s.ForeignKey == "" {
+			b.WriteString("PRIMARY KEY (")
+			printNames(b, s.PrimaryKey)
+			b.WriteByte(')')
+			break
+		}
+		b.WriteString("FOREIGN KEY (" + quoteIdent(s.ForeignKey) + ")")
+		printReferences(b, s.References, s.RefAttr, s.Reverse)
 	case *DefineWorkload:
 		b.WriteString("DEFINE WORKLOAD " + quoteIdent(s.Name) + " MIXES (")
 		printNames(b, s.Mixes)
@@ -309,6 +323,17 @@ func printStmt(b *strings.Builder, s Statement) {
 		printStmt(b, s.Stmt)
 	default:
 		panic(fmt.Sprintf("lang: cannot print statement %T", s))
+	}
+}
+
+// printReferences writes ` REFERENCES rel[(attr)] [REVERSE name]`.
+func printReferences(b *strings.Builder, rel, attr, reverse string) {
+	b.WriteString(" REFERENCES " + quoteIdent(rel))
+	if attr != "" {
+		b.WriteString("(" + quoteIdent(attr) + ")")
+	}
+	if reverse != "" {
+		b.WriteString(" REVERSE " + quoteIdent(reverse))
 	}
 }
 

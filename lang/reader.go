@@ -14,7 +14,10 @@ import "io"
 // returns, positions included, and where ParseScript fails, Next returns
 // the statements before the failing one and then the same *Error. Unlike
 // ParseScript it cannot see a syntax error further on before returning the
-// statements ahead of it.
+// statements ahead of it; and a Reader of a stream (NewReader), which reads
+// no further than a statement's ';', does not see a comment after the ';'
+// of a CREATE TABLE, which ParseScript reads as the table's annotation
+// (`…); -- ROWS n`).
 type Reader struct {
 	p       *parser
 	maxRows int

@@ -1,6 +1,9 @@
 // Package workload owns an application's workload as the advisor sees it:
 // the statements of a DEFINE WORKLOAD, resolved against a conceptual model,
-// grouped into transactions and weighted per mix.
+// grouped into transactions and weighted per mix; or the statements of a
+// query log (ParseLog: COUNT<TAB>STATEMENT lines, as pg_stat_statements or a
+// MySQL digest exports them), each weighted by its count in one mix, "log",
+// with a report of what could not be used and why.
 //
 // Invariants: every statement resolved without error (a query has a graph
 // and at least one equality predicate, a write names existing fields and
@@ -107,20 +110,28 @@ func Resolve(m *catalog.Model, def *lang.DefineWorkload) (*Workload, error) {
 			}
 			tags[s.Tag] = t.Stmt.Pos()
 			var err error
-			if sel, ok := t.Stmt.(*lang.Select); ok {
-				if s.Query, err = m.ResolveSelect(sel); err == nil && !s.Query.HasEquality() {
-					err = &lang.Error{Pos: sel.At, Msg: "the query needs an equality predicate: every plan the advisor considers starts with a key lookup (add e.g. a constant attribute, as RUBiS does with dummy = 1)"}
-				}
-			} else {
-				s.Write, err = m.ResolveWrite(t.Stmt)
-			}
-			if err != nil {
+			if s.Query, s.Write, err = resolve(m, t.Stmt); err != nil {
 				return nil, err
 			}
 			w.Statements = append(w.Statements, s)
 		}
 	}
 	return w, nil
+}
+
+// resolve resolves a workload statement: a SELECT into a query with an
+// equality predicate, any other statement into a write.
+func resolve(m *catalog.Model, st lang.Statement) (*catalog.Query, *catalog.Write, error) {
+	sel, ok := st.(*lang.Select)
+	if !ok {
+		w, err := m.ResolveWrite(st)
+		return nil, w, err
+	}
+	q, err := m.ResolveSelect(sel)
+	if err == nil && !q.HasEquality() {
+		err = &lang.Error{Pos: sel.At, Msg: "the query needs an equality predicate: every plan the advisor considers starts with a key lookup (add e.g. a constant attribute, as RUBiS does with dummy = 1)"}
+	}
+	return q, nil, err
 }
 
 // HasMix reports whether the workload declares mix.

@@ -24,41 +24,115 @@ import (
 
 // inputs are the files the advisor commands read.
 type inputs struct {
-	modelFile, workloadFile, mix, profile string
-	modelStmts                            []lang.Statement
-	model                                 *catalog.Model
-	workload                              *workload.Workload
-	prof                                  cost.Profile
+	modelFiles                          []string
+	workloadFile, logFile, mix, profile string
+	model                               *catalog.Model
+	workload                            *workload.Workload
+	prof                                cost.Profile
 }
 
 func (in *inputs) flags(c *cobra.Command) {
-	c.Flags().StringVar(&in.modelFile, "model", "", "conceptual model: a file of DEFINE RELATION statements")
-	c.Flags().StringVar(&in.workloadFile, "workload", "", "workload: a file with one DEFINE WORKLOAD (required)")
+	c.Flags().StringArrayVar(&in.modelFiles, "model", nil, "conceptual model: DEFINE RELATION statements, or SQL DDL (CREATE TABLE, ALTER TABLE … ADD PRIMARY KEY / FOREIGN KEY, as a schema dump has them); repeat for several files")
+	c.Flags().StringVar(&in.workloadFile, "workload", "", "workload: a file with one DEFINE WORKLOAD")
+	c.Flags().StringVar(&in.logFile, "workload-log", "", "workload from a query log instead: COUNT<TAB>STATEMENT lines (pg_stat_statements, a MySQL digest, an application's log), one mix named log")
 	c.Flags().StringVar(&in.mix, "mix", "", "mix of the workload to design for (default: its first mix)")
 	c.Flags().StringVar(&in.profile, "profile", "cassandra", "cost profile: a built-in name (cassandra) or a JSON file")
-	_ = c.MarkFlagRequired("workload")
 }
 
-func (in *inputs) load() error {
-	if in.modelFile == "" {
-		return fmt.Errorf("give the conceptual model with --model FILE")
+// workloadHelp explains the model and workload inputs in the advisor
+// commands' help.
+const workloadHelp = `The model is one or more files (--model, repeated) of DEFINE RELATION
+statements, or SQL DDL — the CREATE TABLE and ALTER TABLE … ADD PRIMARY KEY /
+FOREIGN KEY of a pg_dump --schema-only or mysqldump --no-data — or both
+mixed; a dump's other statements (SET, CREATE INDEX, …) are skipped, each
+kind noted on stderr. SQL carries no statistics: give each table's row count
+as a comment at the end of its CREATE TABLE line (CREATE TABLE items ( --
+ROWS 20000), and optionally a column's size and number of distinct values
+and a foreign key's reverse name at the end of the column's line (-- SIZE 16
+CARDINALITY 50 REVERSE items_sold; for a key that an ALTER TABLE adds, the
+REVERSE goes on a line of the ALTER TABLE). kvschema model --print shows the
+model in kvschema's language.
+
+The workload is a DEFINE WORKLOAD file (--workload), or a query log
+(--workload-log): COUNT<TAB>STATEMENT lines, a statement going on over the
+lines that follow without a count; its constants become parameters,
+statements then identical add up, each count is the statement's weight in
+the log's one mix (log). The statements kvschema cannot express are listed
+on stderr with the reason, and their share of the log's weight.`
+
+// readModel reads model files (lang.ParseModel), reports on errw what they
+// skipped (each kind of statement once, with its count and first
+// position), and returns their statements.
+func readModel(files []string, errw io.Writer) ([]lang.Statement, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("give the conceptual model with --model FILE")
 	}
-	src, err := os.ReadFile(in.modelFile)
+	var stmts []lang.Statement
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		ss, notes, err := lang.ParseModel(f, src)
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, ss...)
+		count := map[string]int{}
+		var first []lang.Note
+		for _, n := range notes {
+			if count[n.Kind] == 0 {
+				first = append(first, n)
+			}
+			count[n.Kind]++
+		}
+		for _, n := range first {
+			more := ""
+			if c := count[n.Kind]; c > 1 {
+				more = fmt.Sprintf(" (%d statements, the first here)", c)
+			}
+			fmt.Fprintf(errw, "kvschema: note: %s%s\n", n, more)
+		}
+	}
+	return stmts, nil
+}
+
+// load reads the model and the workload; notes on the model and the
+// report on a query log go to errw.
+func (in *inputs) load(errw io.Writer) error {
+	stmts, err := readModel(in.modelFiles, errw)
 	if err != nil {
 		return err
 	}
-	if in.modelStmts, err = lang.ParseScript(in.modelFile, src); err != nil {
+	if in.model, err = catalog.Build(stmts); err != nil {
 		return err
 	}
-	if in.model, err = catalog.Build(in.modelStmts); err != nil {
-		return err
-	}
-	wsrc, err := os.ReadFile(in.workloadFile)
-	if err != nil {
-		return err
-	}
-	if in.workload, err = workload.Parse(in.model, in.workloadFile, wsrc); err != nil {
-		return err
+	switch {
+	case (in.workloadFile == "") == (in.logFile == ""):
+		return fmt.Errorf("give the workload with exactly one of --workload FILE and --workload-log FILE")
+	case in.logFile != "":
+		src, err := os.ReadFile(in.logFile)
+		if err != nil {
+			return err
+		}
+		var rep *workload.LogReport
+		in.workload, rep, err = workload.ParseLog(in.model, in.logFile, src)
+		if rep != nil {
+			if werr := rep.WriteText(errw); err == nil {
+				err = werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	default:
+		src, err := os.ReadFile(in.workloadFile)
+		if err != nil {
+			return err
+		}
+		if in.workload, err = workload.Parse(in.model, in.workloadFile, src); err != nil {
+			return err
+		}
 	}
 	if in.mix == "" {
 		in.mix = in.workload.Mixes[0]
@@ -159,16 +233,21 @@ func adviseCmd() *cobra.Command {
 	var noSI, normalized, quiet, exactTies bool
 	var timeLimit time.Duration
 	c := &cobra.Command{
-		Use: "advise --model FILE --workload FILE [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
+		Use: "advise --model FILE... (--workload FILE | --workload-log FILE) [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
 		Example: `  kvschema advise --model examples/rubis/model.kvs --workload examples/rubis/workload.kvs \
-      --mix bidding --budget 161MB --format ddl -o rubis.kvs`,
+      --mix bidding --budget 161MB --format ddl -o rubis.kvs
+  kvschema advise --model schema.sql --workload-log queries.log --format ddl -o schema.kvs`,
 		Short: "Recommend column families, secondary indexes and plans for a workload",
-		Args:  cobra.NoArgs,
+		Long: `Recommend column families, secondary indexes and the plan of every
+statement for a workload over a conceptual model, within a storage budget.
+
+` + workloadHelp,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if noSI && normalized {
 				return fmt.Errorf("--no-secondary-index and --normalized exclude each other")
 			}
-			if err := in.load(); err != nil {
+			if err := in.load(cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			if statement != "" {
@@ -215,7 +294,7 @@ func adviseCmd() *cobra.Command {
 			case "json":
 				err = res.WriteJSON(w)
 			case "ddl":
-				err = res.WriteDDL(w, in.modelStmts)
+				err = res.WriteDDL(w, in.model.Defs)
 			case "dot":
 				err = res.WriteDOT(w, statement)
 			case "svg":
@@ -308,19 +387,21 @@ func costCmd() *cobra.Command {
 	var in inputs
 	var schemaFile, format string
 	c := &cobra.Command{
-		Use: "cost --schema FILE [--model FILE] --workload FILE [--mix NAME] [--profile NAME|FILE]",
+		Use: "cost --schema FILE [--model FILE...] (--workload FILE | --workload-log FILE) [--mix NAME] [--profile NAME|FILE]",
 		Example: `  kvschema cost --schema rubis.kvs --workload examples/rubis/workload.kvs --mix browsing
   kvschema cost --schema cfs.kvs --model examples/rubis/model.kvs --workload examples/rubis/workload.kvs`,
 		Short: "Cost a given schema: best plan and cost of every statement, total cost and size",
 		Long: `Cost a given schema: the best plan and cost of every statement of the
 workload, the total cost and size. The model comes from --model, else from
-the schema file itself (advise --format ddl writes it there).`,
+the schema file itself (advise --format ddl writes it there).
+
+` + workloadHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if in.modelFile == "" {
-				in.modelFile = schemaFile
+			if len(in.modelFiles) == 0 {
+				in.modelFiles = []string{schemaFile}
 			}
-			if err := in.load(); err != nil {
+			if err := in.load(cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			s, _, err := readSchema(schemaFile, in.model)
@@ -390,11 +471,7 @@ The model comes from --model, else from the schema file itself.`,
 			default:
 				var m *catalog.Model
 				if modelFile != "" {
-					src, err := os.ReadFile(modelFile)
-					if err != nil {
-						return err
-					}
-					stmts, err := lang.ParseScript(modelFile, src)
+					stmts, err := readModel([]string{modelFile}, cmd.ErrOrStderr())
 					if err != nil {
 						return err
 					}

@@ -1,0 +1,6 @@
+--user エンティティ
+CREATE TABLE user(
+    id integer PRIMARY KEY,
+    firstname text,
+    lastname text,
+    password text );
