@@ -3,6 +3,7 @@ package kvschema
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -266,15 +267,54 @@ func (db *DB) Load(ctx context.Context, rows func(yield func(exec.Row) error) er
 	return en.Load(ctx, rows, opt)
 }
 
-// Verify checks that every column family and index of the advised schema
-// holds exactly the rows its definition implies: against opt.Reference
-// when given, else against the entity data rebuilt from all of them.
+// Verify checks the store against its definitions: that every layout of
+// each client relation holds the tuples of its primary layout and nothing
+// else (exec.Executor.VerifyRelation), and that every column family and
+// index of the advised schema holds exactly the rows its definition
+// implies, against opt.Reference when given, else against the entity data
+// rebuilt from all of them. With neither kind defined it fails with
+// exec.ErrNoSchema; opt.Reference needs an advised schema. Writers of
+// this DB wait while it reads (it holds every write lock), so what it
+// compares is one state of the store; it waits for an open transaction as
+// a write does (ErrBusy after Options.BusyTimeout), and inside one fails
+// with ErrInTx.
 func (db *DB) Verify(ctx context.Context, opt exec.VerifyOptions) (*exec.Report, error) {
-	en, err := db.needAdvised(ctx)
+	if db.tx != nil {
+		return nil, fmt.Errorf("Verify: %w", ErrInTx)
+	}
+	gate, err := db.waitTx(ctx, false) // as a writer: not while a transaction is open
+	if err != nil {
+		return nil, fmt.Errorf("Verify: %w", err)
+	}
+	defer gate()
+	held := db.exec.Locks.All()
+	defer db.exec.Locks.Unlock(held)
+	en, err := db.advised(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	return en.Verify(ctx, opt)
+	rels := db.Catalog().Relations
+	if en == nil && (len(rels) == 0 || opt.Reference != nil) {
+		return nil, exec.ErrNoSchema
+	}
+	rep := &exec.Report{Rows: map[string]int{}}
+	for _, rel := range rels {
+		r, err := db.exec.VerifyRelation(ctx, rel, opt.Progress)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(rep.Rows, r.Rows)
+		rep.Differences = append(rep.Differences, r.Differences...)
+	}
+	if en != nil {
+		r, err := en.Verify(ctx, opt)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(rep.Rows, r.Rows)
+		rep.Differences = append(rep.Differences, r.Differences...)
+	}
+	return rep, nil
 }
 
 // Repair finishes the multi-row writes dead clients left in the intent log

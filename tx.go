@@ -49,8 +49,8 @@ type Tx struct {
 }
 
 // ErrInTx is the error of an operation a transaction does not take:
-// definitions, Deploy, Load, Repair, Snapshot and Begin.
-var ErrInTx = errors.New("kvschema: not inside a transaction: definitions, deploying, loading, repairing, snapshots and nested transactions run outside one")
+// definitions, Deploy, Load, Verify, Repair, Snapshot and Begin.
+var ErrInTx = errors.New("kvschema: not inside a transaction: definitions, deploying, loading, verifying, repairing, snapshots and nested transactions run outside one")
 
 // ErrTxDone is the error of a statement, Commit or Rollback on a
 // transaction that has ended.
