@@ -648,14 +648,33 @@ INSERT INTO notes VALUES (1, 'a', 5), (2, 'b', 7), (3, 'a', NULL), (4, 'a', -2);
 	if err != nil || !strings.Contains(plan, "CLIENT AGGREGATE INTO DISTINCT ROWS BY [kind]\nCLIENT SORT BY [kind]\nCLIENT 2 ROW LIMIT") {
 		t.Errorf("EXPLAIN: %v\n%s", err, plan)
 	}
+	// HAVING, ORDER BY an aggregate, DISTINCT values, a LIMIT parameter
+	// (kinds: a has n 5, NULL, -2; b has 7).
+	if got, want := query("SELECT kind, COUNT(*) FROM notes GROUP BY kind HAVING COUNT(n) >= ? AND MAX(n) > 0 ORDER BY SUM(n) DESC LIMIT ?", 1, 5), "[kind COUNT(*)] [[b 1] [a 3]]"; got != want {
+		t.Errorf("HAVING … ORDER BY SUM(n) DESC: %s, want %s", got, want)
+	}
+	if got, want := query("SELECT kind FROM notes GROUP BY kind HAVING MIN(n) < 0"), "[kind] [[a]]"; got != want {
+		t.Errorf("HAVING MIN(n) < 0: %s, want %s", got, want)
+	}
+	if got, want := query("SELECT COUNT(DISTINCT kind), COUNT(kind), SUM(DISTINCT id) FROM notes"), "[COUNT(DISTINCT kind) COUNT(kind) SUM(DISTINCT id)] [[2 4 10]]"; got != want {
+		t.Errorf("DISTINCT aggregates: %s, want %s", got, want)
+	}
+	if _, err := db.Query(ctx, "SELECT COUNT(*) FROM notes LIMIT ?", -1); err == nil || !strings.Contains(err.Error(), "1:34: LIMIT takes an integer ≥ 0, not -1") {
+		t.Errorf("LIMIT ? of -1: %v", err)
+	}
+	plan, err = db.Explain(ctx, "SELECT kind FROM notes GROUP BY kind HAVING COUNT(*) > 1 ORDER BY COUNT(*) DESC LIMIT ?", 3)
+	if err != nil || !strings.Contains(plan, "CLIENT AGGREGATE INTO DISTINCT ROWS BY [kind]\nCLIENT FILTER BY COUNT(*) > 1\nCLIENT SORT BY [COUNT(*) DESC]\nCLIENT ? ROW LIMIT") {
+		t.Errorf("EXPLAIN with HAVING: %v\n%s", err, plan)
+	}
 	for q, want := range map[string]string{
-		"SELECT kind, COUNT(*) FROM notes":                "1:8: kind must appear in GROUP BY or be used in an aggregate function",
-		"SELECT SUM(kind) FROM notes":                     "1:8: SUM(kind) needs a numeric attribute, not STRING",
-		"SELECT * FROM notes GROUP BY kind":               "SELECT * cannot be grouped",
-		"SELECT kind FROM notes GROUP BY kind ORDER BY n": "ORDER BY of a grouped query takes GROUP BY attributes",
-		"SELECT COUNT(*) FROM notes LIMIT ?":              "the LIMIT of an aggregate query must be a constant",
-		"SELECT MEDIAN(n) FROM notes":                     "1:8: unknown function MEDIAN",
-		"SELECT COUNT(nope) FROM notes":                   "nope",
+		"SELECT kind, COUNT(*) FROM notes":                  "1:8: kind must appear in GROUP BY or be used in an aggregate function",
+		"SELECT SUM(kind) FROM notes":                       "1:8: SUM(kind) needs a numeric attribute, not STRING",
+		"SELECT * FROM notes GROUP BY kind":                 "SELECT * cannot be grouped",
+		"SELECT kind FROM notes GROUP BY kind ORDER BY n":   "ORDER BY of a grouped query takes GROUP BY attributes",
+		"SELECT kind FROM notes GROUP BY kind HAVING n > 1": "1:45: HAVING: n must appear in GROUP BY or be used in an aggregate function",
+		"SELECT COUNT(*) FROM notes HAVING COUNT(*) > 'x'":  "COUNT(*)",
+		"SELECT MEDIAN(n) FROM notes":                       "1:8: unknown function MEDIAN",
+		"SELECT COUNT(nope) FROM notes":                     "nope",
 	} {
 		if _, err := db.Query(ctx, q); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error with %q", q, err, want)

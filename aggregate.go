@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -15,37 +17,50 @@ import (
 // kind of schema: the SELECT of the attributes it needs (its groups and
 // the aggregates' arguments, same FROM and WHERE) runs as any other, then
 // the client groups its rows and computes COUNT, MIN, MAX, SUM and AVG
-// with SQL's rules — NULLs are skipped, COUNT(*) counts rows, an empty
-// input gives one row (COUNT 0, the others NULL) unless grouped, SUM of
-// integers is an integer (an overflow is an error), AVG a DOUBLE — then
-// sorts the groups and applies the limit. EXPLAIN shows the base plan and
-// CLIENT AGGREGATE.
+// (of DISTINCT values too) with SQL's rules — NULLs are skipped, COUNT(*)
+// counts rows, an empty input gives one row (COUNT 0, the others NULL)
+// unless grouped, SUM of integers is an integer (an overflow is an error),
+// AVG a DOUBLE — keeps the groups HAVING holds for, sorts them (by GROUP BY
+// attributes and aggregates) and applies the limit. EXPLAIN shows the base
+// plan and CLIENT AGGREGATE.
 type aggregate struct {
-	sel   *lang.Select
-	base  *Stmt
-	items []aggItem
+	sel  *lang.Select
+	base *Stmt
+	// nbase is the number of parameters the base SELECT takes: the first
+	// ones (JOIN and WHERE come before HAVING and LIMIT).
+	nbase int
+	// items are the select list's (the first visible), then the
+	// aggregates only HAVING or ORDER BY compute.
+	items   []aggItem
+	visible int
 	// groups is the number of distinct GROUP BY attributes: the first
 	// columns of the base rows. width is the number of base columns named
 	// (-1 for * or x.*).
 	groups, width int
-	order         []aggOrder
-	limit         int64 // -1: none
+	// having is the HAVING condition over a group's row (its GROUP BY
+	// attributes, then its items, named as havingNames says), or nil.
+	having     lang.Expr
+	groupNames []string
+	order      []aggOrder
+	limit      lang.Expr // nil: none
 }
 
-// aggItem is one item of the select list: an aggregate (fn) of base
-// column col (-1: COUNT(*)), or group attribute group.
+// aggItem is one aggregate (fn) of base column col (-1: COUNT(*)), of its
+// distinct values when distinct, or group attribute group.
 type aggItem struct {
-	fn    string
-	col   int
-	group int
-	at    lang.Pos
-	name  string
+	fn       string
+	col      int
+	group    int
+	distinct bool
+	at       lang.Pos
+	name     string
 }
 
-// aggOrder sorts the groups by one GROUP BY attribute.
+// aggOrder sorts the groups by one GROUP BY attribute (group), or by an
+// item (item ≥ 0).
 type aggOrder struct {
-	group int
-	desc  bool
+	group, item int
+	desc        bool
 }
 
 // sameRef reports whether a and b name one attribute in one way (names
@@ -68,9 +83,9 @@ func (db *DB) newAggregate(sel *lang.Select) (*aggregate, error) {
 	if sel.Star {
 		return nil, &lang.Error{Pos: sel.At, Msg: "SELECT * cannot be grouped: list the GROUP BY attributes and aggregates"}
 	}
-	a := &aggregate{sel: sel, limit: -1}
+	a := &aggregate{sel: sel}
 	base := *sel
-	base.GroupBy, base.OrderBy, base.Limit = nil, nil, nil
+	base.GroupBy, base.Having, base.OrderBy, base.Limit = nil, nil, nil, nil
 	base.Columns = nil
 	for _, g := range sel.GroupBy { // each once: base rows name an attribute once
 		if slices.IndexFunc(base.Columns, func(b lang.ColumnRef) bool { return sameRef(b, g.Qual, g.Name) }) < 0 {
@@ -78,30 +93,72 @@ func (db *DB) newAggregate(sel *lang.Select) (*aggregate, error) {
 		}
 	}
 	a.groups = len(base.Columns)
+	for _, g := range base.Columns {
+		a.groupNames = append(a.groupNames, lang.PrintExpr(&g))
+	}
 	groupOf := func(q []string, name string) int {
 		return slices.IndexFunc(base.Columns[:a.groups], func(g lang.ColumnRef) bool { return sameRef(g, q, name) })
 	}
-	for _, c := range sel.Columns {
-		it := aggItem{fn: c.Agg, col: -1, group: -1, at: c.At, name: lang.PrintExpr(&c)}
-		switch {
-		case c.Agg == "" && c.Star:
-			return nil, &lang.Error{Pos: c.At, Msg: fmt.Sprintf("%s cannot be grouped: list the GROUP BY attributes and aggregates", it.name)}
-		case c.Agg == "":
-			if it.group = groupOf(c.Qual, c.Name); it.group < 0 {
-				return nil, &lang.Error{Pos: c.At, Msg: fmt.Sprintf("%s must appear in GROUP BY or be used in an aggregate function", it.name)}
-			}
-		case !c.Star:
+	// resolve makes the item of aggregate c, its argument a base column.
+	resolve := func(c lang.ColumnRef) aggItem {
+		it := aggItem{fn: c.Agg, col: -1, group: -1, distinct: c.Distinct, at: c.At, name: lang.PrintExpr(&c)}
+		if !c.Star {
 			// Each attribute once: a select list names an attribute once
 			// in its result (the advised schema's resolution merges them).
 			it.col = slices.IndexFunc(base.Columns, func(b lang.ColumnRef) bool { return sameRef(b, c.Qual, c.Name) })
 			if it.col < 0 {
 				arg := c
-				arg.Agg = ""
+				arg.Agg, arg.Distinct = "", false
 				it.col = len(base.Columns)
 				base.Columns = append(base.Columns, arg)
 			}
 		}
+		return it
+	}
+	for _, c := range sel.Columns {
+		name := lang.PrintExpr(&c)
+		switch {
+		case c.Agg == "" && c.Star:
+			return nil, &lang.Error{Pos: c.At, Msg: fmt.Sprintf("%s cannot be grouped: list the GROUP BY attributes and aggregates", name)}
+		case c.Agg == "":
+			g := groupOf(c.Qual, c.Name)
+			if g < 0 {
+				return nil, &lang.Error{Pos: c.At, Msg: fmt.Sprintf("%s must appear in GROUP BY or be used in an aggregate function", name)}
+			}
+			a.items = append(a.items, aggItem{col: -1, group: g, at: c.At, name: name})
+		default:
+			a.items = append(a.items, resolve(c))
+		}
+	}
+	a.visible = len(a.items)
+	// aggOf returns the item computing aggregate c, added (hidden) if new.
+	aggOf := func(c lang.ColumnRef) int {
+		it := resolve(c)
+		if i := slices.IndexFunc(a.items, func(x aggItem) bool {
+			return x.fn == it.fn && x.col == it.col && x.distinct == it.distinct
+		}); i >= 0 {
+			return i
+		}
 		a.items = append(a.items, it)
+		return len(a.items) - 1
+	}
+	if sel.Having != nil {
+		h, err := a.groupExpr(sel.Having, groupOf, aggOf)
+		if err != nil {
+			return nil, err
+		}
+		a.having = h
+	}
+	for _, o := range sel.OrderBy {
+		if o.Agg != "" {
+			a.order = append(a.order, aggOrder{group: -1, item: aggOf(o.Ref()), desc: o.Desc})
+			continue
+		}
+		g := groupOf(o.Qual, o.Column)
+		if g < 0 {
+			return nil, &lang.Error{Pos: o.At, Msg: "ORDER BY of a grouped query takes GROUP BY attributes and aggregates"}
+		}
+		a.order = append(a.order, aggOrder{group: g, item: -1, desc: o.Desc})
 	}
 	if len(base.Columns) == 0 {
 		// COUNT(*) alone: any attributes will do, one row per tuple (per
@@ -122,27 +179,79 @@ func (db *DB) newAggregate(sel *lang.Select) (*aggregate, error) {
 	} else {
 		a.width = len(base.Columns)
 	}
-	for _, o := range sel.OrderBy {
-		g := groupOf(o.Qual, o.Column)
-		if g < 0 {
-			return nil, &lang.Error{Pos: o.At, Msg: "ORDER BY of a grouped query takes GROUP BY attributes"}
-		}
-		a.order = append(a.order, aggOrder{group: g, desc: o.Desc})
-	}
-	if sel.Limit != nil {
-		var n int64 = -1
-		if lit, ok := sel.Limit.(*lang.Literal); ok {
-			if v, ok := lit.Value.(int64); ok {
-				n = v
-			}
-		}
-		if n < 0 {
-			return nil, &lang.Error{Pos: sel.Limit.Pos(), Msg: "the LIMIT of an aggregate query must be a constant integer ≥ 0"}
-		}
-		a.limit = n
-	}
+	a.limit = sel.Limit
+	a.nbase = lang.CountParams(&base)
 	a.base = newStmt(db, &base, "")
 	return a, nil
+}
+
+// groupExpr rewrites e, a HAVING condition, over a group's row: each
+// GROUP BY attribute and each aggregate becomes a reference to its column
+// there (named by groupRow).
+func (a *aggregate) groupExpr(e lang.Expr, groupOf func([]string, string) int, aggOf func(lang.ColumnRef) int) (lang.Expr, error) {
+	var err error
+	var walk func(e lang.Expr) lang.Expr
+	walk = func(e lang.Expr) lang.Expr {
+		switch x := e.(type) {
+		case *lang.ColumnRef:
+			if x.Agg != "" {
+				return &lang.ColumnRef{At: x.At, Name: a.colName(a.groups + aggOf(*x))}
+			}
+			g := groupOf(x.Qual, x.Name)
+			if g < 0 {
+				if err == nil {
+					err = &lang.Error{Pos: x.At, Msg: fmt.Sprintf("HAVING: %s must appear in GROUP BY or be used in an aggregate function", lang.PrintExpr(x))}
+				}
+				return x
+			}
+			return &lang.ColumnRef{At: x.At, Name: a.colName(g)}
+		case *lang.Binary:
+			return &lang.Binary{At: x.At, Op: x.Op, L: walk(x.L), R: walk(x.R)}
+		case *lang.Not:
+			return &lang.Not{At: x.At, X: walk(x.X)}
+		case *lang.IsNull:
+			return &lang.IsNull{At: x.At, X: walk(x.X), Not: x.Not}
+		case *lang.Between:
+			return &lang.Between{At: x.At, X: walk(x.X), Lo: walk(x.Lo), Hi: walk(x.Hi), Not: x.Not}
+		case *lang.In:
+			in := &lang.In{At: x.At, X: walk(x.X), Not: x.Not}
+			for _, v := range x.List {
+				in.List = append(in.List, walk(v))
+			}
+			return in
+		}
+		return e
+	}
+	out := walk(e)
+	return out, err
+}
+
+// colName names column j of a group's row (its GROUP BY attributes, then
+// its items) in the relation HAVING is evaluated over: as written, so that
+// errors read as the statement does (groupRow keeps names unique).
+func (a *aggregate) colName(j int) string {
+	if j < a.groups {
+		return a.groupNames[j]
+	}
+	return a.items[j-a.groups].name
+}
+
+// groupRow is the relation of a group's row, its columns of types ts.
+// A name written twice (SELECT COUNT(*), COUNT(*)) names the first such
+// column: the one HAVING refers to (aggOf finds the first).
+func (a *aggregate) groupRow(ts []types.Type) *catalog.Relation {
+	fields := make([]*catalog.Field, len(ts))
+	seen := map[string]bool{}
+	for j, t := range ts {
+		name := a.colName(j)
+		if k := strings.ToLower(name); seen[k] {
+			name = fmt.Sprintf("%s (%d)", name, j+1)
+		} else {
+			seen[k] = true
+		}
+		fields[j] = &catalog.Field{Name: name, Type: t}
+	}
+	return catalog.NewRelation("groups", fields)
 }
 
 // aggregatePlan returns the statement's aggregate plan, made once.
@@ -173,10 +282,14 @@ func (a *aggregate) explain(ctx context.Context, args []any) (string, error) {
 		how = "CLIENT AGGREGATE INTO DISTINCT ROWS BY [" + strings.Join(by, ", ") + "]"
 	}
 	plan += how + "\n"
+	if a.sel.Having != nil {
+		plan += "CLIENT FILTER BY " + lang.PrintExpr(a.sel.Having) + "\n"
+	}
 	if len(a.order) > 0 {
 		var by []string
 		for _, o := range a.sel.OrderBy {
-			t := lang.PrintExpr(&lang.ColumnRef{Qual: o.Qual, Name: o.Column})
+			r := o.Ref()
+			t := lang.PrintExpr(&r)
 			if o.Desc {
 				t += " DESC"
 			}
@@ -184,29 +297,32 @@ func (a *aggregate) explain(ctx context.Context, args []any) (string, error) {
 		}
 		plan += "CLIENT SORT BY [" + strings.Join(by, ", ") + "]\n"
 	}
-	if a.limit >= 0 {
-		plan += fmt.Sprintf("CLIENT %d ROW LIMIT\n", a.limit)
+	if a.limit != nil {
+		plan += "CLIENT " + lang.PrintExpr(a.limit) + " ROW LIMIT\n"
 	}
 	return plan, nil
 }
 
 // accum is one aggregate's state in one group.
 type accum struct {
-	n    int64 // non-NULL values (rows, for COUNT(*))
+	seen map[string]bool // the values taken, for an aggregate of DISTINCT values
+	n    int64           // non-NULL values (rows, for COUNT(*))
 	ext  types.Datum
 	isum int64
 	fsum float64
 }
 
-// group is one group's key values and aggregates.
+// group is one group's key values and aggregates, and once they are
+// computed its row (key values, then every item's value).
 type group struct {
 	key  []types.Datum
 	accs []accum
+	row  []types.Datum
 }
 
 // run computes the aggregates over the base rows.
 func (a *aggregate) run(ctx context.Context, args []any) (*Rows, error) {
-	_, in, err := a.base.run(ctx, args)
+	_, in, err := a.base.run(ctx, args[:min(a.nbase, len(args))])
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +353,35 @@ func (a *aggregate) run(ctx context.Context, args []any) (*Rows, error) {
 			}
 		}
 	}
+	vals, err := values(args)
+	if err != nil {
+		return nil, err
+	}
+	var having lang.Expr
+	var rowRel *catalog.Relation
+	if a.having != nil {
+		rowRel = a.groupRow(append(slices.Clone(colTypes[:a.groups]), outTypes...))
+		if having, err = plan.Bind(a.having, rowRel, vals); err != nil {
+			return nil, err
+		}
+	}
+	limit := int64(-1)
+	if a.limit != nil {
+		var v types.Value
+		switch x := a.limit.(type) {
+		case *lang.Literal:
+			v = x.Value
+		case *lang.Param:
+			if v, err = plan.Arg(vals, x); err != nil {
+				return nil, err
+			}
+		}
+		n, ok := v.(int64)
+		if !ok || n < 0 {
+			return nil, &lang.Error{Pos: a.limit.Pos(), Msg: fmt.Sprintf("LIMIT takes an integer ≥ 0, not %s", types.Format(v))}
+		}
+		limit = n
+	}
 	var groups []*group
 	byKey := map[string]*group{}
 	var key []byte
@@ -263,10 +408,26 @@ func (a *aggregate) run(ctx context.Context, args []any) (*Rows, error) {
 	if len(groups) == 0 && a.groups == 0 {
 		groups = []*group{{accs: make([]accum, len(a.items))}} // one row over nothing
 	}
+	// Each group's row: its GROUP BY attributes, then its items.
+	kept := groups[:0]
+	for _, gr := range groups {
+		gr.row = append(make([]types.Datum, 0, a.groups+len(a.items)), gr.key...)
+		for i, it := range a.items {
+			gr.row = append(gr.row, it.result(gr, &gr.accs[i], outTypes[i]))
+		}
+		if having == nil || plan.Eval(having, rowRel, gr.row) {
+			kept = append(kept, gr)
+		}
+	}
+	groups = kept
 	if len(a.order) > 0 {
 		slices.SortStableFunc(groups, func(x, y *group) int {
 			for _, o := range a.order {
-				c := types.CompareDatums(x.key[o.group], y.key[o.group])
+				j := o.group
+				if o.item >= 0 {
+					j = a.groups + o.item
+				}
+				c := types.CompareDatums(x.row[j], y.row[j])
 				if o.desc {
 					c = -c
 				}
@@ -277,15 +438,12 @@ func (a *aggregate) run(ctx context.Context, args []any) (*Rows, error) {
 			return 0
 		})
 	}
-	if a.limit >= 0 && int64(len(groups)) > a.limit {
-		groups = groups[:a.limit]
+	if limit >= 0 && int64(len(groups)) > limit {
+		groups = groups[:limit]
 	}
-	out := newRows(cols, outTypes)
+	out := newRows(cols[:a.visible], outTypes[:a.visible])
 	for _, gr := range groups {
-		row := out.add()
-		for i, it := range a.items {
-			row[i] = it.result(gr, &gr.accs[i], outTypes[i])
-		}
+		copy(out.add(), gr.row[a.groups:])
 	}
 	return out, nil
 }
@@ -308,6 +466,19 @@ func (it aggItem) add(acc *accum, row []types.Datum, colTypes []types.Type) erro
 	d := row[it.col]
 	if d.IsNull() {
 		return nil
+	}
+	if it.distinct {
+		k, err := keyenc.AppendOrderedDatum(nil, colTypes[it.col], d, true)
+		if err != nil {
+			return err
+		}
+		if acc.seen == nil {
+			acc.seen = map[string]bool{}
+		}
+		if acc.seen[string(k)] {
+			return nil // each value once
+		}
+		acc.seen[string(k)] = true
 	}
 	acc.n++
 	switch it.fn {

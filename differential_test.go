@@ -427,12 +427,17 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		sel, typs = append(sel, "COUNT(*)"), append(typs, types.BigInt)
 		for range rapid.IntRange(1, 4).Draw(rt, "naggs") {
 			a := attrs[rapid.IntRange(0, n-1).Draw(rt, "aggattr")]
-			fns := []string{"COUNT", "MIN", "MAX"}
+			fns := []string{"COUNT", "MIN", "MAX", "COUNT DISTINCT"}
 			if a.typ == types.Int {
 				fns = append(fns, "SUM", "AVG")
 			}
 			fn := rapid.SampledFrom(fns).Draw(rt, "aggfn")
-			sel = append(sel, fn+"("+a.name+")")
+			if f, ok := strings.CutSuffix(fn, " DISTINCT"); ok {
+				fn = f
+				sel = append(sel, fn+"(DISTINCT "+a.name+")")
+			} else {
+				sel = append(sel, fn+"("+a.name+")")
+			}
 			switch fn {
 			case "COUNT":
 				typs = append(typs, types.BigInt)
@@ -451,8 +456,16 @@ func differential(rt *rapid.T, t *testing.T, backend string) {
 		ordered := false
 		if len(gb) > 0 {
 			stmt += " GROUP BY " + strings.Join(gb, ", ")
+			if rapid.Bool().Draw(rt, "having") {
+				stmt += " HAVING COUNT(*) >= ? OR MIN(" + gb[0] + ") IS NULL"
+				args = append(args, int64(rapid.IntRange(1, 3).Draw(rt, "havingn")))
+			}
 			if ordered = rapid.Bool().Draw(rt, "aggorder"); ordered {
 				var ob []string
+				if rapid.Bool().Draw(rt, "aggorderagg") {
+					// An aggregate first, then the groups: a total order.
+					ob = append(ob, "COUNT(*)"+rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "aggorderdir"))
+				}
 				for _, g := range gb {
 					ob = append(ob, g+rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "aggdir"))
 				}

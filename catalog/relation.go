@@ -142,10 +142,22 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 func IndexRelation(x *Index, l *layout.Layout) *Relation {
 	attrs := x.RowAttrs()
 	nkey := len(x.KeyAttrs())
-	r := &Relation{Name: x.Name, Layouts: []*layout.Layout{l}, byName: map[string]int{}}
+	fields := make([]*Field, len(attrs))
 	for i, a := range attrs {
-		f := &Field{Entity: a.Field.Entity, Name: x.AttrName(a), Type: a.Field.Type, Size: a.Field.Size, Cardinality: a.Field.Cardinality, Key: i < nkey}
-		r.Attrs = append(r.Attrs, f)
+		fields[i] = &Field{Entity: a.Field.Entity, Name: x.AttrName(a), Type: a.Field.Type, Size: a.Field.Size, Cardinality: a.Field.Cardinality, Key: i < nkey}
+	}
+	r := NewRelation(x.Name, fields)
+	r.Layouts = []*layout.Layout{l}
+	return r
+}
+
+// NewRelation is a relation of fields (keyed by those marked Key) with no
+// layout: a view the client's planner and expression evaluator (package
+// plan) can work over — an index's rows (IndexRelation), the groups of an
+// aggregate query. Field names must be unique case-insensitively.
+func NewRelation(name string, fields []*Field) *Relation {
+	r := &Relation{Name: name, Attrs: fields, byName: map[string]int{}}
+	for i, f := range fields {
 		r.byName[strings.ToLower(f.Name)] = i
 		if f.Key {
 			r.KeyIdx = append(r.KeyIdx, i)

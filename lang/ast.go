@@ -290,6 +290,7 @@ type Select struct {
 	Joins      []Join
 	Where      Expr // nil when absent
 	GroupBy    []ColumnRef
+	Having     Expr // nil when absent; its operands may be aggregates (ColumnRef.Agg)
 	OrderBy    []OrderItem
 	Limit      Expr // nil when absent; a *Literal (integer) or a *Param
 }
@@ -300,11 +301,16 @@ var Aggregates = []string{"COUNT", "MIN", "MAX", "SUM", "AVG"}
 // Aggregated reports whether s computes aggregates (an aggregate function
 // in its select list, or GROUP BY).
 func (s *Select) Aggregated() bool {
-	if len(s.GroupBy) > 0 {
+	if len(s.GroupBy) > 0 || s.Having != nil {
 		return true
 	}
 	for _, c := range s.Columns {
 		if c.Agg != "" {
+			return true
+		}
+	}
+	for _, o := range s.OrderBy {
+		if o.Agg != "" {
 			return true
 		}
 	}
@@ -325,6 +331,15 @@ type OrderItem struct {
 	Qual   []string // qualifier path, as in ColumnRef
 	Column string
 	Desc   bool
+	// An aggregate of a grouped query (ORDER BY COUNT(*) DESC): Agg, and
+	// Star and Distinct as in ColumnRef.
+	Agg            string
+	Star, Distinct bool
+}
+
+// Ref is the ORDER BY term as a ColumnRef (an attribute or an aggregate).
+func (o OrderItem) Ref() ColumnRef {
+	return ColumnRef{At: o.At, Qual: o.Qual, Name: o.Column, Agg: o.Agg, Star: o.Star, Distinct: o.Distinct}
 }
 
 // Update is `UPDATE r SET c = e, … [WHERE e]`.
@@ -386,11 +401,12 @@ type Param struct {
 // aggregate function applied to it (COUNT, MIN, MAX, SUM, AVG; COUNT(*)
 // has Star and no Qual), "" for a plain attribute.
 type ColumnRef struct {
-	At   Pos
-	Qual []string
-	Name string
-	Star bool
-	Agg  string
+	At       Pos
+	Qual     []string
+	Name     string
+	Star     bool
+	Agg      string
+	Distinct bool // COUNT(DISTINCT c)
 }
 
 // DefineColumnFamily is `DEFINE COLUMN FAMILY name FOR relation { PARTITION

@@ -45,6 +45,7 @@ func eachParam(st Statement, fn func(*Param)) {
 			see(j.On)
 		}
 		see(s.Where)
+		see(s.Having)
 		see(s.Limit)
 	case *Update:
 		for _, a := range s.Set {
@@ -109,6 +110,7 @@ func Parameterize(st Statement) {
 			p(&s.Joins[i].On)
 		}
 		p(&s.Where)
+		p(&s.Having)
 		if _, ok := s.Limit.(*Param); ok {
 			p(&s.Limit)
 		}

@@ -97,6 +97,8 @@ type parser struct {
 	// naming them) rather than errors.
 	model    bool
 	skipKind string
+	// aggs: aggregate calls are operands (a HAVING clause).
+	aggs bool
 }
 
 func newParser(file, src string) *parser {
@@ -1273,16 +1275,30 @@ func (p *parser) selectStmt() (Statement, error) {
 			}
 		}
 	}
+	if p.acceptWord("HAVING") {
+		p.aggs = true // aggregates are operands here
+		s.Having, err = p.expr()
+		p.aggs = false
+		if err != nil {
+			return nil, err
+		}
+	}
 	if p.acceptKeyword("ORDER") {
 		if err := p.expectKeyword("BY", "after ORDER"); err != nil {
 			return nil, err
 		}
 		for {
-			c, err := p.columnRef("column name", false)
+			var c ColumnRef
+			var err error
+			if p.atAggregate() {
+				c, err = p.aggregateCall()
+			} else {
+				c, err = p.columnRef("column name", false)
+			}
 			if err != nil {
 				return nil, err
 			}
-			item := OrderItem{At: c.At, Qual: c.Qual, Column: c.Name, Desc: p.acceptKeyword("DESC")}
+			item := OrderItem{At: c.At, Qual: c.Qual, Column: c.Name, Agg: c.Agg, Star: c.Star, Distinct: c.Distinct, Desc: p.acceptKeyword("DESC")}
 			if !item.Desc {
 				p.acceptKeyword("ASC")
 			}
@@ -1318,7 +1334,7 @@ func (p *parser) alias() (string, error) {
 	}
 	t := p.peek()
 	groupBy := p.isWord("GROUP") && p.peekN(1).kind == tokKeyword && p.peekN(1).str == "BY"
-	if (t.kind == tokIdent || t.kind == tokQuoted) && !p.isWord("JOIN") && !p.isWord("INNER") && !p.isWord("ON") && !groupBy && !p.isOuterJoin() {
+	if (t.kind == tokIdent || t.kind == tokQuoted) && !p.isWord("JOIN") && !p.isWord("INNER") && !p.isWord("ON") && !p.isWord("HAVING") && !groupBy && !p.isOuterJoin() {
 		p.next()
 		return t.str, nil
 	}
@@ -1413,30 +1429,42 @@ func joins(e Expr, name string, before []string) bool {
 // selectItem parses one item of a select list: an attribute, `q.*`, or
 // an aggregate function of an attribute (COUNT(*) too).
 func (p *parser) selectItem() (ColumnRef, error) {
-	t := p.peek()
-	if t.kind == tokIdent && p.peekN(1).kind == tokPunct && p.peekN(1).str == "(" {
-		fn := strings.ToUpper(t.str)
-		if !slices.Contains(Aggregates, fn) {
-			return ColumnRef{}, errorAt(t.pos, fmt.Sprintf("unknown function %s (aggregates: %s)", t.str, strings.Join(Aggregates, ", ")))
-		}
-		p.next()
-		p.next()
-		var c ColumnRef
-		if fn == "COUNT" && p.acceptPunct("*") {
-			c = ColumnRef{Star: true}
-		} else {
-			var err error
-			if c, err = p.columnRef("column name", false); err != nil {
-				return ColumnRef{}, err
-			}
-		}
-		c.At, c.Agg = t.pos, fn
-		if err := p.expectPunct(")", "after the aggregate's argument"); err != nil {
-			return ColumnRef{}, err
-		}
-		return c, nil
+	if p.atAggregate() {
+		return p.aggregateCall()
 	}
 	return p.columnRef("column name or '*'", true)
+}
+
+// atAggregate reports whether a function call starts here.
+func (p *parser) atAggregate() bool {
+	return p.peek().kind == tokIdent && p.peekN(1).kind == tokPunct && p.peekN(1).str == "("
+}
+
+// aggregateCall parses FN(attr), COUNT(*) or FN(DISTINCT attr).
+func (p *parser) aggregateCall() (ColumnRef, error) {
+	t := p.peek()
+	fn := strings.ToUpper(t.str)
+	if !slices.Contains(Aggregates, fn) {
+		return ColumnRef{}, errorAt(t.pos, fmt.Sprintf("unknown function %s (aggregates: %s)", t.str, strings.Join(Aggregates, ", ")))
+	}
+	p.next()
+	p.next()
+	var c ColumnRef
+	if fn == "COUNT" && p.acceptPunct("*") {
+		c = ColumnRef{Star: true}
+	} else {
+		distinct := p.acceptWord("DISTINCT")
+		var err error
+		if c, err = p.columnRef("column name", false); err != nil {
+			return ColumnRef{}, err
+		}
+		c.Distinct = distinct
+	}
+	c.At, c.Agg = t.pos, fn
+	if err := p.expectPunct(")", "after the aggregate's argument"); err != nil {
+		return ColumnRef{}, err
+	}
+	return c, nil
 }
 
 // join parses [INNER] JOIN relation [alias] ON e.
@@ -1904,6 +1932,13 @@ func (p *parser) operand() (Expr, error) {
 		return p.param()
 	}
 	t := p.peek()
+	if p.aggs && p.atAggregate() {
+		c, err := p.aggregateCall()
+		if err != nil {
+			return nil, err
+		}
+		return &c, nil
+	}
 	switch t.kind {
 	case tokIdent, tokQuoted:
 		c, err := p.columnRef("attribute name", false)

@@ -290,13 +290,18 @@ func printStmt(b *strings.Builder, s Statement) {
 			b.WriteString(" GROUP BY ")
 			printRefs(b, s.GroupBy)
 		}
+		if s.Having != nil {
+			b.WriteString(" HAVING ")
+			printExpr(b, s.Having)
+		}
 		for i, o := range s.OrderBy {
 			if i == 0 {
 				b.WriteString(" ORDER BY ")
 			} else {
 				b.WriteString(", ")
 			}
-			printColumnRef(b, &ColumnRef{Qual: o.Qual, Name: o.Column})
+			r := o.Ref()
+			printColumnRef(b, &r)
 			if o.Desc {
 				b.WriteString(" DESC")
 			}
@@ -381,6 +386,9 @@ func printConnection(b *strings.Builder, c Connection) {
 func printColumnRef(b *strings.Builder, c *ColumnRef) {
 	if c.Agg != "" {
 		b.WriteString(c.Agg + "(")
+		if c.Distinct {
+			b.WriteString("DISTINCT ")
+		}
 		defer b.WriteByte(')')
 	}
 	for _, q := range c.Qual {

@@ -30,7 +30,8 @@ const shellHelp = `Statements (DEFINE, INSERT, SELECT, UPDATE, DELETE, CONNECT, 
 EXPLAIN) end with ';' and may span lines. BEGIN; opens a transaction (the
 prompt shows kvschema*>): later statements see its writes, nobody else does
 until COMMIT; applies them all at once; ROLLBACK; drops them. A select list
-takes COUNT(*), COUNT, MIN, MAX, SUM and AVG, with GROUP BY. Ctrl-C clears
+takes COUNT(*), COUNT, MIN, MAX, SUM and AVG (of DISTINCT values too), with
+GROUP BY, HAVING and ORDER BY of aggregates. Ctrl-C clears
 the statement being typed (or stops the one running); Ctrl-D leaves (an
 open transaction is rolled back). Tab completes keywords and names. Shell
 commands (one line, ';' optional, any case):
