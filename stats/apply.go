@@ -117,33 +117,3 @@ func Compare(m *catalog.Model, rels []Relation) []string {
 }
 
 func off(model, data float64) bool { return model > staleFactor*data || data > staleFactor*model }
-
-// Missing says which statistics of m's relations are not declared, so
-// the model assumes them: a non-key field's SIZE (the type's width, or 10
-// bytes) or CARDINALITY (its relation's ROWS). ROWS itself is never
-// missing from a model (catalog.Build requires it).
-func Missing(m *catalog.Model) []string {
-	var warn []string
-	for _, st := range m.Defs {
-		d, ok := st.(*lang.DefineRelation)
-		if !ok {
-			continue
-		}
-		for _, a := range d.Attrs {
-			if a.Key || a.References != "" {
-				continue
-			}
-			var what []string
-			if a.Size == 0 {
-				what = append(what, "SIZE")
-			}
-			if a.Cardinality == 0 {
-				what = append(what, "CARDINALITY")
-			}
-			if len(what) > 0 {
-				warn = append(warn, fmt.Sprintf("relation %s: attribute %s has no %s (assumed)", d.Name, a.Name, strings.Join(what, " or ")))
-			}
-		}
-	}
-	return warn
-}
