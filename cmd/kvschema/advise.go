@@ -106,11 +106,18 @@ func (in *inputs) load(errw io.Writer) error {
 		return err
 	}
 	if in.model, err = catalog.Build(stmts); err != nil {
-		if _, uerr := catalog.Unmeasured(stmts); uerr == nil {
-			// Only statistics are missing: they can be measured.
-			return fmt.Errorf("%w\nmeasure the statistics from the data: kvschema stats --model %s --data DIR|FILE.sqlite -o model.kvs, then give --model model.kvs", err, strings.Join(in.modelFiles, " --model "))
+		if _, uerr := catalog.Unmeasured(stmts); uerr != nil {
+			return err
 		}
-		return err
+		// Only statistics are missing: they can be measured.
+		defs, _ := catalog.Definitions(stmts) // Unmeasured read them
+		var unmeasured []string
+		for _, d := range defs {
+			if d.Rows <= 0 {
+				unmeasured = append(unmeasured, d.Name)
+			}
+		}
+		return fmt.Errorf("%w\nrelations without ROWS: %s; measure the statistics from the data: kvschema stats --model %s --data DIR|FILE.sqlite -o model.kvs, then give --model model.kvs", err, strings.Join(unmeasured, ", "), strings.Join(in.modelFiles, " --model "))
 	}
 	switch {
 	case (in.workloadFile == "") == (in.logFile == ""):

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,7 +70,7 @@ func TestStatsRoundTrip(t *testing.T) {
 		}
 	}
 	stripped := writeFile(t, "stripped.kvs", printDefs(defs))
-	if _, err := run(t, "", "advise", "-q", "--model", stripped, "--workload", rubisWorkload); err == nil || !strings.Contains(err.Error(), "kvschema stats --model "+stripped+" --data") {
+	if _, err := run(t, "", "advise", "-q", "--model", stripped, "--workload", rubisWorkload); err == nil || !strings.Contains(err.Error(), "relations without ROWS: categories, regions, users, items, bids, comments, buynow; measure the statistics from the data: kvschema stats --model "+stripped+" --data") {
 		t.Fatalf("advise of a model without ROWS: got %v, want an error pointing at kvschema stats", err)
 	}
 
@@ -136,5 +137,34 @@ func TestAdviseData(t *testing.T) {
 	out := mustRun(t, "", "advise", "-q", "--model", fresh, "--workload", seed37Workload, "--data", dir)
 	if strings.Contains(out, "warning") {
 		t.Fatalf("fresh model: warnings:\n%s", out)
+	}
+
+	// The same rows in a SQLite database: the same model.
+	dbPath := filepath.Join(t.TempDir(), "app.sqlite")
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE user (id INTEGER PRIMARY KEY, firstname TEXT, lastname TEXT, password TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 300; i++ {
+		if _, err := tx.Exec(`INSERT INTO user VALUES (?, ?, ?, ?)`, i, fmt.Sprintf("f%d", i%100), fmt.Sprintf("l%d", i%150), fmt.Sprintf("p%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	fromFiles := mustRun(t, "", "stats", "--model", seed37Model, "--data", dir)
+	fromDB := mustRun(t, "", "stats", "--model", seed37Model, "--data", dbPath)
+	body := func(s string) string { return s[strings.IndexByte(s, '\n'):] } // after the header naming the data
+	if body(fromFiles) != body(fromDB) {
+		t.Fatalf("stats from CSV:\n%s\nfrom SQLite:\n%s", fromFiles, fromDB)
 	}
 }
