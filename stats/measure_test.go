@@ -20,7 +20,7 @@ import (
 )
 
 // rubis reads the RUBiS model.
-func rubis(t *testing.T) *catalog.Model {
+func rubis(t testing.TB) *catalog.Model {
 	t.Helper()
 	src, err := os.ReadFile("../examples/rubis/model.kvs")
 	if err != nil {
