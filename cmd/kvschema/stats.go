@@ -122,7 +122,11 @@ func measure(m *catalog.Model, data string, quiet bool, errw io.Writer) ([]stats
 		return nil, err
 	}
 	if !fi.IsDir() {
-		return stats.MeasureSQLite(data, m, opt)
+		rels, err := stats.MeasureSQLite(data, m, opt)
+		if err == nil && len(rels) == 0 {
+			err = fmt.Errorf("%s has no table named after a relation of the model", data)
+		}
+		return rels, err
 	}
 	files, err := dataio.Files(data, m)
 	if err != nil {

@@ -163,6 +163,9 @@ func TestAdviseData(t *testing.T) {
 	db.Close()
 	fromFiles := mustRun(t, "", "stats", "--model", seed37Model, "--data", dir)
 	fromDB := mustRun(t, "", "stats", "--model", seed37Model, "--data", dbPath)
+	if _, err := run(t, "", "stats", "--model", rubisModel, "--data", dbPath); err == nil || !strings.Contains(err.Error(), "has no table named after a relation of the model") {
+		t.Fatalf("stats of a database without the model's tables: %v", err)
+	}
 	body := func(s string) string { return s[strings.IndexByte(s, '\n'):] } // after the header naming the data
 	if body(fromFiles) != body(fromDB) {
 		t.Fatalf("stats from CSV:\n%s\nfrom SQLite:\n%s", fromFiles, fromDB)
