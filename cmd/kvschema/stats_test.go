@@ -79,6 +79,14 @@ func TestStatsRoundTrip(t *testing.T) {
 	if want := "kvschema: warning: relation regions: no rows in the data; written ROWS 1 (edit it if the relation will hold data)\n"; log != want {
 		t.Fatalf("stderr %q, want %q", log, want)
 	}
+	// The same model as SQL DDL (a pg_dump whose statistics, the same as
+	// the native model's, stats replaces): the same model out.
+	fromSQL := mustRun(t, "", "stats", "--model", "../../workload/testdata/rubis_schema.sql", "--data", dir)
+	fromKVS := mustRun(t, "", "stats", "--model", rubisModel, "--data", dir)
+	body := func(s string) string { return s[strings.Index(s, "DEFINE RELATION"):] }
+	if body(fromSQL) != body(fromKVS) {
+		t.Errorf("stats of the SQL schema:\n%s\nof the native model:\n%s", fromSQL, fromKVS)
+	}
 	m, err := catalog.Build(parseModel(t, out))
 	if err != nil {
 		t.Fatal(err)
