@@ -23,6 +23,6 @@
 //     it needs. NULLs count towards neither the distinct values nor the
 //     average size.
 //   - The statistics written into a model are valid for it: ROWS ≥ 1,
-//     CARDINALITY in [1, ROWS], SIZE ≥ 1 (SIZE 0 would read as "not
-//     declared").
+//     CARDINALITY in [1, ROWS], and a measured SIZE ≥ 1 (SIZE 0 would read
+//     as "not declared"; an attribute NULL in every row keeps its SIZE).
 package stats
