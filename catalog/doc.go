@@ -27,7 +27,9 @@
 //     cardinality in [1, count]. One reader (readRelation) reads DEFINE
 //     RELATION for the model and for the client's relations alike; an
 //     Entity's Key is a list of fields, so a client relation's entity may
-//     have several, and no statistics.
+//     have several, and no statistics. Unmeasured builds the same entities
+//     without requiring statistics (Count 0 where ROWS is missing), only to
+//     read a model's data before measuring it.
 //   - Every relationship has a to-one side (the referencing attribute) and
 //     a to-many side (its reverse); Nav.Reverse links them. Foreign-key
 //     attributes are not Fields: they are navigations, as in NoSE.

@@ -129,6 +129,20 @@ func defaultSize(t types.Type) float64 {
 // the client). Every relation needs its statistics (ROWS) and exactly one
 // key attribute; the errors name the relation.
 func Build(stmts []lang.Statement) (*Model, error) {
+	return newModel(stmts, true)
+}
+
+// Unmeasured builds the model as Build does, but without requiring
+// statistics: a relation without ROWS has Count 0 and its fields
+// Cardinality 0. It is for reading a model's data before its statistics
+// are known (kvschema stats measures them): its Columns, keys and
+// foreign keys are Build's; its counts, fan-outs and index sizes are not
+// meaningful, so it never goes to the advisor.
+func Unmeasured(stmts []lang.Statement) (*Model, error) {
+	return newModel(stmts, false)
+}
+
+func newModel(stmts []lang.Statement, measured bool) (*Model, error) {
 	defs, err := Definitions(stmts)
 	if err != nil {
 		return nil, err
@@ -137,7 +151,7 @@ func Build(stmts []lang.Statement) (*Model, error) {
 	var fks []fkDef
 	for _, d := range defs {
 		m.Defs = append(m.Defs, d)
-		if d.Rows <= 0 {
+		if d.Rows <= 0 && measured {
 			return nil, errAt(d.At, "relation %s needs its row count for the advisor: DEFINE RELATION %s ROWS n {…}, or in SQL a comment -- ROWS n at the end of the line CREATE TABLE %s ( (statistic ROWS missing)", d.Name, d.Name, d.Name)
 		}
 		e, efks, err := readRelation(d, true)

@@ -19,6 +19,7 @@ import (
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/solver"
+	"github.com/kvschema/kvschema/stats"
 	"github.com/kvschema/kvschema/workload"
 )
 
@@ -105,7 +106,18 @@ func (in *inputs) load(errw io.Writer) error {
 		return err
 	}
 	if in.model, err = catalog.Build(stmts); err != nil {
-		return err
+		if _, uerr := catalog.Unmeasured(stmts); uerr != nil {
+			return err
+		}
+		// Only statistics are missing: they can be measured.
+		defs, _ := catalog.Definitions(stmts) // Unmeasured read them
+		var unmeasured []string
+		for _, d := range defs {
+			if d.Rows <= 0 {
+				unmeasured = append(unmeasured, d.Name)
+			}
+		}
+		return fmt.Errorf("%w\nrelations without ROWS: %s; measure the statistics from the data: kvschema stats --model %s --data DIR|FILE.sqlite -o model.kvs, then give --model model.kvs", err, strings.Join(unmeasured, ", "), strings.Join(in.modelFiles, " --model "))
 	}
 	switch {
 	case (in.workloadFile == "") == (in.logFile == ""):
@@ -185,6 +197,26 @@ func interruptible(parent context.Context, errw io.Writer, cbc *solver.CBC) (con
 	}
 }
 
+// checkStats warns on errw, a line per problem, where the statistics of m
+// are more than 2× off what its data (if given) measure.
+func checkStats(m *catalog.Model, data string, quiet bool, errw io.Writer) error {
+	if data == "" {
+		return nil
+	}
+	rels, err := measure(m, data, quiet, errw)
+	if err != nil {
+		return err
+	}
+	warn := stats.Compare(m, rels)
+	for _, w := range warn {
+		fmt.Fprintf(errw, "kvschema: warning: %s\n", w)
+	}
+	if len(warn) > 0 {
+		fmt.Fprintf(errw, "kvschema: note: kvschema stats --model … --data %s writes the model with the statistics of the data\n", data)
+	}
+	return nil
+}
+
 // heartbeat returns a printer of progress lines that also says, every
 // 10 s without one, that the work goes on.
 func heartbeat(ctx context.Context, w io.Writer) func(string) {
@@ -231,6 +263,7 @@ func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, format, out, statement string
 	var noSI, normalized, quiet, exactTies bool
+	var data string
 	var timeLimit time.Duration
 	c := &cobra.Command{
 		Use: "advise --model FILE... (--workload FILE | --workload-log FILE) [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
@@ -248,6 +281,9 @@ statement for a workload over a conceptual model, within a storage budget.
 				return fmt.Errorf("--no-secondary-index and --normalized exclude each other")
 			}
 			if err := in.load(cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			if err := checkStats(in.model, data, quiet, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			if statement != "" {
@@ -316,6 +352,7 @@ statement for a workload over a conceptual model, within a storage budget.
 	c.Flags().StringVar(&statement, "statement", "", "with --format dot or svg: draw the plan of the workload statement of this tag only")
 	c.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	c.Flags().StringVar(&data, "data", "", "the model's data (a directory of RELATION.csv / RELATION.jsonl files, or a SQLite database file): warn where the model's statistics are more than 2× off it")
 	c.Flags().BoolVar(&exactTies, "exact-ties", false, "a second solver run: among schemas of the optimal cost, the smallest")
 	c.Flags().DurationVar(&timeLimit, "time-limit", 0, "stop the solver after this long with its best schema (0: prove optimality)")
 	return c

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvschema/kvschema/catalog"
-	"github.com/kvschema/kvschema/lang"
 )
 
 func modelCmd() *cobra.Command {
@@ -39,11 +38,7 @@ and a note says which are missing.
 				if err != nil {
 					return err
 				}
-				ss := make([]lang.Statement, len(defs))
-				for i, d := range defs {
-					ss[i] = d
-				}
-				text := fmt.Sprintf("-- The conceptual model of %s, as kvschema reads it.\n", strings.Join(files, ", ")) + lang.PrintScript(ss)
+				text := fmt.Sprintf("-- The conceptual model of %s, as kvschema reads it.\n", strings.Join(files, ", ")) + printDefs(defs)
 				if _, err := io.WriteString(cmd.OutOrStdout(), text); err != nil {
 					return err
 				}
