@@ -26,7 +26,7 @@ type Reader struct {
 	file   string
 	format Format
 	ent    *catalog.Entity
-	key    int // index of the key in ent.Columns
+	keys   []int // indexes of the key attributes in ent.Columns
 	colIdx map[string]int
 	row    []types.Value
 	line   int   // line of the last row
@@ -49,8 +49,11 @@ func NewReader(r io.Reader, file string, f Format, e *catalog.Entity) (*Reader, 
 	if !f.valid() {
 		return nil, &Error{File: file, Msg: "unknown data file format " + f.String()}
 	}
-	rd := &Reader{file: file, format: f, ent: e, key: e.Column(e.ID()), row: make([]types.Value, len(e.Columns))}
-	if rd.key < 0 {
+	rd := &Reader{file: file, format: f, ent: e, row: make([]types.Value, len(e.Columns))}
+	for _, k := range e.Key { // one for a model's entity; a relation's may have several
+		rd.keys = append(rd.keys, e.Column(k))
+	}
+	if len(rd.keys) == 0 {
 		return nil, &Error{File: file, Msg: "entity " + e.Name + " has no key column"}
 	}
 	rd.colIdx = make(map[string]int, len(e.Columns))
@@ -93,8 +96,10 @@ func NewReader(r io.Reader, file string, f Format, e *catalog.Entity) (*Reader, 
 		present[c] = true
 		rd.colOf[i] = c
 	}
-	if !present[rd.key] {
-		return nil, &Error{File: file, Line: line, Msg: "missing key " + e.Columns[rd.key].Name + " in the header"}
+	for _, k := range rd.keys {
+		if !present[k] {
+			return nil, &Error{File: file, Line: line, Msg: "missing key " + e.Columns[k].Name + " in the header"}
+		}
 	}
 	return rd, nil
 }
@@ -157,14 +162,20 @@ func (r *Reader) nextCSV() ([]types.Value, error) {
 		}
 		r.row[c] = v
 	}
-	if r.row[r.key] == nil {
-		return nil, r.missingKey()
+	if err := r.missingKey(); err != nil {
+		return nil, err
 	}
 	return r.row, nil
 }
 
+// missingKey is the error of a row without a value of a key attribute.
 func (r *Reader) missingKey() error {
-	return &Error{File: r.file, Line: r.line, Msg: "missing key " + r.ent.Columns[r.key].Name}
+	for _, k := range r.keys {
+		if r.row[k] == nil {
+			return &Error{File: r.file, Line: r.line, Msg: "missing key " + r.ent.Columns[k].Name}
+		}
+	}
+	return nil
 }
 
 // parseCSV reads one CSV field as a value of type t, or says why it cannot.
@@ -390,8 +401,8 @@ func (r *Reader) nextJSON() ([]types.Value, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &Error{File: r.file, Line: r.line, Msg: "malformed JSON: text after the object"}
 	}
-	if r.row[r.key] == nil {
-		return nil, r.missingKey()
+	if err := r.missingKey(); err != nil {
+		return nil, err
 	}
 	return r.row, nil
 }

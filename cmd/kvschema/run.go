@@ -31,7 +31,7 @@ func loadCmd() *cobra.Command {
 		Use: "load --store URL --schema FILE [--model FILE] (--data DIR | --generate rubis --scale S)",
 		Example: `  kvschema load --store pebble:/tmp/rubis --schema rubis.kvs --generate rubis --scale 0.01
   kvschema load --store pebble:/tmp/app --model model.kvs --schema schema.kvs --data ./csv`,
-		Short: "Deploy a schema in a store and bulk-load entity data into every column family and index",
+		Short: "Deploy a schema in a store and bulk-load entity data into every column family and index (or relation data into every layout)",
 		Long: `Deploy the schema (DEFINE COLUMN FAMILY / SECONDARY INDEX, e.g. the output of
 advise --format ddl, which carries its model's DEFINE RELATIONs; else give
 the model with --model) in the store, then load entity data: one file per
@@ -39,7 +39,12 @@ entity in DIR (ENTITY.csv with a header row, or ENTITY.jsonl), or rows from
 a generator. Every row is checked (types, keys, foreign keys) before
 anything is written, and the schema is deployed only then: bad data leaves
 the store as it was. An interrupted load run again resumes. A store is
-loaded once; later changes are statements (INSERT, UPDATE, DELETE).`,
+loaded once; later changes are statements (INSERT, UPDATE, DELETE).
+
+On a store of relations defined with DEFINE RELATION / DEFINE SCHEMA (no
+advised schema, no --schema), --data DIR loads RELATION.csv / RELATION.jsonl
+into every layout of each relation, as INSERT would (an upsert), each file
+checked whole before any of it is written.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -52,13 +57,20 @@ loaded once; later changes are statements (INSERT, UPDATE, DELETE).`,
 				return err
 			}
 			defer db.Close()
-			en, deploy, err := prepareLoad(ctx, db, modelFile, schemaFile, profile)
-			if err != nil {
-				return err
-			}
 			var errw io.Writer = cmd.ErrOrStderr()
 			if quiet {
 				errw = io.Discard
+			}
+			if schemaFile == "" && modelFile == "" && dataDir != "" {
+				// A store of relations defined with DEFINE RELATION alone:
+				// their files load into every layout.
+				if en, err := db.Advised(ctx); err == nil && en == nil && len(db.Catalog().Relations) > 0 {
+					return loadRelations(ctx, db, dataDir, errw, cmd.OutOrStdout())
+				}
+			}
+			en, deploy, err := prepareLoad(ctx, db, modelFile, schemaFile, profile)
+			if err != nil {
+				return err
 			}
 			_, err = runLoad(ctx, en, deploy, dataDir, generate, scale, seed, errw, cmd.OutOrStdout())
 			return err
@@ -74,6 +86,80 @@ loaded once; later changes are statements (INSERT, UPDATE, DELETE).`,
 	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bars")
 	return c
+}
+
+// loadRelations loads the files of dir, one per relation defined with
+// DEFINE RELATION (RELATION.csv with a header row, or RELATION.jsonl),
+// into every layout of its relation (DB.LoadRelation: each file checked
+// whole before any of it is written).
+func loadRelations(ctx context.Context, db *kvschema.DB, dir string, errw, out io.Writer) error {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	type file struct {
+		path string
+		rel  *catalog.Relation
+		f    dataio.Format
+	}
+	var files []file
+	seen := map[*catalog.Relation]string{}
+	for _, de := range des {
+		f, ok := dataio.FormatOf(de.Name())
+		if de.IsDir() || !ok {
+			continue
+		}
+		path := filepath.Join(dir, de.Name())
+		rel := db.Catalog().Relation(strings.TrimSuffix(de.Name(), filepath.Ext(de.Name())))
+		if rel == nil {
+			return fmt.Errorf("%s: no relation of that name in the store (a file per relation: RELATION.csv or RELATION.jsonl)", path)
+		}
+		if prev, dup := seen[rel]; dup {
+			return fmt.Errorf("relation %s has two data files: %s and %s", rel.Name, prev, path)
+		}
+		seen[rel] = path
+		files = append(files, file{path, rel, f})
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("%s holds no relation files (RELATION.csv or RELATION.jsonl)", dir)
+	}
+	meter := progress.New(errw, "load", "tuples", len(files))
+	defer meter.Finish()
+	for _, fl := range files {
+		var read int64
+		n, err := db.LoadRelation(ctx, fl.rel.Name, func(yield func(exec.Row) error) error {
+			fh, err := os.Open(fl.path)
+			if err != nil {
+				return err
+			}
+			defer fh.Close()
+			r, err := dataio.NewReader(fh, fl.path, fl.f, fl.rel.Entity)
+			if err != nil {
+				return err
+			}
+			for read = 0; ; read++ {
+				row, err := r.Next()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if read%10000 == 0 {
+					meter.Update(fl.rel.Name, read, 0)
+				}
+				if err := yield(exec.Row{Values: row, File: fl.path, Line: r.Line()}); err != nil {
+					return err
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		meter.Done(fl.rel.Name, n)
+		fmt.Fprintf(out, "load: %s: %d tuples from %s\n", fl.rel.Name, n, fl.path)
+	}
+	return nil
 }
 
 // prepareLoad returns the engine a load writes through and, when the
