@@ -394,7 +394,7 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 	if !stopped && window > solverSlack+1e-9*math.Abs(upper) {
 		for i, c := range d.comps {
 			known[i] = len(c.points)
-			k, err := d.sweep(ctx, c, lambda, window)
+			k, err := d.sweep(ctx, c, lambda, window, budget-(least-c.least.size))
 			tr.window[i] = k
 			if stopped = interrupted(err); stopped {
 				break
@@ -441,9 +441,9 @@ func gapOf(upper, lower float64) float64 {
 }
 
 // sweep enumerates the component's Pareto frontier within the window of
-// reduced cost, largest schema first, and returns how many schemas it
-// found.
-func (d *decomposition) sweep(ctx context.Context, c *component, lambda, window float64) (int, error) {
+// reduced cost and the room the others' least sizes leave it in the
+// budget, largest schema first, and returns how many schemas it found.
+func (d *decomposition) sweep(ctx context.Context, c *component, lambda, window, room float64) (int, error) {
 	limit := c.floor + window
 	limit += solverSlack + 1e-9*math.Abs(limit)
 	if c.win == nil {
@@ -456,7 +456,7 @@ func (d *decomposition) sweep(ctx context.Context, c *component, lambda, window 
 	c.win.m.SetRHS(c.winRow, limit)
 	// Schemas larger than the optimum without a budget cost no less: the
 	// frontier ends there; none is smaller than the least.
-	b := c.free.size - sizeStep
+	b := math.Min(c.free.size-sizeStep, room)
 	found := 0
 	for ; b >= c.least.size-sizeStep/2; found++ {
 		if found == maxWindowPoints {
