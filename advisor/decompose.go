@@ -46,7 +46,9 @@ import (
 //     enumerated, largest schema first: least f with s ≤ b and the reduced
 //     cost in the window, then b just below the size found, until nothing
 //     is left (an ε-constraint sweep; each solve's schema is a frontier
-//     point). The knapsack over these is the optimum.
+//     point), from the part's optimum without a budget or the room the
+//     other parts' least sizes leave it, whichever is smaller. The
+//     knapsack over these is the optimum.
 //
 // The knapsack (multiple choice) goes through the parts keeping, of the
 // partial combinations, only those no other is both smaller and cheaper
@@ -60,10 +62,13 @@ import (
 //
 // Exactness rests on the solver: a solve it calls optimal is taken as
 // such (CBC stops within its cutoff increment, 1e-5 on the objective: the
-// windows are widened by that much). A time limit, a solve stopped
-// without proof or a bound on the work below (iterations, points per
-// part, knapsack states) leaves the best combination found with the
-// proven gap to L, not optimal.
+// windows are widened by that much), and on sizes: the sweep steps a
+// byte down, so of two schemas of a part less than a byte apart in size
+// it may see only the larger. A solve stopped without proof (a time
+// limit, an interrupt) or a bound on the work below (points per part,
+// knapsack states) leaves the best combination found, not optimal, with
+// its proven gap to L; an interrupt, or a time limit reached without a
+// schema, stops the decomposition there.
 const (
 	maxLambdaIterations = 60
 	maxWindowPoints     = 100     // per part
@@ -116,7 +121,6 @@ type decomposition struct {
 type budgetTrace struct {
 	lambda     float64 // per byte, of the best lower bound
 	iterations int     // of the hull iteration
-	lower      float64 // the dual's maximum: a lower bound on Σ f
 	window     []int   // frontier points the sweep found, per component
 	chosen     []point // per component
 	// swept counts the components whose chosen schema only the sweep
@@ -275,9 +279,14 @@ func (d *decomposition) run(ctx context.Context, c *component, pr *ilp, what str
 		return sol, nil
 	case solver.Infeasible:
 		return nil, nil
+	case solver.NoSolution:
+		return nil, fmt.Errorf("%s: %w", what, errNoSchema)
 	}
 	return nil, fmt.Errorf("solver %s stopped with status %v (%s)", sol.Solver, sol.Status, what)
 }
+
+// errNoSchema: a solver run stopped (at its time limit) without a schema.
+var errNoSchema = errors.New("the solver stopped without a schema")
 
 var errNoPlan = fmt.Errorf("the integer program is infeasible without a budget (a bug: every query has a plan)")
 
@@ -329,7 +338,7 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 		}
 		return s, f
 	}
-	stopped := false // by an interrupt: the rest is left undone
+	stopped := false // by an interrupt or a time limit: the rest is left undone
 	for it := 1; it <= maxLambdaIterations && !stopped; it++ {
 		sa, fa := sum(a)
 		sz, fz := sum(z)
@@ -343,7 +352,7 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 		for i, c := range d.comps {
 			what := fmt.Sprintf("Lagrangian at λ = %.6g per MB", l*sizeUnit)
 			sol, err := d.run(ctx, c, c.pr, what, c.lagrangian(c.pr, l), c.cheapest(l, always), false)
-			if stopped = interrupted(err); stopped {
+			if stopped = halted(err); stopped {
 				break
 			}
 			if err != nil {
@@ -378,7 +387,7 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 	for i, c := range d.comps {
 		c.floor = floors[i]
 	}
-	tr.lambda, tr.lower = lambda, lower
+	tr.lambda = lambda
 
 	// The best combination of the schemas found; then the windows, if
 	// it is not within the solver's slack of the lower bound.
@@ -396,7 +405,7 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 			known[i] = len(c.points)
 			k, err := d.sweep(ctx, c, lambda, window, budget-(least-c.least.size))
 			tr.window[i] = k
-			if stopped = interrupted(err); stopped {
+			if stopped = halted(err); stopped {
 				break
 			}
 			if err != nil {
@@ -424,9 +433,12 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 	return best, nil
 }
 
-// interrupted says a solver run was asked to stop (solver.CBC.Interrupt):
-// the decomposition stops there with the best combination found.
-func interrupted(err error) bool { return errors.Is(err, solver.ErrInterrupted) }
+// halted says a solver run was asked to stop (solver.CBC.Interrupt) or
+// stopped at its time limit without a schema: the decomposition stops
+// there with the best combination found.
+func halted(err error) bool {
+	return errors.Is(err, solver.ErrInterrupted) || errors.Is(err, errNoSchema)
+}
 
 func sumOf(xs []float64) float64 {
 	s := 0.0
@@ -593,8 +605,10 @@ func (d *decomposition) merge(ctx context.Context, parts []*part, chosen []point
 			ci++
 			sol := &solver.Solution{Status: solver.Optimal, Values: p.values, Objective: p.f}
 			if d.opt.ExactTies {
-				var err error
-				if sol, err = c.pr.tieBreak(ctx, c.opt, d.st, sol); err != nil {
+				// Interrupted, the schema chosen stands.
+				if smaller, err := c.pr.tieBreak(ctx, c.opt, d.st, sol); err == nil {
+					sol = smaller
+				} else if !errors.Is(err, solver.ErrInterrupted) {
 					return err
 				}
 			}
