@@ -7,16 +7,28 @@
 // seam (a cost.Profile) and picks the structures and plans of least total cost with
 // an exact 0-1 integer program (ilp.go, solved by package solver).
 //
-// Without a budget the program is the sum of independent parts
-// (components.go): statements that can read or charge a common candidate
+// The program is the sum of independent parts (components.go) but for
+// the budget row: statements that can read or charge a common candidate
 // index, or an SI and its possible bases, fall in one part, and each part
-// is solved as its own program and the solutions merged. The merged
+// is solved as its own program and the solutions merged (decompose.go).
+// A part's program identical to one already solved is not solved again.
+// Without a budget, or when the parts' optima fit in it, the merged
 // Result is what one program would give up to ties: its cost is the sum
 // of the parts' optima; its plans are in statement order; its stats add
-// up (Gap is that of the summed objective); a problem of one part is
-// solved exactly as one program; a solver's time limit holds for each
-// part. Under a budget, whose row couples the parts, the problem is
-// solved as one program.
+// up (Gap is that of the summed objective). Under a budget they do not
+// fit in, the decomposition is exact too: the parts' least sizes decide
+// feasibility (InfeasibleError's least budget is their sum); a
+// Lagrangian relaxation of the budget row, each part's program solved
+// with a price per byte, bounds the optimum from below; each part's
+// frontier of (size, cost) schemas is enumerated where the bound leaves
+// room (its reduced cost within the gap), and a multiple-choice knapsack
+// over those picks one schema per part. The result is optimal, or says it
+// is not (a time limit, an interrupt, a bound on the work) and gives the
+// gap to the lower bound. Costs are compared as the solver minimizes
+// them, tie-breaking terms included, so one program and the
+// decomposition agree on the cost but for near-ties of about 1e-5. A
+// problem of one part is solved exactly as one program; a solver's time
+// limit holds for each solver run.
 //
 // Invariants of a Result:
 //   - every plan reads only recommended indexes, and every recommended SI
@@ -81,6 +93,8 @@ type Result struct {
 	TotalCost float64
 	TotalSize float64
 	Stats     Stats
+	// trace says how the decomposition met a binding budget, if it did.
+	trace *budgetTrace
 }
 
 // QueryPlan is the plan of one workload query.
@@ -112,10 +126,13 @@ type Stats struct {
 	Candidates, CandidateSIs int
 	QuerySteps, SupportSteps int // arcs of the plan DAGs
 	Variables, Constraints   int
-	// Components is the number of integer programs solved: the
-	// independent parts of the problem without a budget, else 1.
-	Components              int
-	Solves                  int
+	// Components is the number of independent parts of the problem
+	// solved as programs of their own (several times each under a
+	// binding budget); 1 when it is solved as one program.
+	Components int
+	// Solves counts solver runs; Reused, the programs not run because
+	// identical to one solved before (same fingerprint) in this run.
+	Solves, Reused          int
 	EnumerateTime, PlanTime time.Duration
 	SolveTime, TotalTime    time.Duration
 	Solver                  string
@@ -159,10 +176,11 @@ func Advise(ctx context.Context, m *catalog.Model, w *workload.Workload, opt Opt
 	if err != nil {
 		return nil, err
 	}
-	// Without a budget row the components' programs share nothing, and
-	// CBC's time grows much faster than the program: solve each alone.
+	// The components' programs share nothing but a budget row, and CBC's
+	// time grows much faster than the program: solve each alone, and
+	// meet a budget by decomposition (decompose.go).
 	var parts []*part
-	if math.IsInf(opt.Budget, 1) && !opt.oneProgram {
+	if !opt.oneProgram {
 		parts = pb.split()
 	}
 	// Parts with queries come first; parts of writes alone add nothing
@@ -205,74 +223,6 @@ func solveWhole(ctx context.Context, opt Options, pb *problem, res *Result) erro
 		return err
 	}
 	prob.extract(sol, res)
-	return nil
-}
-
-// solveParts solves each part as its own integer program and merges the
-// solutions: valid only without a budget, which would couple them. Plans
-// keep the order of the statements, the totals are recomputed in it, and
-// the stats add up: variables, constraints, solver runs and solve times
-// are sums; the result is optimal when every part is; Gap is the relative
-// gap of the summed objective to the summed bounds, Σ|obj_c − bound_c| /
-// |Σ obj_c|, the gap of the whole program's solution (the parts' bounds
-// add up to a bound of the whole).
-func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) error {
-	nq, nw := 0, 0
-	for _, pt := range parts {
-		nq += len(pt.queries)
-		nw += len(pt.writes)
-		if len(pt.queries) > 0 {
-			res.Stats.Components++
-		}
-	}
-	res.Queries, res.Writes = make([]*QueryPlan, nq), make([]*WritePlan, nw)
-	res.Stats.Optimal = true
-	var objective, gap float64
-	for c, pt := range parts {
-		popt := opt
-		prefix := fmt.Sprintf("component %d/%d: ", c+1, res.Stats.Components)
-		popt.Progress = func(s string) { opt.progress("%s%s", prefix, s) }
-		prob := buildILP(popt, pt.queries, pt.qdags, pt.writes, pt.upkeeps, pt.supports, pt.pool)
-		// A part without queries has no index to choose (the program
-		// reaches indexes from queries) and writes that maintain nothing.
-		sol := &solver.Solution{}
-		if len(pt.queries) > 0 {
-			var st Stats
-			popt.progress("%d queries, %d writes; integer program: %d variables, %d constraints",
-				len(pt.queries), len(pt.writes), prob.m.NumVars(), prob.m.NumConstraints())
-			solveStart := time.Now()
-			var err error
-			if sol, err = prob.solve(ctx, popt, &st); err != nil {
-				return err
-			}
-			res.Stats.SolveTime += time.Since(solveStart)
-			res.Stats.Variables += prob.m.NumVars()
-			res.Stats.Constraints += prob.m.NumConstraints()
-			res.Stats.Solves += st.Solves
-			res.Stats.Solver = st.Solver
-			res.Stats.Optimal = res.Stats.Optimal && st.Optimal
-			objective += prob.objective
-			gap += st.Gap * math.Max(1e-9, math.Abs(prob.objective))
-		}
-		sub := &Result{Profile: res.Profile}
-		prob.extract(sol, sub)
-		res.Indexes = append(res.Indexes, sub.Indexes...)
-		res.TotalSize += sub.TotalSize
-		for i, q := range sub.Queries {
-			res.Queries[pt.qpos[i]] = q
-		}
-		for i, w := range sub.Writes {
-			res.Writes[pt.wpos[i]] = w
-		}
-	}
-	res.Stats.Gap = gap / math.Max(1e-9, math.Abs(objective))
-	// In statement order, as one program's extract sums.
-	for _, q := range res.Queries {
-		res.TotalCost += q.Weight * q.Plan.Cost
-	}
-	for _, w := range res.Writes {
-		res.TotalCost += w.Weight * w.Cost
-	}
 	return nil
 }
 

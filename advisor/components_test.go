@@ -82,9 +82,12 @@ func TestComponentsCopies(t *testing.T) {
 			if want := float64(c.k) * single.TotalCost; !close9(split.TotalCost, want) {
 				t.Fatalf("decomposed cost %v, want %d × %v = %v", split.TotalCost, c.k, single.TotalCost, want)
 			}
-			if split.Stats.Variables != c.k*single.Stats.Variables || split.Stats.Solves != c.k*single.Stats.Solves {
-				t.Fatalf("decomposed: %d variables in %d solver runs, want %d × (%d in %d)",
-					split.Stats.Variables, split.Stats.Solves, c.k, single.Stats.Variables, single.Stats.Solves)
+			// The copies' programs are identical: one is solved, the
+			// others reuse its solution.
+			if split.Stats.Variables != c.k*single.Stats.Variables || split.Stats.Solves != single.Stats.Solves ||
+				split.Stats.Reused != (c.k-1)*single.Stats.Solves {
+				t.Fatalf("decomposed: %d variables in %d solver runs (%d reused), want %d × %d variables in %d runs (%d reused)",
+					split.Stats.Variables, split.Stats.Solves, split.Stats.Reused, c.k, single.Stats.Variables, single.Stats.Solves, (c.k-1)*single.Stats.Solves)
 			}
 			// Each copy's schema is the single one's, renamed: the names
 			// are unique and the same whatever the copy.
@@ -149,9 +152,16 @@ DEFINE WORKLOAD w MIXES (m) {
 }
 
 // Property: two random instances side by side cost, decomposed, what the
-// whole costs as one program and what the two cost apart.
+// whole costs as one program and what the two cost apart; under a budget
+// (a byte below the optimum's size, or a fraction of it), what the whole
+// costs as one program within it, or both are infeasible alike (most
+// random pairs have no smaller schema than their optimum).
 func TestSplitProperty(t *testing.T) {
 	needCBC(t)
+	var binding, infeasible, windows, swept int
+	defer func() {
+		t.Logf("budgets: %d binding, %d infeasible; %d closed by a window sweep, %d chose a schema only the sweep found", binding, infeasible, windows, swept)
+	}()
 	rapid.Check(t, func(t *rapid.T) {
 		ma, wa := genInstance(t)
 		mb, wb := genInstance(t)
@@ -171,6 +181,28 @@ func TestSplitProperty(t *testing.T) {
 		}
 		if !close9(split.TotalCost, sum) {
 			t.Fatalf("decomposed cost %v, the instances apart %v", split.TotalCost, sum)
+		}
+		// Budgets a byte below the optimum's size, or a fraction of it,
+		// in half the cases (the test stays short).
+		if rapid.Bool().Draw(t, "no budget") {
+			return
+		}
+		budget := split.TotalSize - 1
+		if frac := rapid.SampledFrom([]float64{1, 0.95, 0.85, 0.7}).Draw(t, "budget"); frac < 1 {
+			budget = math.Floor(frac * split.TotalSize)
+		}
+		res := adviseBudgetBoth(t, m, w, "m", budget, nil)
+		switch {
+		case res == nil:
+			infeasible++
+		case res.trace != nil:
+			binding++
+			if res.trace.window[0]+res.trace.window[1] > 0 {
+				windows++
+			}
+			if res.trace.swept > 0 {
+				swept++
+			}
 		}
 	})
 }

@@ -261,12 +261,12 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 	return pr
 }
 
-// solve minimizes cost with ties broken towards fewer, then smaller,
-// indexes. The tie-breaking terms together weigh at most 1e-5 of a lower
-// bound on the query cost: large enough for CBC to resolve (smaller weights
-// fall under its tolerances), small enough that they only decide between
-// schemas whose costs agree to about 1e-5. One solver run suffices.
-func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solution, error) {
+// tieBroken is the objective solve minimizes: the cost, with ties broken
+// towards fewer, then smaller, indexes. The tie-breaking terms together
+// weigh at most 1e-5 of a lower bound on the query cost: large enough for
+// CBC to resolve (smaller weights fall under its tolerances), small enough
+// that they only decide between schemas whose costs agree to about 1e-5.
+func (pr *ilp) tieBroken() []solver.Term {
 	obj := append([]solver.Term(nil), pr.cost...)
 	n := float64(len(pr.indexes) + 1)
 	total := 1.0
@@ -277,7 +277,13 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 	for _, i := range pr.indexes {
 		obj = append(obj, solver.Term{Var: pr.x[i], Coef: perIndex * (1 + i.Size/total)})
 	}
-	pr.m.SetObjective(obj)
+	return obj
+}
+
+// solve minimizes the tie-broken cost. One solver run suffices (two with
+// ExactTies).
+func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solution, error) {
+	pr.m.SetObjective(pr.tieBroken())
 	if start := pr.start(opt.Budget); start != nil {
 		pr.m.SetStart(start)
 	}

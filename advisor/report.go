@@ -207,7 +207,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	st := r.Stats
 	out.Solver = map[string]any{
 		"name": st.Solver, "optimal": st.Optimal, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints, "components": st.Components,
-		"candidates": st.Candidates, "candidate_sis": st.CandidateSIs, "solves": st.Solves,
+		"candidates": st.Candidates, "candidate_sis": st.CandidateSIs, "solves": st.Solves, "reused": st.Reused,
 		"enumerate_seconds": st.EnumerateTime.Seconds(), "plan_seconds": st.PlanTime.Seconds(),
 		"solve_seconds": st.SolveTime.Seconds(), "total_seconds": st.TotalTime.Seconds(),
 	}

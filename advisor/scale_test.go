@@ -3,8 +3,10 @@ package advisor
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -72,6 +75,23 @@ func rubisCopies(t testing.TB, k int) (*catalog.Model, *workload.Workload) {
 	return copies(t, examples.RUBiSModel, examples.RUBiSWorkload, rubisRelations, k)
 }
 
+// scaleKs is the k of RUBiS ×k the scale tests time: 1, 2, 4, 8, or the
+// list in KVSCHEMA_SCALE_K (e.g. "8").
+func scaleKs(t *testing.T) []int {
+	ks := []int{1, 2, 4, 8}
+	if s := os.Getenv("KVSCHEMA_SCALE_K"); s != "" {
+		ks = nil
+		for _, f := range strings.Split(s, ",") {
+			k, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("KVSCHEMA_SCALE_K: %v", err)
+			}
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
 // TestScaleRUBiS times the advisor on RUBiS ×k (bidding, no budget),
 // decomposed and as one program, each twice and interleaved;
 // KVSCHEMA_SCALE=1 runs it (k = 8 as one program takes minutes).
@@ -80,23 +100,74 @@ func TestScaleRUBiS(t *testing.T) {
 		t.Skip("KVSCHEMA_SCALE=1 times RUBiS ×k")
 	}
 	needCBC(t)
-	for _, k := range []int{1, 2, 4, 8} {
+	for _, k := range scaleKs(t) {
 		m, w := rubisCopies(t, k)
 		for run := 1; run <= 2; run++ {
 			for _, one := range []bool{false, true} {
-				start := time.Now()
-				res, err := Advise(context.Background(), m, w, Options{Mix: "bidding", Profile: cost.Cassandra, Solver: &solver.CBC{}, oneProgram: one})
-				if err != nil {
-					t.Fatal(err)
-				}
-				how := "decomposed"
-				if one {
-					how = "one program"
-				}
-				t.Logf("k=%d %-11s run %d: %3d statements, %d programs, %v (solve %v), cost %.9g, optimal %v",
-					k, how, run, len(res.Queries)+len(res.Writes), res.Stats.Components, time.Since(start).Round(time.Millisecond),
-					res.Stats.SolveTime.Round(time.Millisecond), res.TotalCost, res.Stats.Optimal)
+				scaleRun(t, m, w, k, run, 0, one)
 			}
 		}
 	}
+}
+
+// TestScaleRUBiSBudget times the advisor on RUBiS ×k (bidding) within
+// 0.8 of the size of its optimum without a budget, decomposed and, for k
+// up to KVSCHEMA_SCALE_ONE (default 4; as one program RUBiS ×8 takes
+// about 6 minutes), as one program, each twice and interleaved;
+// KVSCHEMA_SCALE=1 runs it.
+func TestScaleRUBiSBudget(t *testing.T) {
+	if os.Getenv("KVSCHEMA_SCALE") == "" {
+		t.Skip("KVSCHEMA_SCALE=1 times RUBiS ×k under a budget")
+	}
+	needCBC(t)
+	maxOne := 4
+	if s := os.Getenv("KVSCHEMA_SCALE_ONE"); s != "" {
+		var err error
+		if maxOne, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("KVSCHEMA_SCALE_ONE: %v", err)
+		}
+	}
+	for _, k := range scaleKs(t) {
+		m, w := rubisCopies(t, k)
+		free, err := Advise(context.Background(), m, w, Options{Mix: "bidding", Profile: cost.Cassandra, Solver: &solver.CBC{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		budget := math.Floor(0.8 * free.TotalSize)
+		var costs []float64
+		for run := 1; run <= 2; run++ {
+			for _, one := range []bool{false, true} {
+				if one && k > maxOne {
+					continue
+				}
+				costs = append(costs, scaleRun(t, m, w, k, run, budget, one).TotalCost)
+			}
+		}
+		for _, c := range costs {
+			if !close9(c, costs[0]) {
+				t.Errorf("k=%d: costs differ: %v", k, costs)
+			}
+		}
+	}
+}
+
+// scaleRun advises RUBiS ×k once and logs the time and the result.
+func scaleRun(t *testing.T, m *catalog.Model, w *workload.Workload, k, run int, budget float64, one bool) *Result {
+	start := time.Now()
+	res, err := Advise(context.Background(), m, w, Options{Mix: "bidding", Budget: budget, Profile: cost.Cassandra, Solver: &solver.CBC{}, oneProgram: one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within := "none"
+	if budget > 0 {
+		within = units.Format(budget)
+	}
+	how := "decomposed"
+	if one {
+		how = "one program"
+	}
+	t.Logf("k=%d %-11s run %d: %3d statements, budget %s, %d programs, %v (solve %v), %d solver runs (%d reused), cost %.12g, size %s, optimal %v, gap %.3g",
+		k, how, run, len(res.Queries)+len(res.Writes), within, res.Stats.Components, time.Since(start).Round(time.Millisecond),
+		res.Stats.SolveTime.Round(time.Millisecond), res.Stats.Solves, res.Stats.Reused, res.TotalCost, units.Format(res.TotalSize), res.Stats.Optimal, res.Stats.Gap)
+	return res
 }

@@ -23,6 +23,8 @@ package solver
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -126,6 +128,58 @@ func (m *Model) AddConstraint(name string, terms []Term, sense Sense, rhs float6
 // than the model is padded with zeros; nil clears it.
 func (m *Model) SetStart(values []float64) {
 	m.start = append([]float64(nil), values...)
+}
+
+// SetRHS changes the right-hand side of constraint i (numbered in the order
+// constraints were added), so that one model can be solved for a sequence
+// of bounds without growing. It panics on an unknown constraint or a
+// non-finite rhs.
+func (m *Model) SetRHS(i int, rhs float64) {
+	if i < 0 || i >= len(m.cons) {
+		panic(fmt.Sprintf("solver: SetRHS of unknown constraint %d", i))
+	}
+	if math.IsNaN(rhs) || math.IsInf(rhs, 0) {
+		panic(fmt.Sprintf("solver: constraint %q gets non-finite rhs %v", m.cons[i].name, rhs))
+	}
+	m.cons[i].rhs = posZero(rhs)
+}
+
+// Fingerprint is a digest of the problem the model poses: its variables'
+// kinds and bounds, its objective and its constraints, in order; not the
+// human names and not the start. Two models with equal fingerprints pose
+// the same problem (up to a SHA-256 collision), so a solution of one, as
+// values per variable, is a solution of the other: a caller may solve
+// one of them and reuse the answer.
+func (m *Model) Fingerprint() [32]byte {
+	h := sha256.New()
+	var buf []byte
+	num := func(x float64) { buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x)) }
+	terms := func(ts []Term) {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(ts)))
+		for _, t := range ts {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(t.Var))
+			num(t.Coef)
+		}
+	}
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(m.vars)))
+	for _, v := range m.vars {
+		buf = append(buf, byte(v.kind))
+		num(v.lo)
+		num(v.hi)
+	}
+	terms(m.obj)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(m.cons)))
+	for _, c := range m.cons {
+		buf = append(buf, byte(c.sense))
+		num(c.rhs)
+		terms(c.terms)
+		h.Write(buf)
+		buf = buf[:0]
+	}
+	h.Write(buf)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // SetObjective sets the expression to minimize, replacing any previous one.

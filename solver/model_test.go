@@ -159,6 +159,8 @@ func TestModelPanicsOnMisuse(t *testing.T) {
 		"infinite rhs":  func(m *Model) { m.AddConstraint("r", nil, LE, math.Inf(1)) },
 		"unknown sense": func(m *Model) { m.AddConstraint("r", nil, Sense(5), 1) },
 		"short values":  func(m *Model) { m.Evaluate(nil) },
+		"unknown row":   func(m *Model) { m.SetRHS(0, 1) },
+		"NaN rhs":       func(m *Model) { m.AddConstraint("r", nil, LE, 1); m.SetRHS(0, math.NaN()) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := NewModel()
@@ -194,6 +196,60 @@ func TestEvaluate(t *testing.T) {
 	_, violated = m.Evaluate([]float64{5, 6})
 	if want := []int{0, 2, 4, 5}; !slices.Equal(violated, want) {
 		t.Errorf("violated = %v, want %v", violated, want)
+	}
+}
+
+// SetRHS changes what a constraint allows, in the LP file too.
+func TestSetRHS(t *testing.T) {
+	m := goldenModel()
+	values := []float64{1, 0, 0, 1e6, 2.5, 0, 2.5, 0} // 3 on the cap row
+	if _, violated := m.Evaluate(values); len(violated) > 0 {
+		t.Fatalf("violated = %v before SetRHS", violated)
+	}
+	m.SetRHS(0, 2)
+	if _, violated := m.Evaluate(values); !slices.Equal(violated, []int{0}) {
+		t.Errorf("violated = %v, want [0] after lowering the cap to 2", violated)
+	}
+	var buf bytes.Buffer
+	if err := m.WriteLP(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(goldenLP, "- 1 x2 <= 4", "- 1 x2 <= 2", 1); buf.String() != want {
+		t.Errorf("LP after SetRHS:\n%s", buf.String())
+	}
+}
+
+// A fingerprint sees the problem and nothing else: names and the start do
+// not change it; a kind, a bound, a coefficient, a sense, a right-hand
+// side or one constraint more do.
+func TestFingerprint(t *testing.T) {
+	base := goldenModel().Fingerprint()
+	renamed := goldenModel()
+	for i := range renamed.vars {
+		renamed.vars[i].name = fmt.Sprint("v", i)
+	}
+	for i := range renamed.cons {
+		renamed.cons[i].name = fmt.Sprint("r", i)
+	}
+	renamed.SetStart([]float64{1, 1})
+	if renamed.Fingerprint() != base {
+		t.Error("names or the start change the fingerprint")
+	}
+	for name, change := range map[string]func(m *Model){
+		"kind":        func(m *Model) { m.vars[2].kind = Continuous },
+		"bound":       func(m *Model) { m.vars[5].hi = 4 },
+		"objective":   func(m *Model) { m.SetObjective([]Term{{0, -2}, {1, -1}, {3, 0.5}}) },
+		"coefficient": func(m *Model) { m.cons[0].terms[1].Coef = 2 },
+		"sense":       func(m *Model) { m.cons[1].sense = LE },
+		"rhs":         func(m *Model) { m.SetRHS(4, 1) },
+		"row":         func(m *Model) { m.AddConstraint("more", nil, LE, 0) },
+		"variable":    func(m *Model) { m.AddVar("more", Binary, 0, 1) },
+	} {
+		m := goldenModel()
+		change(m)
+		if m.Fingerprint() == base {
+			t.Errorf("changing the %s keeps the fingerprint", name)
+		}
 	}
 }
 
