@@ -145,12 +145,8 @@ type textCodec struct {
 
 func newTextCodec(card uint64, size float64, salt uint64) textCodec {
 	w := 0
-	for c := uint64(1); c < card; w++ {
-		if c > math.MaxUint64/26 {
-			w++
-			break
-		}
-		c *= 26
+	for c := uint64(1); c < card; c *= 26 { // card ≤ MaxRows: c cannot overflow
+		w++
 	}
 	sz := int(math.Round(size))
 	return textCodec{width: w, size: min(max(sz, w), maxStrLen), salt: salt}
