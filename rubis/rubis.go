@@ -22,6 +22,14 @@
 // (numbers for the ranges, FLOAT or DOUBLE for prices), else the column's
 // type decides.
 //
+// RUBiS is not a configuration of the general generator (package datagen):
+// its named value facts (ranges, prices in cents, auction dates), its full
+// counts (not the model's ROWS) and its one draw per column per row make
+// data the benchmark's tests and goldens depend on, which datagen's rules
+// (exact distinct counts from the model's statistics) would change. It
+// shares datagen's machinery: the streams (datagen.NewRand), the row count
+// rule (datagen.Rows) and the writing of files (datagen.WriteDir).
+//
 // Invariants:
 //   - Deterministic: the same Config and model give the same rows. Each
 //     entity draws from its own PCG stream (math/rand/v2) seeded by
@@ -36,17 +44,13 @@
 package rubis
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/datagen"
 	"github.com/kvschema/kvschema/dataio"
 	"github.com/kvschema/kvschema/types"
 )
@@ -74,22 +78,12 @@ type Config struct {
 	Seed  uint64
 }
 
-// maxRows bounds an entity's row count (keys stay exact in a float64).
-const maxRows = 1 << 53
-
 // Counts returns the number of rows of each RUBiS entity at a scale:
-// max(1, round(full·scale)).
+// max(1, round(full·scale)) (datagen.Rows).
 func Counts(scale float64) map[string]int {
 	out := make(map[string]int, len(fullCounts))
 	for name, full := range fullCounts {
-		n := math.Round(full * scale)
-		switch {
-		case !(n >= 1): // also NaN
-			n = 1
-		case n > maxRows:
-			n = maxRows
-		}
-		out[name] = int(n)
+		out[name] = int(datagen.Rows(full, scale))
 	}
 	return out
 }
@@ -122,66 +116,15 @@ func Generate(ctx context.Context, m *catalog.Model, cfg Config, emit func(e *ca
 // names. It refuses to start if dir holds a data file of the other format for
 // a RUBiS entity, which would make the directory ambiguous to dataio.Files.
 func WriteDir(ctx context.Context, dir string, m *catalog.Model, cfg Config, f dataio.Format) error {
-	if f != dataio.CSV && f != dataio.JSONL {
-		return fmt.Errorf("rubis: unknown data file format %v", f)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	other := dataio.JSONL
-	if f == dataio.JSONL {
-		other = dataio.CSV
-	}
+	var ents []*catalog.Entity
 	for _, name := range order {
-		path := filepath.Join(dir, name+other.Ext())
-		if _, err := os.Stat(path); err == nil {
-			return fmt.Errorf("rubis: %s exists: remove it or write to another directory", path)
+		if e := m.Entity(name); e != nil {
+			ents = append(ents, e)
 		}
 	}
-	var (
-		cur *catalog.Entity
-		fh  *os.File
-		bw  *bufio.Writer
-		w   *dataio.Writer
-	)
-	finish := func() error {
-		if fh == nil {
-			return nil
-		}
-		err := w.Flush()
-		if err == nil {
-			err = bw.Flush()
-		}
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			err = fmt.Errorf("rubis: writing %s: %w", fh.Name(), err)
-		}
-		fh = nil
-		return err
-	}
-	err := Generate(ctx, m, cfg, func(e *catalog.Entity, row []types.Value) error {
-		if e != cur {
-			if err := finish(); err != nil {
-				return err
-			}
-			cur = e
-			var err error
-			if fh, err = os.Create(filepath.Join(dir, e.Name+f.Ext())); err != nil {
-				return err
-			}
-			bw = bufio.NewWriterSize(fh, 256<<10)
-			if w, err = dataio.NewWriter(bw, f, e); err != nil {
-				return err
-			}
-		}
-		return w.Write(row)
+	return datagen.WriteDir(dir, ents, f, func(emit datagen.Emit) error {
+		return Generate(ctx, m, cfg, emit)
 	})
-	if ferr := finish(); err == nil {
-		err = ferr
-	}
-	return err
 }
 
 // The span of generated timestamps: [dateFrom, dateTo) in Unix seconds.
@@ -346,7 +289,7 @@ func planColumn(e *catalog.Entity, c catalog.Column, counts map[string]int, rank
 		if c.Type == types.Int {
 			card = min(card, math.MaxInt32)
 		}
-		col.kind, col.n = kInt, uint64(min(card, maxRows))
+		col.kind, col.n = kInt, uint64(min(card, datagen.MaxRows))
 	case types.Float, types.Double:
 		col.kind = kMoney
 	case types.Bool:
@@ -370,52 +313,11 @@ func number(t types.Type, i int64) types.Value {
 	return i
 }
 
-// streamOf is the PCG stream of an entity: FNV-1a of its name.
-func streamOf(name string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(name); i++ {
-		h ^= uint64(name[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
-// rng draws from a PCG. Bounded draws use Lemire's multiply-shift without
-// rejection: the bias, below n/2^64, is immaterial here.
-type rng struct{ p rand.PCG }
-
-func (r *rng) below(n uint64) uint64 {
-	hi, _ := bits.Mul64(r.p.Uint64(), n)
-	return hi
-}
-
-// letters fills b with uniform lowercase letters, 12 per 64-bit draw.
-func (r *rng) letters(b []byte) {
-	for i := 0; i < len(b); {
-		x := r.p.Uint64()
-		for k := 0; k < 12 && i < len(b); k++ {
-			b[i] = 'a' + byte(x%26)
-			x /= 26
-			i++
-		}
-	}
-}
-
-func (r *rng) fill(b []byte) {
-	for i := 0; i < len(b); i += 8 {
-		x := r.p.Uint64()
-		for k := 0; k < 8 && i+k < len(b); k++ {
-			b[i+k] = byte(x >> (8 * k))
-		}
-	}
-}
-
 // ctxEvery is how many rows go between checks of the context.
 const ctxEvery = 4096
 
 func (p *entityPlan) run(ctx context.Context, seed uint64, emit func(*catalog.Entity, []types.Value) error) error {
-	var r rng
-	r.p.Seed(seed, streamOf(p.ent.Name))
+	r := datagen.NewRand(seed, p.ent.Name)
 	row := make([]types.Value, len(p.cols))
 	maxSize := 0
 	for _, c := range p.cols {
@@ -430,8 +332,8 @@ func (p *entityPlan) run(ctx context.Context, seed uint64, emit func(*catalog.En
 		}
 		var start, end int64
 		if p.auction {
-			start = dateFrom + int64(r.below(uint64(dateTo-maxAuction-dateFrom)))
-			end = start + minAuction + int64(r.below(uint64(maxAuction-minAuction+1)))
+			start = dateFrom + int64(r.Below(uint64(dateTo-maxAuction-dateFrom)))
+			end = start + minAuction + int64(r.Below(uint64(maxAuction-minAuction+1)))
 		}
 		for i := range p.cols {
 			c := &p.cols[i]
@@ -442,32 +344,32 @@ func (p *entityPlan) run(ctx context.Context, seed uint64, emit func(*catalog.En
 			case kConst:
 				v = c.val
 			case kInt:
-				v = number(c.typ, c.lo+int64(r.below(c.n)))
+				v = number(c.typ, c.lo+int64(r.Below(c.n)))
 			case kMoney:
-				cents := 100 + int64(r.below(100000-100))
+				cents := 100 + int64(r.Below(100000-100))
 				f := float64(cents) / 100
 				if c.typ == types.Float {
 					f = float64(float32(f))
 				}
 				v = f
 			case kDate:
-				v = time.Unix(dateFrom+int64(r.below(uint64(dateTo-dateFrom))), 0).UTC()
+				v = time.Unix(dateFrom+int64(r.Below(uint64(dateTo-dateFrom))), 0).UTC()
 			case kStart:
 				v = time.Unix(start, 0).UTC()
 			case kEnd:
 				v = time.Unix(end, 0).UTC()
 			case kString:
 				b := buf[:c.size]
-				r.letters(b)
+				r.Letters(b)
 				v = string(b)
 			case kBool:
-				v = r.p.Uint64()&1 == 1
+				v = r.Uint64()&1 == 1
 			case kBytes:
 				b := make([]byte, c.size)
-				r.fill(b)
+				r.Fill(b)
 				v = b
 			case kRef:
-				v = 1 + int64(r.below(c.n))
+				v = 1 + int64(r.Below(c.n))
 			}
 			row[i] = v
 		}

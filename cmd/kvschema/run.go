@@ -15,6 +15,7 @@ import (
 	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/datagen"
 	"github.com/kvschema/kvschema/dataio"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/internal/progress"
@@ -24,19 +25,22 @@ import (
 
 func loadCmd() *cobra.Command {
 	var url, modelFile, schemaFile, profile, dataDir, generate string
-	var scale float64
+	var scale, skew float64
 	var seed uint64
 	var quiet bool
 	c := &cobra.Command{
-		Use: "load --store URL --schema FILE [--model FILE] (--data DIR | --generate rubis --scale S)",
+		Use: "load --store URL --schema FILE [--model FILE] (--data DIR | --generate rubis|model --scale S [--seed N] [--skew s])",
 		Example: `  kvschema load --store pebble:/tmp/rubis --schema rubis.kvs --generate rubis --scale 0.01
-  kvschema load --store pebble:/tmp/app --model model.kvs --schema schema.kvs --data ./csv`,
+  kvschema load --store pebble:/tmp/app --model model.kvs --schema schema.kvs --data ./csv
+  kvschema load --store pebble:/tmp/app --schema schema.kvs --generate model --scale 0.1 --skew 1`,
 		Short: "Deploy a schema in a store and bulk-load entity data into every column family and index (or relation data into every layout)",
 		Long: `Deploy the schema (DEFINE COLUMN FAMILY / SECONDARY INDEX, e.g. the output of
 advise --format ddl, which carries its model's DEFINE RELATIONs; else give
 the model with --model) in the store, then load entity data: one file per
 entity in DIR (ENTITY.csv with a header row, or ENTITY.jsonl), or rows from
-a generator. Every row is checked (types, keys, foreign keys) before
+a generator: rubis (the RUBiS data set; scale 1.0 is 200,000 users) or model
+(data matching the model's statistics, as kvschema generate writes it; scale
+1.0 is each relation's ROWS). Every row is checked (types, keys, foreign keys) before
 anything is written, and the schema is deployed only then: bad data leaves
 the store as it was. An interrupted load run again resumes. A store is
 loaded once; later changes are statements (INSERT, UPDATE, DELETE).
@@ -49,7 +53,7 @@ checked whole before any of it is written.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if (dataDir == "") == (generate == "") {
-				return errors.New("give exactly one of --data DIR and --generate rubis")
+				return errors.New("give exactly one of --data DIR and --generate rubis|model")
 			}
 			// A load deploys its schema: it may make a new store.
 			db, err := open(ctx, url, nil, true)
@@ -72,7 +76,7 @@ checked whole before any of it is written.`,
 			if err != nil {
 				return err
 			}
-			_, err = runLoad(ctx, en, deploy, dataDir, generate, scale, seed, errw, cmd.OutOrStdout())
+			_, err = runLoad(ctx, en, deploy, dataDir, generate, datagen.Config{Scale: scale, Seed: seed, Skew: skew}, errw, cmd.OutOrStdout())
 			return err
 		},
 	}
@@ -81,9 +85,10 @@ checked whole before any of it is written.`,
 	c.Flags().StringVar(&schemaFile, "schema", "", "schema (DEFINE COLUMN FAMILY / SECONDARY INDEX, as advise --format ddl writes it); not needed if the store has one")
 	c.Flags().StringVar(&profile, "profile", "cassandra", "cost profile the runtime plans with")
 	c.Flags().StringVar(&dataDir, "data", "", "directory of entity files (ENTITY.csv or ENTITY.jsonl)")
-	c.Flags().StringVar(&generate, "generate", "", "generate the data instead: rubis")
-	c.Flags().Float64Var(&scale, "scale", 0.001, "generator scale factor (1.0 = 200,000 users)")
+	c.Flags().StringVar(&generate, "generate", "", "generate the data instead: rubis or model")
+	c.Flags().Float64Var(&scale, "scale", 0.001, "generator scale factor (rubis: 1.0 = 200,000 users; model: 1.0 = the model's ROWS)")
 	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
+	c.Flags().Float64Var(&skew, "skew", 0, "model generator: Zipf exponent of foreign keys (0: uniform)")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bars")
 	return c
 }
@@ -216,20 +221,30 @@ func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, pr
 
 // runLoad loads files or generated data with progress on errw and a
 // summary on out.
-func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir, generate string, scale float64, seed uint64, errw, out io.Writer) (*exec.LoadStats, error) {
+func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir, generate string, cfg datagen.Config, errw, out io.Writer) (*exec.LoadStats, error) {
 	m := en.Model()
 	var src func(func(exec.Row) error) error
 	var identity string
 	switch {
 	case generate == "rubis":
-		identity = fmt.Sprintf("rubis scale %g seed %d", scale, seed)
+		if cfg.Skew != 0 {
+			return nil, errors.New("--skew is for --generate model: the RUBiS generator's foreign keys are uniform")
+		}
+		identity = fmt.Sprintf("rubis scale %g seed %d", cfg.Scale, cfg.Seed)
 		src = func(yield func(exec.Row) error) error {
-			return rubis.Generate(ctx, m, rubis.Config{Scale: scale, Seed: seed}, func(e *catalog.Entity, row []types.Value) error {
+			return rubis.Generate(ctx, m, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *catalog.Entity, row []types.Value) error {
+				return yield(exec.Row{Entity: e, Values: row, File: "generated " + e.Name})
+			})
+		}
+	case generate == "model":
+		identity = fmt.Sprintf("model scale %g seed %d skew %g", cfg.Scale, cfg.Seed, cfg.Skew)
+		src = func(yield func(exec.Row) error) error {
+			return datagen.Generate(ctx, m, cfg, func(e *catalog.Entity, row []types.Value) error {
 				return yield(exec.Row{Entity: e, Values: row, File: "generated " + e.Name})
 			})
 		}
 	case generate != "":
-		return nil, fmt.Errorf("unknown generator %q (known: rubis)", generate)
+		return nil, fmt.Errorf("unknown generator %q (known: rubis, model)", generate)
 	default:
 		files, err := dataio.Files(dataDir, m)
 		if err != nil {

@@ -101,12 +101,19 @@ func printDefs(defs []*lang.DefineRelation) string {
 	return lang.PrintScript(ss)
 }
 
+// terminal reports whether w is a terminal (progress meters that are not
+// wanted in logs check it).
+func terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 // measure measures the relations of m from data: a directory of data files
 // or a SQLite database file. Progress goes to errw if it is a terminal and
 // not quiet.
 func measure(m *catalog.Model, data string, quiet bool, errw io.Writer) ([]stats.Relation, error) {
 	var opt stats.Options
-	if f, ok := errw.(*os.File); ok && !quiet && term.IsTerminal(int(f.Fd())) {
+	if !quiet && terminal(errw) {
 		meter := progress.New(errw, "stats", "rows", len(m.Entities))
 		defer meter.Finish()
 		opt.Progress = func(rel string, rows int64, done bool) {
