@@ -126,6 +126,9 @@ type budgetTrace struct {
 	// swept counts the components whose chosen schema only the sweep
 	// found: no Lagrangian solve gave it.
 	swept int
+	// single: one component was open, solved within the others' room
+	// (oneOpen).
+	single bool
 }
 
 // solveParts solves each part as its own integer program (several under
@@ -320,6 +323,9 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 	if least > budget*(1+1e-12) {
 		return nil, &InfeasibleError{Budget: budget, MinBudget: least}
 	}
+	if chosen, ok, err := d.oneOpen(ctx, budget); ok || err != nil {
+		return chosen, err
+	}
 
 	// The hull iteration over combinations, one schema per component: A
 	// over the budget, Z within it.
@@ -431,6 +437,61 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 		}
 	}
 	return best, nil
+}
+
+// oneOpen meets the budget directly when a single component can trade
+// size for cost: every other one's optimum is also its least size (so it
+// is both cheapest and smallest, and is kept), and the open one takes the
+// cheapest schema within the room they leave — one solve, exact, as one
+// program would do it, with no bound to find. (A problem of one real
+// component beside trivial ones, such as the 61-statement workload
+// without SIs, would otherwise sweep a long frontier.) ok is false when
+// several components are open.
+func (d *decomposition) oneOpen(ctx context.Context, budget float64) (chosen []point, ok bool, err error) {
+	open, room := -1, budget
+	for i, c := range d.comps {
+		if c.free.size <= c.least.size+sizeStep/2 {
+			room -= c.free.size
+			continue
+		}
+		if open >= 0 {
+			return nil, false, nil
+		}
+		open = i
+	}
+	chosen = make([]point, len(d.comps))
+	for i, c := range d.comps {
+		chosen[i] = c.free
+	}
+	if open < 0 {
+		return chosen, true, nil
+	}
+	c := d.comps[open]
+	pr := c.build()
+	pr.m.AddConstraint("component size", pr.budget, solver.LE, room/sizeUnit)
+	fits := func(p point) bool { return p.size <= room }
+	sol, err := d.run(ctx, c, pr, "least cost within "+units.Format(room), c.f, c.cheapest(0, fits), true)
+	d.st.Gap = 0
+	switch {
+	case halted(err):
+		// Stopped: the least-size schema fits; the optima without a
+		// budget bound the cost from below.
+		chosen[open], d.proven = c.least, false
+		upper, lower := 0.0, 0.0
+		for i, p := range chosen {
+			upper += p.f
+			lower += d.comps[i].floor
+		}
+		d.st.Gap = gapOf(upper, lower)
+	case err != nil:
+		return nil, true, err
+	case sol == nil:
+		return nil, true, errNoPlan // the least size fits: not reached
+	default:
+		chosen[open] = c.point(sol.Values)
+	}
+	d.trace.chosen, d.trace.single = chosen, true
+	return chosen, true, nil
 }
 
 // halted says a solver run was asked to stop (solver.CBC.Interrupt) or
