@@ -23,20 +23,7 @@ func TestSaltedRangeScan(t *testing.T) {
 	const modelSrc = `DEFINE RELATION items ROWS 100 { id BIGINT KEY, name STRING CARDINALITY 100, quantity BIGINT CARDINALITY 10 };`
 	const schemaSrc = modelSrc + `
 DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.name, items.quantity), SALT_BUCKETS = 4 };`
-	cs := countstore.New(memstore.New())
-	en, err := exec.Deploy(ctx, cs, "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := en.Prepare("INSERT INTO items SET id = ?, name = ?, quantity = ?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := int64(1); id <= 100; id++ {
-		if _, err := ins.Exec(ctx, id, fmt.Sprint("n", id), id%10); err != nil {
-			t.Fatal(err)
-		}
-	}
+	en, cs := itemsStore(t, modelSrc, schemaSrc, 100, func(id int64) (string, int64) { return fmt.Sprint("n", id), id % 10 })
 	q, err := en.Prepare("SELECT items.id, items.name FROM items WHERE items.id >= ? AND items.id < ? ORDER BY items.id")
 	if err != nil {
 		t.Fatal(err)
@@ -80,20 +67,7 @@ func TestUnionOneRead(t *testing.T) {
 	const schemaSrc = modelSrc + `
 DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.name, items.quantity) };
 DEFINE COLUMN FAMILY items_by_name FOR items { PARTITION KEY (items.name), CLUSTERING KEY (items.id), VALUES (items.quantity) };`
-	cs := countstore.New(memstore.New())
-	en, err := exec.Deploy(ctx, cs, "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := en.Prepare("INSERT INTO items SET id = ?, name = ?, quantity = ?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := int64(1); id <= 40; id++ {
-		if _, err := ins.Exec(ctx, id, fmt.Sprint("n", id%5), id%3); err != nil {
-			t.Fatal(err)
-		}
-	}
+	en, cs := itemsStore(t, modelSrc, schemaSrc, 40, func(id int64) (string, int64) { return fmt.Sprint("n", id%5), id % 3 })
 	for _, c := range []struct {
 		q       string
 		args    []any
@@ -140,4 +114,27 @@ DEFINE COLUMN FAMILY items_by_name FOR items { PARTITION KEY (items.name), CLUST
 			t.Errorf("%s: %s, want %d store reads", c.q, s, c.reads)
 		}
 	}
+}
+
+// itemsStore deploys an items schema on a counting memstore and inserts
+// items 1..n, each's name and quantity given by row.
+func itemsStore(t *testing.T, modelSrc, schemaSrc string, n int64, row func(id int64) (string, int64)) (*exec.Engine, *countstore.Store) {
+	t.Helper()
+	ctx := context.Background()
+	cs := countstore.New(memstore.New())
+	en, err := exec.Deploy(ctx, cs, "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := en.Prepare("INSERT INTO items SET id = ?, name = ?, quantity = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(1); id <= n; id++ {
+		name, qty := row(id)
+		if _, err := ins.Exec(ctx, id, name, qty); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return en, cs
 }
