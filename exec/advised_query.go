@@ -440,8 +440,8 @@ func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple
 	return rows, nil
 }
 
-// keyPrefix encodes the key sources of a lookup for one earlier row (nil
-// for the first step); ok is false when one is NULL, which joins nothing.
+// keyPrefix encodes the key sources of a later step's lookup for one
+// earlier row; ok is false when one is NULL, which joins nothing.
 func (sp *stepProg) keyPrefix(dst []byte, r *runState, row tuple) ([]byte, bool, error) {
 	key := r.key[:len(sp.key)]
 	for i, ks := range sp.key {
