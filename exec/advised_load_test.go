@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -27,10 +28,12 @@ func TestLoadMatchesInserts(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := gen.Generate(m, tinyRUBiS, 5, 0.1)
-	st, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"})
+	tmp := t.TempDir()
+	st, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t", TempDir: tmp})
 	if err != nil {
 		t.Fatal(err)
 	}
+	noScratchLeft(t, tmp)
 	if st.EntityRows != 307 || st.IndexRows == 0 {
 		t.Fatalf("stats %+v", st)
 	}
@@ -46,6 +49,18 @@ func TestLoadMatchesInserts(t *testing.T) {
 	}
 	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "other"}); err == nil || !strings.Contains(err.Error(), "another data set") {
 		t.Fatalf("different data set: %v", err)
+	}
+}
+
+// noScratchLeft checks that a load removed its staging area.
+func noScratchLeft(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 0 {
+		t.Fatalf("the load left %d entries in its temporary directory, e.g. %s", len(ents), ents[0].Name())
 	}
 }
 
@@ -82,11 +97,13 @@ func TestLoadBadInput(t *testing.T) {
 			}
 			d := gen.Generate(m, tinyRUBiS, 5, 0)
 			c.break_(d)
-			_, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"})
+			tmp := t.TempDir()
+			_, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t", TempDir: tmp})
 			var le *exec.LoadError
 			if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("error %v, want prefix %q", err, c.want)
 			}
+			noScratchLeft(t, tmp)
 			for _, x := range res.Schema.Indexes {
 				n := 0
 				if err := st.ReadRows(ctx, x.Name, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true }); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/internal/scratch"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -48,6 +49,11 @@ type LoadOptions struct {
 	// Progress, when set, is called as the data is read and as indexes
 	// fill (never concurrently).
 	Progress func(LoadEvent)
+	// TempDir is where the load stages the data it reads (os.TempDir()
+	// when ""): every tuple is written there once, checked, and joined
+	// from there, so a data set need not fit in memory. It needs about the
+	// data's size, twice for tuples with foreign keys.
+	TempDir string
 	// BeforeWrite, when set, is called once every row has been read and
 	// checked, before anything is written; an error stops the load there.
 	// A load that deploys its schema does so here, so that bad data
@@ -81,8 +87,8 @@ type LoadStats struct {
 	Read, Write time.Duration
 }
 
-// Load reads every tuple rows offers, checks them (types, keys, duplicate
-// keys, foreign keys), and only then writes the rows every index implies,
+// Load reads every tuple rows offers, stages it on disk (LoadOptions.TempDir),
+// checks them (types, keys, duplicate keys, foreign keys), and only then writes the rows every index implies,
 // joins for denormalized CFs included, in large batches. Nothing is written
 // when a row is bad. Writes are idempotent puts, and each finished index is
 // recorded, so an interrupted load run again finishes without duplicates.
@@ -92,21 +98,20 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 	}
 	st := &LoadStats{}
 	start := time.Now()
-	data := NewDataset(e.m)
-	type origin struct {
-		file string
-		line int
+	sm, err := scratch.Open(opt.TempDir)
+	if err != nil {
+		return nil, fmt.Errorf("load: staging area: %w", err)
 	}
-	where := map[*catalog.Entity]map[string]origin{}
-	for _, ent := range e.m.Entities {
-		where[ent] = map[string]origin{}
-	}
-	err := rows(func(r Row) error {
+	defer sm.Close()
+	data := newStaged(e.m, sm)
+	w := &stager{s: data, b: sm.NewBatch(), last: map[*catalog.Entity][]byte{}, commitBytes: 8 << 20}
+	defer func() { w.b.Close() }()
+	err = rows(func(r Row) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		ent := r.Entity
-		if where[ent] == nil {
+		if _, ok := data.entNo[ent]; !ok {
 			// An entity of another build of the model: the same by name.
 			if ent = e.m.Entity(r.Entity.Name); ent == nil {
 				return &LoadError{File: r.File, Line: r.Line, Msg: fmt.Sprintf("unknown entity %q", r.Entity.Name)}
@@ -129,34 +134,24 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 			}
 			r.Values[i] = cv
 		}
-		k := encKey(ent, r.Values[ent.Column(ent.ID())])
-		if o, dup := where[ent][k]; dup {
-			return &LoadError{File: r.File, Line: r.Line, Field: ent.ID().Name, Msg: fmt.Sprintf("duplicate key %s (first at %s:%d)", types.Format(r.Values[ent.Column(ent.ID())]), o.file, o.line)}
+		if err := w.add(ent, r.Values, r.File, r.Line); err != nil {
+			return err
 		}
-		where[ent][k] = origin{r.File, r.Line}
-		data.Add(ent, r.Values)
 		st.EntityRows++
 		if opt.Progress != nil && st.EntityRows%50000 == 0 {
 			opt.Progress(LoadEvent{Rows: st.EntityRows})
 		}
 		return nil
 	})
+	if err == nil {
+		err = w.b.Commit()
+	}
 	if err != nil {
 		return nil, err
 	}
 	// Foreign keys must name loaded tuples.
-	for _, ent := range e.m.Entities {
-		for c, col := range ent.Columns {
-			if col.Nav == nil {
-				continue
-			}
-			for k, r := range data.recs[ent] {
-				if v := r.vals[c]; v != nil && data.recs[col.Nav.To][encKey(col.Nav.To, v)] == nil {
-					o := where[ent][k]
-					return nil, &LoadError{File: o.file, Line: o.line, Field: col.Name, Msg: fmt.Sprintf("no %s has %s = %s (dangling foreign key)", col.Nav.To.Name, col.Nav.To.ID().Name, types.Format(v))}
-				}
-			}
-		}
+	if err := data.checkForeignKeys(); err != nil {
+		return nil, err
 	}
 	st.Read = time.Since(start)
 	if opt.BeforeWrite != nil {
@@ -175,14 +170,6 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 	wstart := time.Now()
 	// Indexes load in parallel, one per worker: each is an independent
 	// join and its own stream of batches.
-	j := newJoiner(data)
-	for _, x := range e.schema.Indexes {
-		for _, nd := range x.Graph.Nodes[1:] {
-			if nd.Via.Many {
-				j.childrenOf(nd.Via) // built before the workers share j
-			}
-		}
-	}
 	var todo []*catalog.Index
 	for _, x := range e.schema.Indexes {
 		if done[x.Name] {
@@ -220,7 +207,7 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 				x := todo[next]
 				next++
 				mu.Unlock()
-				n, err := e.loadIndex(ctx, j, x, opt.BatchBytes, progress)
+				n, err := e.loadIndex(ctx, data, x, opt.BatchBytes, progress)
 				mu.Lock()
 				st.IndexRows += n
 				if err != nil && firstErr == nil {
@@ -264,11 +251,16 @@ func (e *Engine) loadState(ctx context.Context, identity string) (map[string]boo
 }
 
 // loadIndex writes every row of x the data implies, then records x done.
-func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *catalog.Index, batchBytes int, progress func(LoadEvent)) (int64, error) {
+func (e *Engine) loadIndex(ctx context.Context, data *staged, x *catalog.Index, batchBytes int, progress func(LoadEvent)) (n int64, err error) {
 	t := e.tables[x]
+	src := data.reader()
+	defer func() {
+		if cerr := src.close(); err == nil {
+			err = cerr
+		}
+	}()
 	var muts []store.Mutation
 	size := 0
-	var n int64
 	progress(LoadEvent{Index: x.Name, Estimate: int64(x.Entries)})
 	flush := func() error {
 		if len(muts) == 0 {
@@ -279,7 +271,7 @@ func (e *Engine) loadIndex(ctx context.Context, j *joiner, x *catalog.Index, bat
 		muts, size = muts[:0], 0
 		return err
 	}
-	err := j.rows(t, func(vals []types.Value, _ []bool) error {
+	err = joinRows(src, t, func(vals []types.Value, _ []bool) error {
 		before := len(muts)
 		var err error
 		if muts, err = t.put(muts, vals); err != nil {

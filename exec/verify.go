@@ -19,6 +19,8 @@ type Dataset struct {
 	recs map[*catalog.Entity]map[string]*record
 	// conflicts found while merging copies (Verify without a reference).
 	conflicts []Difference
+	// byParent caches childrenOf.
+	byParent map[*catalog.Nav]map[string][]*record
 }
 
 type record struct {
@@ -28,7 +30,7 @@ type record struct {
 
 // NewDataset returns an empty dataset over m.
 func NewDataset(m *catalog.Model) *Dataset {
-	d := &Dataset{m: m, recs: map[*catalog.Entity]map[string]*record{}}
+	d := &Dataset{m: m, recs: map[*catalog.Entity]map[string]*record{}, byParent: map[*catalog.Nav]map[string][]*record{}}
 	for _, e := range m.Entities {
 		d.recs[e] = map[string]*record{}
 	}
@@ -199,13 +201,12 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 		progress(VerifyEvent{Step: "read", Index: x.Name, Rows: int64(len(rows)), Done: true})
 	}
 	rep.Differences = append(rep.Differences, data.conflicts...)
-	j := newJoiner(data)
 	for _, x := range e.schema.Indexes {
 		t := e.tables[x]
 		progress(VerifyEvent{Step: "compare", Index: x.Name, Estimate: int64(len(actual[x]))})
 		want := map[string][]types.Value{}
 		wantKnown := map[string][]bool{}
-		err := j.rows(t, func(vals []types.Value, known []bool) error {
+		err := joinRows(data, t, func(vals []types.Value, known []bool) error {
 			k, err := t.appendKey(nil, vals, t.nkey)
 			if err != nil {
 				return err
@@ -296,18 +297,45 @@ func (d *Dataset) learnRow(t *table, vals []types.Value) {
 	}
 }
 
-// joiner computes the rows an index's definition implies from a dataset.
-type joiner struct {
-	d        *Dataset
-	children map[*catalog.Nav]map[string][]*record // to-many nav: parent key → child tuples
+// tuples is entity data a join reads: a Dataset in memory, or a load's
+// staged data on disk. A reader serves one join at a time.
+type tuples interface {
+	// scan calls fn with every tuple of e.
+	scan(e *catalog.Entity, fn func(*record) error) error
+	// get returns e's tuple of key, or nil.
+	get(e *catalog.Entity, key types.Value) (*record, error)
+	// children calls fn with the tuples nav (to-many) reaches from the
+	// tuple of key parent; node is the join's graph node they fill (nested
+	// walks of one reader use distinct nodes).
+	children(node int, nav *catalog.Nav, parent types.Value, fn func(*record) error) error
 }
 
-func newJoiner(d *Dataset) *joiner {
-	return &joiner{d: d, children: map[*catalog.Nav]map[string][]*record{}}
+func (d *Dataset) scan(e *catalog.Entity, fn func(*record) error) error {
+	for _, r := range d.recs[e] {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func (j *joiner) childrenOf(nav *catalog.Nav) map[string][]*record {
-	if c, ok := j.children[nav]; ok {
+func (d *Dataset) get(e *catalog.Entity, key types.Value) (*record, error) {
+	return d.recs[e][encKey(e, key)], nil
+}
+
+func (d *Dataset) children(_ int, nav *catalog.Nav, parent types.Value, fn func(*record) error) error {
+	for _, r := range d.childrenOf(nav)[encKey(nav.From, parent)] {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childrenOf indexes the tuples of nav.To by the key of the tuple of
+// nav.From (nav is to-many) that they reference.
+func (d *Dataset) childrenOf(nav *catalog.Nav) map[string][]*record {
+	if c, ok := d.byParent[nav]; ok {
 		return c
 	}
 	c := map[string][]*record{}
@@ -318,29 +346,38 @@ func (j *joiner) childrenOf(nav *catalog.Nav) map[string][]*record {
 			col = i
 		}
 	}
-	keys := make([]string, 0, len(j.d.recs[child]))
-	for k := range j.d.recs[child] {
+	keys := make([]string, 0, len(d.recs[child]))
+	for k := range d.recs[child] {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		r := j.d.recs[child][k]
+		r := d.recs[child][k]
 		if col >= 0 && r.known[col] && r.vals[col] != nil {
 			pk := encKey(nav.From, r.vals[col])
 			c[pk] = append(c[pk], r)
 		}
 	}
-	j.children[nav] = c
+	d.byParent[nav] = c
 	return c
 }
 
-// rows calls fn with every row of t implied by the data, and which of its
-// values are known.
-func (j *joiner) rows(t *table, fn func([]types.Value, []bool) error) error {
+// joinRows calls fn with every row of t implied by the data, and which of
+// its values are known.
+func joinRows(src tuples, t *table, fn func([]types.Value, []bool) error) error {
 	g := t.x.Graph
 	colOf := make([]int, len(t.attrs))
 	for i, a := range t.attrs {
 		colOf[i] = g.Nodes[a.Node].Entity.Column(a.Field)
+	}
+	fkCol := make([]int, len(g.Nodes)) // to-one nodes: the parent's foreign-key column
+	for n := 1; n < len(g.Nodes); n++ {
+		fkCol[n] = -1
+		for i, cl := range g.Nodes[n].Via.From.Columns {
+			if cl.Nav == g.Nodes[n].Via {
+				fkCol[n] = i
+			}
+		}
 	}
 	recs := make([]*record, len(g.Nodes))
 	var walk func(n int) error
@@ -357,37 +394,24 @@ func (j *joiner) rows(t *table, fn func([]types.Value, []bool) error) error {
 		nd := g.Nodes[n]
 		parent := recs[nd.Parent]
 		if nd.Via.Many {
-			pk := encKey(nd.Via.From, parent.vals[nd.Via.From.Column(nd.Via.From.ID())])
-			for _, r := range j.childrenOf(nd.Via)[pk] {
+			return src.children(n, nd.Via, parent.vals[nd.Via.From.Column(nd.Via.From.ID())], func(r *record) error {
 				recs[n] = r
-				if err := walk(n + 1); err != nil {
-					return err
-				}
-			}
-			return nil
+				return walk(n + 1)
+			})
 		}
-		col := -1
-		for i, cl := range nd.Via.From.Columns {
-			if cl.Nav == nd.Via {
-				col = i
-			}
-		}
+		col := fkCol[n]
 		if col < 0 || !parent.known[col] || parent.vals[col] == nil {
 			return nil
 		}
-		r := j.d.recs[nd.Entity][encKey(nd.Entity, parent.vals[col])]
-		if r == nil {
-			return nil
+		r, err := src.get(nd.Entity, parent.vals[col])
+		if err != nil || r == nil {
+			return err
 		}
 		recs[n] = r
 		return walk(n + 1)
 	}
-	root := g.Nodes[0].Entity
-	for _, r := range j.d.recs[root] {
+	return src.scan(g.Nodes[0].Entity, func(r *record) error {
 		recs[0] = r
-		if err := walk(1); err != nil {
-			return err
-		}
-	}
-	return nil
+		return walk(1)
+	})
 }
