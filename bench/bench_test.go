@@ -199,6 +199,12 @@ func TestConfigErrors(t *testing.T) {
 		{bench.Config{Scale: 0.001, RTTs: []time.Duration{-1}, Out: "x"}, "negative"},
 		{bench.Config{Scale: 0.001, Store: "redis://h", Out: t.TempDir()}, "pebble"},
 		{bench.Config{Scale: 0.001, Mix: "nomix", Store: "mem:", Out: t.TempDir(), Profile: "cassandra"}, "no mix"},
+		{bench.Config{Scale: 0.001, Data: "d", Generator: "model", Out: "x"}, "give one"},
+		{bench.Config{Scale: 0.001, Skew: 1, Out: "x"}, "skew 1 is for the model generator"},
+		{bench.Config{Scale: 0.001, Generator: "model", Skew: -1, Out: "x"}, "skew -1"},
+		{bench.Config{Scale: 0.001, ModelFiles: []string{"testdata/none.kvs"}, Workload: "w.kvs", Out: "x"}, "testdata/none.kvs"},
+		{bench.Config{Scale: 0.001, ModelFiles: []string{"../examples/rubis/model.kvs"}, Out: "x"}, "give the workload"},
+		{bench.Config{Scale: 0.001, ModelFiles: []string{"../examples/rubis/model.kvs"}, Workload: "../examples/rubis/workload.kvs", Mix: "nomix", Out: "x"}, `workload ../examples/rubis/workload.kvs has no mix "nomix"`},
 	} {
 		_, err := bench.Run(context.Background(), c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -3,12 +3,15 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/kvschema/kvschema/catalog"
-	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
-	"github.com/kvschema/kvschema/rubis"
+	"github.com/kvschema/kvschema/stats"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -16,54 +19,51 @@ import (
 // the RUBiS model's scale.
 const PaperBudget = 161_000_000
 
-// dataSet describes the generated data the benchmark runs on: its
-// statistics (as ANALYZE would gather them), a sample of rows per entity for
-// statement parameters, and the model rewritten with those statistics.
+// dataSet describes the data the benchmark runs on: its statistics (as
+// ANALYZE would gather them), a sample of rows per entity for statement
+// parameters, and the model rewritten with those statistics.
 type dataSet struct {
-	counts   map[string]int
-	distinct map[string]map[string]int // entity → attribute → distinct values
-	samples  map[string][][]types.Value
-	// modelSrc is the RUBiS model with ROWS and CARDINALITY measured on
-	// the data; model is it built.
+	src     rowSource // where the rows come from
+	counts  map[string]int
+	samples map[string][][]types.Value
+	// maxKey is each entity's greatest key (absent when it has no rows):
+	// an INSERT's new keys lie beyond it.
+	maxKey map[string]types.Value
+	// modelSrc is the model with ROWS and CARDINALITY measured on the
+	// data (and SIZE where the model gives none); model is it built.
 	modelSrc   []byte
 	modelStmts []lang.Statement
 	model      *catalog.Model
 	// budgetScale is the data's size over the model scale's size (both as
-	// the model's field sizes estimate them).
+	// the model's field sizes estimate them); RUBiS's only.
 	budgetScale float64
+	// notes are what the report should say about the data: relations it
+	// leaves empty.
+	notes []string
 }
 
-// analyze generates the data once to measure it and sample rows: a
-// reservoir of up to sampleRows rows per entity, drawn with a fixed seed.
-func analyze(ctx context.Context, cfg Config, sampleRows int) (*dataSet, error) {
-	base, err := lang.ParseScript("examples/rubis/model.kvs", []byte(examples.RUBiSModel))
-	if err != nil {
-		return nil, err
+// analyze reads the data once to measure it and sample rows: a reservoir
+// of up to sampleRows rows per entity, drawn with a fixed seed. Notes go
+// to notes (if not nil) as well as into the data set.
+func analyze(ctx context.Context, in *input, cfg *Config, sampleRows int, notes io.Writer) (*dataSet, error) {
+	m0 := in.base
+	d := &dataSet{src: in.src, counts: map[string]int{}, samples: map[string][][]types.Value{}, maxKey: map[string]types.Value{}}
+	tables := map[*catalog.Entity]*stats.Table{}
+	for _, e := range m0.Entities {
+		tables[e] = stats.NewTable(e, stats.Options{})
 	}
-	m0, err := catalog.Build(base)
-	if err != nil {
-		return nil, err
-	}
-	d := &dataSet{counts: map[string]int{}, distinct: map[string]map[string]int{}, samples: map[string][][]types.Value{}}
-	seen := map[string][]map[any]struct{}{}
 	rnd := rand.New(rand.NewPCG(cfg.Seed, 0x5a3b1e))
-	err = rubis.Generate(ctx, m0, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *catalog.Entity, row []types.Value) error {
-		sets := seen[e.Name]
-		if sets == nil {
-			sets = make([]map[any]struct{}, len(e.Columns))
-			for i, c := range e.Columns {
-				if c.Field != nil && c.Field != e.ID() {
-					sets[i] = map[any]struct{}{}
+	err := in.src.rows(ctx, func(r exec.Row) error {
+		e, row := r.Entity, r.Values
+		tables[e].Add(row)
+		if id := e.ID(); id != nil {
+			if k := row[e.Column(id)]; k != nil {
+				if cur, ok := d.maxKey[e.Name]; !ok || types.Compare(k, cur) > 0 {
+					if b, ok := k.([]byte); ok {
+						k = append([]byte(nil), b...)
+					}
+					d.maxKey[e.Name] = k
 				}
-			}
-			seen[e.Name] = sets
-		}
-		for i, v := range row {
-			if sets[i] != nil {
-				if b, ok := v.([]byte); ok {
-					v = string(b)
-				}
-				sets[i][v] = struct{}{}
 			}
 		}
 		n := d.counts[e.Name]
@@ -79,43 +79,72 @@ func analyze(ctx context.Context, cfg Config, sampleRows int) (*dataSet, error) 
 	if err != nil {
 		return nil, err
 	}
-	for name, sets := range seen {
-		e := m0.Entity(name)
-		d.distinct[name] = map[string]int{}
-		for i, s := range sets {
-			if s != nil {
-				d.distinct[name][e.Columns[i].Name] = len(s)
-			}
-		}
-	}
 
-	// The model with the data's statistics.
-	var scaled []lang.Statement
-	for _, st := range base {
-		rel, ok := st.(*lang.DefineRelation)
-		if !ok {
-			scaled = append(scaled, st)
-			continue
-		}
-		r := *rel
-		r.Rows = int64(d.counts[r.Name])
-		r.Attrs = append([]lang.AttrDef(nil), rel.Attrs...)
-		for i := range r.Attrs {
-			if n, ok := d.distinct[r.Name][r.Attrs[i].Name]; ok {
-				r.Attrs[i].Cardinality = int64(max(n, 1))
-			}
-		}
-		scaled = append(scaled, &r)
+	// The model with the data's statistics: every relation's ROWS, every
+	// plain attribute's CARDINALITY (not a key's, which is its relation's
+	// ROWS, nor a foreign key's: a relationship's fan-out comes from the
+	// ROWS of its two relations), and SIZE where the model gives none.
+	defs, err := catalog.Definitions(in.stmts)
+	if err != nil {
+		return nil, err
 	}
-	d.modelSrc = []byte("-- RUBiS model with statistics measured on the generated data (kvschema bench)\n" + lang.PrintScript(scaled))
+	scaled := make([]lang.Statement, len(defs))
+	for i, def := range defs {
+		scaled[i] = def
+		e := m0.Entity(def.Name)
+		if e == nil {
+			return nil, fmt.Errorf("relation %s: not in the model built", def.Name) // Definitions built it
+		}
+		r := tables[e].Result()
+		if r.Rows == 0 {
+			d.notes = append(d.notes, fmt.Sprintf("relation %s has no rows in the data: the measured model says ROWS 1", def.Name))
+		}
+		def.Rows = max(r.Rows, 1)
+		for j := range def.Attrs {
+			a := &def.Attrs[j]
+			m, ok := measured(r, a.Name)
+			if !ok {
+				continue
+			}
+			if a.Size == 0 && m.NonNull > 0 {
+				a.Size = max(int64(math.Round(m.Size())), 1)
+			}
+			if a.Key || a.References != "" {
+				continue
+			}
+			a.Cardinality = min(max(m.Distinct, 1), def.Rows)
+		}
+	}
+	head := "-- RUBiS model with statistics measured on the generated data (kvschema bench)\n"
+	if !in.rubis {
+		head = fmt.Sprintf("-- The model of %s with statistics measured on the data (kvschema bench): ROWS, CARDINALITY, and SIZE where the model gives none\n", in.modelName(cfg))
+	}
+	d.modelSrc = []byte(head + lang.PrintScript(scaled))
 	if d.modelStmts, err = lang.ParseScript("model.kvs", d.modelSrc); err != nil {
-		return nil, fmt.Errorf("scaled model: %w", err)
+		return nil, fmt.Errorf("measured model: %w", err)
 	}
 	if d.model, err = catalog.Build(d.modelStmts); err != nil {
-		return nil, fmt.Errorf("scaled model: %w", err)
+		return nil, fmt.Errorf("measured model: %w", err)
 	}
-	d.budgetScale = modelBytes(d.model) / modelBytes(m0)
+	if in.rubis {
+		d.budgetScale = modelBytes(d.model) / modelBytes(m0)
+	}
+	if notes != nil {
+		for _, n := range d.notes {
+			fmt.Fprintf(notes, "bench: note: %s\n", n)
+		}
+	}
 	return d, nil
+}
+
+// measured returns what was measured of attribute name.
+func measured(r stats.Relation, name string) (stats.Attr, bool) {
+	for _, a := range r.Attrs {
+		if strings.EqualFold(a.Name, name) {
+			return a, true
+		}
+	}
+	return stats.Attr{}, false
 }
 
 // modelBytes estimates the size of a model's entities: rows × the sum of

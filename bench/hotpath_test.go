@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema/cost"
-	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/workload"
@@ -38,12 +37,15 @@ func BenchmarkStatements(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cleanup()
-	d, err := analyze(ctx, cfg, 1000)
+	in, err := cfg.resolve(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	src, _ := rubis.WorkloadSource(cfg.Workload)
-	w, err := workload.Parse(d.model, cfg.Workload, []byte(src))
+	d, err := analyze(ctx, in, &cfg, 1000, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := in.parseWorkload(d.model, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +74,10 @@ func BenchmarkStatements(b *testing.B) {
 					b.Fatal(err)
 				}
 				for b.Loop() {
-					args := params.next()
+					args, err := params.next()
+					if err != nil {
+						b.Fatal(err)
+					}
 					if s.Query != nil {
 						_, err = stmt.Query(ctx, args...)
 					} else {

@@ -135,12 +135,15 @@ func (r *Report) charts(dir string, rtt time.Duration) ([]string, error) {
 		}
 		bars = append(bars, chart.Series{Name: v.Name, Values: vals})
 	}
-	mix := r.Config.Mix
+	mix := "RUBiS " + r.Config.Mix
+	if !r.RUBiS {
+		mix = filepath.Base(r.WorkloadFile) + " " + r.Config.Mix
+	}
 	files := []string{"fig4-" + label + ".png", "fig5-" + label + ".png", "cost-" + label + ".png"}
-	if err := chart.Means(filepath.Join(dir, files[0]), fmt.Sprintf("RUBiS %s: weighted mean response time (rtt %v)", mix, rtt), means); err != nil {
+	if err := chart.Means(filepath.Join(dir, files[0]), fmt.Sprintf("%s: weighted mean response time (rtt %v)", mix, rtt), means); err != nil {
 		return nil, err
 	}
-	if err := chart.Bars(filepath.Join(dir, files[1]), fmt.Sprintf("RUBiS %s: mean response time per transaction (rtt %v)", mix, rtt), groups, bars); err != nil {
+	if err := chart.Bars(filepath.Join(dir, files[1]), fmt.Sprintf("%s: mean response time per transaction (rtt %v)", mix, rtt), groups, bars); err != nil {
 		return nil, err
 	}
 	if err := chart.Scatter(filepath.Join(dir, files[2]), fmt.Sprintf("Predicted cost vs measured latency per statement (rtt %v)", rtt), points); err != nil {
@@ -223,15 +226,59 @@ func (c Config) Command() string {
 	for _, d := range c.RTTs {
 		rtts = append(rtts, d.String())
 	}
-	cmd := fmt.Sprintf("kvschema bench rubis --scale %g --seed %d --mix %s --workload %s --variants %s --store %s --rtt %s --iterations %d --warmup %d",
-		c.Scale, c.Seed, c.Mix, c.Workload, strings.Join(c.Variants, ","), c.Store, strings.Join(rtts, ","), c.Iterations, c.Warmup)
-	if c.Budget > 0 {
+	var cmd string
+	if c.isRUBiS() && c.WorkloadLog == "" && c.Data == "" && c.Generator == GenerateRUBiS {
+		cmd = fmt.Sprintf("kvschema bench rubis --scale %g --seed %d --mix %s --workload %s", c.Scale, c.Seed, c.Mix, c.Workload)
+	} else {
+		var b strings.Builder
+		b.WriteString("kvschema bench")
+		models := c.ModelFiles
+		if c.isRUBiS() {
+			models = []string{rubisModelFile}
+		}
+		for _, f := range models {
+			b.WriteString(" --model " + shellQuote(f))
+		}
+		switch {
+		case c.WorkloadLog != "":
+			b.WriteString(" --workload-log " + shellQuote(c.WorkloadLog))
+		case c.isRUBiS():
+			b.WriteString(" --workload " + shellQuote("examples/rubis/"+c.Workload))
+		default:
+			b.WriteString(" --workload " + shellQuote(c.Workload))
+		}
+		b.WriteString(" --mix " + shellQuote(c.Mix))
+		if c.Data != "" {
+			b.WriteString(" --data " + shellQuote(c.Data))
+		} else {
+			fmt.Fprintf(&b, " --generate %s --scale %g", c.Generator, c.Scale)
+			if c.Generator == GenerateModel {
+				fmt.Fprintf(&b, " --skew %g", c.Skew)
+			}
+		}
+		fmt.Fprintf(&b, " --seed %d", c.Seed)
+		cmd = b.String()
+	}
+	cmd += fmt.Sprintf(" --variants %s --store %s --rtt %s --iterations %d --warmup %d",
+		strings.Join(c.Variants, ","), shellQuote(c.Store), strings.Join(rtts, ","), c.Iterations, c.Warmup)
+	switch {
+	case math.IsInf(c.Budget, 1):
+		cmd += " --budget unlimited"
+	case c.Budget > 0:
 		cmd += fmt.Sprintf(" --budget %.0f", c.Budget)
 	}
 	if c.Profile != "" {
-		cmd += " --profile " + c.Profile
+		cmd += " --profile " + shellQuote(c.Profile)
 	}
-	return cmd + " --out " + c.Out
+	return cmd + " --out " + shellQuote(c.Out)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func fmtRatio(x float64) string {
@@ -253,7 +300,11 @@ func (r *Report) Markdown(charts []string) string {
 	var b strings.Builder
 	c := r.Config
 	realistic := c.RTTs[len(c.RTTs)-1]
-	fmt.Fprintf(&b, "# RUBiS benchmark: %s mix, %s\n\n", c.Mix, c.Workload)
+	if r.RUBiS {
+		fmt.Fprintf(&b, "# RUBiS benchmark: %s mix, %s\n\n", c.Mix, filepath.Base(r.WorkloadFile))
+	} else {
+		fmt.Fprintf(&b, "# Benchmark: %s mix of %s on %s\n\n", c.Mix, r.WorkloadFile, r.ModelFile)
+	}
 	fmt.Fprintf(&b, "Command: `%s`  \nMachine: %s  \nTook %v.\n\n", c.Command(), r.Machine, r.Took.Round(time.Second))
 
 	b.WriteString("## Results\n\n")
@@ -270,25 +321,38 @@ func (r *Report) Markdown(charts []string) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nSI schema's weighted mean as a fraction of the others' (lower is better):\n\n")
-	cols = []string{"ratio"}
-	for _, rtt := range c.RTTs {
-		cols = append(cols, fmt.Sprintf("rtt %v", rtt))
-	}
-	header(&b, append(cols, "target", "paper (Cassandra)")...)
-	for _, o := range []struct {
-		name          string
-		target, paper float64
-	}{{"cf", TargetVsCF, PaperVsCF}, {"baseline", TargetVsBaseline, PaperVsBaseline}} {
-		fmt.Fprintf(&b, "| si / %s |", o.name)
+	// The SI schema against the others: RUBiS's always (the paper's
+	// comparison), another run's when it has an si variant and another.
+	if r.RUBiS || r.Variant("si") != nil && len(r.Variants) > 1 {
+		b.WriteString("\nSI schema's weighted mean as a fraction of the others' (lower is better):\n\n")
+		cols = []string{"ratio"}
 		for _, rtt := range c.RTTs {
-			fmt.Fprintf(&b, " %s |", fmtRatio(r.Ratio(o.name, rtt)))
+			cols = append(cols, fmt.Sprintf("rtt %v", rtt))
 		}
-		fmt.Fprintf(&b, " ≤ %.2f× | %.3f× |\n", o.target, o.paper)
-	}
-	for _, o := range []string{"cf", "baseline"} {
-		if si, v := r.Variant("si"), r.Variant(o); si != nil && v != nil && SameSchema(si, v) {
-			fmt.Fprintf(&b, "\nThe si and %s variants chose the same schema: their ratio compares two runs of one schema (noise), not two designs.\n", o)
+		if r.RUBiS {
+			cols = append(cols, "target", "paper (Cassandra)")
+		}
+		header(&b, cols...)
+		for _, o := range []struct {
+			name          string
+			target, paper float64
+		}{{"cf", TargetVsCF, PaperVsCF}, {"baseline", TargetVsBaseline, PaperVsBaseline}} {
+			if !r.RUBiS && r.Variant(o.name) == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| si / %s |", o.name)
+			for _, rtt := range c.RTTs {
+				fmt.Fprintf(&b, " %s |", fmtRatio(r.Ratio(o.name, rtt)))
+			}
+			if r.RUBiS {
+				fmt.Fprintf(&b, " ≤ %.2f× | %.3f× |", o.target, o.paper)
+			}
+			b.WriteString("\n")
+		}
+		for _, o := range []string{"cf", "baseline"} {
+			if si, v := r.Variant("si"), r.Variant(o); si != nil && v != nil && SameSchema(si, v) {
+				fmt.Fprintf(&b, "\nThe si and %s variants chose the same schema: their ratio compares two runs of one schema (noise), not two designs.\n", o)
+			}
 		}
 	}
 	b.WriteString("\n")
@@ -306,12 +370,23 @@ func (r *Report) Markdown(charts []string) string {
 	for _, n := range names {
 		counts = append(counts, fmt.Sprintf("%s %d", n, r.Counts[n]))
 	}
-	fmt.Fprintf(&b, "- Data: RUBiS generated at scale %g (1.0 = 200,000 users), seed %d: %s. The model's ROWS and CARDINALITY are measured on this data (`model.kvs`), so the advisor's estimates describe what the queries read.\n", c.Scale, c.Seed, strings.Join(counts, ", "))
-	how := "given"
-	if c.Budget == 0 {
-		how = "the paper's 161,000,000 bytes scaled by the data's size over the model scale's"
+	if r.RUBiS {
+		fmt.Fprintf(&b, "- Data: %s: %s. The model's ROWS and CARDINALITY are measured on this data (`model.kvs`), so the advisor's estimates describe what the queries read.\n", r.Data, strings.Join(counts, ", "))
+	} else {
+		fmt.Fprintf(&b, "- Model: %s. Workload: %s, mix %s.\n", r.ModelFile, r.WorkloadFile, c.Mix)
+		fmt.Fprintf(&b, "- Data: %s: %s. The model's ROWS and CARDINALITY (and SIZE where the model gives none) are measured on this data (`model.kvs`), so the advisor's estimates describe what the queries read.\n", r.Data, strings.Join(counts, ", "))
 	}
-	fmt.Fprintf(&b, "- Budget: %s (%s). Schemas: `schema-<variant>.kvs`.\n", units.Format(r.Budget), how)
+	for _, n := range r.DataNotes {
+		fmt.Fprintf(&b, "- Note: %s.\n", n)
+	}
+	switch {
+	case c.Budget > 0:
+		fmt.Fprintf(&b, "- Budget: %s (given). Schemas: `schema-<variant>.kvs`.\n", units.Format(r.Budget))
+	case r.Budget > 0:
+		fmt.Fprintf(&b, "- Budget: %s (the paper's 161,000,000 bytes scaled by the data's size over the model scale's). Schemas: `schema-<variant>.kvs`.\n", units.Format(r.Budget))
+	default:
+		b.WriteString("- Budget: none. Schemas: `schema-<variant>.kvs`.\n")
+	}
 	switch {
 	case strings.HasPrefix(c.Store, "bigtable:"):
 		fmt.Fprintf(&b, "- Store: %s (Bigtable; multi-row writes through txnstore's intent log: 4 round trips, single-row writes 1; each variant in its own table namespace); after each statement that writes, the rows it changed are written back from undo images (store/undostore: one extra read per write, not counted as a round trip), so every statement runs on the same data.\n", c.Store)

@@ -20,7 +20,7 @@ import (
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/internal/progress"
 	"github.com/kvschema/kvschema/internal/units"
-	"github.com/kvschema/kvschema/rubis"
+	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/bigtablestore"
@@ -31,7 +31,6 @@ import (
 	"github.com/kvschema/kvschema/store/rttstore"
 	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/store/undostore"
-	"github.com/kvschema/kvschema/types"
 	"github.com/kvschema/kvschema/workload"
 )
 
@@ -58,12 +57,38 @@ func modeOf(name string) (advisor.Mode, bool) {
 
 // Config is one benchmark run.
 type Config struct {
-	Scale    float64 // fraction of the full RUBiS data: 1.0 = 200,000 users
-	Seed     uint64
+	// Model is the conceptual model's statements (lang.ParseModel's:
+	// DEFINE RELATION or SQL DDL); ModelFiles are the files they come from,
+	// which the report names (and which are read when Model is nil). With
+	// neither, the run is RUBiS's benchmark: its model
+	// (examples/rubis/model.kvs), one of its shipped workloads, its data
+	// generator and the paper's budget.
+	Model      []lang.Statement
+	ModelFiles []string
+	// Workload is a file holding one DEFINE WORKLOAD; for RUBiS, the name
+	// of a shipped one: "workload.kvs" or "workload_secondary.kvs" (the
+	// default). WorkloadLog is a query log instead (COUNT<TAB>STATEMENT
+	// lines, workload.ParseLog), whose one mix is "log".
+	Workload    string
+	WorkloadLog string
+	// Data is a directory of RELATION.csv / RELATION.jsonl files (package
+	// dataio) to run on; empty generates the data with Generator.
+	Data string
+	// Generator is GenerateModel (package datagen: data matching the
+	// model's statistics; the default) or GenerateRUBiS (RUBiS's own data
+	// set; the default for RUBiS's benchmark).
+	Generator string
+	// Scale is the generator's: a fraction of the full RUBiS data (1.0 =
+	// 200,000 users), or of each relation's ROWS.
+	Scale float64
+	Skew  float64 // GenerateModel: Zipf exponent of foreign keys; 0: uniform
+	Seed  uint64  // of the generator and of the parameter sampling
+	// Mix is the workload's mix to advise for and run; default: bidding
+	// for RUBiS, else the workload's first mix.
 	Mix      string
-	Workload string   // "workload.kvs" or "workload_secondary.kvs"
 	Variants []string // subset of baseline, cf, si
-	// Budget in bytes; 0 means PaperBudget scaled to the data.
+	// Budget in bytes; 0 means PaperBudget scaled to the data for RUBiS,
+	// and no budget otherwise.
 	Budget float64
 	// Store is "pebble" (temporary directories), "pebble:DIR" (one
 	// database per variant under DIR, kept), "mem:", or
@@ -84,19 +109,29 @@ type Config struct {
 	Solver  solver.Solver
 	// Progress receives progress bars and stage lines; nil is quiet.
 	Progress io.Writer
+	// Notes receives notes on the inputs — a query log's report (what it
+	// could not use and why), relations the data leaves empty; nil
+	// discards them. The report lists the notes on the data too.
+	Notes io.Writer
 }
 
 // Report is what a run measured.
 type Report struct {
-	Config      Config
-	Machine     string
-	Counts      map[string]int
-	SampleRows  int // rows sampled per entity for parameters
-	Budget      float64
-	Profile     cost.Profile
-	Calibration *calibrate.Result // nil when Config.Profile named one
-	Variants    []*VariantResult
-	Took        time.Duration
+	Config Config
+	// RUBiS is set for RUBiS's benchmark, where the paper's targets and
+	// results apply.
+	RUBiS                   bool
+	ModelFile, WorkloadFile string   // as the report names them
+	Data                    string   // where the rows came from
+	DataNotes               []string // relations the data leaves empty
+	Machine                 string
+	Counts                  map[string]int
+	SampleRows              int // rows sampled per entity for parameters
+	Budget                  float64
+	Profile                 cost.Profile
+	Calibration             *calibrate.Result // nil when Config.Profile named one
+	Variants                []*VariantResult
+	Took                    time.Duration
 }
 
 // VariantResult is one schema variant: its recommendation and its passes.
@@ -147,6 +182,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	in, err := cfg.resolve(cfg.Notes)
+	if err != nil {
+		return nil, err
+	}
 	logf := func(format string, args ...any) {
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, format+"\n", args...)
@@ -161,25 +200,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer cleanup()
 
-	logf("bench: generating RUBiS at scale %g to measure it and sample parameters", cfg.Scale)
+	logf("bench: reading %s to measure it and sample parameters", in.src.desc)
 	sampleRows := max(cfg.Iterations+cfg.Warmup, 1000)
-	d, err := analyze(ctx, cfg, sampleRows)
+	d, err := analyze(ctx, in, &cfg, sampleRows, cfg.Notes)
 	if err != nil {
 		return nil, err
 	}
-	src, err := rubis.WorkloadSource(cfg.Workload)
+	// The workload again, against the model with the data's statistics
+	// (the advisor's estimates come from the model its statements name).
+	w, err := in.parseWorkload(d.model, nil)
 	if err != nil {
 		return nil, err
 	}
-	w, err := workload.Parse(d.model, "examples/rubis/"+cfg.Workload, []byte(src))
-	if err != nil {
-		return nil, err
-	}
-	if !w.HasMix(cfg.Mix) {
-		return nil, fmt.Errorf("workload %s has no mix %q (its mixes: %s)", cfg.Workload, cfg.Mix, strings.Join(w.Mixes, ", "))
-	}
-	rep := &Report{Config: cfg, Machine: machine(), Counts: d.counts, Budget: cfg.Budget, SampleRows: sampleRows}
-	if rep.Budget == 0 {
+	rep := &Report{Config: cfg, Machine: machine(), Counts: d.counts, Budget: cfg.Budget, SampleRows: sampleRows,
+		RUBiS: in.rubis, Data: in.src.desc, DataNotes: d.notes, WorkloadFile: in.workloadFile, ModelFile: in.modelName(&cfg)}
+	if rep.Budget == 0 && in.rubis {
 		rep.Budget = PaperBudget * d.budgetScale
 	}
 	if err := os.WriteFile(filepath.Join(cfg.Out, "model.kvs"), d.modelSrc, 0o644); err != nil {
@@ -219,14 +254,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 func (cfg *Config) defaults() error {
-	if !(cfg.Scale > 0) {
+	switch {
+	case cfg.Data != "" && cfg.Generator != "":
+		return fmt.Errorf("data %s and generator %s: give one", cfg.Data, cfg.Generator)
+	case cfg.Data != "":
+	case cfg.Generator == "" && cfg.isRUBiS():
+		cfg.Generator = GenerateRUBiS
+	case cfg.Generator == "":
+		cfg.Generator = GenerateModel
+	}
+	if cfg.Data == "" && !(cfg.Scale > 0 && !math.IsInf(cfg.Scale, 0)) {
 		return fmt.Errorf("scale %v must be > 0", cfg.Scale)
 	}
-	if cfg.Mix == "" {
-		cfg.Mix = "bidding"
+	if cfg.Skew != 0 && cfg.Generator != GenerateModel {
+		return fmt.Errorf("skew %g is for the model generator", cfg.Skew)
 	}
-	if cfg.Workload == "" {
-		cfg.Workload = "workload_secondary.kvs"
+	if cfg.Skew < 0 || math.IsNaN(cfg.Skew) {
+		return fmt.Errorf("skew %v must be ≥ 0", cfg.Skew)
+	}
+	if cfg.isRUBiS() && cfg.WorkloadLog == "" {
+		if cfg.Mix == "" {
+			cfg.Mix = "bidding"
+		}
+		if cfg.Workload == "" {
+			cfg.Workload = "workload_secondary.kvs"
+		}
 	}
 	if len(cfg.Variants) == 0 {
 		for _, v := range Variants {
@@ -432,7 +484,7 @@ func (cfg *Config) setupVariant(ctx context.Context, name, root string, d *dataS
 		return nil, err
 	}
 	t0 = time.Now()
-	if vr.IndexRows, err = cfg.load(ctx, v.en, name); err != nil {
+	if vr.IndexRows, err = cfg.load(ctx, v.en, d, name); err != nil {
 		v.st.Close()
 		return nil, err
 	}
@@ -474,10 +526,9 @@ func (cfg *Config) runVariant(ctx context.Context, name, root string, d *dataSet
 	return v.result, nil
 }
 
-// load fills the variant's store with the generated data.
-func (cfg *Config) load(ctx context.Context, en *exec.Engine, name string) (int64, error) {
-	m := en.Model()
-	opt := exec.LoadOptions{Identity: fmt.Sprintf("rubis scale %g seed %d", cfg.Scale, cfg.Seed)}
+// load fills the variant's store with the data.
+func (cfg *Config) load(ctx context.Context, en *exec.Engine, d *dataSet, name string) (int64, error) {
+	opt := exec.LoadOptions{Identity: d.src.identity}
 	var meter *progress.Meter
 	if cfg.Progress != nil {
 		meter = progress.New(cfg.Progress, "load "+name, "rows", len(en.Schema().Indexes))
@@ -488,9 +539,7 @@ func (cfg *Config) load(ctx context.Context, en *exec.Engine, name string) (int6
 		}
 	}
 	ls, err := en.Load(ctx, func(yield func(exec.Row) error) error {
-		return rubis.Generate(ctx, m, rubis.Config{Scale: cfg.Scale, Seed: cfg.Seed}, func(e *catalog.Entity, row []types.Value) error {
-			return yield(exec.Row{Entity: e, Values: row, File: "generated " + e.Name})
-		})
+		return d.src.rowsOf(ctx, en.Model(), yield)
 	}, opt)
 	if meter != nil {
 		meter.Finish()
@@ -584,7 +633,10 @@ func (cfg *Config) runStatement(ctx context.Context, en *exec.Engine, counted *c
 	lat := make([]float64, 0, cfg.Iterations)
 	var rows int
 	for i := 0; i < cfg.Warmup+cfg.Iterations; i++ {
-		args := params.next()
+		args, err := params.next()
+		if err != nil {
+			return nil, err
+		}
 		if i == cfg.Warmup {
 			counted.Reset()
 		}

@@ -195,6 +195,12 @@ func describe(s string) string {
 // ReadFile reads every row of a data file, calling fn with each (the slice is
 // reused after fn returns). An error of fn is returned as is.
 func ReadFile(f File, fn func(row []types.Value) error) error {
+	return ReadLines(f, func(row []types.Value, _ int) error { return fn(row) })
+}
+
+// ReadLines is ReadFile with each row's line number (Reader.Line), for
+// errors found later to name where the row is.
+func ReadLines(f File, fn func(row []types.Value, line int) error) error {
 	fh, err := os.Open(f.Path)
 	if err != nil {
 		return err
@@ -212,7 +218,7 @@ func ReadFile(f File, fn func(row []types.Value) error) error {
 		if err != nil {
 			return err
 		}
-		if err := fn(row); err != nil {
+		if err := fn(row, r.Line()); err != nil {
 			return err
 		}
 	}

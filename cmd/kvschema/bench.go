@@ -18,85 +18,182 @@ import (
 )
 
 func benchCmd() *cobra.Command {
+	var cfg bench.Config
+	var o benchOptions
 	c := &cobra.Command{
-		Use:   "bench",
-		Short: "Run benchmarks",
+		Use: "bench --model FILE... (--workload FILE | --workload-log FILE) [--mix NAME] [--data DIR | --generate model --scale S [--skew s]] --out DIR",
+		Example: `  kvschema bench --model model.kvs --workload workload.kvs --mix browsing --generate model --scale 0.1 --out /tmp/bench
+  kvschema bench --model schema.sql --workload-log queries.log --data ./csv --variants cf,si --out /tmp/bench
+  kvschema bench rubis --scale 0.01 --out /tmp/bench`,
+		Short: "Compare the baseline, CF-only and CF+SI schemas on a model and workload, measured on the same data (bench rubis: the paper's RUBiS experiment)",
+		Long: `For each schema variant — baseline (advise --normalized), cf (advise
+--no-secondary-index) and si (the default) — advise a schema for the mix
+under the budget (none unless --budget), load the same data, and run every
+statement of the mix --iterations times with parameters sampled from the
+data (an INSERT's key is new), restoring the store after statements that
+write. The data is the files of --data DIR (RELATION.csv with a header row,
+or RELATION.jsonl, as load --data reads them), or generated from the model's
+statistics (--generate model, as kvschema generate writes it: --scale is a
+fraction of each relation's ROWS, --skew makes foreign keys Zipfian;
+deterministic by --seed). The model the advisor sees has the data's
+statistics: each relation's ROWS and each attribute's CARDINALITY measured on
+it, and SIZE where the model gives none; so a model without statistics (SQL
+DDL as dumped) can run on --data. Each --rtt value is one measurement pass
+with that delay added to every store round trip; the last one is the
+realistic setting the cost profile is calibrated for (unless --profile names
+one). Writes DIR/REPORT.md (naming the model, workload and mix), results.csv,
+summary.json, the measured model, the schemas, the profile and PNG charts.
+
+` + workloadHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			errw := cmd.ErrOrStderr()
+			if (cfg.Workload == "") == (cfg.WorkloadLog == "") {
+				return errors.New("give the workload with exactly one of --workload FILE and --workload-log FILE")
+			}
+			f := cmd.Flags()
+			if cfg.Data != "" {
+				if cfg.Generator != "" {
+					return errors.New("give at most one of --data DIR and --generate model")
+				}
+				for _, name := range []string{"scale", "skew"} {
+					if f.Changed(name) {
+						return fmt.Errorf("--%s is for --generate: --data runs on the files as they are", name)
+					}
+				}
+			}
+			stmts, err := readModel(cfg.ModelFiles, errw)
+			if err != nil {
+				return err
+			}
+			cfg.Model = stmts
+			cfg.Notes = errw
+			return runBench(cmd, cfg, o, false)
+		},
 	}
+	f := c.Flags()
+	f.StringArrayVar(&cfg.ModelFiles, "model", nil, "conceptual model: DEFINE RELATION statements, or SQL DDL; repeat for several files")
+	f.StringVar(&cfg.Workload, "workload", "", "workload: a file with one DEFINE WORKLOAD")
+	f.StringVar(&cfg.WorkloadLog, "workload-log", "", "workload from a query log instead: COUNT<TAB>STATEMENT lines, one mix named log")
+	f.StringVar(&cfg.Mix, "mix", "", "workload mix to advise for and run (default: the workload's first)")
+	f.StringVar(&cfg.Data, "data", "", "directory of RELATION.csv / RELATION.jsonl files to run on (default: generate the data)")
+	f.StringVar(&cfg.Generator, "generate", "", "generate the data (the default): model (from the model's statistics) or rubis (a RUBiS-shaped model)")
+	f.Float64Var(&cfg.Scale, "scale", 1, "generated data size: fraction of each relation's ROWS (rubis: 1.0 = 200,000 users)")
+	f.Float64Var(&cfg.Skew, "skew", 0, "model generator: Zipf exponent of foreign keys (0: uniform; 1: classic Zipf)")
+	o.flags(c, &cfg, "")
 	c.AddCommand(benchRubisCmd())
 	return c
 }
 
-func benchRubisCmd() *cobra.Command {
-	var cfg bench.Config
-	var variants, rtts, budget string
-	var quiet bool
-	c := &cobra.Command{
-		Use:     "rubis --scale S --out DIR",
-		Example: `  kvschema bench rubis --scale 0.01 --out /tmp/bench`,
-		Short:   "Compare the baseline, CF-only and CF+SI schemas on the RUBiS workload (the paper's experiment)",
-		Long: `For each schema variant — baseline (advise --normalized), cf (advise
---no-secondary-index) and si (the default) — advise a schema for the mix under
-the budget, load the same generated RUBiS data, and run every statement of the
-mix --iterations times with parameters sampled from the data, restoring the
-store after statements that write. Each --rtt value is one measurement pass
-with that delay added to every store round trip; the last one is the realistic
-setting the cost profile is calibrated for (unless --profile names one).
-Writes DIR/REPORT.md, results.csv, summary.json, the schemas, the profile and
-PNG charts.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Variants = splitList(variants)
-			for _, s := range splitList(rtts) {
-				d, err := time.ParseDuration(s)
-				if err != nil {
-					return fmt.Errorf("--rtt %q: %v", s, err)
-				}
-				cfg.RTTs = append(cfg.RTTs, d)
-			}
-			if budget != "" {
-				b, err := units.Parse(budget)
-				if err != nil {
-					return fmt.Errorf("--budget: %v", err)
-				}
-				cfg.Budget = b
-			}
-			if !quiet {
-				cfg.Progress = cmd.ErrOrStderr()
-			}
-			rep, err := bench.Run(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			for _, v := range rep.Variants {
-				for _, p := range v.Passes {
-					fmt.Fprintf(out, "%-8s rtt %-6v weighted mean %-12v Spearman %.3f  (%d structures, %d SIs, size %s, model cost %.6g)\n",
-						v.Name, p.RTT, time.Duration(p.WeightedMean*1e9).Round(time.Microsecond), p.Spearman, v.Structures, v.SIs, units.Format(v.Size), v.ModelCost)
-				}
-			}
-			for _, rtt := range cfg.RTTs {
-				fmt.Fprintf(out, "rtt %v: si/cf %.3f (target ≤ %.2f), si/baseline %.4f (target ≤ %.2f)\n", rtt,
-					rep.Ratio("cf", rtt), bench.TargetVsCF, rep.Ratio("baseline", rtt), bench.TargetVsBaseline)
-			}
-			fmt.Fprintf(out, "report: %s/REPORT.md (%v)\n", cfg.Out, rep.Took.Round(time.Second))
-			return nil
-		},
-	}
+// benchOptions are the flags every bench command shares that need
+// parsing.
+type benchOptions struct {
+	variants, rtts, budget string
+	quiet                  bool
+}
+
+// flags adds the flags every bench command has; budgetHelp describes the
+// default budget.
+func (o *benchOptions) flags(c *cobra.Command, cfg *bench.Config, budgetHelp string) {
 	f := c.Flags()
-	f.Float64Var(&cfg.Scale, "scale", 0.01, "data size: fraction of the full RUBiS data set (1.0 = 200,000 users)")
+	if budgetHelp == "" {
+		budgetHelp = "none"
+	}
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the data generator and of the parameter sampling")
-	f.StringVar(&cfg.Mix, "mix", "bidding", "workload mix")
-	f.StringVar(&cfg.Workload, "workload", "workload_secondary.kvs", "workload: workload.kvs (36 statements) or workload_secondary.kvs (the paper's 61)")
-	f.StringVar(&variants, "variants", "baseline,cf,si", "schema variants to compare")
-	f.StringVar(&budget, "budget", "", "storage budget (e.g. 161MB; default: the paper's 161,000,000 bytes scaled to the data)")
+	f.StringVar(&o.variants, "variants", "baseline,cf,si", "schema variants to compare")
+	f.StringVar(&o.budget, "budget", "", "storage budget (e.g. 161MB; default: "+budgetHelp+")")
 	f.StringVar(&cfg.Store, "store", "pebble", "pebble (temporary), pebble:DIR (kept) or mem:")
-	f.StringVar(&rtts, "rtt", "0,1ms", "simulated round-trip delays, one measurement pass each; the last is the realistic one")
+	f.StringVar(&o.rtts, "rtt", "0,1ms", "simulated round-trip delays, one measurement pass each; the last is the realistic one")
 	f.IntVar(&cfg.Iterations, "iterations", 100, "timed runs per statement")
 	f.IntVar(&cfg.Warmup, "warmup", 5, "untimed runs per statement before them")
 	f.StringVar(&cfg.Profile, "profile", "", "cost profile (built-in name or JSON file); default: calibrate the store")
 	f.StringVar(&cfg.Out, "out", "bench-out", "report directory")
-	f.BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
+}
+
+func benchRubisCmd() *cobra.Command {
+	var cfg bench.Config
+	var o benchOptions
+	c := &cobra.Command{
+		Use:     "rubis --scale S --out DIR",
+		Example: `  kvschema bench rubis --scale 0.01 --out /tmp/bench`,
+		Short:   "Compare the baseline, CF-only and CF+SI schemas on the RUBiS workload (the paper's experiment)",
+		Long: `kvschema bench on RUBiS's own model (examples/rubis/model.kvs), one of its
+shipped workloads and its data generator (package rubis), under the paper's
+budget scaled to the data: for each schema variant — baseline (advise
+--normalized), cf (advise --no-secondary-index) and si (the default) — advise
+a schema for the mix under the budget, load the same generated RUBiS data,
+and run every statement of the mix --iterations times with parameters
+sampled from the data, restoring the store after statements that write. Each
+--rtt value is one measurement pass with that delay added to every store
+round trip; the last one is the realistic setting the cost profile is
+calibrated for (unless --profile names one). Writes DIR/REPORT.md (with the
+SI schema's ratios to the others against the paper's targets),
+results.csv, summary.json, the schemas, the profile and PNG charts.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd, cfg, o, true)
+		},
+	}
+	f := c.Flags()
+	f.Float64Var(&cfg.Scale, "scale", 0.01, "data size: fraction of the full RUBiS data set (1.0 = 200,000 users)")
+	f.StringVar(&cfg.Mix, "mix", "bidding", "workload mix")
+	f.StringVar(&cfg.Workload, "workload", "workload_secondary.kvs", "workload: workload.kvs (36 statements) or workload_secondary.kvs (the paper's 61)")
+	o.flags(c, &cfg, "the paper's 161,000,000 bytes scaled to the data")
 	return c
+}
+
+// runBench runs a benchmark and prints its summary; rubis adds the SI
+// schema's ratios against the paper's targets.
+func runBench(cmd *cobra.Command, cfg bench.Config, o benchOptions, rubis bool) error {
+	cfg.Variants = splitList(o.variants)
+	for _, s := range splitList(o.rtts) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("--rtt %q: %v", s, err)
+		}
+		cfg.RTTs = append(cfg.RTTs, d)
+	}
+	if o.budget != "" {
+		b, err := units.Parse(o.budget)
+		if err != nil {
+			return fmt.Errorf("--budget: %v", err)
+		}
+		cfg.Budget = b
+	}
+	if !o.quiet {
+		cfg.Progress = cmd.ErrOrStderr()
+	}
+	rep, err := bench.Run(cmd.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	for _, v := range rep.Variants {
+		for _, p := range v.Passes {
+			fmt.Fprintf(out, "%-8s rtt %-6v weighted mean %-12v Spearman %.3f  (%d structures, %d SIs, size %s, model cost %.6g)\n",
+				v.Name, p.RTT, time.Duration(p.WeightedMean*1e9).Round(time.Microsecond), p.Spearman, v.Structures, v.SIs, units.Format(v.Size), v.ModelCost)
+		}
+	}
+	for _, rtt := range rep.Config.RTTs {
+		switch {
+		case rubis:
+			fmt.Fprintf(out, "rtt %v: si/cf %.3f (target ≤ %.2f), si/baseline %.4f (target ≤ %.2f)\n", rtt,
+				rep.Ratio("cf", rtt), bench.TargetVsCF, rep.Ratio("baseline", rtt), bench.TargetVsBaseline)
+		case rep.Variant("si") != nil:
+			var parts []string
+			for _, other := range []string{"cf", "baseline"} {
+				if rep.Variant(other) != nil {
+					parts = append(parts, fmt.Sprintf("si/%s %.3f", other, rep.Ratio(other, rtt)))
+				}
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(out, "rtt %v: %s\n", rtt, strings.Join(parts, ", "))
+			}
+		}
+	}
+	fmt.Fprintf(out, "report: %s/REPORT.md (%v)\n", rep.Config.Out, rep.Took.Round(time.Second))
+	return nil
 }
 
 func splitList(s string) []string {
