@@ -43,13 +43,22 @@ func TestGenerateLoadVerify(t *testing.T) {
 	}
 	for _, load := range [][]string{{"--data", data}, {"--generate", "model", "--scale", "0.02", "--seed", "4", "--skew", "1"}} {
 		url := "pebble:" + filepath.Join(t.TempDir(), "db")
-		out := mustRun(t, "", append([]string{"load", "--store", url, "--schema", ddl, "-q"}, load...)...)
+		scratch := t.TempDir()
+		out := mustRun(t, "", append([]string{"load", "--store", url, "--schema", ddl, "-q", "--temp-dir", scratch}, load...)...)
 		if !strings.Contains(out, "loaded 7242 entity rows") {
 			t.Fatalf("load %v:\n%s", load, out)
+		}
+		if left, err := os.ReadDir(scratch); err != nil || len(left) != 0 {
+			t.Fatalf("load %v left %d entries in --temp-dir (%v)", load, len(left), err)
 		}
 		if out := mustRun(t, "", "verify", "--store", url, "--data", data); !strings.Contains(out, "verify: clean") {
 			t.Fatalf("verify after load %v:\n%s", load, out)
 		}
+	}
+	// The staging area is where --temp-dir says.
+	missing := filepath.Join(t.TempDir(), "no such dir")
+	if _, err := run(t, "", "load", "--store", "pebble:"+filepath.Join(t.TempDir(), "db"), "--schema", ddl, "-q", "--temp-dir", missing, "--data", data); err == nil || !strings.Contains(err.Error(), "staging area") {
+		t.Errorf("load with a missing --temp-dir: %v", err)
 	}
 	if _, err := run(t, "", "generate", "--model", "../../examples/rubis/model.kvs"); err == nil || !strings.Contains(err.Error(), "-o DIR") {
 		t.Errorf("generate without -o: %v", err)

@@ -24,7 +24,7 @@ import (
 )
 
 func loadCmd() *cobra.Command {
-	var url, modelFile, schemaFile, profile, dataDir, generate string
+	var url, modelFile, schemaFile, profile, dataDir, generate, tempDir string
 	var scale, skew float64
 	var seed uint64
 	var quiet bool
@@ -76,7 +76,7 @@ checked whole before any of it is written.`,
 			if err != nil {
 				return err
 			}
-			_, err = runLoad(ctx, en, deploy, dataDir, generate, datagen.Config{Scale: scale, Seed: seed, Skew: skew}, errw, cmd.OutOrStdout())
+			_, err = runLoad(ctx, en, deploy, dataDir, generate, tempDir, datagen.Config{Scale: scale, Seed: seed, Skew: skew}, errw, cmd.OutOrStdout())
 			return err
 		},
 	}
@@ -89,6 +89,7 @@ checked whole before any of it is written.`,
 	c.Flags().Float64Var(&scale, "scale", 0.001, "generator scale factor (rubis: 1.0 = 200,000 users; model: 1.0 = the model's ROWS)")
 	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	c.Flags().Float64Var(&skew, "skew", 0, "model generator: Zipf exponent of foreign keys (0: uniform)")
+	c.Flags().StringVar(&tempDir, "temp-dir", "", "where the load stages the data it checks and joins (about its size; default $TMPDIR)")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bars")
 	return c
 }
@@ -221,7 +222,7 @@ func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, pr
 
 // runLoad loads files or generated data with progress on errw and a
 // summary on out.
-func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir, generate string, cfg datagen.Config, errw, out io.Writer) (*exec.LoadStats, error) {
+func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir, generate, tempDir string, cfg datagen.Config, errw, out io.Writer) (*exec.LoadStats, error) {
 	m := en.Model()
 	var src func(func(exec.Row) error) error
 	var identity string
@@ -295,7 +296,7 @@ func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir,
 	start := time.Now()
 	read := progress.New(errw, "load: read and check", "entity rows", 0)
 	var write *progress.Meter // from the first index on: its rate counts writing only
-	st, err := en.Load(ctx, src, exec.LoadOptions{Identity: identity, BeforeWrite: deploy, Progress: func(ev exec.LoadEvent) {
+	st, err := en.Load(ctx, src, exec.LoadOptions{Identity: identity, TempDir: tempDir, BeforeWrite: deploy, Progress: func(ev exec.LoadEvent) {
 		if ev.Index == "" {
 			read.Update("data", ev.Rows, 0)
 			return
