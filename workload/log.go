@@ -162,6 +162,9 @@ func ParseLog(m *catalog.Model, file string, src []byte) (*Workload, *LogReport,
 				sel.Limit = nil
 				note = "LIMIT with a parameter: costed without its limit (the advisor costs a constant LIMIT only)"
 			}
+			if n := starNote(m, sel); n != "" {
+				note = strings.TrimPrefix(note+"; "+n, "; ")
+			}
 		}
 		text := lang.Print(st)
 		if s := seen[text]; s != nil {
@@ -189,6 +192,55 @@ func ParseLog(m *catalog.Model, file string, src []byte) (*Workload, *LogReport,
 		return nil, rep, fmt.Errorf("%s: no statement of the log can be used (%d read, %d not expressible, %d ignored)", file, rep.Statements, len(rep.Unusable), len(rep.Ignored))
 	}
 	return w, rep, nil
+}
+
+// starNote says which foreign-key columns a SELECT's stars leave out: in
+// the conceptual model a foreign key is a relationship, not an attribute,
+// so `*` (as `items.*` in kvschema's language) means a relation's own
+// attributes, where SQL would return the foreign-key columns too.
+func starNote(m *catalog.Model, sel *lang.Select) string {
+	rel := map[string]string{} // alias or name → relation
+	var all []string
+	add := func(name, alias string) {
+		rel[strings.ToLower(name)] = name
+		if alias != "" {
+			rel[strings.ToLower(alias)] = name
+		}
+		all = append(all, name)
+	}
+	add(sel.Relation, sel.Alias)
+	for _, j := range sel.Joins {
+		add(j.Relation, j.Alias)
+	}
+	var starred []string
+	if sel.Star {
+		starred = all
+	}
+	for _, c := range sel.Columns {
+		if c.Star && c.Agg == "" && len(c.Qual) == 1 {
+			if r, ok := rel[strings.ToLower(c.Qual[0])]; ok {
+				starred = append(starred, r)
+			}
+		}
+	}
+	var fks []string
+	seen := map[string]bool{}
+	for _, r := range starred {
+		e := m.Entity(r)
+		if e == nil || seen[e.Name] {
+			continue
+		}
+		seen[e.Name] = true
+		for _, c := range e.Columns {
+			if c.Nav != nil {
+				fks = append(fks, e.Name+"."+c.Name)
+			}
+		}
+	}
+	if len(fks) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("* returns each relation's own attributes: its foreign keys (%s) are relationships, not returned; to read one, join the relation it references and select that relation's key", strings.Join(fks, ", "))
 }
 
 // reason describes why a statement is unusable: the error, with its own
