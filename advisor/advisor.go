@@ -455,11 +455,16 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	if opt.Mode != Normalized {
 		en.merge()
 	}
-	// SIs come last, from every CF candidate, so that the CFs of the other
-	// modes are a subset of this one's (SIs can only lower the cost).
-	if opt.Mode == WithSI {
-		en.secondary()
+	// SIs come last, from every CF candidate; CF-only mode gets the CFs
+	// that carry them too, so that both modes see the same CFs and the SIs
+	// can only lower the cost.
+	if opt.Mode != Normalized {
+		en.secondary(opt.Mode == WithSI)
 	}
+	// Candidates in the order of their identities, not of the statements
+	// that made them: the same workload written in another order (a query
+	// log of it) gives the same program, so ties break the same way.
+	sort.SliceStable(en.list, func(i, j int) bool { return en.list[i].Key < en.list[j].Key })
 	computeUpkeep()
 	for _, x := range en.list {
 		if x.Kind == catalog.SI {

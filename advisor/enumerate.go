@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -180,10 +181,9 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 		for _, v := range nodes {
 			in[v] = true
 		}
-		var ids, needed, eqAll []catalog.FieldRef
+		var ids, eqAll []catalog.FieldRef
 		for _, v := range nodes {
 			ids = append(ids, catalog.FieldRef{Node: v, Field: g.Nodes[v].Entity.ID()})
-			needed = append(needed, refs(v, s.needed[v])...)
 			eqAll = append(eqAll, refs(v, s.eq[v])...)
 		}
 		var rng, ord []catalog.FieldRef
@@ -206,10 +206,7 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 			out = append(out, ord...)
 			return append(out, ids...)
 		}
-		extras := [][]catalog.FieldRef{needed}
-		if len(nodes) > 1 {
-			extras = append(extras, nil)
-		}
+		extras := valueSets(nodes, s.needed)
 		// First steps: keyed by the equality attributes of one entity.
 		for _, h := range nodes {
 			if len(s.eq[h]) == 0 {
@@ -222,12 +219,20 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 				}
 			}
 			for _, hash := range hashes {
-				order := clustering(h)
+				var lead []catalog.FieldRef
 				if len(hash) == 1 && len(s.eq[h]) > 1 {
-					order = append(refs(h, s.eq[h]), order...)
+					lead = refs(h, s.eq[h])
 				}
-				for _, ex := range extras {
-					e.add(build(catalog.CF, g, nodes, h, hash, order, ex))
+				// The range attribute, and the other entities' equality
+				// attributes, either in the clustering key (the rows read
+				// are the rows wanted) or among the values (filtered on
+				// the client: more rows read, but an update of them
+				// rewrites a cell instead of moving the row).
+				for _, moved := range valuePlacements(h, eqAll, rng) {
+					order := append(append([]catalog.FieldRef(nil), lead...), clusteringWithout(clustering(h), moved)...)
+					for _, ex := range extras {
+						e.add(build(catalog.CF, g, nodes, h, hash, order, withRefs(ex, moved)))
+					}
 				}
 			}
 		}
@@ -242,6 +247,87 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 			}
 		}
 	}
+}
+
+// valueSets lists the values a CF over nodes may hold: the needed fields
+// of every node, of none (keys only: a later step fetches the fields), and
+// of part of the nodes — each entity's fields may be carried or left to a
+// lookup by its key independently (a room's messages with only the
+// messages' fields, the room read by its key, so that an update of the
+// room touches one row). Every subset for up to 3 nodes; beyond, each
+// node's fields alone and all but each node's.
+func valueSets(nodes []int, needed map[int][]*catalog.Field) [][]catalog.FieldRef {
+	of := func(in func(i int) bool) []catalog.FieldRef {
+		var out []catalog.FieldRef
+		for i, v := range nodes {
+			if in(i) {
+				out = append(out, refs(v, needed[v])...)
+			}
+		}
+		return out
+	}
+	out := [][]catalog.FieldRef{of(func(int) bool { return true })}
+	n := len(nodes)
+	if n == 1 {
+		return out
+	}
+	out = append(out, nil)
+	if n <= 3 {
+		for mask := 1; mask < 1<<n-1; mask++ {
+			out = append(out, of(func(i int) bool { return mask&(1<<i) != 0 }))
+		}
+		return out
+	}
+	for j := range nodes {
+		out = append(out, of(func(i int) bool { return i == j }), of(func(i int) bool { return i != j }))
+	}
+	return out
+}
+
+// valuePlacements lists the attributes a first-step CF keyed by node h's
+// equality attributes may move from its clustering key to its values:
+// none, the range attribute, and the range attribute with the other
+// entities' equality attributes.
+func valuePlacements(h int, eqAll []catalog.FieldRef, rng []catalog.FieldRef) [][]catalog.FieldRef {
+	var foreign []catalog.FieldRef
+	for _, r := range eqAll {
+		if r.Node != h && !r.Field.Key {
+			foreign = append(foreign, r)
+		}
+	}
+	out := [][]catalog.FieldRef{nil}
+	if len(rng) > 0 && !rng[0].Field.Key {
+		out = append(out, rng)
+	}
+	if len(foreign) > 0 {
+		out = append(out, append(append([]catalog.FieldRef(nil), rng...), foreign...))
+	}
+	return out
+}
+
+// clusteringWithout is order without the attributes of moved.
+func clusteringWithout(order, moved []catalog.FieldRef) []catalog.FieldRef {
+	if len(moved) == 0 {
+		return order
+	}
+	var out []catalog.FieldRef
+	for _, r := range order {
+		if !slices.Contains(moved, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// withRefs is ex with the attributes of add it lacks.
+func withRefs(ex, add []catalog.FieldRef) []catalog.FieldRef {
+	out := append([]catalog.FieldRef(nil), ex...)
+	for _, r := range add {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // normalized adds the baseline's CFs for q: one per entity of the query
@@ -320,8 +406,12 @@ func union(xs ...*catalog.Index) *catalog.Index {
 // partition-key attributes h and each other attribute f, an SI on h whose
 // value is the key of f's entity (and one whose value is the key of h's
 // entity), each with the CF keyed by that key that can carry it (the
-// "additional CF"). The SI's base CF is left to the ILP.
-func (e *enumerator) secondary() {
+// "additional CF"). The SI's base CF is left to the ILP. Without SIs
+// (withSIs false: CF-only mode) the additional CFs are added alone: they
+// are CFs, and a CF-only schema that uses them must be one the CF-only
+// search sees, or the default mode could find a cheaper schema without SIs
+// than CF-only mode.
+func (e *enumerator) secondary(withSIs bool) {
 	for _, x := range append([]*catalog.Index(nil), e.list...) {
 		if x.Kind != catalog.CF {
 			continue
@@ -335,15 +425,16 @@ func (e *enumerator) secondary() {
 					if h == k {
 						continue
 					}
-					e.addSI(x, h, k)
+					e.addSI(x, h, k, withSIs)
 				}
 			}
 		}
 	}
 }
 
-// addSI adds SI(h → k) over x's graph and the CF keyed by k that carries it.
-func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr) {
+// addSI adds SI(h → k) over x's graph (when withSI) and the CF keyed by k
+// that carries it.
+func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr, withSI bool) {
 	nodes := make([]int, len(x.Graph.Nodes))
 	for i := range nodes {
 		nodes[i] = i
@@ -356,7 +447,9 @@ func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr) {
 		return out
 	}
 	hr, kr := toRef([]catalog.Attr{h})[0], toRef([]catalog.Attr{k})[0]
-	e.add(build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{hr}, nil, []catalog.FieldRef{kr}))
+	if withSI {
+		e.add(build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{hr}, nil, []catalog.FieldRef{kr}))
+	}
 	var order []catalog.FieldRef
 	for _, a := range toRef(x.Order) {
 		if a != kr {
