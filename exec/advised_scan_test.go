@@ -3,6 +3,7 @@ package exec_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -137,4 +138,72 @@ func itemsStore(t *testing.T, modelSrc, schemaSrc string, n int64, row func(id i
 		}
 	}
 	return en, cs
+}
+
+// TestOrderFromOneRow: a later step that reads the one partition its one
+// input row names delivers that partition's clustering order, so an
+// ascending ORDER BY needs no client sort (the planner's State.single); a
+// descending one is sorted, as later steps read forward.
+func TestOrderFromOneRow(t *testing.T) {
+	ctx := context.Background()
+	const modelSrc = `
+DEFINE RELATION rooms ROWS 100 { id BIGINT KEY, title STRING CARDINALITY 100 };
+DEFINE RELATION messages ROWS 10000 { id BIGINT KEY, body STRING CARDINALITY 10000, posted BIGINT CARDINALITY 10000, room BIGINT REFERENCES rooms REVERSE messages };`
+	const schemaSrc = modelSrc + `
+DEFINE COLUMN FAMILY room FOR rooms { PARTITION KEY (rooms.id), VALUES (rooms.title) };
+DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.posted, rooms.messages.id), VALUES (rooms.messages.body) };`
+	en, err := exec.Deploy(ctx, memstore.New(), "model.kvs", []byte(modelSrc), "schema.kvs", []byte(schemaSrc), cost.Cassandra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec1 := func(q string, args ...any) {
+		t.Helper()
+		st, err := en.Prepare(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Exec(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec1("INSERT INTO rooms SET id = ?, title = ?", int64(1), "one")
+	exec1("INSERT INTO rooms SET id = ?, title = ?", int64(2), "two")
+	posted := map[int64][]int64{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for id := int64(1); id <= 60; id++ {
+		room, at := 1+id%2, r.Int64N(1000)
+		exec1("INSERT INTO messages SET id = ?, body = ?, posted = ? AND CONNECT TO room(?)", id, fmt.Sprint("b", id), at, room)
+		posted[room] = append(posted[room], at)
+	}
+	for _, desc := range []bool{false, true} {
+		dir := ""
+		if desc {
+			dir = " DESC"
+		}
+		q, err := en.Prepare("SELECT rooms.title, messages.posted, messages.body FROM rooms.messages WHERE rooms.id = ? ORDER BY messages.posted" + dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sorts := strings.Contains(q.Explain(), "CLIENT SORT"); sorts != desc {
+			t.Errorf("ORDER BY%s: client sort %v, want %v:\n%s", dir, sorts, desc, q.Explain())
+		}
+		for room := int64(1); room <= 2; room++ {
+			res, err := q.Query(ctx, room)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clone(posted[room])
+			slices.Sort(want)
+			if desc {
+				slices.Reverse(want)
+			}
+			var got []int64
+			for _, row := range res.Values() {
+				got = append(got, row[1].(int64))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("ORDER BY%s in room %d: %v, want %v\n%s", dir, room, got, want, q.Explain())
+			}
+		}
+	}
 }

@@ -110,12 +110,16 @@ type State struct {
 	covered, done, applied []bool     // per query node, per node, per predicate
 	pending                *plan.Step // an SI step waits for its base CF
 	limited, ordered       bool
-	first                  bool // no step yet
-	rows                   float64
-	End                    bool  // the query is answered
-	Live                   bool  // can reach an end state
-	Out                    []int // arcs leaving the state
-	key                    string
+	// single: the steps so far produce at most one row (each read a
+	// CF row by its whole key), so a later step's rows come in the order
+	// of its one partition.
+	single bool
+	first  bool // no step yet
+	rows   float64
+	End    bool  // the query is answered
+	Live   bool  // can reach an end state
+	Out    []int // arcs leaving the state
+	key    string
 }
 
 // Arc is one lookup step from state From to state To.
@@ -203,6 +207,9 @@ func (d *DAG) intern(s *State) int {
 	}
 	if s.ordered {
 		b.WriteString("|O")
+	}
+	if s.single {
+		b.WriteString("|1")
 	}
 	if s.first {
 		b.WriteString("|F")
@@ -382,6 +389,16 @@ func (d *DAG) arc(i int, l plan.Step) {
 			}
 		}
 	}
+	switch {
+	case s.first:
+		ns.single = l.Role != cost.Scan && x.Kind == catalog.CF && d.wholeKey(l)
+	case s.single && l.Role == cost.Plain && x.Kind == catalog.CF:
+		// One partition read for the one row before: its rows come in
+		// clustering order (forward: the runtime reads later steps
+		// forward only).
+		ns.ordered = ns.ordered || !d.q.OrderBy[0].Desc && d.ordered(l)
+		ns.single = d.wholeKey(l)
+	}
 	if s.first {
 		// A scan reads partition after partition: no order to rely on.
 		ns.ordered = l.Role != cost.Scan && d.ordered(l)
@@ -489,10 +506,28 @@ func containsHash(x *catalog.Index, m []int, r catalog.FieldRef) bool {
 	return false
 }
 
+// wholeKey reports whether lookup l binds every clustering attribute of
+// its CF by equality (its partition key is bound: by equalities on a first
+// step, by the row before on a later one), so it reads at most one row.
+func (d *DAG) wholeKey(l plan.Step) bool {
+	n := 0
+	for _, k := range l.KeyPreds {
+		p := d.q.Preds[k]
+		if p.Op != catalog.Eq {
+			return false
+		}
+		if !containsHash(l.Index, l.Map, p.Ref) {
+			n++
+		}
+	}
+	return n == len(l.Index.Order)
+}
+
 // ordered reports whether a first lookup delivers the ORDER BY: its
 // clustering key, after the attributes its equalities bind, starts with the
 // ORDER BY attributes, all ascending or all descending (a reverse scan).
-// Later steps keep the order of the rows that feed them.
+// Later steps keep the order of the rows that feed them; a later step fed
+// by one row delivers the order the same way (see State.single).
 func (d *DAG) ordered(l plan.Step) bool {
 	if len(d.q.OrderBy) == 0 || l.Index.Kind != catalog.CF {
 		return false
