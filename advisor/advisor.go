@@ -39,6 +39,36 @@
 //   - the solution is optimal for the enumerated candidates (the solver
 //     proves it; a time limit makes the Result say so); among optimal
 //     solutions the one with fewest, then smallest, structures is chosen.
+//
+// # The candidate space
+//
+// "Optimal" is over the candidates enumerate.go generates; the space is:
+//   - for every query (and every support query of a write) and every
+//     connected part of its graph: CFs partitioned by the equality
+//     attributes of one entity of the part (all of them, or each alone
+//     with the others leading the clustering key), clustered by the
+//     other entities' equality attributes, the range attribute, the
+//     ORDER BY attributes and every entity's key — or with the range
+//     attribute, or it and the other entities' equality attributes, among
+//     the values instead (filtered on the client);
+//   - for the same parts, CFs partitioned by the key of each entity (the
+//     later steps of join plans);
+//   - each with, as values, the needed fields of every entity of the part,
+//     of none, or of some: every subset of the entities for parts of up to
+//     3 entities, beyond that each entity alone and all but each;
+//   - the union of the values of CFs with the same graph, partition key and
+//     clustering key (seed 000 §3.2);
+//   - Algorithm 1's SIs (lines 4–13: on each partition-key attribute, whose
+//     value is an entity's key) with the CFs that carry them; CF-only mode
+//     gets those CFs too, so its optimum is never above a default-mode
+//     schema without SIs. Line 14 (an SI whose value is a non-key
+//     attribute, used alone) is not generated: kvschema's SIs are read
+//     with their base CF's rows (seed 000's plan F needs the store-side
+//     index of issue 18).
+//
+// Nothing is pruned but CFs no plan of the workload can use and, in the
+// program, structures dominated in every plan they serve (advisor.go's
+// dominated).
 package advisor
 
 import (
@@ -461,10 +491,6 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	if opt.Mode != Normalized {
 		en.secondary(opt.Mode == WithSI)
 	}
-	// Candidates in the order of their identities, not of the statements
-	// that made them: the same workload written in another order (a query
-	// log of it) gives the same program, so ties break the same way.
-	sort.SliceStable(en.list, func(i, j int) bool { return en.list[i].Key < en.list[j].Key })
 	computeUpkeep()
 	for _, x := range en.list {
 		if x.Kind == catalog.SI {

@@ -389,7 +389,10 @@ func (d *DAG) arc(i int, l plan.Step) {
 			}
 		}
 	}
+	// (Tracked for ordered queries only: other queries' states stay as
+	// they were, and their ties between plans break as before.)
 	switch {
+	case len(d.q.OrderBy) == 0:
 	case s.first:
 		ns.single = l.Role != cost.Scan && x.Kind == catalog.CF && d.wholeKey(l)
 	case s.single && l.Role == cost.Plain && x.Kind == catalog.CF:
