@@ -213,14 +213,25 @@ func oneTuple(ins *lang.Insert) *lang.Insert {
 // them. Deploying the schema the store already holds again is a no-op; a
 // different one, or a model relation the store's DEFINE RELATIONs already
 // name, is an error.
-func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) error {
+//
+// The notes say what the caller should know although the deployment
+// succeeded: that the schema was advised for another target than the
+// store's engine (its DDL records the target: kvschema advise --target;
+// a schema advised for pebble deployed on Bigtable, say, was costed with
+// constants its plans do not run under). A mem: store takes any target
+// without a note.
+func (db *DB) Deploy(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (notes []string, err error) {
 	if db.tx != nil {
-		return fmt.Errorf("Deploy: %w", ErrInTx)
+		return nil, fmt.Errorf("Deploy: %w", ErrInTx)
 	}
-	if _, err := exec.Deploy(ctx, db.raw, modelFile, modelSrc, schemaFile, schemaSrc, prof); err != nil {
-		return err
+	en, err := exec.Deploy(ctx, db.raw, modelFile, modelSrc, schemaFile, schemaSrc, prof)
+	if err != nil {
+		return nil, err
 	}
-	return db.reload(ctx) // the catalog's new version holds the schema
+	if note := catalog.TargetNote(en.Advised().Target, db.raw.Capabilities().Engine); note != "" {
+		notes = append(notes, note)
+	}
+	return notes, db.reload(ctx) // the catalog's new version holds the schema
 }
 
 // Definitions returns every definition the store holds, as a script: the

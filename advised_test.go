@@ -40,7 +40,7 @@ func deployRUBiS(t testing.TB, db *kvschema.DB) (*workload.Workload, map[*catalo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "exec/testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra); err != nil {
+	if _, err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "exec/testdata/rubis_schema.kvs", schemaSrc, cost.Cassandra); err != nil {
 		t.Fatal(err)
 	}
 	en, err := db.Advised(ctx)
@@ -259,7 +259,7 @@ func TestDeployNameConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", schemaSrc, cost.Cassandra)
+	_, err = db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", schemaSrc, cost.Cassandra)
 	if err == nil || !strings.Contains(err.Error(), "relation users is already defined in this store by DEFINE RELATION") {
 		t.Fatalf("deploy over a client relation: %v", err)
 	}
@@ -678,6 +678,46 @@ INSERT INTO notes VALUES (1, 'a', 5), (2, 'b', 7), (3, 'a', NULL), (4, 'a', -2);
 	} {
 		if _, err := db.Query(ctx, q); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error with %q", q, err, want)
+		}
+	}
+}
+
+// Deploy notes a schema advised for another kind of store than the DB's
+// (the target its DDL records), and only then: not on its own kind, not
+// on mem:, not without a target.
+func TestDeployTargetNote(t *testing.T) {
+	ctx := context.Background()
+	const model = `DEFINE RELATION users ROWS 100 { id BIGINT KEY, nickname STRING CARDINALITY 100 };`
+	const schema = `DEFINE COLUMN FAMILY users_by_id FOR users { PARTITION KEY (users.id), VALUES (users.nickname) };`
+	withTarget := func(p cost.Profile) []byte {
+		dirs, err := catalog.Directives(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte("-- advised\n" + dirs + schema)
+	}
+	for _, tc := range []struct {
+		url    string
+		schema []byte
+		want   string
+	}{
+		{"pebble:" + filepath.Join(t.TempDir(), "a"), withTarget(cost.Pebble), ""},
+		{"pebble:" + filepath.Join(t.TempDir(), "b"), []byte(schema), ""},
+		{"pebble:" + filepath.Join(t.TempDir(), "c"), withTarget(cost.Bigtable), "the schema was advised for target bigtable, but the store is pebble"},
+		{"pebble:" + filepath.Join(t.TempDir(), "d"), withTarget(cost.Cassandra), "the schema was advised for target cassandra, but the store is pebble"},
+		{"mem:", withTarget(cost.Bigtable), ""},
+	} {
+		db, err := kvschema.Open(ctx, tc.url, kvschema.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes, err := db.Deploy(ctx, "model.kvs", []byte(model), "schema.kvs", tc.schema, cost.Pebble)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(notes, "\n"); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: notes %q, want %q", tc.url, notes, tc.want)
 		}
 	}
 }

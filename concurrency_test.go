@@ -118,6 +118,8 @@ func (o onlyLayout) Read(a cost.Access) float64 {
 
 func (o onlyLayout) Write(puts, deletes float64) float64 { return 0 }
 
+func (o onlyLayout) Sort(float64) float64 { return 0 }
+
 // normalizeRows formats rows for comparison.
 func normalizeRows(rows [][]types.Value) []string {
 	out := make([]string, len(rows))

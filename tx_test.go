@@ -142,7 +142,7 @@ func TestTxRefusals(t *testing.T) {
 	if _, err := tx.DB().Snapshot(ctx); !errors.Is(err, kvschema.ErrInTx) {
 		t.Errorf("Snapshot: %v, want ErrInTx", err)
 	}
-	if err := tx.DB().Deploy(ctx, "m", nil, "s", nil, cost.Cassandra); !errors.Is(err, kvschema.ErrInTx) {
+	if _, err := tx.DB().Deploy(ctx, "m", nil, "s", nil, cost.Cassandra); !errors.Is(err, kvschema.ErrInTx) {
 		t.Errorf("Deploy: %v, want ErrInTx", err)
 	}
 	if _, err := tx.DB().Load(ctx, nil, exec.LoadOptions{}); !errors.Is(err, kvschema.ErrInTx) {

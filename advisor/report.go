@@ -218,11 +218,22 @@ func (r *Result) WriteJSON(w io.Writer) error {
 
 // WriteDDL writes the recommended schema in the kvschema language: the
 // model's relations (so that the file stands alone), then one DEFINE COLUMN
-// FAMILY per CF and one DEFINE SECONDARY INDEX per SI.
+// FAMILY per CF and one DEFINE SECONDARY INDEX per SI. Its header records
+// the target and the profile the schema was advised with (directives that
+// catalog.AdvisedFor reads back).
 func (r *Result) WriteDDL(w io.Writer, modelStmts []lang.Statement) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- Schema recommended by kvschema advise (mode %s, mix %s, budget %s, profile %s):\n-- total cost %.6g, total size %s.\n\n",
-		r.Mode, r.Mix, units.Format(r.Budget), r.Profile.Name, r.TotalCost, units.Format(r.TotalSize))
+	target := r.Profile.Engine
+	if target == "" {
+		target = "unknown (the profile names no engine)"
+	}
+	fmt.Fprintf(&b, "-- Schema recommended by kvschema advise (mode %s, mix %s, budget %s, target %s, profile %s):\n-- total cost %.6g, total size %s.\n",
+		r.Mode, r.Mix, units.Format(r.Budget), target, r.Profile.Name, r.TotalCost, units.Format(r.TotalSize))
+	dirs, err := catalog.Directives(r.Profile)
+	if err != nil {
+		return err
+	}
+	b.WriteString(dirs + "\n")
 	var rels []lang.Statement
 	for _, st := range modelStmts {
 		if _, ok := st.(*lang.DefineRelation); ok {
@@ -239,7 +250,7 @@ func (r *Result) WriteDDL(w io.Writer, modelStmts []lang.Statement) error {
 		}
 		b.WriteString(lang.Print(st) + ";\n")
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err = io.WriteString(w, b.String())
 	return err
 }
 

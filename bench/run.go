@@ -419,7 +419,7 @@ func (cfg *Config) calibrate(ctx context.Context, root string, rtt time.Duration
 	}
 	defer st.Close()
 	name := fmt.Sprintf("calibrated %s rtt=%v", cfg.storeName(), rtt)
-	opt := calibrate.Options{}
+	opt := calibrate.Options{RTT: rtt}
 	var meter *progress.Meter
 	if cfg.Progress != nil {
 		meter = progress.New(cfg.Progress, "calibrate", "runs", 0)

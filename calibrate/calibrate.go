@@ -22,7 +22,13 @@
 // for ranking). Writes are measured on the store: one atomic batch putting
 // (InsertCost) or deleting (DeleteCost) R rows of engine-like shape,
 // R = 1 … 16, fitted through the origin as the cost model charges them,
-// R·cost.
+// R·cost. A client sort (SortRowCost) is measured on the client alone, as
+// it runs there whatever the store: exec.SortRows (the executor's CLIENT
+// SORT BY) ordering N shuffled tuples of the engine's type (types.Datum,
+// rows of five values), N = 16 … 4,096, by a 20-byte STRING and by a
+// BIGINT, fitted through the origin per row. A sort takes N·log N
+// comparisons; the per-row constant is the fit over these sizes, the
+// result sizes plans meet.
 //
 // Invariants: everything runs in the table namespace "calibrate." of the
 // store (package prefixstore), which is emptied before and after, so a
@@ -35,6 +41,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -45,11 +52,26 @@ import (
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/prefixstore"
+	"github.com/kvschema/kvschema/store/rttstore"
+	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/types"
 )
 
 // Namespace prefixes every table calibration creates.
 const Namespace = "calibrate."
+
+// WithRTT returns st with rtt added to every call to its server (package
+// rttstore), as a remote store's network would: for a store under an
+// intent log (txnstore, as bigtable: URLs open), to each call the log
+// makes, so that a multi-row write pays a round trip for each of its locks,
+// its commit and its rows, as it would on a remote Bigtable. The intent log
+// is a new one with default options.
+func WithRTT(st store.Store, rtt time.Duration) store.Store {
+	if ts, ok := st.(*txnstore.Store); ok {
+		return txnstore.New(rttstore.NewConditional(ts.Inner(), rtt))
+	}
+	return rttstore.New(st, rtt)
+}
 
 // Options tune a calibration.
 type Options struct {
@@ -57,6 +79,12 @@ type Options struct {
 	Warmup int // untimed runs before them (default 3; negative: none)
 	// Progress, when set, is called after each measurement.
 	Progress func(done, total int)
+	// Engine and RTT are recorded in the profile (cost.Profile.Engine and
+	// RTT): the kind of store calibrated (default: the store's own,
+	// store.Capabilities.Engine, but none for mem:, which is no target)
+	// and the round trip added to its calls (Run cannot tell it).
+	Engine string
+	RTT    time.Duration
 }
 
 // Measurement is one micro-benchmark: what a run did and how long it took.
@@ -75,6 +103,7 @@ type Result struct {
 	Inserts []Measurement // fitted by InsertCost
 	Deletes []Measurement // fitted by DeleteCost
 	CF, SI  Measurement   // single-row queries: CFQueryCost, SIQueryCost
+	Sorts   []Measurement // client sorts of Rows tuples: SortRowCost
 	// ReadError is the fit's root-mean-square relative error over Reads.
 	ReadError float64
 	Took      time.Duration
@@ -215,7 +244,7 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	}
 
 	res := &Result{}
-	total := len(rowSizes) + len(partSizes) + 2 + 2*len(writeSizes)
+	total := len(rowSizes) + len(partSizes) + 2 + 2*len(writeSizes) + 2*len(sortSizes)
 	done := 0
 	tick := func() {
 		done++
@@ -274,7 +303,14 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 		return nil, err
 	}
 
-	p := cost.Profile{Name: name}
+	res.Sorts = measureSorts(opt, tick)
+
+	p := cost.Profile{Name: name, Engine: opt.Engine, RTT: opt.RTT.Seconds()}
+	if p.Engine == "" {
+		if e := st.Capabilities().Engine; e != "mem" {
+			p.Engine = e
+		}
+	}
 	beta, rms := fitNonNegative(res.Reads)
 	p.IndexCost, p.PartitionCost, p.RowCost = beta[0], beta[1], beta[2]
 	res.ReadError = rms
@@ -282,6 +318,7 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	p.DeleteCost = fitThroughOrigin(res.Deletes)
 	p.CFQueryCost = res.CF.Seconds
 	p.SIQueryCost = max(res.SI.Seconds, res.CF.Seconds)
+	p.SortRowCost = fitThroughOrigin(res.Sorts)
 	res.Profile = p
 	res.Took = time.Since(start)
 	return res, p.Validate()
@@ -327,6 +364,61 @@ func measureWrites(ctx context.Context, st store.Store, opt Options, tick func()
 		tick()
 	}
 	return ins, del, nil
+}
+
+// sortSizes are the numbers of tuples a measured client sort orders.
+var sortSizes = []int{16, 64, 256, 1024, 4096}
+
+// measureSorts times exec.SortRows on shuffled tuples of the engine's type
+// (an id, two 20-byte strings, a double and a bigint, as the rows of
+// queryRows), ordered by a string and by a bigint. A timed run sorts
+// max(1, 4096/N) copies, so that small sorts take long enough to time; its
+// latency per sort is kept.
+func measureSorts(opt Options, tick func()) []Measurement {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const maxN = 4096
+	base := make([][]types.Datum, maxN)
+	for i := range base {
+		s := fmt.Sprintf("%020d", rng.Int64N(1e18))
+		base[i] = []types.Datum{
+			types.IntDatum(types.BigInt, int64(i)),
+			types.StringDatum(s),
+			types.StringDatum(s[10:] + s[:10]),
+			types.FloatDatum(types.Double, rng.Float64()),
+			types.IntDatum(types.BigInt, rng.Int64()),
+		}
+	}
+	var out []Measurement
+	for _, key := range []struct {
+		name string
+		col  int
+	}{{"STRING", 1}, {"BIGINT", 4}} {
+		order, desc := []int{key.col}, []bool{false}
+		for _, n := range sortSizes {
+			copies := max(1, maxN/n)
+			lat := make([]float64, 0, opt.Runs)
+			work := make([][][]types.Datum, copies)
+			for i := 0; i < opt.Warmup+opt.Runs; i++ {
+				for c := range work {
+					w := make([][]types.Datum, n)
+					for j := range w {
+						w[j] = base[rng.IntN(maxN)]
+					}
+					work[c] = w
+				}
+				t0 := time.Now()
+				for _, w := range work {
+					exec.SortRows(w, order, desc)
+				}
+				if i >= opt.Warmup {
+					lat = append(lat, time.Since(t0).Seconds()/float64(copies))
+				}
+			}
+			out = append(out, Measurement{Name: fmt.Sprintf("sort %d rows by a %s", n, key.name), Rows: float64(n), Seconds: median(lat)})
+			tick()
+		}
+	}
+	return out
 }
 
 // empty deletes every row of every table of the namespace.
@@ -494,16 +586,22 @@ func (r *Result) Report() string {
 	p := r.Profile
 	fmt.Fprintf(&b, "profile %s (calibrated in %v)\n", p.Name, r.Took.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  index_cost %.3g s, partition_cost %.3g s, row_cost %.3g s (fit: %.1f%% rms relative error)\n", p.IndexCost, p.PartitionCost, p.RowCost, 100*r.ReadError)
-	fmt.Fprintf(&b, "  insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s\n", p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost)
+	fmt.Fprintf(&b, "  insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s; sort_row_cost %.3g s\n", p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost, p.SortRowCost)
 	fmt.Fprintf(&b, "  %-30s %6s %7s %7s %12s %12s\n", "read", "steps", "probes", "rows", "measured", "fitted")
 	for _, m := range r.Reads {
 		fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s %12s\n", m.Name, m.Steps, m.Probes, m.Rows, seconds(m.Seconds), seconds(r.Predicted(m)))
 	}
 	fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s\n", r.SI.Name, r.SI.Steps, r.SI.Probes, r.SI.Rows, seconds(r.SI.Seconds))
-	for _, set := range [][]Measurement{r.Inserts, r.Deletes} {
-		for _, m := range set {
-			fmt.Fprintf(&b, "  %-30s %6.1f %7s %7.1f %12s\n", m.Name, m.Steps, "", m.Rows, seconds(m.Seconds))
+	for _, set := range []struct {
+		ms     []Measurement
+		perRow float64
+	}{{r.Inserts, p.InsertCost}, {r.Deletes, p.DeleteCost}} {
+		for _, m := range set.ms {
+			fmt.Fprintf(&b, "  %-30s %6.1f %7s %7.1f %12s %12s\n", m.Name, m.Steps, "", m.Rows, seconds(m.Seconds), seconds(m.Rows*set.perRow))
 		}
+	}
+	for _, m := range r.Sorts {
+		fmt.Fprintf(&b, "  %-30s %6s %7s %7.1f %12s %12s\n", m.Name, "", "", m.Rows, seconds(m.Seconds), seconds(m.Rows*p.SortRowCost))
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
@@ -53,9 +54,12 @@ func TestRunMeasuresThePlannedWork(t *testing.T) {
 	if err := st.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: "user", Row: []byte("k"), Family: "f", Value: []byte("v")}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(ctx, st, "mem", Options{Runs: 3, Warmup: 1})
+	res, err := Run(ctx, st, "mem", Options{Runs: 3, Warmup: 1, Engine: "pebble", RTT: 2 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p := res.Profile; p.Name != "mem" || p.Engine != "pebble" || p.RTT != 0.002 {
+		t.Errorf("profile name %q, engine %q, rtt %v: want those of the options", p.Name, p.Engine, p.RTT)
 	}
 	if err := res.Profile.Validate(); err != nil {
 		t.Fatal(err)
@@ -90,6 +94,17 @@ func TestRunMeasuresThePlannedWork(t *testing.T) {
 	}
 	if len(res.Inserts) != len(writeSizes) || len(res.Deletes) != len(writeSizes) {
 		t.Errorf("%d insert and %d delete measurements, want %d each", len(res.Inserts), len(res.Deletes), len(writeSizes))
+	}
+	if len(res.Sorts) != 2*len(sortSizes) {
+		t.Errorf("%d sort measurements, want %d", len(res.Sorts), 2*len(sortSizes))
+	}
+	for _, m := range res.Sorts {
+		if !(m.Seconds > 0) || m.Steps != 0 {
+			t.Errorf("%s: %+v", m.Name, m)
+		}
+	}
+	if !(res.Profile.SortRowCost > 0) {
+		t.Errorf("sort_row_cost %v, want > 0", res.Profile.SortRowCost)
 	}
 	tabs, err := st.Tables(ctx)
 	if err != nil {

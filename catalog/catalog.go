@@ -36,6 +36,10 @@ type Advised struct {
 	Model   *Model
 	Schema  *Schema
 	Profile cost.Profile
+	// Target is the kind of engine the schema was advised for, as its DDL
+	// records it (TargetDirective): pebble, bigtable or cassandra; "" when
+	// it records none.
+	Target string
 	// ModelSrc and SchemaSrc are the scripts as deployed: a deployment is
 	// the same one only if they are byte-identical.
 	ModelSrc, SchemaSrc string
@@ -66,6 +70,10 @@ func ParseAdvised(modelFile string, modelSrc []byte, schemaFile string, schemaSr
 	if len(s.Indexes) == 0 {
 		return nil, fmt.Errorf("%s defines no column family", schemaFile)
 	}
+	target, _, err := AdvisedFor(schemaFile, schemaSrc)
+	if err != nil {
+		return nil, err
+	}
 	if err := prof.Validate(); err != nil {
 		return nil, err
 	}
@@ -73,7 +81,7 @@ func ParseAdvised(modelFile string, modelSrc []byte, schemaFile string, schemaSr
 	if err != nil {
 		return nil, err
 	}
-	return &Advised{Model: m, Schema: s, Profile: prof, ModelSrc: string(modelSrc), SchemaSrc: string(schemaSrc), profile: string(pj)}, nil
+	return &Advised{Model: m, Schema: s, Profile: prof, Target: target, ModelSrc: string(modelSrc), SchemaSrc: string(schemaSrc), profile: string(pj)}, nil
 }
 
 // Same reports whether b deploys the same scripts as a.

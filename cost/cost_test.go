@@ -58,7 +58,67 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.body, err, tc.want)
 		}
 	}
-	if _, err := Load("nonesuch"); err == nil || !strings.Contains(err.Error(), "neither built in (cassandra) nor a readable file") {
+	if _, err := Load("nonesuch"); err == nil || !strings.Contains(err.Error(), "neither built in (bigtable, cassandra, pebble) nor a readable file") {
 		t.Errorf("missing profile: %v", err)
+	}
+	if _, err := Load(""); err == nil || !strings.Contains(err.Error(), "give one of bigtable, cassandra, pebble") {
+		t.Errorf("no profile: %v", err)
+	}
+}
+
+// Every target loads by name, is valid, names its engine and prices a
+// client sort (cassandra: at 0, as NoSE's model does).
+func TestBuiltinTargets(t *testing.T) {
+	if got := strings.Join(Targets(), ","); got != "bigtable,cassandra,pebble" {
+		t.Fatalf("targets %s", got)
+	}
+	if DefaultTarget != "pebble" {
+		t.Errorf("default target %s, want pebble (kvschema's engine)", DefaultTarget)
+	}
+	for _, name := range Targets() {
+		p, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Name != name || p.Engine != name {
+			t.Errorf("%s: name %q, engine %q", name, p.Name, p.Engine)
+		}
+		if err := p.Validate(); err != nil {
+			t.Error(err)
+		}
+		if name == "cassandra" {
+			if p.SortRowCost != 0 || p.Sort(100) != 0 {
+				t.Errorf("cassandra prices a sort: %v", p.SortRowCost)
+			}
+		} else if !(p.SortRowCost > 0) || p.Sort(100) != 100*p.SortRowCost {
+			t.Errorf("%s: sort_row_cost %v, Sort(100) %v", name, p.SortRowCost, p.Sort(100))
+		}
+	}
+	// Bigtable's profile assumes 1 ms round trips; Pebble's none.
+	if Bigtable.RTT != 0.001 || Pebble.RTT != 0 {
+		t.Errorf("rtt: bigtable %v, pebble %v", Bigtable.RTT, Pebble.RTT)
+	}
+	// A round trip dominates every Bigtable read: its SI step (two reads)
+	// costs about twice a CF's.
+	if r := Bigtable.SIQueryCost / Bigtable.CFQueryCost; r < 1.5 || r > 3 {
+		t.Errorf("bigtable si/cf query cost %v", r)
+	}
+	if (Prefix{}).Sort(1e6) != 0 {
+		t.Error("Prefix prices a sort")
+	}
+}
+
+// A profile file written before sort_row_cost existed reads as sorting
+// for free; a negative one is refused.
+func TestSortRowCostField(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "p.json")
+	os.WriteFile(f, []byte(`{"index_cost": 1e-5, "cf_query_cost": 1e-5, "si_query_cost": 1e-5}`), 0o644)
+	if p, err := Load(f); err != nil || p.SortRowCost != 0 || p.Engine != "" {
+		t.Fatalf("%+v %v", p, err)
+	}
+	os.WriteFile(f, []byte(`{"cf_query_cost": 1e-5, "si_query_cost": 1e-5, "sort_row_cost": -1}`), 0o644)
+	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), "sort_row_cost = -1") {
+		t.Errorf("negative sort cost: %v", err)
 	}
 }

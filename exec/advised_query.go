@@ -421,18 +421,7 @@ func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple
 		}
 	}
 	if p.plan.Sort {
-		sort.SliceStable(rows, func(i, j int) bool {
-			for k, s := range p.order {
-				c := types.CompareDatums(rows[i][s], rows[j][s])
-				if p.desc[k] {
-					c = -c
-				}
-				if c != 0 {
-					return c < 0
-				}
-			}
-			return false
-		})
+		SortRows(rows, p.order, p.desc)
 	}
 	if p.plan.Limit > 0 && int64(len(rows)) > p.plan.Limit {
 		rows = rows[:p.plan.Limit]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -382,18 +381,11 @@ func (s *Stmt) queryUnion(ctx context.Context, args []types.Value) (*Result, err
 		}
 	}
 	if nord > 0 {
-		sort.SliceStable(rows, func(i, j int) bool {
-			for k, o := range q.OrderBy {
-				c := types.CompareDatums(rows[i][nsel+k], rows[j][nsel+k])
-				if o.Desc {
-					c = -c
-				}
-				if c != 0 {
-					return c < 0
-				}
-			}
-			return false
-		})
+		order, desc := make([]int, nord), make([]bool, nord)
+		for k, o := range q.OrderBy {
+			order[k], desc[k] = nsel+k, o.Desc
+		}
+		SortRows(rows, order, desc)
 	}
 	if q.Limit > 0 && int64(len(rows)) > q.Limit {
 		rows = rows[:q.Limit]

@@ -29,6 +29,10 @@ type Step struct {
 	// Estimates: partitions probed, rows read, rows kept after filters and
 	// the step's cost.
 	Partitions, Rows, Kept, Cost float64
+	// SortCost is the part of Cost that is the client sort of the query's
+	// result after this step (its plan's last, when no step delivers the
+	// ORDER BY: cost.Model.Sort of the rows kept), else 0.
+	SortCost float64
 }
 
 // Query answers one query (or a write's support query): lookups, then a
@@ -105,7 +109,11 @@ func (p *Query) Describe(indent string) string {
 			}
 			os = append(os, t)
 		}
-		fmt.Fprintf(&b, "%s   client sort by %s\n", indent, strings.Join(os, ", "))
+		sortCost := ""
+		if n := len(p.Steps); n > 0 && p.Steps[n-1].SortCost > 0 {
+			sortCost = fmt.Sprintf(" (%.4g rows, cost %.6g, in step %d's)", p.Steps[n-1].Kept, p.Steps[n-1].SortCost, n)
+		}
+		fmt.Fprintf(&b, "%s   client sort by %s%s\n", indent, strings.Join(os, ", "), sortCost)
 	}
 	if p.Limit > 0 {
 		fmt.Fprintf(&b, "%s   limit %d\n", indent, p.Limit)

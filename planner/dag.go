@@ -429,6 +429,12 @@ func (d *DAG) arc(i int, l plan.Step) {
 		}
 	}
 	l.Cost = d.coster.Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows})
+	if ns.End && len(d.q.OrderBy) > 0 && !ns.ordered {
+		// The client sorts the result after the last step: the step
+		// carries the sort's cost, so that every path's cost is its plan's.
+		l.SortCost = d.coster.Sort(ns.rows)
+		l.Cost += l.SortCost
+	}
 	to := d.intern(ns)
 	d.Arcs = append(d.Arcs, &Arc{From: i, To: to, Step: l})
 	s.Out = append(s.Out, len(d.Arcs)-1)

@@ -10,6 +10,7 @@ import (
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/rubis"
 	"github.com/kvschema/kvschema/workload"
@@ -57,6 +58,7 @@ func (rowsModel) Read(a cost.Access) float64 {
 	return c
 }
 func (rowsModel) Write(puts, deletes float64) float64 { return puts + deletes }
+func (rowsModel) Sort(rows float64) float64           { return 0.001 * rows }
 
 // allPaths lists every start-to-end path of d (nil and false beyond limit).
 func allPaths(d *planner.DAG, limit int) ([][]int, bool) {
@@ -90,6 +92,9 @@ func priced(d *planner.DAG, m cost.Model, path []int, allow func(*catalog.Index)
 			return 0, false
 		}
 		c += m.Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows})
+	}
+	if p := d.Plan(path); p.Sort {
+		c += m.Sort(p.Steps[len(p.Steps)-1].Kept) // the client sort of the result
 	}
 	return c, true
 }
@@ -170,8 +175,15 @@ func TestModelChangesPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range pb.Steps {
-			if want := (rowsModel{}).Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows}); !near(l.Cost, want) {
+		for i, l := range pb.Steps {
+			sort := 0.0
+			if pb.Sort && i == len(pb.Steps)-1 {
+				sort = (rowsModel{}).Sort(l.Kept)
+			}
+			if !near(l.SortCost, sort) {
+				t.Fatalf("%s: step on %s has sort cost %v, the model says %v", st.Tag, l.Index.Name, l.SortCost, sort)
+			}
+			if want := (rowsModel{}).Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows}) + sort; !near(l.Cost, want) {
 				t.Fatalf("%s: step on %s costs %v, the model says %v", st.Tag, l.Index.Name, l.Cost, want)
 			}
 		}
@@ -237,5 +249,95 @@ func TestCannotAnswer(t *testing.T) {
 	}
 	if failed == 0 {
 		t.Fatal("one CF answered every query")
+	}
+}
+
+// TestClientSortCost: a plan that sorts its result on the client costs
+// rows × SortRowCost more than the same lookup without ORDER BY, and one
+// whose column family delivers the order costs nothing more. The numbers
+// are worked by hand from eq. 4: a lookup of 1 partition of x_by_grp holds
+// ROWS/CARDINALITY(grp) = 1000/10 = 100 rows, so it costs
+// IndexCost + 1·PartitionCost + 100·RowCost = 1 + 0.1 + 100·0.01 = 2.1,
+// and sorting its 100 rows 100·0.001 = 0.1 more.
+func TestClientSortCost(t *testing.T) {
+	const schema = `
+DEFINE RELATION x ROWS 1000 { id BIGINT KEY SIZE 8, grp BIGINT SIZE 8 CARDINALITY 10, v BIGINT SIZE 8 CARDINALITY 1000 };
+DEFINE COLUMN FAMILY x_by_grp FOR x { PARTITION KEY (x.grp), CLUSTERING KEY (x.id), VALUES (x.v) };
+DEFINE COLUMN FAMILY x_by_grp_v FOR x { PARTITION KEY (x.grp), CLUSTERING KEY (x.v, x.id), VALUES () };
+`
+	const wl = `
+DEFINE WORKLOAD w MIXES (m) {
+  GROUP g WEIGHTS (m 1) {
+    SELECT x.id, x.v FROM x WHERE x.grp = ?; -- plain
+    SELECT x.id, x.v FROM x WHERE x.grp = ? ORDER BY x.v; -- sorted
+  }
+};
+`
+	stmts, err := lang.ParseScript("sort.kvs", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := catalog.ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Parse(m, "sort_workload.kvs", []byte(wl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := cost.Profile{Name: "hand", IndexCost: 1, PartitionCost: 0.1, RowCost: 0.01, CFQueryCost: 1, SIQueryCost: 1, SortRowCost: 0.001}
+	only := func(name string) *catalog.Schema {
+		for _, x := range all.Indexes {
+			if x.Name == name {
+				return &catalog.Schema{Indexes: []*catalog.Index{x}, Base: map[*catalog.Index]*catalog.Index{}}
+			}
+		}
+		t.Fatalf("no index %s", name)
+		return nil
+	}
+	planOf := func(s *catalog.Schema, tag string, p cost.Profile) *plan.Query {
+		for _, st := range w.Statements {
+			if st.Tag == tag {
+				pl, err := planner.New(s, p).Query(st.Query)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return pl
+			}
+		}
+		t.Fatalf("no statement %s", tag)
+		return nil
+	}
+	unordered := only("x_by_grp")
+	for _, tc := range []struct {
+		s        *catalog.Schema
+		tag      string
+		prof     cost.Profile
+		cost     float64
+		sort     bool
+		sortCost float64
+	}{
+		{unordered, "plain", prof, 2.1, false, 0},
+		{unordered, "sorted", prof, 2.2, true, 0.1},
+		{only("x_by_grp_v"), "sorted", prof, 2.1, false, 0},
+		{unordered, "sorted", cost.Profile{Name: "free sort", IndexCost: 1, PartitionCost: 0.1, RowCost: 0.01, CFQueryCost: 1, SIQueryCost: 1}, 2.1, true, 0},
+	} {
+		pl := planOf(tc.s, tc.tag, tc.prof)
+		if pl.Sort != tc.sort || !near(pl.Cost, tc.cost) || !near(pl.Steps[len(pl.Steps)-1].SortCost, tc.sortCost) {
+			t.Errorf("%s on %s (%s): sort %t, cost %v, sort cost %v; want %t, %v, %v\n%s", tc.tag, tc.s.Indexes[0].Name, tc.prof.Name,
+				pl.Sort, pl.Cost, pl.Steps[len(pl.Steps)-1].SortCost, tc.sort, tc.cost, tc.sortCost, pl.Describe(""))
+		}
+	}
+	// With both CFs, whose lookups cost the same (2.1), the sort decides:
+	// the CF that delivers the order wins.
+	if pl := planOf(all, "sorted", prof); pl.Steps[0].Index.Name != "x_by_grp_v" || pl.Sort {
+		t.Errorf("with both CFs the sorted query reads %s (sort %t), want x_by_grp_v without a sort", pl.Steps[0].Index.Name, pl.Sort)
+	}
+	if d := planOf(unordered, "sorted", prof).Describe(""); !strings.Contains(d, "client sort by x.v (100 rows, cost 0.1, in step 1's)") {
+		t.Errorf("the plan does not show its sort's cost:\n%s", d)
 	}
 }

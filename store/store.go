@@ -200,6 +200,11 @@ type Capabilities struct {
 	// table, so it sees a batch in all of its rows or in none (embedded
 	// stores; a Bigtable scan reads each row at its own time).
 	SnapshotReads bool
+	// Engine names the kind of engine underneath every decorator:
+	// "pebble", "bigtable" or "mem" ("" when unknown). An advised schema
+	// records the engine it was advised for (its target); deploying it on
+	// another kind is warned about.
+	Engine string
 }
 
 // Store is a wide-column key-value engine in the Bigtable/HBase cell model.

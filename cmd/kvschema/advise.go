@@ -25,19 +25,62 @@ import (
 
 // inputs are the files the advisor commands read.
 type inputs struct {
-	modelFiles                          []string
-	workloadFile, logFile, mix, profile string
-	model                               *catalog.Model
-	workload                            *workload.Workload
-	prof                                cost.Profile
+	modelFiles                 []string
+	workloadFile, logFile, mix string
+	target, profile            string // --target and its alias --profile
+	model                      *catalog.Model
+	workload                   *workload.Workload
+	prof                       cost.Profile
+	// defaultProf, when set, is the profile used without --target (cost:
+	// the one the schema records), instead of cost.DefaultTarget's.
+	defaultProf *cost.Profile
 }
 
-func (in *inputs) flags(c *cobra.Command) {
+// targetHelp describes --target.
+const targetHelp = "what to design for: pebble (kvschema's engine on Pebble, embedded), bigtable (kvschema's engine on Bigtable, 1 ms round trips), cassandra (a schema exported to Cassandra: the paper's constants) or a JSON profile file (kvschema calibrate writes one)"
+
+func (in *inputs) flags(c *cobra.Command, targetDefault string) {
 	c.Flags().StringArrayVar(&in.modelFiles, "model", nil, "conceptual model: DEFINE RELATION statements, or SQL DDL (CREATE TABLE, ALTER TABLE … ADD PRIMARY KEY / FOREIGN KEY, as a schema dump has them); repeat for several files")
 	c.Flags().StringVar(&in.workloadFile, "workload", "", "workload: a file with one DEFINE WORKLOAD")
 	c.Flags().StringVar(&in.logFile, "workload-log", "", "workload from a query log instead: COUNT<TAB>STATEMENT lines (pg_stat_statements, a MySQL digest, an application's log), one mix named log")
 	c.Flags().StringVar(&in.mix, "mix", "", "mix of the workload to design for (default: its first mix)")
-	c.Flags().StringVar(&in.profile, "profile", "cassandra", "cost profile: a built-in name (cassandra) or a JSON file")
+	c.Flags().StringVar(&in.target, "target", "", targetHelp+"; default "+targetDefault)
+	c.Flags().StringVar(&in.profile, "profile", "", "the same as --target (its former name)")
+}
+
+// loadTarget resolves --target (or --profile) into in.prof.
+func (in *inputs) loadTarget() error {
+	name := in.target
+	switch {
+	case in.target != "" && in.profile != "" && in.target != in.profile:
+		return fmt.Errorf("--target %s and --profile %s disagree (--profile is --target's former name: give one)", in.target, in.profile)
+	case name == "":
+		name = in.profile
+	}
+	if name == "" {
+		if in.defaultProf != nil {
+			in.prof = *in.defaultProf
+			return nil
+		}
+		name = cost.DefaultTarget
+	}
+	p, err := loadProfile(name)
+	if err != nil {
+		return fmt.Errorf("--target: %w", err)
+	}
+	in.prof = p
+	return nil
+}
+
+// loadProfile loads a built-in profile or a profile file; an unknown name
+// that is not a file lists the built-in ones.
+func loadProfile(name string) (cost.Profile, error) {
+	if _, ok := cost.Builtin[name]; !ok && !strings.ContainsAny(name, "./\\") {
+		if _, err := os.Stat(name); err != nil {
+			return cost.Profile{}, fmt.Errorf("unknown target %q: give one of %s, or a JSON profile file (kvschema calibrate -o FILE writes one)", name, strings.Join(cost.Targets(), ", "))
+		}
+	}
+	return cost.Load(name)
 }
 
 // workloadHelp explains the model and workload inputs in the advisor
@@ -149,8 +192,7 @@ func (in *inputs) load(errw io.Writer) error {
 	if in.mix == "" {
 		in.mix = in.workload.Mixes[0]
 	}
-	in.prof, err = cost.Load(in.profile)
-	return err
+	return in.loadTarget()
 }
 
 // checkTag says which tags there are when w has no statement tagged tag.
@@ -266,13 +308,23 @@ func adviseCmd() *cobra.Command {
 	var data string
 	var timeLimit time.Duration
 	c := &cobra.Command{
-		Use: "advise --model FILE... (--workload FILE | --workload-log FILE) [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
+		Use: "advise --model FILE... (--workload FILE | --workload-log FILE) [--mix NAME] [--budget SIZE] [--target pebble|bigtable|cassandra|FILE.json]",
 		Example: `  kvschema advise --model examples/rubis/model.kvs --workload examples/rubis/workload.kvs \
       --mix bidding --budget 161MB --format ddl -o rubis.kvs
-  kvschema advise --model schema.sql --workload-log queries.log --format ddl -o schema.kvs`,
+  kvschema advise --model schema.sql --workload-log queries.log --target bigtable --format ddl -o schema.kvs
+  kvschema advise … --target cassandra --format ddl -o schema.kvs && kvschema export --schema schema.kvs --to cql`,
 		Short: "Recommend column families, secondary indexes and plans for a workload",
 		Long: `Recommend column families, secondary indexes and the plan of every
 statement for a workload over a conceptual model, within a storage budget.
+
+The target is what the schema is designed for, by its cost profile: pebble
+(the default: kvschema's engine on an embedded Pebble store), bigtable
+(kvschema's engine on Bigtable, assuming 1 ms network round trips),
+cassandra (the paper's Cassandra constants, for a schema exported to
+Cassandra with kvschema export --to cql), or a JSON profile that kvschema
+calibrate measured on your own store. --format ddl records the target and
+the profile in the schema file; kvschema load warns when the store it goes
+into is of another kind, and plans with that profile.
 
 ` + workloadHelp,
 		Args: cobra.NoArgs,
@@ -344,7 +396,7 @@ statement for a workload over a conceptual model, within a storage budget.
 			return err
 		},
 	}
-	in.flags(c)
+	in.flags(c, cost.DefaultTarget)
 	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024), any letter case; unlimited for none")
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
 	c.Flags().BoolVar(&normalized, "normalized", false, "the paper's baseline: one CF per entity plus CFs from equality attributes to keys")
@@ -424,19 +476,26 @@ func costCmd() *cobra.Command {
 	var in inputs
 	var schemaFile, format string
 	c := &cobra.Command{
-		Use: "cost --schema FILE [--model FILE...] (--workload FILE | --workload-log FILE) [--mix NAME] [--profile NAME|FILE]",
+		Use: "cost --schema FILE [--model FILE...] (--workload FILE | --workload-log FILE) [--mix NAME] [--target pebble|bigtable|cassandra|FILE.json]",
 		Example: `  kvschema cost --schema rubis.kvs --workload examples/rubis/workload.kvs --mix browsing
   kvschema cost --schema cfs.kvs --model examples/rubis/model.kvs --workload examples/rubis/workload.kvs`,
 		Short: "Cost a given schema: best plan and cost of every statement, total cost and size",
 		Long: `Cost a given schema: the best plan and cost of every statement of the
 workload, the total cost and size. The model comes from --model, else from
-the schema file itself (advise --format ddl writes it there).
+the schema file itself (advise --format ddl writes it there). The costs are
+the target's: --target, else the profile the schema file records (advise
+--format ddl writes it), else pebble's.
 
 ` + workloadHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(in.modelFiles) == 0 {
 				in.modelFiles = []string{schemaFile}
+			}
+			if src, err := os.ReadFile(schemaFile); err == nil {
+				if _, in.defaultProf, err = catalog.AdvisedFor(schemaFile, src); err != nil {
+					return err
+				}
 			}
 			if err := in.load(cmd.ErrOrStderr()); err != nil {
 				return err
@@ -455,7 +514,7 @@ the schema file itself (advise --format ddl writes it there).
 			return res.WriteText(cmd.OutOrStdout())
 		},
 	}
-	in.flags(c)
+	in.flags(c, "the profile the schema file records, else "+cost.DefaultTarget)
 	c.Flags().StringVar(&schemaFile, "schema", "", "schema file (DEFINE COLUMN FAMILY / DEFINE SECONDARY INDEX), e.g. from advise --format ddl (required)")
 	c.Flags().StringVar(&format, "format", "text", "output: text or json")
 	_ = c.MarkFlagRequired("schema")

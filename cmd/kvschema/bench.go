@@ -14,7 +14,6 @@ import (
 	"github.com/kvschema/kvschema/calibrate"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/store"
-	"github.com/kvschema/kvschema/store/rttstore"
 )
 
 func benchCmd() *cobra.Command {
@@ -211,16 +210,22 @@ func calibrateCmd() *cobra.Command {
 	var rtt time.Duration
 	var runs int
 	c := &cobra.Command{
-		Use:     "calibrate --store URL [--rtt D] -o profile.json",
-		Example: `  kvschema calibrate --store pebble:/tmp/cal -o profile.json`,
-		Short:   "Measure a store's cost constants and write a profile advise --profile accepts",
+		Use: "calibrate --store URL [--rtt D] -o profile.json",
+		Example: `  kvschema calibrate --store pebble:/tmp/cal -o profile.json
+  kvschema calibrate --store 'bigtable://p/i?emulator=127.0.0.1:8086' --rtt 1ms -o bigtable.json`,
+		Short: "Measure a store's cost constants and write a profile advise --target accepts",
 		Long: `Micro-benchmarks through the engine (lookups of 1 partition returning 1 to
 1,024 rows, joins probing 1 to 1,024 partitions, single-row queries through a
-column family and through a secondary index) and through the store (batches
-putting and deleting 1 to 16 rows) measure the constants of the cost model:
+column family and through a secondary index), through the store (batches
+putting and deleting 1 to 16 rows) and on the client (sorting 16 to 4,096
+rows as a query's client sort does) measure the constants of the cost model:
 index, partition and row costs (a non-negative least-squares fit), insert and
-delete costs per row, and the latency of a plain CF query and of an SI query.
-Runs in the table namespace "calibrate." of the store, emptied afterwards.`,
+delete costs per row, the latency of a plain CF query and of an SI query,
+and the cost per row of a client sort. --rtt adds a round trip to every call
+to the store's server (on bigtable:, to each call of the intent log under
+a multi-row write). The profile records the store's kind (pebble, bigtable)
+as its engine, and the rtt. Runs in the table namespace "calibrate." of the
+store, emptied afterwards.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if outFile == "" {
@@ -235,7 +240,7 @@ Runs in the table namespace "calibrate." of the store, emptied afterwards.`,
 			if name == "" {
 				name = fmt.Sprintf("calibrated %s rtt=%v", url, rtt)
 			}
-			res, err := calibrate.Run(ctx, rttstore.New(st, rtt), name, calibrate.Options{Runs: runs})
+			res, err := calibrate.Run(ctx, calibrate.WithRTT(st, rtt), name, calibrate.Options{Runs: runs, RTT: rtt})
 			if err != nil {
 				return err
 			}

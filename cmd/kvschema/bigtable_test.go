@@ -89,7 +89,7 @@ func TestEmulatorEndToEnd(t *testing.T) {
 	addr := startEmulator(t)
 	url := func(instance string) string { return "bigtable://kvschema/" + instance + "?emulator=" + addr }
 
-	ddl := adviseLoadQueryVerify(t, url("e2e"))
+	ddl := adviseLoadQueryVerify(t, url("e2e"), "bigtable")
 	out := mustRun(t, "", "repair", "--store", url("e2e"))
 	if !strings.Contains(out, "0 unfinished writes rolled forward") {
 		t.Errorf("repair:\n%s", out)

@@ -74,8 +74,12 @@ func rubisDemo(ctx context.Context, dir string, scale float64, iterations int, o
 	if err := res.WriteDDL(&ddl, ms); err != nil {
 		return err
 	}
-	if err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", ddl.Bytes(), cost.Cassandra); err != nil {
+	notes, err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", ddl.Bytes(), cost.Cassandra)
+	if err != nil {
 		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(out, "  note: %s\n", n)
 	}
 	en, err := db.Advised(ctx)
 	if err != nil {

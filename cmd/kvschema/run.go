@@ -45,6 +45,12 @@ anything is written, and the schema is deployed only then: bad data leaves
 the store as it was. An interrupted load run again resumes. A store is
 loaded once; later changes are statements (INSERT, UPDATE, DELETE).
 
+The schema file records the target it was advised for (advise --target):
+a schema advised for another kind of store than this one (bigtable or
+cassandra into pebble:, pebble or cassandra into bigtable:) is warned about
+on stderr; mem: takes any. The runtime plans with the profile the file
+records, unless --profile names another.
+
 On a store of relations defined with DEFINE RELATION / DEFINE SCHEMA (no
 advised schema, no --schema), --data DIR loads RELATION.csv / RELATION.jsonl
 into every layout of each relation, as INSERT would (an upsert), each file
@@ -72,7 +78,7 @@ checked whole before any of it is written.`,
 					return loadRelations(ctx, db, dataDir, errw, cmd.OutOrStdout())
 				}
 			}
-			en, deploy, err := prepareLoad(ctx, db, modelFile, schemaFile, profile)
+			en, deploy, err := prepareLoad(ctx, db, modelFile, schemaFile, profile, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -83,7 +89,7 @@ checked whole before any of it is written.`,
 	storeFlag(c, &url, nil)
 	c.Flags().StringVar(&modelFile, "model", "", "conceptual model (DEFINE RELATION statements); default: the schema file's own")
 	c.Flags().StringVar(&schemaFile, "schema", "", "schema (DEFINE COLUMN FAMILY / SECONDARY INDEX, as advise --format ddl writes it); not needed if the store has one")
-	c.Flags().StringVar(&profile, "profile", "cassandra", "cost profile the runtime plans with")
+	c.Flags().StringVar(&profile, "profile", "", "cost profile the runtime plans with: pebble, bigtable, cassandra or a JSON file (default: the one the schema file records, else pebble)")
 	c.Flags().StringVar(&dataDir, "data", "", "directory of entity files (ENTITY.csv or ENTITY.jsonl)")
 	c.Flags().StringVar(&generate, "generate", "", "generate the data instead: rubis or model")
 	c.Flags().Float64Var(&scale, "scale", 0.001, "generator scale factor (rubis: 1.0 = 200,000 users; model: 1.0 = the model's ROWS)")
@@ -173,8 +179,11 @@ func loadRelations(ctx context.Context, db *kvschema.DB, dir string, errw, out i
 // been read and checked (so that bad data leaves the store as it was). The
 // model comes from modelFile, else from the schema file itself (advise
 // --format ddl writes the model's DEFINE RELATIONs into it); without a
-// schema file, the store's own advised schema is loaded.
-func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, profile string) (*exec.Engine, func() error, error) {
+// schema file, the store's own advised schema is loaded. The runtime plans
+// with profile, else the profile the schema file records (advise --format
+// ddl), else pebble's. A schema advised for another kind of store than db's
+// is warned about on errw, before any data is read.
+func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, profile string, errw io.Writer) (*exec.Engine, func() error, error) {
 	if schemaFile == "" {
 		if modelFile != "" {
 			return nil, nil, errors.New("--model needs --schema (without --schema, the store's own schema is loaded)")
@@ -195,9 +204,20 @@ func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, pr
 	} else if msrc, err = os.ReadFile(modelFile); err != nil {
 		return nil, nil, err
 	}
-	prof, err := cost.Load(profile)
+	_, recorded, err := catalog.AdvisedFor(schemaFile, ssrc)
 	if err != nil {
 		return nil, nil, err
+	}
+	var prof cost.Profile
+	switch {
+	case profile != "":
+		if prof, err = loadProfile(profile); err != nil {
+			return nil, nil, fmt.Errorf("--profile: %w", err)
+		}
+	case recorded != nil:
+		prof = *recorded
+	default:
+		prof = cost.Builtin[cost.DefaultTarget]
 	}
 	a, err := catalog.ParseAdvised(model, msrc, schemaFile, ssrc, prof)
 	if err != nil {
@@ -216,7 +236,13 @@ func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, pr
 		}
 		return cur, nil, nil
 	}
-	deploy := func() error { return db.Deploy(ctx, model, msrc, schemaFile, ssrc, prof) }
+	if note := catalog.TargetNote(a.Target, db.Store().Capabilities().Engine); note != "" {
+		fmt.Fprintf(errw, "kvschema: warning: %s\n", note)
+	}
+	deploy := func() error {
+		_, err := db.Deploy(ctx, model, msrc, schemaFile, ssrc, prof) // its note was given above
+		return err
+	}
 	return exec.FromCatalog(db.Store(), a, nil), deploy, nil
 }
 
@@ -343,7 +369,7 @@ same values, and no others. Exits non-zero on any difference.`,
 			defer db.Close()
 			// A store of client relations alone has no advised schema:
 			// their layouts are verified all the same.
-			en, _, err := prepareLoad(ctx, db, "", "", "")
+			en, _, err := prepareLoad(ctx, db, "", "", "", io.Discard)
 			if err != nil && (!errors.Is(err, exec.ErrNoSchema) || dataDir != "" || len(db.Catalog().Relations) == 0) {
 				return err
 			}

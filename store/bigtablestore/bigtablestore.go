@@ -872,7 +872,7 @@ func (s *Store) ApplyIf(ctx context.Context, table string, row []byte, cond stor
 }
 
 // Capabilities: Bigtable is atomic per row only.
-func (s *Store) Capabilities() store.Capabilities { return store.Capabilities{} }
+func (s *Store) Capabilities() store.Capabilities { return store.Capabilities{Engine: "bigtable"} }
 
 // Close closes the clients; it is idempotent.
 func (s *Store) Close() error {

@@ -491,7 +491,7 @@ func (s *Store) Close() error {
 
 // Capabilities reports atomic batches.
 func (s *Store) Capabilities() store.Capabilities {
-	return store.Capabilities{AtomicBatch: true, SnapshotReads: true}
+	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, Engine: "pebble"}
 }
 
 func (s *Store) table(name string) (*table, error) {

@@ -151,3 +151,30 @@ func (s *Store) Snapshot(ctx context.Context) (store.Snapshot, error) {
 	}
 	return sn.Snapshot(ctx)
 }
+
+// ConditionalStore is a Store over a store with conditional row mutations,
+// which it keeps (store.Conditional): so it can go under an intent log
+// (package txnstore), whose every call to the store then pays the round
+// trip, as on a remote Bigtable.
+type ConditionalStore struct {
+	*Store
+	cond store.Conditional
+}
+
+var _ store.Conditional = (*ConditionalStore)(nil)
+
+// NewConditional is New for a store with conditional row mutations.
+func NewConditional[S interface {
+	store.Store
+	store.Conditional
+}](inner S, rtt time.Duration) *ConditionalStore {
+	return &ConditionalStore{Store: New(inner, rtt), cond: inner}
+}
+
+// ApplyIf waits a round trip and forwards the call.
+func (s *ConditionalStore) ApplyIf(ctx context.Context, table string, row []byte, cond store.Cond, then, otherwise []store.Mutation) (bool, error) {
+	if err := s.roundTrip(ctx); err != nil {
+		return false, err
+	}
+	return s.cond.ApplyIf(ctx, table, row, cond, then, otherwise)
+}

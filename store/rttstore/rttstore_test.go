@@ -27,6 +27,24 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// A ConditionalStore keeps its store's conditional mutations, each a
+// round trip, so it can go under an intent log.
+func TestConditional(t *testing.T) {
+	storetest.RunConditional(t, func(*testing.T) store.Store { return rttstore.NewConditional(memstore.New(), time.Microsecond) })
+	s := rttstore.NewConditional(memstore.New(), 0)
+	ctx := context.Background()
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	before := s.RoundTrips()
+	if _, err := s.ApplyIf(ctx, "t", []byte("r"), store.Cond{Family: "f", Qualifier: []byte("q")}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.RoundTrips() - before; n != 1 {
+		t.Errorf("ApplyIf took %d round trips, want 1", n)
+	}
+}
+
 // fewerModelChecks runs a tenth of rapid's checks until t ends, unless
 // their number was chosen (-rapid.checks or RAPID_CHECKS). Go timers wake
 // in whole milliseconds when the process is idle (see the package doc), so

@@ -1004,7 +1004,9 @@ func (s *Store) eachRow(ctx context.Context, groups []*rowGroup, stop bool, f fu
 }
 
 // Capabilities: writes are all-or-nothing for readers.
-func (s *Store) Capabilities() store.Capabilities { return store.Capabilities{AtomicBatch: true} }
+func (s *Store) Capabilities() store.Capabilities {
+	return store.Capabilities{AtomicBatch: true, Engine: s.inner.Capabilities().Engine}
+}
 
 // Close closes the inner store.
 func (s *Store) Close() error { return s.inner.Close() }
