@@ -13,8 +13,10 @@
 // is solved as its own program and the solutions merged (decompose.go).
 // A part's program identical to one already solved is not solved again.
 // Without a budget, or when the parts' optima fit in it, the merged
-// Result is what one program would give up to ties: its cost is the sum
-// of the parts' optima; its plans are in statement order; its stats add
+// Result is what one program would give: its cost is the sum of the
+// parts' optima, its size the sum of their smallest of that cost (the
+// size tie-break, ilp.smallest, runs per part); its plans are in
+// statement order; its stats add
 // up (Gap is that of the summed objective). Under a budget they do not
 // fit in, the decomposition is exact too: the parts' least sizes decide
 // feasibility (InfeasibleError's least budget is their sum); a
@@ -38,11 +40,13 @@
 //     solver), and TotalSize ≤ the budget;
 //   - the solution is optimal for the enumerated candidates (the solver
 //     proves it; a time limit makes the Result say so); among optimal
-//     solutions the one with fewest, then smallest, structures is chosen.
+//     solutions, one of least size is chosen (a second solver run, see
+//     ilp.smallest; Stats.Smallest says it was proven).
 package advisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -67,10 +71,6 @@ type Options struct {
 	Solver  solver.Solver
 	// Progress, when set, receives a line per stage.
 	Progress func(stage string)
-	// ExactTies adds a second solver run that keeps the optimal cost and
-	// minimizes the schema's size; without it ties are broken by small
-	// objective terms, which CBC resolves only to its tolerances.
-	ExactTies bool
 	// oneProgram solves the problem as one integer program even when it
 	// splits into independent parts (tests compare the two).
 	oneProgram bool
@@ -138,6 +138,11 @@ type Stats struct {
 	Solver                  string
 	Gap                     float64
 	Optimal                 bool
+	// Smallest: the schema is proven the smallest of those that cost no
+	// more (the size tie-break, a second solver run per program, ran to
+	// optimality). False when the cost is not proven optimal (the
+	// tie-break does not run then) or the tie-break stopped early.
+	Smallest bool
 }
 
 // InfeasibleError says the budget cannot hold any schema that answers the
@@ -218,10 +223,21 @@ func solveWhole(ctx context.Context, opt Options, pb *problem, res *Result) erro
 		}
 		return &InfeasibleError{Budget: opt.Budget, MinBudget: least}
 	}
-	res.Stats.SolveTime = time.Since(solveStart)
 	if err != nil {
 		return err
 	}
+	if res.Stats.Optimal && res.Stats.Gap == 0 {
+		// Of the schemas of that cost, the smallest (ilp.smallest). An
+		// interrupt keeps the schema found.
+		small, proven, err := prob.smallest(ctx, opt, &res.Stats, sol, sol.Nodes)
+		switch {
+		case err == nil:
+			sol, res.Stats.Smallest = small, proven
+		case !errors.Is(err, solver.ErrInterrupted):
+			return err
+		}
+	}
+	res.Stats.SolveTime = time.Since(solveStart)
 	prob.extract(sol, res)
 	return nil
 }

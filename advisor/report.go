@@ -52,8 +52,11 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "\nTotal cost %.6g, total size %s (%.0f bytes)\n", r.TotalCost, units.Format(r.TotalSize), r.TotalSize)
 	if st.Solver != "" {
 		gap := "optimal"
-		if !st.Optimal {
+		switch {
+		case !st.Optimal:
 			gap = fmt.Sprintf("stopped with gap %.3g%%", 100*st.Gap)
+		case st.Smallest:
+			gap = "optimal, the smallest of that cost"
 		}
 		program := "integer program"
 		if st.Components > 1 {
@@ -206,7 +209,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	st := r.Stats
 	out.Solver = map[string]any{
-		"name": st.Solver, "optimal": st.Optimal, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints, "components": st.Components,
+		"name": st.Solver, "optimal": st.Optimal, "smallest": st.Smallest, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints, "components": st.Components,
 		"candidates": st.Candidates, "candidate_sis": st.CandidateSIs, "solves": st.Solves, "reused": st.Reused,
 		"enumerate_seconds": st.EnumerateTime.Seconds(), "plan_seconds": st.PlanTime.Seconds(),
 		"solve_seconds": st.SolveTime.Seconds(), "total_seconds": st.TotalTime.Seconds(),

@@ -262,7 +262,7 @@ func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
 func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, format, out, statement string
-	var noSI, normalized, quiet, exactTies bool
+	var noSI, normalized, quiet bool
 	var data string
 	var timeLimit time.Duration
 	c := &cobra.Command{
@@ -299,7 +299,7 @@ statement for a workload over a conceptual model, within a storage budget.
 				return err
 			}
 			cbc := &solver.CBC{TimeLimit: timeLimit}
-			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, ExactTies: exactTies}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc}
 			switch {
 			case noSI:
 				opt.Mode = advisor.NoSI
@@ -353,7 +353,10 @@ statement for a workload over a conceptual model, within a storage budget.
 	c.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	c.Flags().StringVar(&data, "data", "", "the model's data (a directory of RELATION.csv / RELATION.jsonl files, or a SQLite database file): warn where the model's statistics are more than 2× off it")
-	c.Flags().BoolVar(&exactTies, "exact-ties", false, "a second solver run: among schemas of the optimal cost, the smallest")
+	// Among the schemas of least cost, the smallest is now always chosen:
+	// --exact-ties, which asked for it, is accepted and does nothing.
+	c.Flags().Bool("exact-ties", false, "no effect: the smallest of the schemas of least cost is always chosen")
+	_ = c.Flags().MarkDeprecated("exact-ties", "the smallest of the schemas of least cost is always chosen now")
 	c.Flags().DurationVar(&timeLimit, "time-limit", 0, "stop the solver after this long with its best schema (0: prove optimality)")
 	return c
 }
