@@ -95,7 +95,17 @@ type Result struct {
 	Stats     Stats
 	// trace says how the decomposition met a binding budget, if it did.
 	trace *budgetTrace
+	// enumerated holds the identities (catalog.Index.Key) of every
+	// candidate the enumeration offered, for Enumerated.
+	enumerated map[string]bool
 }
+
+// Enumerated reports whether the enumeration of the run that made r
+// offered x as a candidate: an index of the same structure (graph,
+// partition key, clustering key in order, values; for an SI, its
+// indexed attribute and the key it maps to), whatever its name. It is
+// false for every index of a result of Evaluate, which enumerates nothing.
+func (r *Result) Enumerated(x *catalog.Index) bool { return r.enumerated[x.Key] }
 
 // QueryPlan is the plan of one workload query.
 type QueryPlan struct {
@@ -477,7 +487,9 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		en.secondary()
 	}
 	computeUpkeep()
+	res.enumerated = map[string]bool{}
 	for _, x := range en.list {
+		res.enumerated[x.Key] = true
 		if x.Kind == catalog.SI {
 			res.Stats.CandidateSIs++
 		}

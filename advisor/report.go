@@ -162,6 +162,28 @@ func planJSON(p *plan.Query) jsonPlan {
 	return out
 }
 
+// indexJSON describes an index of schema s.
+func indexJSON(x *catalog.Index, s *catalog.Schema) jsonIndex {
+	ji := jsonIndex{Name: x.Name, Kind: x.Kind.String(), Entries: x.Entries, EntrySize: x.EntrySize, Size: x.Size}
+	for n := range x.Graph.Nodes {
+		ji.Path = append(ji.Path, x.Graph.Describe(n))
+	}
+	names := func(as []catalog.Attr) []string {
+		s := []string{}
+		for _, a := range as {
+			s = append(s, x.AttrName(a))
+		}
+		return s
+	}
+	ji.Partition, ji.Clustering, ji.Values = names(x.Hash), names(x.Order), names(x.Extra)
+	if s != nil {
+		if b := s.Base[x]; b != nil {
+			ji.Base = b.Name
+		}
+	}
+	return ji
+}
+
 // WriteJSON writes the recommendation as JSON: total_cost, total_size,
 // indexes, plans (keyed by statement tag) and update_plans.
 func (r *Result) WriteJSON(w io.Writer) error {
@@ -172,22 +194,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		out.Budget = &b
 	}
 	for _, x := range r.Indexes {
-		ji := jsonIndex{Name: x.Name, Kind: x.Kind.String(), Entries: x.Entries, EntrySize: x.EntrySize, Size: x.Size}
-		for n := range x.Graph.Nodes {
-			ji.Path = append(ji.Path, x.Graph.Describe(n))
-		}
-		names := func(as []catalog.Attr) []string {
-			s := []string{}
-			for _, a := range as {
-				s = append(s, x.AttrName(a))
-			}
-			return s
-		}
-		ji.Partition, ji.Clustering, ji.Values = names(x.Hash), names(x.Order), names(x.Extra)
-		if b := r.Schema.Base[x]; b != nil {
-			ji.Base = b.Name
-		}
-		out.Indexes = append(out.Indexes, ji)
+		out.Indexes = append(out.Indexes, indexJSON(x, r.Schema))
 	}
 	for _, q := range r.Queries {
 		jp := planJSON(q.Plan)

@@ -263,7 +263,7 @@ func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, format, out, statement string
 	var noSI, normalized, quiet bool
-	var data string
+	var data, compare string
 	var timeLimit time.Duration
 	c := &cobra.Command{
 		Use: "advise --model FILE... (--workload FILE | --workload-log FILE) [--mix NAME] [--budget SIZE] [--profile NAME|FILE]",
@@ -294,6 +294,9 @@ statement for a workload over a conceptual model, within a storage budget.
 					return err
 				}
 			}
+			if err := checkCompare(compare, format, statement); err != nil {
+				return err
+			}
 			b, err := units.Parse(budget)
 			if err != nil {
 				return err
@@ -319,6 +322,9 @@ statement for a workload over a conceptual model, within a storage budget.
 			res, err := advisor.Advise(ctx, in.model, in.workload, opt)
 			if err != nil {
 				return err
+			}
+			if compare != "" {
+				return runCompare(compare, &in, res, format, out, cmd.OutOrStdout())
 			}
 			w, closeOut, err := output(out, cmd.OutOrStdout())
 			if err != nil {
@@ -357,6 +363,7 @@ statement for a workload over a conceptual model, within a storage budget.
 	// --exact-ties, which asked for it, is accepted and does nothing.
 	c.Flags().Bool("exact-ties", false, "no effect: the smallest of the schemas of least cost is always chosen")
 	_ = c.Flags().MarkDeprecated("exact-ties", "the smallest of the schemas of least cost is always chosen now")
+	c.Flags().StringVar(&compare, "compare", "", "also cost this schema file (DEFINE COLUMN FAMILY / SECONDARY INDEX, as --format ddl writes) and compare it with the recommendation, statement by statement, naming any of its structures the enumeration missed when it is the cheaper (--format text, json or svg)")
 	c.Flags().DurationVar(&timeLimit, "time-limit", 0, "stop the solver after this long with its best schema (0: prove optimality)")
 	return c
 }
