@@ -13,8 +13,10 @@
 // is solved as its own program and the solutions merged (decompose.go).
 // A part's program identical to one already solved is not solved again.
 // Without a budget, or when the parts' optima fit in it, the merged
-// Result is what one program would give up to ties: its cost is the sum
-// of the parts' optima; its plans are in statement order; its stats add
+// Result is what one program would give: its cost is the sum of the
+// parts' optima, its size the sum of their smallest of that cost (the
+// size tie-break, ilp.smallest, runs per part); its plans are in
+// statement order; its stats add
 // up (Gap is that of the summed objective). Under a budget they do not
 // fit in, the decomposition is exact too: the parts' least sizes decide
 // feasibility (InfeasibleError's least budget is their sum); a
@@ -38,7 +40,8 @@
 //     solver), and TotalSize ≤ the budget;
 //   - the solution is optimal for the enumerated candidates (the solver
 //     proves it; a time limit makes the Result say so); among optimal
-//     solutions the one with fewest, then smallest, structures is chosen.
+//     solutions, one of least size is chosen (a second solver run, see
+//     ilp.smallest; Stats.Smallest says it was proven).
 //
 // # The candidate space
 //
@@ -73,6 +76,7 @@ package advisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -97,10 +101,6 @@ type Options struct {
 	Solver  solver.Solver
 	// Progress, when set, receives a line per stage.
 	Progress func(stage string)
-	// ExactTies adds a second solver run that keeps the optimal cost and
-	// minimizes the schema's size; without it ties are broken by small
-	// objective terms, which CBC resolves only to its tolerances.
-	ExactTies bool
 	// oneProgram solves the problem as one integer program even when it
 	// splits into independent parts (tests compare the two).
 	oneProgram bool
@@ -125,7 +125,17 @@ type Result struct {
 	Stats     Stats
 	// trace says how the decomposition met a binding budget, if it did.
 	trace *budgetTrace
+	// enumerated holds the identities (catalog.Index.Key) of every
+	// candidate the enumeration offered, for Enumerated.
+	enumerated map[string]bool
 }
+
+// Enumerated reports whether the enumeration of the run that made r
+// offered x as a candidate: an index of the same structure (graph,
+// partition key, clustering key in order, values; for an SI, its
+// indexed attribute and the key it maps to), whatever its name. It is
+// false for every index of a result of Evaluate, which enumerates nothing.
+func (r *Result) Enumerated(x *catalog.Index) bool { return r.enumerated[x.Key] }
 
 // QueryPlan is the plan of one workload query.
 type QueryPlan struct {
@@ -168,6 +178,11 @@ type Stats struct {
 	Solver                  string
 	Gap                     float64
 	Optimal                 bool
+	// Smallest: the schema is proven the smallest of those that cost no
+	// more (the size tie-break, a second solver run per program, ran to
+	// optimality). False when the cost is not proven optimal (the
+	// tie-break does not run then) or the tie-break stopped early.
+	Smallest bool
 }
 
 // InfeasibleError says the budget cannot hold any schema that answers the
@@ -248,10 +263,21 @@ func solveWhole(ctx context.Context, opt Options, pb *problem, res *Result) erro
 		}
 		return &InfeasibleError{Budget: opt.Budget, MinBudget: least}
 	}
-	res.Stats.SolveTime = time.Since(solveStart)
 	if err != nil {
 		return err
 	}
+	if res.Stats.Optimal && res.Stats.Gap == 0 {
+		// Of the schemas of that cost, the smallest (ilp.smallest). An
+		// interrupt keeps the schema found.
+		small, proven, err := prob.smallest(ctx, opt, &res.Stats, sol, sol.Nodes)
+		switch {
+		case err == nil:
+			sol, res.Stats.Smallest = small, proven
+		case !errors.Is(err, solver.ErrInterrupted):
+			return err
+		}
+	}
+	res.Stats.SolveTime = time.Since(solveStart)
 	prob.extract(sol, res)
 	return nil
 }
@@ -492,7 +518,9 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		en.secondary(opt.Mode == WithSI)
 	}
 	computeUpkeep()
+	res.enumerated = map[string]bool{}
 	for _, x := range en.list {
+		res.enumerated[x.Key] = true
 		if x.Kind == catalog.SI {
 			res.Stats.CandidateSIs++
 		}

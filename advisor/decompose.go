@@ -24,10 +24,20 @@ import (
 // differ only between schemas whose costs agree to about 1e-5 (the tie
 // terms' weight).
 //
+// Sizes break the remaining ties exactly (ilp.smallest): each part's
+// optimum is replaced by the smallest schema of its cost, before the
+// budget is checked, so that without a binding budget the merged schema
+// is the smallest of the least cost (the parts' costs and sizes add up,
+// and each is least in both). Under a binding budget, each part's schema
+// of the combination chosen becomes the smallest of its cost; another
+// combination of the same total cost, trading cost between parts, is not
+// sought (its parts' costs would have to add up to exactly the same sum).
+//
 // Under a budget B, a part's schemas have a size s and a cost f; the
 // optimum takes one schema per part, least Σ f with Σ s ≤ B:
 //
-//  1. Each part without a budget. If the sizes fit, done.
+//  1. Each part without a budget (and the smallest of its cost). If the
+//     sizes fit, done.
 //  2. The least size of each part; if they do not fit, the budget is
 //     infeasible (the least size of the whole is their sum). Then the
 //     Lagrangian dual L(λ) = Σ_c min (f_c + λ s_c) − λB, a lower bound on
@@ -88,6 +98,11 @@ type point struct {
 	values  []float64
 }
 
+// same says p and q are one schema.
+func (p point) same(q point) bool {
+	return len(p.values) > 0 && len(q.values) > 0 && &p.values[0] == &q.values[0]
+}
+
 // component is one part with queries and its programs.
 type component struct {
 	pt  *part
@@ -97,6 +112,7 @@ type component struct {
 	f      []solver.Term
 	points []point
 	free   point   // the optimum without a budget
+	small  point   // the smallest schema of free's cost (ilp.smallest)
 	least  point   // a schema of least size
 	floor  float64 // a proven lower bound on min f + λ s at the best λ
 	// win is the window's program: pr's (built alike, so with the same
@@ -104,6 +120,11 @@ type component struct {
 	// at rows sizeRow and winRow.
 	win             *ilp
 	sizeRow, winRow int
+	// tie is the size tie-break's program: pr's, plus its cost row.
+	tie *ilp
+	// nodes is the most branch-and-bound nodes a solve of the component
+	// took, for the tie-break's node limit.
+	nodes int
 }
 
 // decomposition solves the parts of one problem.
@@ -151,7 +172,7 @@ func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) er
 		}
 	}
 	res.Stats.Components = n
-	res.Stats.Optimal = true
+	res.Stats.Optimal, res.Stats.Smallest = true, true
 	var objective, gap, size float64
 	for _, pt := range parts {
 		if len(pt.queries) == 0 {
@@ -159,7 +180,6 @@ func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) er
 		}
 		c := &component{pt: pt, opt: opt}
 		c.opt.Budget = math.Inf(1) // a part's program has no budget row
-		c.opt.ExactTies = false    // applied to the chosen schemas in merge
 		prefix := fmt.Sprintf("component %d/%d: ", len(d.comps)+1, n)
 		c.opt.Progress = func(s string) { opt.progress("%s%s", prefix, s) }
 		c.opt.Solver = &reusing{reuse: memo, Solver: opt.Solver, progress: c.opt.progress}
@@ -182,13 +202,27 @@ func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) er
 		gap += st.Gap * math.Max(1e-9, math.Abs(c.pr.objective))
 		c.free = c.point(sol.Values)
 		c.floor = bound(sol)
+		c.nodes = sol.Nodes
 		c.points = append(c.points, c.free)
-		size += c.free.size
+		// Of the schemas of the optimum's cost, the smallest: the merged
+		// schema then is the smallest of the least cost when it fits.
+		c.small = c.free
+		if st.Optimal && st.Gap == 0 {
+			small, proven, err := d.smallest(ctx, c, c.free)
+			if err != nil && !errors.Is(err, solver.ErrInterrupted) {
+				return err
+			}
+			c.small, res.Stats.Smallest = small, res.Stats.Smallest && proven
+			c.add(c.small)
+		} else {
+			res.Stats.Smallest = false
+		}
+		size += c.small.size
 		d.comps = append(d.comps, c)
 	}
 	chosen := make([]point, len(d.comps))
 	for i, c := range d.comps {
-		chosen[i] = c.free
+		chosen[i] = c.small
 	}
 	res.Stats.Gap = gap / math.Max(1e-9, math.Abs(objective))
 	if size > opt.Budget {
@@ -199,6 +233,7 @@ func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) er
 		}
 		res.trace = d.trace
 		res.Stats.Optimal = d.proven
+		res.Stats.Smallest = res.Stats.Smallest && d.proven
 	}
 	err := d.merge(ctx, parts, chosen, res)
 	res.Stats.Solves -= memo.hits
@@ -273,6 +308,7 @@ func (d *decomposition) run(ctx context.Context, c *component, pr *ilp, what str
 		return nil, err
 	}
 	d.st.Solver = sol.Solver
+	c.nodes = max(c.nodes, sol.Nodes)
 	c.opt.progress("%s: %v in %v", what, sol.Status, sol.Time.Round(time.Millisecond))
 	switch sol.Status {
 	case solver.Optimal, solver.Feasible:
@@ -440,18 +476,19 @@ func (d *decomposition) meetBudget(ctx context.Context) ([]point, error) {
 }
 
 // oneOpen meets the budget directly when a single component can trade
-// size for cost: every other one's optimum is also its least size (so it
-// is both cheapest and smallest, and is kept), and the open one takes the
-// cheapest schema within the room they leave — one solve, exact, as one
-// program would do it, with no bound to find. (A problem of one real
-// component beside trivial ones, such as the 61-statement workload
+// size for cost: every other one's optimum (the smallest of its cost) is
+// also its least size (so it is both cheapest and smallest, and is
+// kept), and the open one takes the cheapest schema within the room they
+// leave — one solve, exact, as one program would do it, with no bound to
+// find (merge then takes the smallest of its cost). (A problem of one
+// real component beside trivial ones, such as the 61-statement workload
 // without SIs, would otherwise sweep a long frontier.) ok is false when
 // several components are open.
 func (d *decomposition) oneOpen(ctx context.Context, budget float64) (chosen []point, ok bool, err error) {
 	open, room := -1, budget
 	for i, c := range d.comps {
-		if c.free.size <= c.least.size+sizeStep/2 {
-			room -= c.free.size
+		if c.small.size <= c.least.size+sizeStep/2 {
+			room -= c.small.size
 			continue
 		}
 		if open >= 0 {
@@ -461,7 +498,7 @@ func (d *decomposition) oneOpen(ctx context.Context, budget float64) (chosen []p
 	}
 	chosen = make([]point, len(d.comps))
 	for i, c := range d.comps {
-		chosen[i] = c.free
+		chosen[i] = c.small
 	}
 	if open < 0 {
 		return chosen, true, nil
@@ -644,8 +681,8 @@ func (d *decomposition) knapsack(lambda, window, upper float64) (best []point, c
 	return best, cost, true
 }
 
-// merge extracts each component's chosen schema (the smallest of equal
-// cost with ExactTies) and merges the parts into res.
+// merge extracts each component's chosen schema, replaced by the
+// smallest of its cost (ilp.smallest), and merges the parts into res.
 func (d *decomposition) merge(ctx context.Context, parts []*part, chosen []point, res *Result) error {
 	nq, nw := 0, 0
 	for _, pt := range parts {
@@ -664,16 +701,24 @@ func (d *decomposition) merge(ctx context.Context, parts []*part, chosen []point
 		} else {
 			c, p := d.comps[ci], chosen[ci]
 			ci++
-			sol := &solver.Solution{Status: solver.Optimal, Values: p.values, Objective: p.f}
-			if d.opt.ExactTies {
-				// Interrupted, the schema chosen stands.
-				if smaller, err := c.pr.tieBreak(ctx, c.opt, d.st, sol); err == nil {
-					sol = smaller
-				} else if !errors.Is(err, solver.ErrInterrupted) {
+			switch {
+			case p.same(c.small):
+			case p.same(c.free):
+				p = c.small
+			case res.Stats.Optimal:
+				// A schema the budget made the parts choose: the smallest
+				// of its cost. Interrupted, the schema chosen stands.
+				small, proven, err := d.smallest(ctx, c, p)
+				switch {
+				case err == nil:
+					p, res.Stats.Smallest = small, res.Stats.Smallest && proven
+				case errors.Is(err, solver.ErrInterrupted):
+					res.Stats.Smallest = false
+				default:
 					return err
 				}
 			}
-			c.pr.extract(sol, sub)
+			c.pr.extract(&solver.Solution{Status: solver.Optimal, Values: p.values, Objective: p.f}, sub)
 		}
 		res.Indexes = append(res.Indexes, sub.Indexes...)
 		res.TotalSize += sub.TotalSize
@@ -692,6 +737,25 @@ func (d *decomposition) merge(ctx context.Context, parts []*part, chosen []point
 		res.TotalCost += w.Weight * w.Cost
 	}
 	return nil
+}
+
+// smallest is the smallest schema of the component that costs no more
+// than p (ilp.smallest, on a program of its own, so that pr keeps no cost
+// row), and whether the solver proved it smallest.
+func (d *decomposition) smallest(ctx context.Context, c *component, p point) (point, bool, error) {
+	if c.tie == nil {
+		c.tie = c.build()
+	}
+	var st Stats
+	sol, proven, err := c.tie.smallest(ctx, c.opt, &st, &solver.Solution{Status: solver.Optimal, Values: p.values, Objective: p.f}, c.nodes)
+	d.st.Solves += st.Solves
+	if err != nil {
+		return p, false, err
+	}
+	if sol.Values == nil || &sol.Values[0] == &p.values[0] {
+		return p, proven, nil
+	}
+	return c.point(sol.Values), proven, nil
 }
 
 // reuse remembers the solutions of the programs solved in one run, by

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -178,14 +179,8 @@ func TestBudgetNonHull(t *testing.T) {
 	if got := tr.chosen[0]; got.size != front[1].size || !aboveHull(front, frontPoint{got.size, res.TotalCost - onlyB.TotalCost}) || !tr.single {
 		t.Fatalf("part A's schema: size %v, cost %v, single %v; want the frontier's middle %v, solved alone", got.size, res.TotalCost-onlyB.TotalCost, tr.single, front[1])
 	}
-	// ExactTies keeps the cost (within its pin) and the budget.
-	exact, err := Advise(context.Background(), m, w, Options{Mix: "m", Budget: budget, Profile: cost.Cassandra, Solver: &solver.CBC{}, ExactTies: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkResult(t, exact)
-	if math.Abs(exact.TotalCost-res.TotalCost) > 1e-6*res.TotalCost || exact.TotalSize > res.TotalSize || exact.trace == nil {
-		t.Fatalf("exact ties: cost %v size %v; plain: cost %v size %v", exact.TotalCost, exact.TotalSize, res.TotalCost, res.TotalSize)
+	if !res.Stats.Smallest {
+		t.Fatal("the size tie-break did not prove the schema smallest of its cost")
 	}
 }
 
@@ -321,5 +316,41 @@ func TestBudgetInterrupted(t *testing.T) {
 	checkResult(t, res)
 	if res.Stats.Optimal || res.Stats.Gap <= 0 || res.trace == nil || res.trace.iterations != 0 {
 		t.Fatalf("optimal %v, gap %v, trace %+v:\n%s", res.Stats.Optimal, res.Stats.Gap, res.trace, strings.Join(lines, "\n"))
+	}
+}
+
+// The size tie-break holds through the decomposition: tieModel (two
+// schemas of least cost, of 1.181 MB and 521 kB) beside a copy of
+// nonHullModelA, without a budget (each part's smallest of least cost)
+// and under a budget that leaves the copy its frontier's middle schema
+// (met by decomposition; the tie part keeps its smallest).
+func TestSmallestDecomposed(t *testing.T) {
+	needCBC(t)
+	rename := func(s string) string {
+		s = regexp.MustCompile(`\b(p|c)\b`).ReplaceAllString(s, "${1}a")
+		return strings.NewReplacer("GROUP g", "GROUP ga", "-- q", "-- qa").Replace(s)
+	}
+	modelA, queriesA := rename(nonHullModelA), rename(nonHullQueriesA)
+	mA, wA := parse(t, modelA, nonHullWorkload(queriesA))
+	front := frontier(t, mA, wA, "m")
+	if len(front) != 3 {
+		t.Fatalf("the copy's frontier %v: want three schemas", front)
+	}
+	mt, wt := parse(t, tieModel, nonHullWorkload(tieQueries))
+	smaller := evaluateDDL(t, mt, wt, "m", tieSmaller)
+	m, w := parse(t, tieModel+modelA, nonHullWorkload(tieQueries+queriesA))
+	free, err := advise(t, m, w, "m", 0, WithSI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, free)
+	if free.Stats.Components != 2 || free.TotalSize != smaller.TotalSize+front[0].size || !close9(free.TotalCost, smaller.TotalCost+front[0].cost) || !free.Stats.Smallest {
+		t.Fatalf("without a budget: %d components, size %v, cost %v, smallest %v; want 2, %v, %v, true",
+			free.Stats.Components, free.TotalSize, free.TotalCost, free.Stats.Smallest, smaller.TotalSize+front[0].size, smaller.TotalCost+front[0].cost)
+	}
+	budget := smaller.TotalSize + front[1].size
+	res := adviseBudgetBoth(t, m, w, "m", budget, nil)
+	if res.trace == nil || res.TotalSize != budget || !close9(res.TotalCost, smaller.TotalCost+front[1].cost) || !res.Stats.Smallest {
+		t.Fatalf("budget %v: trace %+v, size %v, cost %v, smallest %v; want %v, %v, true", budget, res.trace, res.TotalSize, res.TotalCost, res.Stats.Smallest, budget, smaller.TotalCost+front[1].cost)
 	}
 }

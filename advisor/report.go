@@ -52,8 +52,11 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "\nTotal cost %.6g, total size %s (%.0f bytes)\n", r.TotalCost, units.Format(r.TotalSize), r.TotalSize)
 	if st.Solver != "" {
 		gap := "optimal"
-		if !st.Optimal {
+		switch {
+		case !st.Optimal:
 			gap = fmt.Sprintf("stopped with gap %.3g%%", 100*st.Gap)
+		case st.Smallest:
+			gap = "optimal, the smallest of that cost"
 		}
 		program := "integer program"
 		if st.Components > 1 {
@@ -159,6 +162,28 @@ func planJSON(p *plan.Query) jsonPlan {
 	return out
 }
 
+// indexJSON describes an index of schema s.
+func indexJSON(x *catalog.Index, s *catalog.Schema) jsonIndex {
+	ji := jsonIndex{Name: x.Name, Kind: x.Kind.String(), Entries: x.Entries, EntrySize: x.EntrySize, Size: x.Size}
+	for n := range x.Graph.Nodes {
+		ji.Path = append(ji.Path, x.Graph.Describe(n))
+	}
+	names := func(as []catalog.Attr) []string {
+		s := []string{}
+		for _, a := range as {
+			s = append(s, x.AttrName(a))
+		}
+		return s
+	}
+	ji.Partition, ji.Clustering, ji.Values = names(x.Hash), names(x.Order), names(x.Extra)
+	if s != nil {
+		if b := s.Base[x]; b != nil {
+			ji.Base = b.Name
+		}
+	}
+	return ji
+}
+
 // WriteJSON writes the recommendation as JSON: total_cost, total_size,
 // indexes, plans (keyed by statement tag) and update_plans.
 func (r *Result) WriteJSON(w io.Writer) error {
@@ -169,22 +194,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		out.Budget = &b
 	}
 	for _, x := range r.Indexes {
-		ji := jsonIndex{Name: x.Name, Kind: x.Kind.String(), Entries: x.Entries, EntrySize: x.EntrySize, Size: x.Size}
-		for n := range x.Graph.Nodes {
-			ji.Path = append(ji.Path, x.Graph.Describe(n))
-		}
-		names := func(as []catalog.Attr) []string {
-			s := []string{}
-			for _, a := range as {
-				s = append(s, x.AttrName(a))
-			}
-			return s
-		}
-		ji.Partition, ji.Clustering, ji.Values = names(x.Hash), names(x.Order), names(x.Extra)
-		if b := r.Schema.Base[x]; b != nil {
-			ji.Base = b.Name
-		}
-		out.Indexes = append(out.Indexes, ji)
+		out.Indexes = append(out.Indexes, indexJSON(x, r.Schema))
 	}
 	for _, q := range r.Queries {
 		jp := planJSON(q.Plan)
@@ -206,7 +216,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	st := r.Stats
 	out.Solver = map[string]any{
-		"name": st.Solver, "optimal": st.Optimal, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints, "components": st.Components,
+		"name": st.Solver, "optimal": st.Optimal, "smallest": st.Smallest, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints, "components": st.Components,
 		"candidates": st.Candidates, "candidate_sis": st.CandidateSIs, "solves": st.Solves, "reused": st.Reused,
 		"enumerate_seconds": st.EnumerateTime.Seconds(), "plan_seconds": st.PlanTime.Seconds(),
 		"solve_seconds": st.SolveTime.Seconds(), "total_seconds": st.TotalTime.Seconds(),

@@ -154,14 +154,14 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 
 	// Relative file names with Dir set: cbc parses its command line itself,
 	// so paths with spaces or leading dashes never reach it.
-	cmd := exec.CommandContext(ctx, path, c.args(startFile)...)
+	cmd := exec.CommandContext(ctx, path, c.args(startFile, m.tuning)...)
 	out := &headTail{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if c.Progress != nil {
 		// cbc's stdout is block-buffered on a pipe; stdbuf (coreutils)
 		// makes it line-buffered.
 		if stdbuf, err := exec.LookPath("stdbuf"); err == nil {
-			cmd = exec.CommandContext(ctx, stdbuf, append([]string{"-oL", path}, c.args(startFile)...)...)
+			cmd = exec.CommandContext(ctx, stdbuf, append([]string{"-oL", path}, c.args(startFile, m.tuning)...)...)
 		}
 		rep := &reporter{report: c.Progress}
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rep), out
@@ -225,6 +225,7 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	}
 	info := parseLog(out.bytes())
 	sol.Solver = "cbc"
+	sol.Nodes = info.nodes
 	if info.version != "" {
 		sol.Solver += " " + info.version
 	}
@@ -235,7 +236,7 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	return sol, nil
 }
 
-func (c *CBC) args(startFile string) []string {
+func (c *CBC) args(startFile string, t Tuning) []string {
 	args := []string{cbcModelFile}
 	if startFile != "" {
 		// A known solution spares cbc its own search for a first one
@@ -249,6 +250,15 @@ func (c *CBC) args(startFile string) []string {
 	}
 	if c.Threads > 0 {
 		args = append(args, "threads", strconv.Itoa(c.Threads))
+	}
+	if t.NodeLimit > 0 {
+		args = append(args, "maxNodes", strconv.Itoa(t.NodeLimit))
+	}
+	if t.NoHeuristics {
+		args = append(args, "heuristicsOnOff", "off")
+	}
+	if t.NoGomory {
+		args = append(args, "gomoryCuts", "off")
 	}
 	args = append(args, c.Args...)
 	return append(args, "ratioGap", formatNum(c.RelGap), "solve", "solu", cbcSolFile)
@@ -423,6 +433,7 @@ type cbcLog struct {
 	hasBound bool
 	gapLine  float64 // "Gap:" of the final summary (printed with 2 decimals only)
 	hasGap   bool
+	nodes    int // "Enumerated nodes:" of the final summary
 }
 
 func parseLog(out []byte) cbcLog {
@@ -445,6 +456,10 @@ func parseLog(out []byte) cbcLog {
 		case "Gap":
 			if x, err := strconv.ParseFloat(val, 64); err == nil && !math.IsNaN(x) {
 				l.gapLine, l.hasGap = x, true
+			}
+		case "Enumerated nodes":
+			if n, err := strconv.Atoi(val); err == nil && n >= 0 {
+				l.nodes = n
 			}
 		}
 	}

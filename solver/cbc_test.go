@@ -261,6 +261,37 @@ func TestCBCTimeLimit(t *testing.T) {
 	}
 }
 
+// A node limit stops the search with the best solution found and its gap,
+// deterministically; the other settings change the search, not the
+// optimum; a Tuning is part of the fingerprint.
+func TestCBCTuning(t *testing.T) {
+	c := requireCBC(t)
+	m := mkp(50, 5) // 100 nodes, about a second
+	free := solve(t, c, m)
+	if free.Status != Optimal || free.Nodes <= 5 {
+		t.Fatalf("mkp: status %v after %d nodes; want optimal after more than 5", free.Status, free.Nodes)
+	}
+	before := m.Fingerprint()
+	m.SetTuning(Tuning{NodeLimit: 5})
+	if m.Fingerprint() == before {
+		t.Error("a node limit leaves the fingerprint as it was")
+	}
+	for range 2 {
+		sol := solve(t, c, m)
+		if sol.Status != Feasible || sol.Nodes > 5 || !(sol.Gap > 0) {
+			t.Errorf("5 nodes: status %v after %d nodes, gap %v; want feasible after at most 5, with a gap", sol.Status, sol.Nodes, sol.Gap)
+		}
+		checkSolution(t, m, sol)
+	}
+	m.SetTuning(Tuning{NoHeuristics: true, NoGomory: true})
+	if sol := solve(t, c, m); sol.Status != Optimal || math.Abs(sol.Objective-free.Objective) > 1e-9*math.Abs(free.Objective) {
+		t.Errorf("without heuristics and Gomory cuts: status %v objective %v; want optimal %v", sol.Status, sol.Objective, free.Objective)
+	}
+	if got := strings.Join(c.args("", Tuning{NodeLimit: 7, NoHeuristics: true, NoGomory: true}), " "); got != "model.lp maxNodes 7 heuristicsOnOff off gomoryCuts off ratioGap 0 solve solu solution.txt" {
+		t.Errorf("args: %s", got)
+	}
+}
+
 func TestCBCRelGap(t *testing.T) {
 	c := requireCBC(t)
 	c.RelGap = 0.05

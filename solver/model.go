@@ -82,7 +82,27 @@ type Model struct {
 	obj  []Term
 	// start is an optional initial assignment (see SetStart).
 	start []float64
+	// tuning are the search settings of SetTuning.
+	tuning Tuning
 }
+
+// Tuning adjusts the search for one model. A solver without such settings
+// (Exhaustive) ignores it. Only NodeLimit can change the answer.
+type Tuning struct {
+	// NodeLimit stops branch and bound after this many nodes, with the
+	// best solution found (status Feasible, with its gap); 0: no limit.
+	NodeLimit int
+	// NoHeuristics skips the heuristic search for solutions (cbc
+	// heuristicsOnOff off): worth it when the start is as good as they
+	// would find.
+	NoHeuristics bool
+	// NoGomory skips Gomory cuts (cbc gomoryCuts off), which cost more
+	// than they tighten on some models.
+	NoGomory bool
+}
+
+// SetTuning sets the search settings the next solves use.
+func (m *Model) SetTuning(t Tuning) { m.tuning = t }
 
 // NewModel returns an empty model (no variables, no constraints, zero
 // objective).
@@ -145,8 +165,8 @@ func (m *Model) SetRHS(i int, rhs float64) {
 }
 
 // Fingerprint is a digest of the problem the model poses: its variables'
-// kinds and bounds, its objective and its constraints, in order; not the
-// human names and not the start. Two models with equal fingerprints pose
+// kinds and bounds, its objective and its constraints, in order, and its
+// tuning; not the human names and not the start. Two models with equal fingerprints pose
 // the same problem (up to a SHA-256 collision), so a solution of one, as
 // values per variable, is a solution of the other: a caller may solve
 // one of them and reuse the answer.
@@ -175,6 +195,14 @@ func (m *Model) Fingerprint() [32]byte {
 		terms(c.terms)
 		h.Write(buf)
 		buf = buf[:0]
+	}
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(m.tuning.NodeLimit))
+	for _, b := range []bool{m.tuning.NoHeuristics, m.tuning.NoGomory} {
+		if b {
+			buf = append(buf, 1)
+		} else {
+			buf = append(buf, 0)
+		}
 	}
 	h.Write(buf)
 	var sum [32]byte
@@ -314,6 +342,9 @@ type Solution struct {
 	Gap float64
 	// Time is the wall time of the solve.
 	Time time.Duration
+	// Nodes is the number of branch-and-bound nodes the solver explored,
+	// when it says (cbc does; 0 otherwise).
+	Nodes int
 	// Solver names the solver and its version, e.g. "cbc 2.10.8".
 	Solver string
 }

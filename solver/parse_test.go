@@ -109,7 +109,7 @@ Enumerated nodes:               38113
 
 func TestParseLog(t *testing.T) {
 	l := parseLog([]byte(stoppedLog))
-	if l.version != "2.10.8" || !l.hasBound || l.bound != -6703.399 {
+	if l.version != "2.10.8" || !l.hasBound || l.bound != -6703.399 || l.nodes != 38113 {
 		t.Errorf("parseLog = %+v", l)
 	}
 	if got, want := l.gap(-6672), (6703.399-6672)/6672; math.Abs(got-want) > 1e-12 {

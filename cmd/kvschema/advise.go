@@ -304,8 +304,8 @@ func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
 func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, format, out, statement string
-	var noSI, normalized, quiet, exactTies bool
-	var data string
+	var noSI, normalized, quiet bool
+	var data, compare string
 	var timeLimit time.Duration
 	c := &cobra.Command{
 		Use: "advise --model FILE... (--workload FILE | --workload-log FILE) [--mix NAME] [--budget SIZE] [--target pebble|bigtable|cassandra|FILE.json]",
@@ -346,12 +346,15 @@ into is of another kind, and plans with that profile.
 					return err
 				}
 			}
+			if err := checkCompare(compare, format, statement); err != nil {
+				return err
+			}
 			b, err := units.Parse(budget)
 			if err != nil {
 				return err
 			}
 			cbc := &solver.CBC{TimeLimit: timeLimit}
-			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, ExactTies: exactTies}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc}
 			switch {
 			case noSI:
 				opt.Mode = advisor.NoSI
@@ -371,6 +374,9 @@ into is of another kind, and plans with that profile.
 			res, err := advisor.Advise(ctx, in.model, in.workload, opt)
 			if err != nil {
 				return err
+			}
+			if compare != "" {
+				return runCompare(compare, &in, res, format, out, cmd.OutOrStdout())
 			}
 			w, closeOut, err := output(out, cmd.OutOrStdout())
 			if err != nil {
@@ -405,7 +411,11 @@ into is of another kind, and plans with that profile.
 	c.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	c.Flags().StringVar(&data, "data", "", "the model's data (a directory of RELATION.csv / RELATION.jsonl files, or a SQLite database file): warn where the model's statistics are more than 2× off it")
-	c.Flags().BoolVar(&exactTies, "exact-ties", false, "a second solver run: among schemas of the optimal cost, the smallest")
+	// Among the schemas of least cost, the smallest is now always chosen:
+	// --exact-ties, which asked for it, is accepted and does nothing.
+	c.Flags().Bool("exact-ties", false, "no effect: the smallest of the schemas of least cost is always chosen")
+	_ = c.Flags().MarkDeprecated("exact-ties", "the smallest of the schemas of least cost is always chosen now")
+	c.Flags().StringVar(&compare, "compare", "", "also cost this schema file (DEFINE COLUMN FAMILY / SECONDARY INDEX, as --format ddl writes) and compare it with the recommendation, statement by statement, naming any of its structures the enumeration missed when it is the cheaper (--format text, json or svg)")
 	c.Flags().DurationVar(&timeLimit, "time-limit", 0, "stop the solver after this long with its best schema (0: prove optimality)")
 	return c
 }
