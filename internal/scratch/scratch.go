@@ -14,8 +14,13 @@ package scratch
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -28,9 +33,15 @@ type Map struct {
 }
 
 // Open creates a Map in a new directory under parent (os.TempDir() when
-// parent is "").
+// parent is ""). The directory is named after the process, and Open
+// removes the maps of processes that are gone (killed before their Close:
+// a load's map is as large as its data).
 func Open(parent string) (*Map, error) {
-	dir, err := os.MkdirTemp(parent, "kvschema-scratch-*")
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	removeStale(parent)
+	dir, err := os.MkdirTemp(parent, fmt.Sprintf("%s%d-*", prefix, os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +65,39 @@ func Open(parent string) (*Map, error) {
 		return nil, err
 	}
 	return &Map{db: db, dir: dir}, nil
+}
+
+const prefix = "kvschema-scratch-"
+
+// removeStale deletes the maps under parent whose process no longer runs.
+func removeStale(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || alive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(parent, e.Name()))
+	}
+}
+
+// alive reports whether process pid exists (a reused pid keeps a stale
+// map: the safe side).
+func alive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Close releases the map and deletes its directory.
