@@ -55,7 +55,7 @@ func apiLayoutNames(db *kvschema.DB, rel string) []string {
 		return nil
 	}
 	var out []string
-	for _, l := range r.Layouts {
+	for _, l := range r.Layouts() {
 		out = append(out, l.Name)
 	}
 	return out

@@ -79,7 +79,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// The catalog is unchanged too.
-	if got := len(db.Catalog().Relation("r").Layouts); got != 2 {
+	if got := len(db.Catalog().Relation("r").Layouts()); got != 2 {
 		t.Errorf("layouts of r = %d, want 2", got)
 	}
 	// Script errors name the file.

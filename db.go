@@ -371,7 +371,7 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 		if err := createTables(ctx, db.raw, l); err != nil {
 			return err
 		}
-		if prev := old.Relation(ds.Relation); prev != nil && len(prev.Layouts) > 0 {
+		if prev := old.Relation(ds.Relation); prev != nil && len(prev.Indexes) > 0 {
 			if err := backfill(ctx, db.exec, prev, l); err != nil {
 				return fmt.Errorf("schema %s: backfilling from %s: %w", l.Name, prev.Primary().Name, err)
 			}

@@ -40,8 +40,8 @@ func (db *DB) Objects(ctx context.Context) ([]Object, error) {
 	var rels, stores []Object
 	for _, r := range cat.Relations {
 		rels = append(rels, Object{Name: r.Name, Kind: "RELATION"})
-		for _, l := range r.Layouts {
-			stores = append(stores, Object{Name: l.Name, Kind: "SCHEMA", Of: r.Name, Table: layoutTable(l)})
+		for _, x := range r.Indexes {
+			stores = append(stores, Object{Name: x.Name, Kind: "SCHEMA", Of: r.Name, Table: layoutTable(x.Layout())})
 		}
 	}
 	if a := cat.Advised; a != nil {
@@ -77,8 +77,8 @@ func (db *DB) Describe(ctx context.Context, name string) (string, error) {
 	var b strings.Builder
 	if r := cat.Relation(name); r != nil {
 		b.WriteString(lang.Print(r.Def) + ";\n")
-		for _, l := range r.Layouts {
-			describeLayout(&b, l)
+		for _, x := range r.Indexes {
+			describeLayout(&b, x.Layout())
 		}
 		return b.String(), nil
 	}

@@ -66,8 +66,8 @@ func (db *DB) LoadRelation(ctx context.Context, name string, rows func(yield fun
 			}
 			t[i] = v
 		}
-		for _, l := range rel.Layouts {
-			if _, _, err := l.PutCells(t); err != nil {
+		for _, x := range rel.Indexes {
+			if _, _, err := x.Layout().PutCells(t); err != nil {
 				return nil, at("%v", err)
 			}
 		}

@@ -240,6 +240,9 @@ func Advise(ctx context.Context, m *catalog.Model, w *workload.Workload, opt Opt
 	}
 	name(res.Indexes)
 	res.Schema = schemaOf(res, pb.pool)
+	if err := res.Schema.BuildLayouts(); err != nil {
+		return nil, err
+	}
 	res.Stats.TotalTime = time.Since(start)
 	opt.progress("solved in %v (%d solver runs): cost %.6g, size %s", res.Stats.SolveTime.Round(time.Millisecond), res.Stats.Solves, res.TotalCost, units.Format(res.TotalSize))
 	return res, nil

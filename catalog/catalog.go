@@ -168,13 +168,27 @@ func (c *Catalog) WithAdvised(a *Advised) (*Catalog, error) {
 	n := c.Clone()
 	n.Advised = a
 	for _, r := range n.Relations {
-		for _, l := range r.Layouts {
-			if x := n.advisedTable(l); x != nil {
+		for _, ci := range r.Indexes {
+			if x := n.advisedTable(ci.layout); x != nil {
+				l := ci.layout
 				return nil, fmt.Errorf("%s %s of the advised schema would use table %q, which schema %s (DEFINE SCHEMA) uses", kindName(x.Kind), x.Name, x.Name, l.Name)
 			}
 		}
 	}
 	return n, nil
+}
+
+// Indexes lists every index of the catalog: the client relations' (in
+// order of relation, primary first), then the advised schema's.
+func (c *Catalog) Indexes() []*Index {
+	var out []*Index
+	for _, r := range c.Relations {
+		out = append(out, r.Indexes...)
+	}
+	if c.Advised != nil {
+		out = append(out, c.Advised.Schema.Indexes...)
+	}
+	return out
 }
 
 // Relation looks a client relation up by name (case-insensitive).
@@ -224,7 +238,12 @@ func (c *Catalog) Clone() *Catalog {
 	n := NewCatalog()
 	for _, r := range c.Relations {
 		cp := *r
-		cp.Layouts = append([]*layout.Layout(nil), r.Layouts...)
+		cp.Indexes = make([]*Index, len(r.Indexes))
+		for i, x := range r.Indexes {
+			xc := *x
+			xc.Relation = &cp
+			cp.Indexes[i] = &xc
+		}
 		n.Relations = append(n.Relations, &cp)
 		n.relByName[strings.ToLower(cp.Name)] = &cp
 	}

@@ -74,6 +74,23 @@ func (s *Schema) Statements() []lang.Statement {
 	return out
 }
 
+// BuildLayouts gives each index of s that has no layout its default one
+// (the indexes of an advisor's recommendation, built as candidates rather
+// than read from DDL), so that s can be deployed and run as it is.
+func (s *Schema) BuildLayouts() error {
+	for _, x := range s.Indexes {
+		if x.layout != nil {
+			continue
+		}
+		l, err := x.defaultLayout()
+		if err != nil {
+			return fmt.Errorf("%s %s: %v", kindName(x.Kind), x.Name, err)
+		}
+		x.layout = l
+	}
+	return nil
+}
+
 // ParseSchema reads the DEFINE COLUMN FAMILY and DEFINE SECONDARY INDEX
 // statements of a script against a model (other statements are ignored).
 // Errors name the statement's position.
@@ -94,6 +111,9 @@ func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 			return nil, err
 		}
 		x.SaltBuckets = d.SaltBuckets
+		if x.layout, err = x.defaultLayout(); err != nil {
+			return nil, errAt(d.At, "column family %s: %v", d.Name, err)
+		}
 		s.Indexes = append(s.Indexes, x)
 	}
 	for _, st := range stmts {
@@ -121,6 +141,9 @@ func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 		}
 		x := &Index{Kind: SI, Graph: base.Graph, Hash: []Attr{a}, Extra: []Attr{base.Hash[0]}, Name: d.Name}
 		x.Finish()
+		if x.layout, err = x.defaultLayout(); err != nil {
+			return nil, errAt(d.At, "secondary index %s: %v", d.Name, err)
+		}
 		s.Indexes = append(s.Indexes, x)
 		s.Base[x] = base
 	}
@@ -244,7 +267,7 @@ func splitPoints(x *Index, d *lang.DefineColumnFamily, written []Attr) ([]SplitP
 	}
 	// The keys are the row-key prefixes x's layout writes (split points
 	// and salt exclude each other: the parser sees to it).
-	l, err := x.Layout()
+	l, err := x.defaultLayout()
 	if err != nil {
 		return nil, errAt(d.At, "column family %s: %v", d.Name, err)
 	}

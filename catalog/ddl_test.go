@@ -140,11 +140,7 @@ func TestSplitOnErrors(t *testing.T) {
 // splitsOf is the split points of x's table.
 func splitsOf(t testing.TB, x *Index) [][]byte {
 	t.Helper()
-	l, err := x.Layout()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l.TableSpec().Splits
+	return x.Layout().TableSpec().Splits
 }
 
 // TestNamesCaseInsensitive: paths and index names resolve in any case, and

@@ -43,7 +43,8 @@
 // entities along relationships, keyed by a partition key and a clustering
 // key; secondary indexes (SIs) index a CF's non-partition-key attribute.
 // DEFINE COLUMN FAMILY / DEFINE SECONDARY INDEX build them (ParseSchema),
-// and each has its layout (layout.Default).
+// and each has its layout (layout.Default), built once with the index
+// (BuildLayouts for an advisor's recommendation).
 //   - An Index's Graph is canonical: rooted at the node of its first
 //     partition-key attribute, children in order of navigation name, so two
 //     indexes over the same shape have equal graphs and equal Keys.
@@ -60,6 +61,12 @@
 // applying DEFINE RELATION and DEFINE SCHEMA statements in order; each
 // layout is compiled by package layout. Relations have composite keys and
 // no statistics; each carries its Entity, read as the model reads one.
+// Each DEFINE SCHEMA is an Index too, as a DEFINE COLUMN FAMILY is: a CF
+// over its relation alone (Index.Relation), partitioned by the attributes
+// its row key holds, clustered by the key attributes its family or
+// qualifier hold (wide rows), with its other stored attributes as values,
+// in the layout its definition writes by hand. Catalog.Indexes lists the
+// indexes of both kinds.
 //   - A relation has at least one key attribute; attribute names are unique
 //     case-insensitively.
 //   - Two layouts never share both a table and a family.

@@ -56,6 +56,12 @@ type Index struct {
 	EntrySize  float64 // bytes per row
 	Size       float64 // bytes
 	Partitions float64 // distinct partition keys
+
+	// Relation is the client relation whose DEFINE SCHEMA defined x, nil
+	// for an index of an advised schema. A client index is a CF over its
+	// relation alone, stored in the layout its definition writes by hand.
+	Relation *Relation
+	layout   *layout.Layout // built once, by ParseSchema or DEFINE SCHEMA
 }
 
 // SplitPoint is one SPLIT ON point of a CF: values for the leading
@@ -81,11 +87,17 @@ func (x *Index) RowAttrs() []Attr {
 	return out
 }
 
-// Layout is x's physical layout (layout.Default): its table x.Name, row key
-// [salt][partition key][clustering key], one cell per value named by
-// AttrName, tuples aligned with RowAttrs. The table is pre-split at each
-// salt bucket (Phoenix's pre-split) or at the SPLIT ON keys.
-func (x *Index) Layout() (*layout.Layout, error) {
+// Layout is x's physical layout: the one its DEFINE SCHEMA writes for a
+// client index; for an advised index, layout.Default (defaultLayout). It is
+// nil only for an index the catalog did not build (the advisor's
+// candidates, which are costed, never stored).
+func (x *Index) Layout() *layout.Layout { return x.layout }
+
+// defaultLayout is an advised index's layout (layout.Default): its table
+// x.Name, row key [salt][partition key][clustering key], one cell per value
+// named by AttrName, tuples aligned with RowAttrs. The table is pre-split
+// at each salt bucket (Phoenix's pre-split) or at the SPLIT ON keys.
+func (x *Index) defaultLayout() (*layout.Layout, error) {
 	attrs := x.RowAttrs()
 	nkey := len(x.KeyAttrs())
 	las := make([]layout.Attr, len(attrs))

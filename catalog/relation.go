@@ -15,11 +15,13 @@ type Relation struct {
 	// Entity is the relation as the catalog's model reads it (the one
 	// reading of DEFINE RELATION, shared with the advisor's model): its
 	// key may have several fields, and it has no statistics.
-	Entity  *Entity
-	Name    string
-	Attrs   []*Field         // Entity.Fields: its attributes in declaration order
-	KeyIdx  []int            // indexes of the key attributes, in declaration order
-	Layouts []*layout.Layout // the primary layout first, then in definition order
+	Entity *Entity
+	Name   string
+	Attrs  []*Field // Entity.Fields: its attributes in declaration order
+	KeyIdx []int    // indexes of the key attributes, in declaration order
+	// Indexes are the relation's layouts (DEFINE SCHEMA), each a CF over
+	// the relation alone: the primary one first, then in definition order.
+	Indexes []*Index
 	Def     *lang.DefineRelation
 	byName  map[string]int
 }
@@ -37,10 +39,20 @@ func (r *Relation) AttrIndex(name string) int {
 
 // Primary is the relation's primary layout (nil before any layout exists).
 func (r *Relation) Primary() *layout.Layout {
-	if len(r.Layouts) == 0 {
+	if len(r.Indexes) == 0 {
 		return nil
 	}
-	return r.Layouts[0]
+	return r.Indexes[0].layout
+}
+
+// Layouts are the layouts of the relation's indexes, in their order (a
+// fresh slice).
+func (r *Relation) Layouts() []*layout.Layout {
+	out := make([]*layout.Layout, len(r.Indexes))
+	for i, x := range r.Indexes {
+		out[i] = x.layout
+	}
+	return out
 }
 
 // LayoutAttrs are the relation's attributes as its layouts see them: key
@@ -109,8 +121,8 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 	if err != nil {
 		return err
 	}
-	for _, other := range r.Layouts {
-		if d.Primary && other.Primary {
+	for _, other := range r.Indexes {
+		if other := other.layout; d.Primary && other.Primary {
 			return errAt(d.At, "relation %s already has a primary schema (%s)", r.Name, other.Name)
 		}
 	}
@@ -122,24 +134,70 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 	if x := c.advisedTable(l); x != nil {
 		return errAt(d.At, "schema %s: table %q holds %s %s of the advised schema deployed in this store", d.Name, x.Name, kindName(x.Kind), x.Name)
 	}
+	x := relationIndex(r, l)
 	if d.Primary {
-		r.Layouts = append([]*layout.Layout{l}, r.Layouts...)
+		r.Indexes = append([]*Index{x}, r.Indexes...)
 	} else {
-		r.Layouts = append(r.Layouts, l)
+		r.Indexes = append(r.Indexes, x)
 	}
 	c.layByName[strings.ToLower(l.Name)] = l
 	c.Defs = append(c.Defs, d)
 	return nil
 }
 
-// IndexRelation views index x, stored in layout l (x.Layout()), as a
-// relation of the client's kind: one attribute per row attribute of x, in
-// l's order, named as AttrName names it (items.bids.date), keyed by x's
-// key. The first step of an advised query is planned over it by the
-// client's planner (package plan), so both kinds of schema derive their
-// key reads — point lookups, prefix and range scans, salted fan-out — one
-// way.
-func IndexRelation(x *Index, l *layout.Layout) *Relation {
+// relationIndex is the index a client layout l of r is: a CF over r alone
+// whose partition key is what l's row key holds (the row is the unit a
+// key-value store reads and writes atomically, as a partition is
+// Cassandra's), clustered by the key attributes l writes in the family or
+// the qualifier (wide rows: several tuples per row), with the other
+// attributes l stores as values.
+func relationIndex(r *Relation, l *layout.Layout) *Index {
+	x := &Index{Kind: CF, Name: l.Name, Relation: r, layout: l,
+		Graph: &Graph{Nodes: []Node{{Entity: r.Entity, Parent: -1, Alias: r.Name}}}}
+	placed := map[int]bool{}
+	place := func(part *[]Attr, attrs []int, keyOnly bool) {
+		for _, a := range attrs {
+			if !placed[a] && (!keyOnly || r.Attrs[a].Key) {
+				placed[a] = true
+				*part = append(*part, Attr{Node: 0, Field: r.Attrs[a]})
+			}
+		}
+	}
+	var cols []int
+	for _, f := range []*layout.Field{&l.Table, &l.Family, &l.Qualifier} {
+		cols = appendElemAttrs(cols, f.Elems)
+	}
+	place(&x.Hash, appendElemAttrs(nil, l.Row.Elems), false)
+	place(&x.Order, cols, true)
+	stored := append(cols, appendElemAttrs(nil, l.Value.Elems)...)
+	stored = append(stored, l.Branches...)
+	place(&x.Extra, stored, false)
+	x.Key = "CF[" + r.Name + "]" + "|" + l.Name
+	return x
+}
+
+// appendElemAttrs appends the attributes elements es (and their bodies)
+// encode.
+func appendElemAttrs(dst []int, es []layout.Element) []int {
+	for _, e := range es {
+		switch e.Kind {
+		case layout.ElemAttr:
+			dst = append(dst, e.Attr)
+		case layout.ElemSize, layout.ElemSalt:
+			dst = appendElemAttrs(dst, e.Body)
+		}
+	}
+	return dst
+}
+
+// IndexRelation views index x, stored in its layout, as a relation of the
+// client's kind: one attribute per row attribute of x, in the layout's
+// order, named as AttrName names it (items.bids.date), keyed by x's key,
+// with x as its one index. The first step of an advised query is planned
+// over it by the client's planner (package plan), so both kinds of schema
+// derive their key reads — point lookups, prefix and range scans, salted
+// fan-out — one way.
+func IndexRelation(x *Index) *Relation {
 	attrs := x.RowAttrs()
 	nkey := len(x.KeyAttrs())
 	fields := make([]*Field, len(attrs))
@@ -147,7 +205,7 @@ func IndexRelation(x *Index, l *layout.Layout) *Relation {
 		fields[i] = &Field{Entity: a.Field.Entity, Name: x.AttrName(a), Type: a.Field.Type, Size: a.Field.Size, Cardinality: a.Field.Cardinality, Key: i < nkey}
 	}
 	r := NewRelation(x.Name, fields)
-	r.Layouts = []*layout.Layout{l}
+	r.Indexes = []*Index{x}
 	return r
 }
 

@@ -85,11 +85,10 @@ func New(st store.Store, m *catalog.Model, s *catalog.Schema, prof cost.Profile)
 		tables: map[*catalog.Index]*table{}, byName: map[string]*table{}, locks: new(Locks)}
 	e.planner.Scans = true // a query no key lookup starts answers by a full scan
 	for _, x := range s.Indexes {
-		t, err := newTable(x)
-		if err != nil {
-			// catalog.Schema admits no index without a partition key.
-			panic(fmt.Sprintf("engine: %v", err))
+		if x.Layout() == nil {
+			panic(fmt.Sprintf("exec: index %s has no layout: schemas come from catalog.ParseSchema", x.Name))
 		}
+		t := newTable(x)
 		e.tables[x] = t
 		e.byName[t.name] = t
 	}

@@ -136,7 +136,7 @@ func (f *firstRead) plan(vals []types.Value) (*plan.Plan, error) {
 // plan is ordered, limited when it is limited.
 func newFirstRead(pl *plan.Query, sp *stepProg, ref func(catalog.Attr) catalog.FieldRef) *firstRead {
 	q, t := pl.Query, sp.t
-	f := &firstRead{view: catalog.IndexRelation(t.x, t.l), sel: &lang.Select{Relation: t.name}}
+	f := &firstRead{view: catalog.IndexRelation(t.x), sel: &lang.Select{Relation: t.name}}
 	name := func(i int) string { return f.view.Attrs[i].Name }
 	for i, s := range sp.toSlot {
 		if s >= 0 {

@@ -46,7 +46,7 @@ func newClient(t *testing.T, st store.Store, defs string) *client {
 		t.Fatal(err)
 	}
 	for _, r := range cat.Relations {
-		for _, l := range r.Layouts {
+		for _, l := range r.Layouts() {
 			if err := st.CreateTable(context.Background(), l.TableSpec()); err != nil {
 				t.Fatal(err)
 			}

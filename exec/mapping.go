@@ -26,16 +26,13 @@ type table struct {
 	cellDecoders sync.Pool // of *layout.CellDecoder
 }
 
-func newTable(x *catalog.Index) (*table, error) {
-	l, err := x.Layout()
-	if err != nil {
-		return nil, err
-	}
+func newTable(x *catalog.Index) *table {
+	l := x.Layout()
 	t := &table{x: x, l: l, name: x.Name, attrs: x.RowAttrs(), nkey: len(x.KeyAttrs()), pos: map[catalog.Attr]int{}, nhash: len(x.Hash), salt: x.SaltBuckets}
 	for i, a := range t.attrs {
 		t.pos[a] = i
 	}
-	return t, nil
+	return t
 }
 
 // appendKey encodes the first n key attributes of vals (at least the

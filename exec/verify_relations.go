@@ -21,12 +21,12 @@ import (
 // name in the report; progress, when set, is told as each layout is read.
 func (x *Executor) VerifyRelation(ctx context.Context, rel *catalog.Relation, progress func(VerifyEvent)) (*Report, error) {
 	rep := &Report{Rows: map[string]int{}}
-	if len(rel.Layouts) == 0 {
+	if len(rel.Indexes) == 0 {
 		return rep, nil
 	}
 	type tupleSet map[string][]types.Datum
 	read := func(i int) (tupleSet, error) {
-		l := rel.Layouts[i]
+		l := rel.Indexes[i].Layout()
 		acc := plan.Derive(l, make(plan.Constraints, len(rel.Attrs)))
 		p := &plan.Plan{Relation: rel, Accesses: []*plan.Access{acc}, Limit: -1}
 		out := tupleSet{}
@@ -63,8 +63,9 @@ func (x *Executor) VerifyRelation(ctx context.Context, rel *catalog.Relation, pr
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	p := rel.Layouts[0]
-	for i, l := range rel.Layouts[1:] {
+	p := rel.Primary()
+	for i, x := range rel.Indexes[1:] {
+		l := x.Layout()
 		got, err := read(i + 1)
 		if err != nil {
 			return nil, err

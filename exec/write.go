@@ -34,7 +34,7 @@ const bigBatch = len(Locks{}.stripes) / 4
 // Later tuples with the same key as earlier ones win. With readOld the
 // stored tuples are read first, so that their cells are deleted.
 func (x *Executor) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value, readOld bool) (int, error) {
-	if len(rel.Layouts) == 0 {
+	if len(rel.Indexes) == 0 {
 		// Nothing would hold the tuples: refuse rather than drop them.
 		return 0, fmt.Errorf("relation %s has no schema to store its tuples in (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
 	}
@@ -230,8 +230,8 @@ func (sc *writeScratch) reset() {
 // attributes before the first write to them.
 func (x *Executor) ensureTables(ctx context.Context, rel *catalog.Relation, muts []store.Mutation) error {
 	dynamic := false
-	for _, l := range rel.Layouts {
-		if l.StaticTable() == "" {
+	for _, x := range rel.Indexes {
+		if x.Layout().StaticTable() == "" {
 			dynamic = true
 		}
 	}
@@ -263,8 +263,8 @@ func (x *Executor) ensureTables(ctx context.Context, rel *catalog.Relation, muts
 // in one store round trip per table of a key-addressed layout.
 func (x *Executor) lookup(ctx context.Context, rel *catalog.Relation, ts [][]types.Value) ([][]types.Value, error) {
 	var l *layout.Layout
-	for _, cand := range rel.Layouts {
-		if !cand.CoordinatesUseNonKey() {
+	for _, x := range rel.Indexes {
+		if cand := x.Layout(); !cand.CoordinatesUseNonKey() {
 			l = cand
 			break
 		}

@@ -78,9 +78,9 @@ func TestGolden(t *testing.T) {
 		file string
 		gen  func() (string, error)
 	}{
-		{"rubis.hbase", func() (string, error) { return HBase(tablesOf(t, s), "") }},
-		{"rubis_ns.hbase", func() (string, error) { return HBase(tablesOf(t, s), "kv") }},
-		{"rubis.cbt.sh", func() (string, error) { return CBT(tablesOf(t, s)) }},
+		{"rubis.hbase", func() (string, error) { return HBase(SchemaTables(s), "") }},
+		{"rubis_ns.hbase", func() (string, error) { return HBase(SchemaTables(s), "kv") }},
+		{"rubis.cbt.sh", func() (string, error) { return CBT(SchemaTables(s)) }},
 	} {
 		got, err := tc.gen()
 		if err != nil {
@@ -113,7 +113,7 @@ var (
 // as the HBase shell would.
 func TestHBaseSplitsRoundTrip(t *testing.T) {
 	for _, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
-		text, err := HBase(tablesOf(t, s), "ns")
+		text, err := HBase(SchemaTables(s), "ns")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestHBaseSplitsRoundTrip(t *testing.T) {
 // printf and cbt would, and checks that every key left out is named.
 func TestCBTSplitsRoundTrip(t *testing.T) {
 	for _, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
-		text, err := CBT(tablesOf(t, s))
+		text, err := CBT(SchemaTables(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +232,7 @@ echo "$line" >>"$CBT_LOG"
 		t.Fatal(err)
 	}
 	for i, s := range []*catalog.Schema{rubisSchema(t), everyByte(t)} {
-		text, err := CBT(tablesOf(t, s))
+		text, err := CBT(SchemaTables(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,16 +290,6 @@ func TestBadNames(t *testing.T) {
 	if _, err := CBT(bad); err == nil || !strings.Contains(err.Error(), `family "a,b" is not a Bigtable family name`) {
 		t.Errorf("CBT family: %v", err)
 	}
-}
-
-// tablesOf is SchemaTables(s).
-func tablesOf(t testing.TB, s *catalog.Schema) []Table {
-	t.Helper()
-	tables, err := SchemaTables(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tables
 }
 
 // FuzzSplitQuoting: every key reads back from its HBase quoting, and every
@@ -404,11 +394,7 @@ func unPrintf(t testing.TB, format string) []byte {
 // splitsOf is the split points of x's table.
 func splitsOf(t testing.TB, x *catalog.Index) [][]byte {
 	t.Helper()
-	l, err := x.Layout()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l.TableSpec().Splits
+	return x.Layout().TableSpec().Splits
 }
 
 // TestLayoutTables: the tables of DEFINE SCHEMA layouts — one per constant

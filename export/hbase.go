@@ -79,16 +79,12 @@ type Table struct {
 // SchemaTables are the tables the engine stores an advised schema in
 // (package exec): one per CF and SI, named after it, with the one family
 // its layout defines.
-func SchemaTables(s *catalog.Schema) ([]Table, error) {
+func SchemaTables(s *catalog.Schema) []Table {
 	var out []Table
 	for _, x := range s.Indexes {
-		l, err := x.Layout()
-		if err != nil {
-			return nil, fmt.Errorf("index %q: %v", x.Name, err)
-		}
-		out = append(out, Table{Spec: l.TableSpec(), About: x.Describe()})
+		out = append(out, Table{Spec: x.Layout().TableSpec(), About: x.Describe()})
 	}
-	return out, nil
+	return out
 }
 
 // LayoutTables are the tables of the client's DEFINE SCHEMA layouts: one
@@ -99,7 +95,8 @@ func LayoutTables(c *catalog.Catalog) []Table {
 	var out []Table
 	at := map[string]int{} // table name → index in out
 	for _, r := range c.Relations {
-		for _, l := range r.Layouts {
+		for _, x := range r.Indexes {
+			l := x.Layout()
 			name, fam := l.StaticTable(), l.StaticFamily()
 			switch {
 			case name == "":

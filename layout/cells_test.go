@@ -42,7 +42,7 @@ func TestCellDecoder(t *testing.T) {
 		opts := store.ReadOptions{Limit: rapid.IntRange(0, 3).Draw(rt, "limit"), Reverse: rapid.Bool().Draw(rt, "reverse")}
 		stop := rapid.IntRange(0, 4).Draw(rt, "stop after tuples")
 		for name, st := range stores {
-			for _, l := range rel.Layouts {
+			for _, l := range rel.Layouts() {
 				table := fmt.Sprintf("%s_%d", l.Name, round)
 				var muts []store.Mutation
 				for _, tu := range tuples {
@@ -104,7 +104,7 @@ DEFINE PRIMARY SCHEMA ev_by_grp FOR ev { TABLE 'ev', ROW ordered{grp}:ordered{se
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := c.Relation("ev").Layouts[0]
+	l := c.Relation("ev").Layouts()[0]
 	var rows []store.Row
 	for i := range 100 {
 		puts, _, err := l.PutCells([]types.Value{int64(7), int64(i), strings.Repeat("v", 100)})

@@ -84,7 +84,7 @@ func TestLayoutRoundTrip(t *testing.T) {
 	rel := c.Relation("t")
 	rapid.Check(t, func(rt *rapid.T) {
 		tu := genT(rt)
-		for _, l := range rel.Layouts {
+		for _, l := range rel.Layouts() {
 			puts, _, err := l.PutCells(tu)
 			if err != nil {
 				rt.Fatalf("%s: %v", l.Name, err)
@@ -106,13 +106,13 @@ func TestLayoutRoundTrip(t *testing.T) {
 func TestRowDecoderReuse(t *testing.T) {
 	c := mustCatalog(t)
 	rel := c.Relation("t")
-	decs := make([]layout.RowDecoder, len(rel.Layouts))
-	for i, l := range rel.Layouts {
+	decs := make([]layout.RowDecoder, len(rel.Layouts()))
+	for i, l := range rel.Layouts() {
 		decs[i].Init(l, nil)
 	}
 	rapid.Check(t, func(rt *rapid.T) {
 		tuples := rapid.SliceOfN(rapid.Custom(genT), 1, 5).Draw(rt, "tuples")
-		for i, l := range rel.Layouts {
+		for i, l := range rel.Layouts() {
 			var got [][]types.Value
 			for _, tu := range tuples {
 				puts, _, err := l.PutCells(tu)
@@ -226,7 +226,7 @@ func FuzzDecodeRow(f *testing.F) {
 	c := mustCatalog(f)
 	var layouts []*layout.Layout
 	for _, r := range c.Relations {
-		layouts = append(layouts, r.Layouts...)
+		layouts = append(layouts, r.Layouts()...)
 	}
 	f.Add(uint8(0), []byte("a1-b"), "f", []byte(""), []byte("x-\x00\x00\x00d"))
 	f.Add(uint8(1), []byte("\x01ba1"), "f", []byte("v1"), []byte("x"))
@@ -308,7 +308,7 @@ func TestArenaReset(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		tuples := rapid.SliceOfN(rapid.Custom(genT), 1, 300).Draw(rt, "tuples")
 		var got []layout.Cell
-		for _, l := range rel.Layouts {
+		for _, l := range rel.Layouts() {
 			for _, tu := range tuples {
 				puts, _, err := l.PutCellsArena(tu, &a)
 				if err != nil {
@@ -318,7 +318,7 @@ func TestArenaReset(t *testing.T) {
 			}
 		}
 		var want []layout.Cell
-		for _, l := range rel.Layouts {
+		for _, l := range rel.Layouts() {
 			for _, tu := range tuples {
 				puts, _, _ := l.PutCells(tu)
 				want = append(want, puts...)
@@ -334,7 +334,7 @@ func TestArenaReset(t *testing.T) {
 		}
 		a.Reset()
 	})
-	l := c.Relation("r").Layouts[0]
+	l := c.Relation("r").Layouts()[0]
 	tu := []types.Value{"a1", "b", "x", int64(100)}
 	batch := func() {
 		for range 2000 { // 2000 × ~12 bytes: several chunks

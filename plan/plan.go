@@ -264,7 +264,7 @@ func (p *Plan) reads(where lang.Expr, m cost.Model) error {
 	if m == nil {
 		m = cost.Prefix{}
 	}
-	if len(rel.Layouts) == 0 {
+	if len(rel.Indexes) == 0 {
 		return fmt.Errorf("relation %s has no schema (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
 	}
 	conjs, ok := DNF(where)
@@ -282,9 +282,9 @@ func (p *Plan) reads(where lang.Expr, m cost.Model) error {
 		if unsat {
 			continue
 		}
-		cands := make([]*Access, len(rel.Layouts))
-		for j, l := range rel.Layouts {
-			cands[j] = Derive(l, cons)
+		cands := make([]*Access, len(rel.Indexes))
+		for j, x := range rel.Indexes {
+			cands[j] = Derive(x.Layout(), cons)
 			cands[j].Conjuncts = []int{i}
 			if len(p.OrderBy) > 0 && len(conjs) == 1 {
 				cands[j].ProvidesOrder, _ = p.provides(cands[j], singleIn([]Constraints{cons}))

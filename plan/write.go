@@ -223,8 +223,8 @@ func (w *Write) Explain() (string, error) {
 
 func layoutNames(rel *catalog.Relation) string {
 	var names []string
-	for _, l := range rel.Layouts {
-		names = append(names, l.Name)
+	for _, x := range rel.Indexes {
+		names = append(names, x.Name)
 	}
 	return strings.Join(names, ", ")
 }
@@ -241,7 +241,7 @@ type Change struct {
 // cells are deleted: valid when no layout places a non-key attribute in its
 // cell coordinates (see NeedsOld).
 func Mutations(rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
-	return AppendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Layouts)), new(layout.Arena), rel, changes)
+	return AppendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Indexes)), new(layout.Arena), rel, changes)
 }
 
 // AppendMutations is Mutations appending to muts and encoding into arena.
@@ -252,7 +252,8 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 		}
 	}
 	for _, ch := range changes {
-		for _, l := range rel.Layouts {
+		for _, x := range rel.Indexes {
+			l := x.Layout()
 			if ch.Old != nil {
 				cells, err := l.AllCells(ch.Old)
 				if err != nil {
@@ -282,8 +283,8 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 // layout addresses cells by a non-key attribute (an index-like layout), so
 // the old value's cells sit elsewhere and must be deleted.
 func NeedsOld(rel *catalog.Relation) bool {
-	for _, l := range rel.Layouts {
-		if l.CoordinatesUseNonKey() {
+	for _, x := range rel.Indexes {
+		if x.Layout().CoordinatesUseNonKey() {
 			return true
 		}
 	}

@@ -589,9 +589,7 @@ The model comes from --model, else from the schema file itself.`,
 					return err
 				}
 				if to != "cql" {
-					if tables, err = export.SchemaTables(s); err != nil {
-						return err
-					}
+					tables = export.SchemaTables(s)
 				}
 			}
 			var out string

@@ -379,13 +379,7 @@ same values, and no others. Exits non-zero on any difference.`,
 					return err
 				}
 			}
-			structures := 0
-			if en != nil {
-				structures = len(en.Schema().Indexes)
-			}
-			for _, r := range db.Catalog().Relations {
-				structures += len(r.Layouts)
-			}
+			structures := len(db.Catalog().Indexes())
 			read := progress.New(cmd.ErrOrStderr(), "verify: read", "rows", structures)
 			read.Terse = true
 			var compare *progress.Meter
