@@ -36,11 +36,14 @@ func (db *DB) advised(ctx context.Context, recheck bool) (*exec.Engine, error) {
 	return en, nil
 }
 
-// snapshot returns the current catalog and the engine of its advised
-// schema (nil if none).
+// snapshot returns the current catalog and its engine if it has an
+// advised schema (else nil).
 func (db *DB) snapshot() (*catalog.Catalog, *exec.Engine) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
+	if db.cat.Advised == nil {
+		return db.cat, nil
+	}
 	return db.cat, db.en
 }
 
@@ -280,7 +283,7 @@ func (db *DB) Load(ctx context.Context, rows func(yield func(exec.Row) error) er
 
 // Verify checks the store against its definitions: that every layout of
 // each client relation holds the tuples of its primary layout and nothing
-// else (exec.Executor.VerifyRelation), and that every column family and
+// else (exec.Engine.VerifyRelation), and that every column family and
 // index of the advised schema holds exactly the rows its definition
 // implies, against opt.Reference when given, else against the entity data
 // rebuilt from all of them. With neither kind defined it fails with
@@ -298,8 +301,8 @@ func (db *DB) Verify(ctx context.Context, opt exec.VerifyOptions) (*exec.Report,
 		return nil, fmt.Errorf("Verify: %w", err)
 	}
 	defer gate()
-	held := db.exec.Locks.All()
-	defer db.exec.Locks.Unlock(held)
+	held := db.locks.All()
+	defer db.locks.Unlock(held)
 	en, err := db.advised(ctx, true)
 	if err != nil {
 		return nil, err
@@ -310,7 +313,7 @@ func (db *DB) Verify(ctx context.Context, opt exec.VerifyOptions) (*exec.Report,
 	}
 	rep := &exec.Report{Rows: map[string]int{}}
 	for _, rel := range rels {
-		r, err := db.exec.VerifyRelation(ctx, rel, opt.Progress)
+		r, err := db.engine().VerifyRelation(ctx, rel, opt.Progress)
 		if err != nil {
 			return nil, err
 		}

@@ -9,8 +9,11 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/pebblestore"
+	"github.com/kvschema/kvschema/types"
 )
 
 // The benchmarks compare kvschema with the same operation written directly
@@ -235,6 +238,45 @@ func BenchmarkStoreScan100(b *testing.B) {
 			b.Fatal(err, n)
 		}
 	}
+}
+
+// BenchmarkDecodeScan100 is the store's and the layout decoder's share of
+// BenchmarkScan100: the same reads through pebblestore's ReadCells,
+// decoded by the layout into unboxed tuples, with no plan, executor or
+// Rows.
+func BenchmarkDecodeScan100(b *testing.B) {
+	ctx := context.Background()
+	db, s := benchDB(b)
+	loadEV(b, db)
+	settle(b, s.Compact)
+	c, err := catalog.CatalogFromScript("x", []byte(benchDefs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := c.Layout("ev_by_grp")
+	var cd layout.CellDecoder
+	var key []byte
+	var seq int64
+	var val string
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		n := 0
+		cd.Init(l, nil, "ev", func(t []types.Datum) bool {
+			seq = t[1].Int()
+			val = t[2].Str()
+			n++
+			return true
+		})
+		key = binary.BigEndian.AppendUint64(key[:0], uint64(i*31%benchGroups)^(1<<63))
+		err := s.ReadCells(ctx, "ev", store.RowSet{Ranges: []store.Range{store.PrefixRange(key)}}, store.ReadOptions{}, cd.Func())
+		if err == nil {
+			err = cd.Flush()
+		}
+		if err != nil || n != 100 {
+			b.Fatal(err, n)
+		}
+	}
+	_, _ = seq, val
 }
 
 func BenchmarkRawScan100(b *testing.B) {

@@ -73,7 +73,8 @@ type Options struct {
 // defined in it.
 type DB struct {
 	raw   store.Store // without tracing: catalog I/O
-	exec  *exec.Executor
+	st    store.Store // raw, traced when Options.Trace is set: statements
+	locks exec.Locks  // the writers' tuple locks, shared by every engine
 	costs cost.Model
 	owns  bool
 	opts  Options
@@ -94,8 +95,9 @@ type DB struct {
 	mu      sync.RWMutex
 	cat     *catalog.Catalog
 	version uint64
-	// en runs cat.Advised (nil when the store holds no advised schema); it
-	// is kept across versions that deploy the same one.
+	// en runs cat's plans: its client relations' and its advised
+	// schema's (if any). It is kept across versions that deploy the same
+	// advised schema (its prepared statements with it).
 	en *exec.Engine
 	// checked is the catalog table's change number (store.ChangeCounter)
 	// when version was last found current; 0 if unknown.
@@ -123,11 +125,10 @@ func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
 	if db.costs == nil {
 		db.costs = cost.Prefix{}
 	}
-	traced := s
+	db.st = s
 	if opts.Trace != nil {
-		traced = tracestore.New(s, opts.Trace)
+		db.st = tracestore.New(s, opts.Trace)
 	}
-	db.exec = &exec.Executor{Store: traced}
 	if err := db.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -148,11 +149,12 @@ func (db *DB) reload(ctx context.Context) error {
 func (db *DB) install(cat *catalog.Catalog, version uint64) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	switch a := cat.Advised; {
-	case a == nil:
-		db.en = nil
-	case db.en == nil || !db.en.Advised().Same(a):
-		db.en = exec.FromCatalog(db.exec.Store, a, &db.exec.Locks)
+	var now *catalog.Advised
+	if db.en != nil {
+		now = db.en.Advised()
+	}
+	if a := cat.Advised; db.en == nil || (a == nil) != (now == nil) || a != nil && !now.Same(a) {
+		db.en = exec.FromCatalog(db.st, a, &db.locks)
 	}
 	db.cat, db.version = cat, version
 }
@@ -228,7 +230,14 @@ func (db *DB) Snapshot(ctx context.Context) (*DB, error) {
 var ErrReadOnly = errors.New("kvschema: a snapshot (read-only transaction) takes no writes or definitions")
 
 // Store is the store statements run on (traced when Options.Trace is set).
-func (db *DB) Store() store.Store { return db.exec.Store }
+func (db *DB) Store() store.Store { return db.st }
+
+// engine is the engine of the current catalog.
+func (db *DB) engine() *exec.Engine {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.en
+}
 
 // Catalog is the current set of relations and layouts. It must not be
 // modified.
@@ -372,7 +381,7 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 			return err
 		}
 		if prev := old.Relation(ds.Relation); prev != nil && len(prev.Indexes) > 0 {
-			if err := backfill(ctx, db.exec, prev, l); err != nil {
+			if err := backfill(ctx, db.engine(), prev, l); err != nil {
 				return fmt.Errorf("schema %s: backfilling from %s: %w", l.Name, prev.Primary().Name, err)
 			}
 		}
@@ -411,7 +420,7 @@ func createTables(ctx context.Context, s store.Store, l *layout.Layout) error {
 
 // backfill copies every tuple of rel (read through its primary layout) into
 // the new layout l, in batches.
-func backfill(ctx context.Context, x *exec.Executor, rel *catalog.Relation, l *layout.Layout) error {
+func backfill(ctx context.Context, x *exec.Engine, rel *catalog.Relation, l *layout.Layout) error {
 	p, err := plan.Reads(nil, rel, cost.Prefix{})
 	if err != nil {
 		return err
@@ -420,7 +429,7 @@ func backfill(ctx context.Context, x *exec.Executor, rel *catalog.Relation, l *l
 	var werr error
 	flush := func() {
 		if len(batch) > 0 && werr == nil {
-			werr = x.Store.Apply(ctx, batch)
+			werr = x.Store().Apply(ctx, batch)
 			batch = batch[:0]
 		}
 	}

@@ -93,7 +93,7 @@ func (db *DB) LoadRelation(ctx context.Context, name string, rows func(yield fun
 			return nil
 		}
 		w := &plan.Write{Relation: rel, Kind: plan.WriteUpsert, ReadOld: plan.NeedsOld(rel), Tuples: batch}
-		if _, err := db.exec.Apply(ctx, w); err != nil {
+		if _, err := db.engine().Apply(ctx, w); err != nil {
 			return fmt.Errorf("relation %s, after %d tuples written: %w", rel.Name, written, err)
 		}
 		written += int64(len(batch))

@@ -288,7 +288,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err != nil {
 			return res, nil, err
 		}
-		n, err := db.exec.Apply(ctx, w)
+		n, err := db.engine().Apply(ctx, w)
 		res.RowsAffected = int64(n)
 		return res, nil, err
 	case *lang.Select:
@@ -303,7 +303,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		cols := s.columns(rel, p)
 		rows := newRows(cols.names, cols.types)
 		rows.project = p.Project
-		err = db.exec.Query(ctx, p, (*projector)(rows))
+		err = db.engine().Query(ctx, p, (*projector)(rows))
 		rows.project = nil
 		p.Release()
 		if err != nil {
@@ -319,7 +319,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err != nil {
 			return res, nil, err
 		}
-		n, err := db.exec.Apply(ctx, w)
+		n, err := db.engine().Apply(ctx, w)
 		res.RowsAffected = int64(n)
 		return res, nil, err
 	case *lang.Connect:

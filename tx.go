@@ -75,9 +75,9 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 		return nil, fmt.Errorf("Begin: %w", err)
 	}
 	db.defining.RLock()
-	held := db.exec.Locks.All()
+	held := db.locks.All()
 	release := func() {
-		db.exec.Locks.Unlock(held)
+		db.locks.Unlock(held)
 		db.defining.RUnlock()
 		gate()
 	}
@@ -149,7 +149,7 @@ func (tx *Tx) Rollback() error {
 func (tx *Tx) end() {
 	tx.done = true
 	tx.db.Close()
-	tx.parent.exec.Locks.Unlock(tx.held)
+	tx.parent.locks.Unlock(tx.held)
 	tx.parent.defining.RUnlock()
 	tx.gate()
 }

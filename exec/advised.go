@@ -17,10 +17,16 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
-// Engine runs one physical schema over a store. It is safe for concurrent
+// Engine runs plans on a store: the plans and writes of the client's
+// relations (Query, Apply), and the statements of the advised schema it
+// was built for, if any (Prepare, Load, Verify). It is safe for concurrent
 // use.
 type Engine struct {
 	st      store.Store
+	locks   *Locks    // shared by the engines of one DB's catalog versions
+	scratch sync.Pool // of *writeScratch
+
+	// The advised schema (nil m and schema: none).
 	m       *catalog.Model
 	schema  *catalog.Schema
 	prof    cost.Profile
@@ -28,7 +34,6 @@ type Engine struct {
 	planner *planner.Planner
 	tables  map[*catalog.Index]*table
 	byName  map[string]*table
-	locks   *Locks // shared with the client's writers when the DB sets it
 
 	stmts stmtCache
 }
@@ -102,16 +107,24 @@ func (e *Engine) Model() *catalog.Model { return e.m }
 func (e *Engine) Schema() *catalog.Schema { return e.schema }
 
 // Definitions returns the model's DEFINE RELATION statements and the
-// schema's DEFINE COLUMN FAMILY and DEFINE SECONDARY INDEX statements.
+// schema's DEFINE COLUMN FAMILY and DEFINE SECONDARY INDEX statements (none
+// without an advised schema).
 func (e *Engine) Definitions() []lang.Statement {
+	if e.schema == nil {
+		return nil
+	}
 	return append(append([]lang.Statement(nil), e.m.Defs...), e.schema.Statements()...)
 }
 
 // Store returns the store.
 func (e *Engine) Store() store.Store { return e.st }
 
-// CreateTables creates the table of every index (idempotent).
+// CreateTables creates the table of every index of the advised schema
+// (idempotent).
 func (e *Engine) CreateTables(ctx context.Context) error {
+	if e.schema == nil {
+		return nil
+	}
 	for _, x := range e.schema.Indexes {
 		if err := e.st.CreateTable(ctx, e.tables[x].spec()); err != nil {
 			return err
@@ -166,6 +179,9 @@ func (e *Engine) Prepare(text string) (*Stmt, error) {
 
 // PrepareAST resolves and plans a parsed statement.
 func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
+	if e.schema == nil {
+		return nil, ErrNoSchema
+	}
 	s := &Stmt{e: e, Text: lang.Print(st), nparams: lang.CountParams(st)}
 	if ex, ok := st.(*lang.Explain); ok {
 		st = ex.Stmt

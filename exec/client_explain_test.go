@@ -36,7 +36,7 @@ DEFINE SCHEMA ev_by_kind FOR ev {
 type client struct {
 	t   *testing.T
 	cat *catalog.Catalog
-	x   *exec.Executor
+	x   *exec.Engine
 }
 
 func newClient(t *testing.T, st store.Store, defs string) *client {
@@ -52,7 +52,7 @@ func newClient(t *testing.T, st store.Store, defs string) *client {
 			}
 		}
 	}
-	return &client{t: t, cat: cat, x: &exec.Executor{Store: st}}
+	return &client{t: t, cat: cat, x: exec.FromCatalog(st, nil, nil)}
 }
 
 // parse parses a statement and finds its relation.
@@ -104,7 +104,7 @@ func (c *client) Query(src string, args ...types.Value) [][]types.Value {
 	return c.queryOn(c.x, src, args...)
 }
 
-func (c *client) queryOn(x *exec.Executor, src string, args ...types.Value) [][]types.Value {
+func (c *client) queryOn(x *exec.Engine, src string, args ...types.Value) [][]types.Value {
 	c.t.Helper()
 	p := c.Plan(src, args...)
 	var out [][]types.Value
@@ -262,7 +262,7 @@ func TestSaltedFanOutMerge(t *testing.T) {
 func bucketOf(t *testing.T, db *client, usr int64) int {
 	t.Helper()
 	var trace strings.Builder
-	db.queryOn(&exec.Executor{Store: tracestore.New(db.x.Store, &trace)}, "SELECT * FROM ev WHERE usr = ? AND ts = 100", usr)
+	db.queryOn(exec.FromCatalog(tracestore.New(db.x.Store(), &trace), nil, nil), "SELECT * FROM ev WHERE usr = ? AND ts = 100", usr)
 	var b int
 	if _, err := fmt.Sscanf(trace.String(), `get 'ev', '\x%02x`, &b); err != nil {
 		t.Fatalf("trace %q: %v", trace.String(), err)

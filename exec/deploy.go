@@ -9,7 +9,9 @@ import (
 	"github.com/kvschema/kvschema/store"
 )
 
-// ErrNoSchema is returned by Open for a store without a deployed schema.
+// ErrNoSchema is returned by Open for a store without a deployed schema,
+// and by an engine without one for what needs one (Prepare, Load,
+// Verify).
 var ErrNoSchema = errors.New("the store holds no schema: run kvschema load --schema … first")
 
 // Deploy builds an engine from a model script and a schema script (DEFINE
@@ -69,10 +71,18 @@ func Open(ctx context.Context, st store.Store) (*Engine, error) {
 	return FromCatalog(st, cat.Advised, nil), nil
 }
 
-// FromCatalog returns the engine of advised schema a on st, its writers
-// locking with locks (nil: locks of its own). It creates no tables: see
+// FromCatalog returns the engine of a store's catalog on st: it runs the
+// client relations' plans and, when a is not nil, advised schema a. Its
+// writers lock with locks (nil: locks of its own), which the engines of
+// one DB's successive catalog versions share. It creates no tables: see
 // Deploy.
 func FromCatalog(st store.Store, a *catalog.Advised, locks *Locks) *Engine {
+	if a == nil {
+		if locks == nil {
+			locks = new(Locks)
+		}
+		return &Engine{st: st, locks: locks}
+	}
 	e := New(st, a.Model, a.Schema, a.Profile)
 	e.adv = a
 	if locks != nil {

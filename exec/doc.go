@@ -1,8 +1,10 @@
-// Package exec owns the runtime: it runs plans and writes against a
-// store.Store, for both kinds of schema a store holds — the client's
-// relations with their layouts (Executor) and advised schemas (Engine) —
-// with one set of write locks (Locks), reads that decode the cells the
-// store lends into unboxed tuples, and writes applied as one batch each.
+// Package exec owns the runtime: one Engine runs plans and writes against
+// a store.Store for both kinds of schema a store's catalog holds — the
+// client's relations with their layouts (Query, Apply, VerifyRelation) and
+// the advised schema, if any (Prepare, Load, Verify) — with one set of
+// write locks (Locks) shared by the engines of a DB's successive catalog
+// versions, reads that decode the cells the store lends into unboxed
+// tuples, and writes applied as one batch each.
 //
 // # The client's relations
 //
@@ -32,7 +34,7 @@
 //
 // # Advised schemas
 //
-// Engine runs the schemas the advisor recommends: the column families
+// The Engine runs the schemas the advisor recommends: the column families
 // (CFs) and secondary indexes (SIs) of a catalog.Schema stored on a
 // store.Store, queries written against the conceptual model executed on
 // the plans package planner chooses (the planner the advisor costs plans

@@ -15,15 +15,6 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
-// Executor runs plans and writes on a store.
-type Executor struct {
-	Store store.Store
-	// Locks are the writers' tuple locks (shared with the advised
-	// schema's writers, who lock entities by the same keys).
-	Locks   Locks
-	scratch sync.Pool // of *writeScratch
-}
-
 // Sink takes the tuples of a query.
 type Sink interface {
 	// Add takes one tuple; false stops the query. The tuple slice is the
@@ -42,11 +33,11 @@ func (f SinkFunc) Add(t []types.Datum) bool { return f(t) }
 // Query runs a read plan and gives each result tuple (full tuples, not
 // projected, unboxed) to sink until it refuses one. (A Sink, not a func: a
 // result set's method value would be allocated on every query.)
-func (x *Executor) Query(ctx context.Context, p *plan.Plan, sink Sink) error {
-	return runPlan(ctx, x.Store, p, sink)
+func (e *Engine) Query(ctx context.Context, p *plan.Plan, sink Sink) error {
+	return runPlan(ctx, e.st, p, sink)
 }
 
-// runPlan runs a read plan on st: Executor.Query, and the first step of an
+// runPlan runs a read plan on st: Engine.Query, and the first step of an
 // advised query (planned over its index viewed as a relation).
 func runPlan(ctx context.Context, st store.Store, p *plan.Plan, sink Sink) error {
 	q := queries.Get().(*query)

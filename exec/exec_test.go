@@ -22,7 +22,7 @@ DEFINE SCHEMA s2 FOR r { TABLE 's2', ROW size{k2}:k1, FAMILY 'f', QUALIFIER attr
 DEFINE SCHEMA s3 FOR r { TABLE 's3', ROW salt(3){ordered{v2}}:ordered{v2}:desc{k1}:ordered{k2}, FAMILY 'f', VALUE ordered{v1} };
 `
 
-func setup(t *testing.T) (*exec.Executor, *catalog.Relation, store.Store) {
+func setup(t *testing.T) (*exec.Engine, *catalog.Relation, store.Store) {
 	t.Helper()
 	cat, err := catalog.CatalogFromScript("defs", []byte(defs))
 	if err != nil {
@@ -34,10 +34,10 @@ func setup(t *testing.T) (*exec.Executor, *catalog.Relation, store.Store) {
 			t.Fatal(err)
 		}
 	}
-	return &exec.Executor{Store: s}, cat.Relation("r"), s
+	return exec.FromCatalog(s, nil, nil), cat.Relation("r"), s
 }
 
-func query(t *testing.T, x *exec.Executor, rel *catalog.Relation, src string, args ...types.Value) ([][]types.Value, *plan.Plan) {
+func query(t *testing.T, x *exec.Engine, rel *catalog.Relation, src string, args ...types.Value) ([][]types.Value, *plan.Plan) {
 	t.Helper()
 	st, err := lang.ParseStatement("q", src)
 	if err != nil {

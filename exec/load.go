@@ -93,6 +93,9 @@ type LoadStats struct {
 // when a row is bad. Writes are idempotent puts, and each finished index is
 // recorded, so an interrupted load run again finishes without duplicates.
 func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) error, opt LoadOptions) (*LoadStats, error) {
+	if e.schema == nil {
+		return nil, ErrNoSchema
+	}
 	if opt.BatchBytes <= 0 {
 		opt.BatchBytes = 4 << 20
 	}

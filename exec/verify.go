@@ -159,6 +159,9 @@ type VerifyEvent struct {
 // every row that the data known from all indexes implies for it (rows no
 // other index vouches for cannot be told from legitimate ones).
 func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error) {
+	if e.schema == nil {
+		return nil, ErrNoSchema
+	}
 	ref := opt.Reference
 	progress := func(ev VerifyEvent) {
 		if opt.Progress != nil {

@@ -19,7 +19,7 @@ import (
 // table of a layout whose TABLE depends on attributes); a row a layout
 // cannot decode is an error naming it. Rows read are counted per layout
 // name in the report; progress, when set, is told as each layout is read.
-func (x *Executor) VerifyRelation(ctx context.Context, rel *catalog.Relation, progress func(VerifyEvent)) (*Report, error) {
+func (e *Engine) VerifyRelation(ctx context.Context, rel *catalog.Relation, progress func(VerifyEvent)) (*Report, error) {
 	rep := &Report{Rows: map[string]int{}}
 	if len(rel.Indexes) == 0 {
 		return rep, nil
@@ -32,7 +32,7 @@ func (x *Executor) VerifyRelation(ctx context.Context, rel *catalog.Relation, pr
 		out := tupleSet{}
 		var key []byte
 		var kerr error
-		err := x.Query(ctx, p, SinkFunc(func(t []types.Datum) bool {
+		err := e.Query(ctx, p, SinkFunc(func(t []types.Datum) bool {
 			if key, kerr = appendKeyID(key[:0], rel, t); kerr != nil {
 				return false
 			}

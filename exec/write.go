@@ -17,11 +17,11 @@ import (
 
 // Apply runs a write plan in one store batch and returns the number of
 // tuples written.
-func (x *Executor) Apply(ctx context.Context, w *plan.Write) (int, error) {
+func (e *Engine) Apply(ctx context.Context, w *plan.Write) (int, error) {
 	if w.Kind == plan.WriteUpsert {
-		return x.upsert(ctx, w.Relation, w.Tuples, w.ReadOld)
+		return e.upsert(ctx, w.Relation, w.Tuples, w.ReadOld)
 	}
-	return x.update(ctx, w)
+	return e.update(ctx, w)
 }
 
 // bigBatch is the number of tuples from which a write takes every lock
@@ -33,21 +33,21 @@ const bigBatch = len(Locks{}.stripes) / 4
 // UPSERT: an existing tuple with the same key is replaced) in one batch.
 // Later tuples with the same key as earlier ones win. With readOld the
 // stored tuples are read first, so that their cells are deleted.
-func (x *Executor) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value, readOld bool) (int, error) {
+func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value, readOld bool) (int, error) {
 	if len(rel.Indexes) == 0 {
 		// Nothing would hold the tuples: refuse rather than drop them.
 		return 0, fmt.Errorf("relation %s has no schema to store its tuples in (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
 	}
-	sc := x.getScratch()
-	defer x.putScratch(sc)
+	sc := e.getScratch()
+	defer e.putScratch(sc)
 	var held Held
 	if len(tuples) >= bigBatch {
 		// Most stripes would be taken anyway: taking all of them costs
 		// less than encoding and hashing every key.
-		held = x.Locks.All()
+		held = e.locks.All()
 	} else {
 		stripes := slices.Grow(sc.stripes[:0], len(tuples))
-		rs := x.Locks.Rel(rel.Name)
+		rs := e.locks.Rel(rel.Name)
 		for _, t := range tuples {
 			var err error
 			sc.key, err = appendKeyValues(sc.key[:0], rel, t)
@@ -56,10 +56,10 @@ func (x *Executor) upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 			}
 			stripes = append(stripes, rs.Stripe(sc.key))
 		}
-		held = x.Locks.LockStripes(stripes)
+		held = e.locks.LockStripes(stripes)
 		sc.stripes = held
 	}
-	defer x.Locks.Unlock(held)
+	defer e.locks.Unlock(held)
 	if !readOld {
 		// Blind writes: mutations apply in order, so a later tuple with the
 		// same key overwrites an earlier one cell by cell.
@@ -68,7 +68,7 @@ func (x *Executor) upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 			changes = append(changes, plan.Change{New: t})
 		}
 		sc.changes = changes
-		return len(tuples), x.apply(ctx, sc, rel, changes)
+		return len(tuples), e.apply(ctx, sc, rel, changes)
 	}
 	// Last one wins within the statement: the old value each change reads
 	// must be the stored one, so duplicates are merged first.
@@ -88,14 +88,14 @@ func (x *Executor) upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 		uniq = append(uniq, t)
 	}
 	changes := make([]plan.Change, len(uniq))
-	olds, err := x.lookup(ctx, rel, uniq)
+	olds, err := e.lookup(ctx, rel, uniq)
 	if err != nil {
 		return 0, err
 	}
 	for i, t := range uniq {
 		changes[i] = plan.Change{Old: olds[i], New: t}
 	}
-	return len(uniq), x.apply(ctx, sc, rel, changes)
+	return len(uniq), e.apply(ctx, sc, rel, changes)
 }
 
 // update runs an UPDATE or DELETE with changes computed from tuples read
@@ -103,7 +103,7 @@ func (x *Executor) upsert(ctx context.Context, rel *catalog.Relation, tuples [][
 // again, until the read finds none unlocked; the keys the WHERE fixes are
 // locked before the first read. The changes are computed from the last
 // read and applied before the locks go.
-func (x *Executor) update(ctx context.Context, w *plan.Write) (int, error) {
+func (e *Engine) update(ctx context.Context, w *plan.Write) (int, error) {
 	p, rel := w.Read, w.Relation
 	var want []TupleKey
 	wanted := map[string]bool{}
@@ -122,17 +122,17 @@ func (x *Executor) update(ctx context.Context, w *plan.Write) (int, error) {
 	}
 	var held Held
 	if len(want) > 0 {
-		held = x.Locks.Lock(want)
+		held = e.locks.Lock(want)
 	}
-	defer func() { x.Locks.Unlock(held) }()
+	defer func() { e.locks.Unlock(held) }()
 	for attempt := 0; ; attempt++ {
 		var olds [][]types.Value
 		var missing []TupleKey
 		var key []byte
-		err := x.Query(ctx, p, SinkFunc(func(d []types.Datum) bool {
+		err := e.Query(ctx, p, SinkFunc(func(d []types.Datum) bool {
 			olds = append(olds, box(make([]types.Value, 0, len(d)), d))
 			var err error
-			if key, err = appendKeyID(key[:0], rel, d); err == nil && !wanted[string(key)] && !x.Locks.Full(held) {
+			if key, err = appendKeyID(key[:0], rel, d); err == nil && !wanted[string(key)] && !e.locks.Full(held) {
 				wanted[string(key)] = true
 				missing = append(missing, TupleKey{Rel: rel.Name, Key: string(key)})
 			}
@@ -146,15 +146,15 @@ func (x *Executor) update(ctx context.Context, w *plan.Write) (int, error) {
 			// have changed those tuples before they were locked.
 			switch ok := false; {
 			case len(held) == 0 && attempt == 0:
-				held = x.Locks.Lock(missing) // nothing held: waiting cannot deadlock
+				held = e.locks.Lock(missing) // nothing held: waiting cannot deadlock
 			case attempt < 3:
-				if held, ok = x.Locks.TryLock(held, missing); ok {
+				if held, ok = e.locks.TryLock(held, missing); ok {
 					break
 				}
 				fallthrough
 			default:
-				x.Locks.Unlock(held)
-				held = x.Locks.All()
+				e.locks.Unlock(held)
+				held = e.locks.All()
 			}
 			continue
 		}
@@ -162,14 +162,14 @@ func (x *Executor) update(ctx context.Context, w *plan.Write) (int, error) {
 		for i, t := range olds {
 			changes[i] = plan.Change{Old: t, New: w.New(t)}
 		}
-		sc := x.getScratch()
-		err = x.apply(ctx, sc, rel, changes)
-		x.putScratch(sc)
+		sc := e.getScratch()
+		err = e.apply(ctx, sc, rel, changes)
+		e.putScratch(sc)
 		return len(changes), err
 	}
 }
 
-func (x *Executor) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relation, changes []plan.Change) error {
+func (e *Engine) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relation, changes []plan.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -178,10 +178,10 @@ func (x *Executor) apply(ctx context.Context, sc *writeScratch, rel *catalog.Rel
 	if err != nil {
 		return err
 	}
-	if err := x.ensureTables(ctx, rel, muts); err != nil {
+	if err := e.ensureTables(ctx, rel, muts); err != nil {
 		return err
 	}
-	if err := x.Store.Apply(ctx, muts); err != nil {
+	if err := e.st.Apply(ctx, muts); err != nil {
 		return fmt.Errorf("writing %s: %w", rel.Name, err)
 	}
 	return nil
@@ -190,16 +190,16 @@ func (x *Executor) apply(ctx context.Context, sc *writeScratch, rel *catalog.Rel
 // getScratch returns a scratch to encode one batch in. The scratch is
 // reused from batch to batch (stores do not retain what Apply is given):
 // a bulk load allocates next to nothing per row.
-func (x *Executor) getScratch() *writeScratch {
-	if sc, ok := x.scratch.Get().(*writeScratch); ok {
+func (e *Engine) getScratch() *writeScratch {
+	if sc, ok := e.scratch.Get().(*writeScratch); ok {
 		return sc
 	}
 	return new(writeScratch)
 }
 
-func (x *Executor) putScratch(sc *writeScratch) {
+func (e *Engine) putScratch(sc *writeScratch) {
 	sc.reset()
-	x.scratch.Put(sc)
+	e.scratch.Put(sc)
 }
 
 // writeScratch is the memory a write encodes a batch in, kept between
@@ -228,7 +228,7 @@ func (sc *writeScratch) reset() {
 
 // ensureTables creates the tables of layouts whose TABLE depends on
 // attributes before the first write to them.
-func (x *Executor) ensureTables(ctx context.Context, rel *catalog.Relation, muts []store.Mutation) error {
+func (e *Engine) ensureTables(ctx context.Context, rel *catalog.Relation, muts []store.Mutation) error {
 	dynamic := false
 	for _, x := range rel.Indexes {
 		if x.Layout().StaticTable() == "" {
@@ -252,7 +252,7 @@ func (x *Executor) ensureTables(ctx context.Context, rel *catalog.Relation, muts
 		for f := range fs {
 			spec.Families = append(spec.Families, f)
 		}
-		if err := x.Store.CreateTable(ctx, spec); err != nil {
+		if err := e.st.CreateTable(ctx, spec); err != nil {
 			return err
 		}
 	}
@@ -261,7 +261,7 @@ func (x *Executor) ensureTables(ctx context.Context, rel *catalog.Relation, muts
 
 // lookup reads the current tuples with the keys of ts (nil where absent),
 // in one store round trip per table of a key-addressed layout.
-func (x *Executor) lookup(ctx context.Context, rel *catalog.Relation, ts [][]types.Value) ([][]types.Value, error) {
+func (e *Engine) lookup(ctx context.Context, rel *catalog.Relation, ts [][]types.Value) ([][]types.Value, error) {
 	var l *layout.Layout
 	for _, x := range rel.Indexes {
 		if cand := x.Layout(); !cand.CoordinatesUseNonKey() {
@@ -291,7 +291,7 @@ func (x *Executor) lookup(ctx context.Context, rel *catalog.Relation, ts [][]typ
 	if l == nil {
 		// Every layout is addressed by non-key attributes: find the old
 		// tuples with a planned read on their keys.
-		return out, x.lookupByPlan(ctx, rel, ts, collect)
+		return out, e.lookupByPlan(ctx, rel, ts, collect)
 	}
 	var dec layout.RowDecoder
 	dec.Init(l, nil)
@@ -308,7 +308,7 @@ func (x *Executor) lookup(ctx context.Context, rel *catalog.Relation, ts [][]typ
 		byTable[table] = append(byTable[table], row)
 	}
 	for table, keys := range byTable {
-		err := x.Store.ReadRows(ctx, table, store.RowSet{Keys: keys}, store.ReadOptions{}, func(row store.Row) bool {
+		err := e.st.ReadRows(ctx, table, store.RowSet{Keys: keys}, store.ReadOptions{}, func(row store.Row) bool {
 			return dec.Decode(table, row, collect) == nil
 		})
 		if err != nil && !isNoTable(err) {
@@ -322,7 +322,7 @@ func isNoTable(err error) bool { return errors.Is(err, store.ErrNoTable) }
 
 // lookupByPlan finds tuples by key through the planner, in chunks small
 // enough to stay within its DNF bound.
-func (x *Executor) lookupByPlan(ctx context.Context, rel *catalog.Relation, ts [][]types.Value, collect func([]types.Value) bool) error {
+func (e *Engine) lookupByPlan(ctx context.Context, rel *catalog.Relation, ts [][]types.Value, collect func([]types.Value) bool) error {
 	const chunk = 128
 	for start := 0; start < len(ts); start += chunk {
 		var where lang.Expr
@@ -347,7 +347,7 @@ func (x *Executor) lookupByPlan(ctx context.Context, rel *catalog.Relation, ts [
 			return err
 		}
 		var t []types.Value
-		if err := x.Query(ctx, p, SinkFunc(func(d []types.Datum) bool { t = box(t[:0], d); return collect(t) })); err != nil {
+		if err := e.Query(ctx, p, SinkFunc(func(d []types.Datum) bool { t = box(t[:0], d); return collect(t) })); err != nil {
 			return err
 		}
 	}

@@ -24,7 +24,7 @@ const (
 
 // Write is the plan of a write statement on one relation: which tuples it
 // writes or how it finds them, which it locks first, and the cells it
-// changes in every layout (Mutations). The executor (exec.Executor.Apply)
+// changes in every layout (Mutations). The executor (exec.Engine.Apply)
 // runs exactly what it says; Explain prints it.
 type Write struct {
 	Relation *catalog.Relation
