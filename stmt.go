@@ -65,6 +65,20 @@ func (s *Stmt) Exec(ctx context.Context, args ...any) (Result, error) {
 	return res, err
 }
 
+// conditional reports whether st is a conditional write (a lightweight
+// transaction), which answers a row.
+func conditional(st lang.Statement) bool {
+	switch x := st.(type) {
+	case *lang.Insert:
+		return x.IfNotExists
+	case *lang.Update:
+		return x.If != nil
+	case *lang.Delete:
+		return x.If != nil
+	}
+	return false
+}
+
 func (s *Stmt) runPositioned(ctx context.Context, args []any) (Result, *Rows, error) {
 	res, rows, err := s.run(ctx, args)
 	if err != nil {
@@ -74,11 +88,15 @@ func (s *Stmt) runPositioned(ctx context.Context, args []any) (Result, *Rows, er
 }
 
 // Query runs the statement and returns its rows (an EXPLAIN returns one row
-// per plan line, in a column named PLAN).
+// per plan line, in a column named PLAN; a conditional write its
+// [applied] row).
 func (s *Stmt) Query(ctx context.Context, args ...any) (*Rows, error) {
 	switch s.ast.(type) {
 	case *lang.Select, *lang.Explain:
 	default:
+		if conditional(s.ast) {
+			break
+		}
 		// database/sql's convention: Query reads, Exec writes; a write run
 		// through Query would happen and answer with no rows.
 		return nil, &lang.Error{Pos: s.ast.Pos(), Msg: fmt.Sprintf("Query runs SELECT and EXPLAIN; run %s with Exec", kindOf(s.ast))}
@@ -284,13 +302,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err := db.current(ctx); err != nil {
 			return res, nil, err
 		}
-		w, err := db.writePlan(st, vals)
-		if err != nil {
-			return res, nil, err
-		}
-		n, err := db.engine().Apply(ctx, w)
-		res.RowsAffected = int64(n)
-		return res, nil, err
+		return db.write(ctx, st, vals, res)
 	case *lang.Select:
 		rel, err := db.relation(st.Relation, st.RelationAt.Or(st.At))
 		if err != nil {
@@ -315,13 +327,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err := db.current(ctx); err != nil {
 			return res, nil, err
 		}
-		w, err := db.writePlan(st, vals)
-		if err != nil {
-			return res, nil, err
-		}
-		n, err := db.engine().Apply(ctx, w)
-		res.RowsAffected = int64(n)
-		return res, nil, err
+		return db.write(ctx, st, vals, res)
 	case *lang.Connect:
 		return res, nil, &lang.Error{Pos: st.At, Msg: "CONNECT and DISCONNECT change relationships of a conceptual model: run them on a schema from kvschema advise (in a client-defined relation, UPDATE the foreign-key attribute)"}
 	case *lang.DefineWorkload:
@@ -401,6 +407,38 @@ func (db *DB) explain(ctx context.Context, st lang.Statement, args []types.Value
 		return w.Explain()
 	}
 	return "", &lang.Error{Pos: st.Pos(), Msg: "EXPLAIN supports SELECT, INSERT, UPDATE and DELETE"}
+}
+
+// write plans and runs a write statement on a client relation. A
+// conditional one (IF NOT EXISTS, IF EXISTS, IF cond: a lightweight
+// transaction) answers one row, as Cassandra's do: [applied], then the
+// attributes its condition read, as stored when it was decided (NULL when
+// it applied or no tuple was stored; every attribute for IF NOT EXISTS,
+// none for IF EXISTS).
+func (db *DB) write(ctx context.Context, st lang.Statement, vals []types.Value, res Result) (Result, *Rows, error) {
+	w, err := db.writePlan(st, vals)
+	if err != nil {
+		return res, nil, err
+	}
+	o, err := db.engine().ApplyIf(ctx, w)
+	res.RowsAffected = int64(o.Written)
+	if err != nil || w.Cond == nil {
+		return res, nil, err
+	}
+	rel := w.Relation
+	cols, ts := []string{"[applied]"}, []types.Type{types.Bool}
+	for _, a := range w.Cond.Columns {
+		cols, ts = append(cols, rel.Attrs[a].Name), append(ts, rel.Attrs[a].Type)
+	}
+	rows := newRows(cols, ts)
+	row := rows.add()
+	row[0], _ = types.DatumOf(o.Applied)
+	if !o.Applied && o.Current != nil {
+		for i, a := range w.Cond.Columns {
+			row[i+1], _ = types.DatumOf(o.Current[a])
+		}
+	}
+	return res, rows, nil
 }
 
 // writePlan plans a write statement on a client relation.

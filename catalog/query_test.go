@@ -185,3 +185,22 @@ func TestNamesCaseInsensitive(t *testing.T) {
 		}
 	}
 }
+
+// TestConditionalWritesRefused: the writes of a model are not made
+// conditional (the IF would be dropped): each names where its IF is.
+func TestConditionalWritesRefused(t *testing.T) {
+	m := build(t)
+	for _, tc := range []struct{ src, want string }{
+		{"INSERT INTO users (id, rating) VALUES (1, 2) IF NOT EXISTS", "q:1:1: conditional writes"},
+		{"UPDATE users SET rating = 3 WHERE users.id = 1 IF EXISTS", "q:1:48: conditional writes"},
+		{"DELETE FROM users WHERE users.id = 1 IF users.rating = 2", "q:1:38: conditional writes"},
+	} {
+		st, err := lang.ParseStatement("q", tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err = m.ResolveWrite(st); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s…", tc.src, err, tc.want)
+		}
+	}
+}

@@ -69,6 +69,9 @@ func (w *Write) LinksNav(nav *Nav) bool {
 
 // ResolveWrite resolves an INSERT, UPDATE, DELETE, CONNECT or DISCONNECT.
 func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
+	if at, ok := conditionAt(st); ok {
+		return nil, errAt(at, "conditional writes (IF NOT EXISTS, IF EXISTS, IF …) run on relations of DEFINE RELATION / DEFINE SCHEMA; the writes of a model and of an advised schema cannot be conditional yet")
+	}
 	switch s := st.(type) {
 	case *lang.Insert:
 		return m.insert(s)
@@ -122,6 +125,23 @@ func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
 		return w, nil
 	}
 	return nil, errAt(st.Pos(), "%s is not a write", lang.Print(st))
+}
+
+// conditionAt returns where a conditional write's condition is.
+func conditionAt(st lang.Statement) (lang.Pos, bool) {
+	switch s := st.(type) {
+	case *lang.Insert:
+		return s.At, s.IfNotExists
+	case *lang.Update:
+		if s.If != nil {
+			return s.If.At, true
+		}
+	case *lang.Delete:
+		if s.If != nil {
+			return s.If.At, true
+		}
+	}
+	return lang.Pos{}, false
 }
 
 func (m *Model) start(kind WriteKind, rel string, at lang.Pos, st lang.Statement) (*Write, *resolver, error) {

@@ -28,6 +28,11 @@
 //     unlocked (when the WHERE fixes the keys, they are locked first and
 //     one read suffices). Readers take no locks and see whole batches or
 //     nothing. Coordination across processes is not provided.
+//   - A conditional write (plan.Cond: IF NOT EXISTS, IF EXISTS, IF …)
+//     names one tuple, whose lock it takes before it reads it; it decides
+//     on what it read and writes, or not, before the lock goes (ApplyIf).
+//     So its guarantee is the locks': among the writers of one Engine's
+//     locks (one DB).
 //   - Writes encode into a scratch taken from a pool, reused from batch to
 //     batch: it relies on the store contract that Apply does not retain
 //     its inputs.

@@ -18,10 +18,35 @@ import (
 // Apply runs a write plan in one store batch and returns the number of
 // tuples written.
 func (e *Engine) Apply(ctx context.Context, w *plan.Write) (int, error) {
+	o, err := e.ApplyIf(ctx, w)
+	return o.Written, err
+}
+
+// Outcome is what a write did. A conditional write (plan.Write.Cond)
+// reports whether it applied and the tuple its condition was decided on.
+type Outcome struct {
+	Written int  // tuples written
+	Applied bool // the condition held (true for an unconditional write)
+	// Current is the tuple the condition was evaluated on, as stored
+	// before the write (nil: none); nil for an unconditional write.
+	Current []types.Value
+}
+
+// ApplyIf runs a write plan as Apply does and reports its outcome: a
+// conditional write reads the tuple it names under that tuple's lock and
+// writes only if its condition holds of it, so of two writers racing on
+// one key in this process, the second sees the first's write. (Across
+// processes, only a store one process holds — Pebble — makes this a
+// lightweight transaction; see the package doc.)
+func (e *Engine) ApplyIf(ctx context.Context, w *plan.Write) (Outcome, error) {
+	o := Outcome{Applied: true}
+	var err error
 	if w.Kind == plan.WriteUpsert {
-		return e.upsert(ctx, w.Relation, w.Tuples, w.ReadOld)
+		o.Written, err = e.upsert(ctx, w.Relation, w.Tuples, w.ReadOld, w.Cond, &o)
+	} else {
+		o.Written, err = e.update(ctx, w, &o)
 	}
-	return e.update(ctx, w)
+	return o, err
 }
 
 // bigBatch is the number of tuples from which a write takes every lock
@@ -33,7 +58,7 @@ const bigBatch = len(Locks{}.stripes) / 4
 // UPSERT: an existing tuple with the same key is replaced) in one batch.
 // Later tuples with the same key as earlier ones win. With readOld the
 // stored tuples are read first, so that their cells are deleted.
-func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value, readOld bool) (int, error) {
+func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value, readOld bool, cond *plan.Cond, out *Outcome) (int, error) {
 	if len(rel.Indexes) == 0 {
 		// Nothing would hold the tuples: refuse rather than drop them.
 		return 0, fmt.Errorf("relation %s has no schema to store its tuples in (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
@@ -92,6 +117,13 @@ func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]t
 	if err != nil {
 		return 0, err
 	}
+	if cond != nil {
+		// One tuple (plan.Insert sees to it), locked: decide on it.
+		out.Current = olds[0]
+		if out.Applied = cond.Holds(rel, olds[0]); !out.Applied {
+			return 0, nil
+		}
+	}
 	for i, t := range uniq {
 		changes[i] = plan.Change{Old: olds[i], New: t}
 	}
@@ -103,7 +135,7 @@ func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]t
 // again, until the read finds none unlocked; the keys the WHERE fixes are
 // locked before the first read. The changes are computed from the last
 // read and applied before the locks go.
-func (e *Engine) update(ctx context.Context, w *plan.Write) (int, error) {
+func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, error) {
 	p, rel := w.Read, w.Relation
 	var want []TupleKey
 	wanted := map[string]bool{}
@@ -157,6 +189,16 @@ func (e *Engine) update(ctx context.Context, w *plan.Write) (int, error) {
 				held = e.locks.All()
 			}
 			continue
+		}
+		if w.Cond != nil {
+			// The WHERE names one tuple (plan.Write.condition sees to it),
+			// locked before the read: decide on it.
+			if len(olds) > 0 {
+				out.Current = olds[0]
+			}
+			if out.Applied = w.Cond.Holds(rel, out.Current); !out.Applied {
+				return 0, nil
+			}
 		}
 		changes := make([]plan.Change, len(olds))
 		for i, t := range olds {

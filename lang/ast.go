@@ -222,6 +222,19 @@ type Insert struct {
 	Rows       [][]Expr
 	SetForm    bool
 	Connect    []Connection // SetForm only
+	// IfNotExists makes the insert conditional (a lightweight transaction,
+	// as Cassandra's INSERT … IF NOT EXISTS): its one tuple is written only
+	// if no tuple with its key exists.
+	IfNotExists bool
+}
+
+// Condition is the IF clause of a conditional UPDATE or DELETE (a
+// lightweight transaction, as Cassandra's): IF EXISTS, or IF followed by a
+// condition on the current values of the one tuple the WHERE names.
+type Condition struct {
+	At     Pos
+	Exists bool // IF EXISTS
+	Expr   Expr // IF expr (nil with Exists)
 }
 
 // Connection is `fk(value)` in INSERT … AND CONNECT TO and in CONNECT.
@@ -349,6 +362,7 @@ type Update struct {
 	RelationAt Pos // where the relation is named
 	Set        []Assignment
 	Where      Expr
+	If         *Condition // nil: unconditional
 }
 
 // Assignment is one `column = expr` of an UPDATE.
@@ -364,6 +378,7 @@ type Delete struct {
 	Relation   string
 	RelationAt Pos // where the relation is named
 	Where      Expr
+	If         *Condition // nil: unconditional
 }
 
 // Explain is `EXPLAIN stmt` for a SELECT, INSERT, UPDATE or DELETE.

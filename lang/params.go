@@ -52,8 +52,14 @@ func eachParam(st Statement, fn func(*Param)) {
 			see(a.Value)
 		}
 		see(s.Where)
+		if s.If != nil {
+			see(s.If.Expr)
+		}
 	case *Delete:
 		see(s.Where)
+		if s.If != nil {
+			see(s.If.Expr)
+		}
 	case *Explain:
 		eachParam(s.Stmt, fn)
 	}
@@ -119,8 +125,14 @@ func Parameterize(st Statement) {
 			p(&s.Set[i].Value)
 		}
 		p(&s.Where)
+		if s.If != nil && s.If.Expr != nil {
+			p(&s.If.Expr)
+		}
 	case *Delete:
 		p(&s.Where)
+		if s.If != nil && s.If.Expr != nil {
+			p(&s.If.Expr)
+		}
 	case *Explain:
 		Parameterize(s.Stmt)
 	}

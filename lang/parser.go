@@ -1538,7 +1538,47 @@ func (p *parser) insert() (Statement, error) {
 	if err := p.insertRows(s); err != nil {
 		return nil, err
 	}
-	return s, nil
+	return s, p.ifNotExists(s, false)
+}
+
+// ifNotExists parses an optional IF NOT EXISTS after the rows of s. A
+// conditional insert has one row: with more (or a VALUES list that goes
+// on, split by a Reader) it is an error here, before any part runs.
+func (p *parser) ifNotExists(s *Insert, continued bool) error {
+	if p.moreRows || !p.isWord("IF") {
+		return nil
+	}
+	at := p.next().pos
+	if err := p.expectKeyword("NOT", "after IF"); err != nil {
+		return err
+	}
+	if err := p.expectWord("EXISTS", "after IF NOT"); err != nil {
+		return err
+	}
+	if len(s.Rows) != 1 || continued {
+		return &Error{Pos: at, Msg: "IF NOT EXISTS makes an insert of one tuple conditional: write one row of VALUES"}
+	}
+	s.IfNotExists = true
+	return nil
+}
+
+// condition parses an optional IF EXISTS or IF expr ending an UPDATE or
+// DELETE.
+func (p *parser) condition() (*Condition, error) {
+	if !p.isWord("IF") {
+		return nil, nil
+	}
+	c := &Condition{At: p.next().pos}
+	// IF EXISTS ends its statement; an attribute named exists may start a
+	// condition.
+	if t := p.peekN(1); p.isWord("EXISTS") && (t.kind == tokEOF || t.kind == tokPunct && t.str == ";") {
+		p.next()
+		c.Exists = true
+		return c, nil
+	}
+	var err error
+	c.Expr, err = p.expr()
+	return c, err
 }
 
 // insertRows parses the rows of INSERT … VALUES into s.Rows: all of them,
@@ -1600,7 +1640,7 @@ func (p *parser) insertSet(s *Insert) (Statement, error) {
 	}
 	s.Rows = [][]Expr{row}
 	if !p.acceptKeyword("AND") {
-		return s, nil
+		return s, p.ifNotExists(s, false)
 	}
 	if err := p.expectWord("CONNECT", "after AND"); err != nil {
 		return nil, err
@@ -1615,7 +1655,7 @@ func (p *parser) insertSet(s *Insert) (Statement, error) {
 		}
 		s.Connect = append(s.Connect, c)
 		if !p.acceptPunct(",") {
-			return s, nil
+			return s, p.ifNotExists(s, false)
 		}
 	}
 }
@@ -1649,6 +1689,9 @@ func (p *parser) update() (Statement, error) {
 	if s.Where, err = p.where(); err != nil {
 		return nil, err
 	}
+	if s.If, err = p.condition(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -1660,6 +1703,9 @@ func (p *parser) delete() (Statement, error) {
 		return nil, err
 	}
 	if s.Where, err = p.where(); err != nil {
+		return nil, err
+	}
+	if s.If, err = p.condition(); err != nil {
 		return nil, err
 	}
 	return s, nil

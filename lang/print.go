@@ -249,6 +249,9 @@ func printStmt(b *strings.Builder, s Statement) {
 				}
 				printConnection(b, c)
 			}
+			if s.IfNotExists {
+				b.WriteString(" IF NOT EXISTS")
+			}
 			break
 		}
 		if s.Columns != nil {
@@ -258,6 +261,9 @@ func printStmt(b *strings.Builder, s Statement) {
 		}
 		b.WriteString(" VALUES ")
 		printRows(b, s.Rows)
+		if s.IfNotExists {
+			b.WriteString(" IF NOT EXISTS")
+		}
 	case *Select:
 		b.WriteString("SELECT ")
 		if s.Star {
@@ -320,14 +326,28 @@ func printStmt(b *strings.Builder, s Statement) {
 			printExpr(b, a.Value)
 		}
 		printWhere(b, s.Where)
+		printCondition(b, s.If)
 	case *Delete:
 		b.WriteString("DELETE FROM " + quoteIdent(s.Relation))
 		printWhere(b, s.Where)
+		printCondition(b, s.If)
 	case *Explain:
 		b.WriteString("EXPLAIN ")
 		printStmt(b, s.Stmt)
 	default:
 		panic(fmt.Sprintf("lang: cannot print statement %T", s))
+	}
+}
+
+// printCondition writes the IF clause of a conditional UPDATE or DELETE.
+func printCondition(b *strings.Builder, c *Condition) {
+	switch {
+	case c == nil:
+	case c.Exists:
+		b.WriteString(" IF EXISTS")
+	default:
+		b.WriteString(" IF ")
+		printExpr(b, c.Expr)
 	}
 }
 

@@ -284,6 +284,7 @@ func (g *astGen) dml() Statement {
 		for n := g.intn(0, 2); n > 0; n-- {
 			s.Connect = append(s.Connect, g.connection())
 		}
+		s.IfNotExists = rapid.Bool().Draw(g.t, "if not exists")
 		return s
 	case 4:
 		s := &Connect{Disconnect: rapid.Bool().Draw(g.t, "disconnect"), Relation: g.ident(), Key: g.value()}
@@ -301,6 +302,7 @@ func (g *astGen) dml() Statement {
 			}
 			s.Rows = append(s.Rows, row)
 		}
+		s.IfNotExists = len(s.Rows) == 1 && rapid.Bool().Draw(g.t, "if not exists")
 		return s
 	case 2:
 		s := &Update{Relation: g.ident()}
@@ -308,9 +310,21 @@ func (g *astGen) dml() Statement {
 			s.Set = append(s.Set, Assignment{Column: g.ident(), Value: g.value()})
 		}
 		s.Where = g.where()
+		s.If = g.condition()
 		return s
 	}
-	return &Delete{Relation: g.ident(), Where: g.where()}
+	return &Delete{Relation: g.ident(), Where: g.where(), If: g.condition()}
+}
+
+// condition draws the IF clause of an UPDATE or DELETE: usually none.
+func (g *astGen) condition() *Condition {
+	switch g.intn(0, 3) {
+	case 1:
+		return &Condition{Exists: true}
+	case 2:
+		return &Condition{Expr: g.expr(3)}
+	}
+	return nil
 }
 
 func (g *astGen) concat(depth int) Concat {

@@ -91,6 +91,9 @@ func (r *Reader) next() (s Statement, semicolon bool, err error) {
 		p.maxRows = r.maxRows
 		err = p.insertRows(ins)
 		p.maxRows = 0
+		if err == nil {
+			err = p.ifNotExists(ins, true) // refused: the VALUES list has many rows
+		}
 		if err != nil {
 			return nil, false, err
 		}

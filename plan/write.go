@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -41,6 +42,96 @@ type Write struct {
 	Keys [][]types.Value
 	// Sets (WriteUpdate) are the assignments, in statement order.
 	Sets []Set
+	// Cond makes the write conditional (a lightweight transaction): nil
+	// for an unconditional one.
+	Cond *Cond
+}
+
+// Cond is the condition of a conditional write: the write names one tuple
+// (by the key of its one tuple, or by a WHERE fixing the whole key), reads
+// it under its lock and applies only if
+//   - NotExists (INSERT … IF NOT EXISTS): no tuple has that key;
+//   - Exists (IF EXISTS): the tuple exists;
+//   - else (IF Expr): the tuple exists and Expr, bound to the relation,
+//     holds of it (an UPDATE or DELETE changes no tuple that does not
+//     exist, so a condition on a missing one is false).
+//
+// As Cassandra's, a write that does not apply reports the values it was
+// decided on: Columns are those attributes (every one for IF NOT EXISTS,
+// none for IF EXISTS, those Expr reads for IF Expr).
+type Cond struct {
+	NotExists, Exists bool
+	Expr              lang.Expr
+	Columns           []int
+}
+
+// Holds reports whether the condition lets the write apply to current, the
+// stored tuple (nil: none).
+func (c *Cond) Holds(rel *catalog.Relation, current []types.Value) bool {
+	switch {
+	case c.NotExists:
+		return current == nil
+	case current == nil:
+		return false
+	case c.Exists:
+		return true
+	}
+	t := make([]types.Datum, len(current))
+	for i, v := range current {
+		t[i], _ = types.DatumOf(v)
+	}
+	return Eval(c.Expr, rel, t)
+}
+
+// condition plans the IF clause of an UPDATE or DELETE of w, whose WHERE
+// must name one tuple.
+func (w *Write) condition(c *lang.Condition, args []types.Value) error {
+	if c == nil {
+		return nil
+	}
+	rel := w.Relation
+	if len(w.Keys) != 1 {
+		var keys []string
+		for _, k := range rel.KeyIdx {
+			keys = append(keys, rel.Attrs[k].Name+" = ?")
+		}
+		return errAt(c.At, "a conditional write names one tuple: its WHERE must fix every key attribute of %s by equality (%s)", rel.Name, strings.Join(keys, " AND "))
+	}
+	if c.Exists {
+		w.Cond = &Cond{Exists: true}
+		return nil
+	}
+	bound, err := Bind(c.Expr, rel, args)
+	if err != nil {
+		return err
+	}
+	w.Cond = &Cond{Expr: bound, Columns: appendRefs(nil, rel, bound)}
+	return nil
+}
+
+// appendRefs appends the attributes bound expression e reads, each once,
+// in order of appearance.
+func appendRefs(dst []int, rel *catalog.Relation, e lang.Expr) []int {
+	switch x := e.(type) {
+	case *lang.ColumnRef:
+		if a := rel.AttrIndex(x.Name); a >= 0 && !slices.Contains(dst, a) {
+			dst = append(dst, a)
+		}
+	case *lang.Binary:
+		dst = appendRefs(appendRefs(dst, rel, x.L), rel, x.R)
+	case *lang.Not:
+		dst = appendRefs(dst, rel, x.X)
+	case *lang.IsNull:
+		dst = appendRefs(dst, rel, x.X)
+	case *lang.In:
+		dst = appendRefs(dst, rel, x.X)
+		for _, v := range x.List {
+			dst = appendRefs(dst, rel, v)
+		}
+	case *lang.Between:
+		dst = appendRefs(appendRefs(appendRefs(dst, rel, x.X), rel, x.Lo), rel, x.Hi)
+	}
+	return dst
 }
 
 // Set is one assignment of an UPDATE.
@@ -137,6 +228,16 @@ func Insert(st *lang.Insert, rel *catalog.Relation, args []types.Value) (*Write,
 		}
 		w.Tuples = append(w.Tuples, t)
 	}
+	if st.IfNotExists {
+		if len(w.Tuples) != 1 {
+			return nil, errAt(st.At, "IF NOT EXISTS makes an insert of one tuple conditional: write one row of VALUES")
+		}
+		all := make([]int, len(rel.Attrs))
+		for i := range all {
+			all[i] = i
+		}
+		w.Cond, w.ReadOld = &Cond{NotExists: true, Columns: all}, true
+	}
 	return w, nil
 }
 
@@ -162,14 +263,20 @@ func Update(st *lang.Update, rel *catalog.Relation, args []types.Value, m cost.M
 		}
 		w.Sets = append(w.Sets, Set{Attr: i, Value: v})
 	}
-	return w, w.find(st.Where, args, m)
+	if err := w.find(st.Where, args, m); err != nil {
+		return nil, err
+	}
+	return w, w.condition(st.If, args)
 }
 
 // Delete plans a DELETE: the read of the tuples to remove (chosen under
 // m) and the keys its WHERE fixes.
 func Delete(st *lang.Delete, rel *catalog.Relation, args []types.Value, m cost.Model) (*Write, error) {
 	w := &Write{Relation: rel, Kind: WriteDelete}
-	return w, w.find(st.Where, args, m)
+	if err := w.find(st.Where, args, m); err != nil {
+		return nil, err
+	}
+	return w, w.condition(st.If, args)
 }
 
 // find plans the read of an UPDATE or DELETE.
@@ -200,7 +307,10 @@ func (w *Write) Explain() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if w.ReadOld {
+		switch {
+		case w.Cond != nil:
+			b.WriteString("CLIENT LOCK THE KEY, READ ITS TUPLE: WRITE ONLY IF NONE EXISTS\n")
+		case w.ReadOld:
 			fmt.Fprintf(&b, "CLIENT READ OLD VALUES OF %d KEYS (an index-like layout is addressed by a non-key attribute)\n", len(w.Tuples))
 		}
 		fmt.Fprintf(&b, "UPSERT %d ROWS INTO %s: %d MUTATIONS OVER %s IN 1 ATOMIC BATCH\n", len(w.Tuples), rel.Name, len(muts), layoutNames(rel))
@@ -210,6 +320,13 @@ func (w *Write) Explain() (string, error) {
 			fmt.Fprintf(&b, "CLIENT LOCK %d KEYS FIXED BY THE WHERE, THEN READ\n", len(w.Keys))
 		} else {
 			b.WriteString("CLIENT LOCK THE KEYS READ, THEN READ THEM AGAIN\n")
+		}
+		switch c := w.Cond; {
+		case c == nil:
+		case c.Exists:
+			b.WriteString("CLIENT WRITE ONLY IF THE TUPLE EXISTS\n")
+		default:
+			fmt.Fprintf(&b, "CLIENT WRITE ONLY IF THE TUPLE EXISTS AND %s\n", lang.PrintExpr(c.Expr))
 		}
 		what := "DELETE OLD CELLS"
 		verb := "DELETE"

@@ -1,0 +1,294 @@
+package kvschema_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/kvschema/kvschema"
+	_ "github.com/kvschema/kvschema/driver"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/types"
+)
+
+// lwtDefs: a relation with a composite key, kept in a layout addressed by
+// its key and one addressed by a non-key attribute (an index-like layout,
+// whose cells a write must find through the old tuple).
+const lwtDefs = `
+DEFINE RELATION acct { bank BIGINT KEY, id BIGINT KEY, owner STRING, bal BIGINT };
+DEFINE PRIMARY SCHEMA acct_p FOR acct { TABLE 'acct', ROW ordered{bank}:ordered{id}, FAMILY 'f', QUALIFIER attr_name['bank','id'], VALUE attr_value['bank','id'] };
+DEFINE SCHEMA acct_by_owner FOR acct { TABLE 'acct_o', ROW ordered{owner}:ordered{bank}:ordered{id}, FAMILY 'o', VALUE ordered{bal} };
+`
+
+// fataler is what *testing.T and *rapid.T both provide.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// lwtDB opens url with lwtDefs defined; the caller closes it.
+func lwtDB(t fataler, url string) *kvschema.DB {
+	t.Helper()
+	db, err := kvschema.Open(context.Background(), url, kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Script(context.Background(), "defs", []byte(lwtDefs), nil); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// lwtRow runs a conditional write and returns its one result row.
+func lwtRow(t fataler, db *kvschema.DB, src string, args ...any) (kvschema.Result, []types.Value) {
+	t.Helper()
+	st, err := db.Prepare(src)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	res, rows, err := db.RunStatement(context.Background(), st.AST(), args...)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	all := rows.All()
+	if len(all) != 1 || rows.Columns()[0] != "[applied]" {
+		t.Fatalf("%s: result %v %v", src, rows.Columns(), all)
+	}
+	return res, all[0]
+}
+
+type acctKey struct{ bank, id int64 }
+type acct struct {
+	owner string
+	bal   int64
+}
+
+// TestConditionalWritesModel: any sequence of conditional and plain writes
+// on a relation of two layouts does what the same writes do on a map —
+// whether each applies, the values it reports when it does not, and the
+// relation after — and leaves the layouts equal (Verify).
+func TestConditionalWritesModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		db := lwtDB(rt, "mem:")
+		defer db.Close()
+		model := map[acctKey]acct{}
+		key := func() acctKey {
+			return acctKey{rapid.Int64Range(1, 2).Draw(rt, "bank"), rapid.Int64Range(1, 3).Draw(rt, "id")}
+		}
+		owners := []string{"ann", "bob"}
+		for range rapid.IntRange(1, 25).Draw(rt, "ops") {
+			k := key()
+			cur, exists := model[k]
+			switch rapid.IntRange(0, 5).Draw(rt, "op") {
+			case 0: // INSERT … IF NOT EXISTS
+				a := acct{rapid.SampledFrom(owners).Draw(rt, "owner"), rapid.Int64Range(0, 3).Draw(rt, "bal")}
+				res, row := lwtRow(rt, db, "INSERT INTO acct (bank, id, owner, bal) VALUES (?, ?, ?, ?) IF NOT EXISTS", k.bank, k.id, a.owner, a.bal)
+				want := []types.Value{!exists, nil, nil, nil, nil}
+				if exists {
+					want = []types.Value{false, k.bank, k.id, cur.owner, cur.bal}
+				} else {
+					model[k] = a
+				}
+				checkLWT(rt, res, row, !exists, want)
+			case 1: // UPDATE … IF bal = ?
+				bal, nb := rapid.Int64Range(0, 3).Draw(rt, "if bal"), rapid.Int64Range(0, 3).Draw(rt, "new bal")
+				res, row := lwtRow(rt, db, "UPDATE acct SET bal = ? WHERE bank = ? AND id = ? IF bal = ?", nb, k.bank, k.id, bal)
+				ok := exists && cur.bal == bal
+				want := []types.Value{ok, nil}
+				if !ok && exists {
+					want[1] = cur.bal
+				}
+				if ok {
+					model[k] = acct{cur.owner, nb}
+				}
+				checkLWT(rt, res, row, ok, want)
+			case 2: // UPDATE … IF EXISTS, moving the tuple in the index-like layout
+				o := rapid.SampledFrom(owners).Draw(rt, "new owner")
+				res, row := lwtRow(rt, db, "UPDATE acct SET owner = ? WHERE bank = ? AND id = ? IF EXISTS", o, k.bank, k.id)
+				if exists {
+					model[k] = acct{o, cur.bal}
+				}
+				checkLWT(rt, res, row, exists, []types.Value{exists})
+			case 3: // DELETE … IF owner = ? OR bal > ?
+				o, b := rapid.SampledFrom(owners).Draw(rt, "if owner"), rapid.Int64Range(0, 3).Draw(rt, "if bal >")
+				res, row := lwtRow(rt, db, "DELETE FROM acct WHERE bank = ? AND id = ? IF owner = ? OR bal > ?", k.bank, k.id, o, b)
+				ok := exists && (cur.owner == o || cur.bal > b)
+				want := []types.Value{ok, nil, nil}
+				if !ok && exists {
+					want = []types.Value{false, cur.owner, cur.bal}
+				}
+				if ok {
+					delete(model, k)
+				}
+				checkLWT(rt, res, row, ok, want)
+			case 4: // DELETE … IF EXISTS
+				res, row := lwtRow(rt, db, "DELETE FROM acct WHERE bank = ? AND id = ? IF EXISTS", k.bank, k.id)
+				delete(model, k)
+				checkLWT(rt, res, row, exists, []types.Value{exists})
+			case 5: // an unconditional upsert
+				a := acct{rapid.SampledFrom(owners).Draw(rt, "owner"), rapid.Int64Range(0, 3).Draw(rt, "bal")}
+				if _, err := db.Exec(context.Background(), "INSERT INTO acct VALUES (?, ?, ?, ?)", k.bank, k.id, a.owner, a.bal); err != nil {
+					rt.Fatal(err)
+				}
+				model[k] = a
+			}
+		}
+		got := map[acctKey]acct{}
+		rows, err := db.Query(context.Background(), "SELECT * FROM acct")
+		if err != nil {
+			rt.Fatal(err)
+		}
+		for _, r := range rows.All() {
+			got[acctKey{r[0].(int64), r[1].(int64)}] = acct{r[2].(string), r[3].(int64)}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(model) {
+			rt.Fatalf("relation %v, want %v", got, model)
+		}
+		rep, err := db.Verify(context.Background(), exec.VerifyOptions{})
+		if err != nil || len(rep.Differences) > 0 {
+			rt.Fatalf("verify: %v %v", err, rep)
+		}
+	})
+}
+
+func checkLWT(t *rapid.T, res kvschema.Result, row []types.Value, applied bool, want []types.Value) {
+	t.Helper()
+	if fmt.Sprint(row) != fmt.Sprint(want) {
+		t.Fatalf("result row %v, want %v", row, want)
+	}
+	if n := map[bool]int64{true: 1}[applied]; res.RowsAffected != n {
+		t.Fatalf("%d rows affected, want %d", res.RowsAffected, n)
+	}
+}
+
+// TestConditionalWritesRace: writers racing on one key through one DB are
+// serialized by the tuple's lock — of many IF NOT EXISTS exactly one
+// applies, and compare-and-set increments (UPDATE … IF bal = old, retried)
+// lose none — on mem: and Pebble through the API, and through
+// database/sql (whose connections to one DSN share one DB).
+func TestConditionalWritesRace(t *testing.T) {
+	const workers, incs = 8, 25
+	ctx := context.Background()
+	race := func(t *testing.T, exec func(src string, args ...any) (applied bool, seen any, err error), read func() (int64, error), owner func() (string, error)) {
+		var wg sync.WaitGroup
+		applied := make(chan string, workers)
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ok, _, err := exec("INSERT INTO acct VALUES (1, 1, ?, 0) IF NOT EXISTS", fmt.Sprintf("w%d", w))
+				if err != nil {
+					t.Error(err)
+				} else if ok {
+					applied <- fmt.Sprintf("w%d", w)
+				}
+			}()
+		}
+		wg.Wait()
+		close(applied)
+		var winners []string
+		for w := range applied {
+			winners = append(winners, w)
+		}
+		if got, err := owner(); len(winners) != 1 || err != nil || got != winners[0] {
+			t.Fatalf("inserts applied: %v; stored owner %q (%v)", winners, got, err)
+		}
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range incs {
+					for {
+						bal, err := read()
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						ok, seen, err := exec("UPDATE acct SET bal = ? WHERE bank = 1 AND id = 1 IF bal = ?", bal+1, bal)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if ok {
+							break
+						}
+						if fmt.Sprint(seen) == fmt.Sprint(bal) {
+							t.Errorf("not applied, yet reports bal %v, which it was asked for", seen)
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if got, err := read(); err != nil || got != workers*incs {
+			t.Fatalf("balance %d (%v) after %d compare-and-set increments", got, err, workers*incs)
+		}
+	}
+	for _, url := range []string{"mem:", "pebble:" + filepath.Join(t.TempDir(), "db") + "?sync=false"} {
+		t.Run(url[:4], func(t *testing.T) {
+			db := lwtDB(t, url)
+			defer db.Close()
+			scalar := func(src string, dest any) error {
+				rows, err := db.Query(ctx, src)
+				if err != nil {
+					return err
+				}
+				if !rows.Next() {
+					return fmt.Errorf("%s: no row", src)
+				}
+				return rows.Scan(dest)
+			}
+			race(t, func(src string, args ...any) (bool, any, error) {
+				rows, err := db.Query(ctx, src, args...)
+				if err != nil || !rows.Next() {
+					return false, nil, err
+				}
+				v := rows.Values()
+				return v[0].(bool), v[len(v)-1], nil
+			}, func() (bal int64, err error) {
+				return bal, scalar("SELECT bal FROM acct WHERE bank = 1 AND id = 1", &bal)
+			}, func() (o string, err error) {
+				return o, scalar("SELECT owner FROM acct WHERE bank = 1 AND id = 1", &o)
+			})
+		})
+	}
+	t.Run("database/sql", func(t *testing.T) {
+		sqldb, err := sql.Open("kvschema", "mem:lwt-race")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sqldb.Close()
+		for _, def := range strings.Split(strings.TrimSpace(lwtDefs), ";\n") {
+			if _, err := sqldb.ExecContext(ctx, def); err != nil {
+				t.Fatal(err)
+			}
+		}
+		race(t, func(src string, args ...any) (bool, any, error) {
+			if strings.HasPrefix(src, "INSERT") {
+				// Exec: RowsAffected says whether it applied.
+				res, err := sqldb.ExecContext(ctx, src, args...)
+				if err != nil {
+					return false, nil, err
+				}
+				n, err := res.RowsAffected()
+				return n == 1, nil, err
+			}
+			var ok bool
+			var seen sql.NullInt64
+			err := sqldb.QueryRowContext(ctx, src, args...).Scan(&ok, &seen)
+			return ok, seen.Int64, err
+		}, func() (bal int64, err error) {
+			return bal, sqldb.QueryRowContext(ctx, "SELECT bal FROM acct WHERE bank = 1 AND id = 1").Scan(&bal)
+		}, func() (o string, err error) {
+			return o, sqldb.QueryRowContext(ctx, "SELECT owner FROM acct WHERE bank = 1 AND id = 1").Scan(&o)
+		})
+	})
+}
