@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/exec"
@@ -80,40 +78,21 @@ func analyze(ctx context.Context, in *input, cfg *Config, sampleRows int, notes 
 		return nil, err
 	}
 
-	// The model with the data's statistics: every relation's ROWS, every
-	// plain attribute's CARDINALITY (not a key's, which is its relation's
-	// ROWS, nor a foreign key's: a relationship's fan-out comes from the
-	// ROWS of its two relations), and SIZE where the model gives none.
+	// The model with the data's statistics (stats.Apply): every
+	// relation's ROWS, every non-key attribute's CARDINALITY, and SIZE
+	// where the model gives none.
 	defs, err := catalog.Definitions(in.stmts)
 	if err != nil {
 		return nil, err
 	}
+	rels := make([]stats.Relation, 0, len(m0.Entities))
+	for _, e := range m0.Entities {
+		rels = append(rels, tables[e].Result())
+	}
+	d.notes = append(d.notes, stats.Apply(defs, rels, stats.ApplyOptions{KeepSizes: true})...)
 	scaled := make([]lang.Statement, len(defs))
 	for i, def := range defs {
 		scaled[i] = def
-		e := m0.Entity(def.Name)
-		if e == nil {
-			return nil, fmt.Errorf("relation %s: not in the model built", def.Name) // Definitions built it
-		}
-		r := tables[e].Result()
-		if r.Rows == 0 {
-			d.notes = append(d.notes, fmt.Sprintf("relation %s has no rows in the data: the measured model says ROWS 1", def.Name))
-		}
-		def.Rows = max(r.Rows, 1)
-		for j := range def.Attrs {
-			a := &def.Attrs[j]
-			m, ok := measured(r, a.Name)
-			if !ok {
-				continue
-			}
-			if a.Size == 0 && m.NonNull > 0 {
-				a.Size = max(int64(math.Round(m.Size())), 1)
-			}
-			if a.Key || a.References != "" {
-				continue
-			}
-			a.Cardinality = min(max(m.Distinct, 1), def.Rows)
-		}
 	}
 	head := "-- RUBiS model with statistics measured on the generated data (kvschema bench)\n"
 	if !in.rubis {
@@ -135,16 +114,6 @@ func analyze(ctx context.Context, in *input, cfg *Config, sampleRows int, notes 
 		}
 	}
 	return d, nil
-}
-
-// measured returns what was measured of attribute name.
-func measured(r stats.Relation, name string) (stats.Attr, bool) {
-	for _, a := range r.Attrs {
-		if strings.EqualFold(a.Name, name) {
-			return a, true
-		}
-	}
-	return stats.Attr{}, false
 }
 
 // modelBytes estimates the size of a model's entities: rows × the sum of

@@ -20,7 +20,7 @@ import (
 // relation without data (its statistics are left as they were), one with
 // no rows (written ROWS 1, as a relation needs a positive count), a key
 // with duplicate values.
-func Apply(defs []*lang.DefineRelation, rels []Relation) []string {
+func Apply(defs []*lang.DefineRelation, rels []Relation, opt ApplyOptions) []string {
 	byName := map[string]Relation{}
 	for _, r := range rels {
 		byName[strings.ToLower(r.Name)] = r
@@ -46,7 +46,7 @@ func Apply(defs []*lang.DefineRelation, rels []Relation) []string {
 			if !ok {
 				continue
 			}
-			if m.NonNull > 0 {
+			if m.NonNull > 0 && (a.Size == 0 || !opt.KeepSizes) {
 				a.Size = max(int64(math.Round(m.Size())), 1)
 			}
 			if a.Key {
@@ -60,6 +60,13 @@ func Apply(defs []*lang.DefineRelation, rels []Relation) []string {
 		}
 	}
 	return warn
+}
+
+// ApplyOptions say which statistics Apply leaves as the model gives them.
+type ApplyOptions struct {
+	// KeepSizes keeps every SIZE the model declares, measuring only the
+	// missing ones (a benchmark that compares its costs with the model's).
+	KeepSizes bool
 }
 
 // clamp puts a number of distinct values in [1, rows].

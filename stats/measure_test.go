@@ -281,7 +281,7 @@ func TestApplyCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	warn := Apply(defs, rels)
+	warn := Apply(defs, rels, ApplyOptions{})
 	if want := []string{"relation regions: no rows in the data; written ROWS 1 (edit it if the relation will hold data)"}; !cmp.Equal(warn, want) {
 		t.Fatalf("warnings %q, want %q", warn, want)
 	}
@@ -310,6 +310,29 @@ func TestApplyCompare(t *testing.T) {
 	}
 	if w := Compare(fresh, rels); len(w) != 0 {
 		t.Fatalf("fresh model: warnings %q", w)
+	}
+	// KeepSizes measures only the SIZEs the model leaves out (here one).
+	kept, err := catalog.Definitions(m.Defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := catalog.Definitions(m.Defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeroed := slices.IndexFunc(kept, func(d *lang.DefineRelation) bool { return d.Name == "items" })
+	kept[zeroed].Attrs[1].Size = 0
+	Apply(kept, rels, ApplyOptions{KeepSizes: true})
+	for i, d := range kept {
+		for j, a := range d.Attrs {
+			want := orig[i].Attrs[j].Size
+			if i == zeroed && j == 1 {
+				want = defs[i].Attrs[j].Size // measured
+			}
+			if a.Size != want || a.Cardinality != defs[i].Attrs[j].Cardinality {
+				t.Errorf("KeepSizes: %s.%s SIZE %d CARDINALITY %d, want %d and %d", d.Name, a.Name, a.Size, a.Cardinality, want, defs[i].Attrs[j].Cardinality)
+			}
+		}
 	}
 	fresh.Entity("items").Count *= 2.5
 	fresh.Entity("users").Count /= 1.9 // within 2×: not stale

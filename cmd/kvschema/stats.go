@@ -70,7 +70,7 @@ Progress goes to stderr when it is a terminal.`,
 			if err != nil {
 				return err
 			}
-			for _, w := range stats.Apply(defs, rels) {
+			for _, w := range stats.Apply(defs, rels, stats.ApplyOptions{}) {
 				fmt.Fprintf(errw, "kvschema: warning: %s\n", w)
 			}
 			text := fmt.Sprintf("-- The conceptual model of %s, with statistics measured from %s by kvschema stats.\n", strings.Join(files, ", "), data) + printDefs(defs)
