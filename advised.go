@@ -159,9 +159,15 @@ func (s *Stmt) runAdvised(ctx context.Context, en *exec.Engine, res Result, args
 		return res, nil, nil
 	}
 	if est.Write != nil {
-		n, err := est.Exec(ctx, vals...)
+		n, applied, err := est.ExecIf(ctx, vals...)
 		res.RowsAffected = int64(n)
-		return res, nil, err
+		if err != nil || !conditional(s.ast) {
+			return res, nil, err
+		}
+		// A conditional write answers [applied], as on a client relation.
+		rows := newRows(appliedColumn, appliedType)
+		rows.add()[0], _ = types.DatumOf(applied)
+		return res, rows, nil
 	}
 	r, err := est.Query(ctx, vals...)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/cost"
 	_ "github.com/kvschema/kvschema/driver"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/types"
@@ -291,4 +292,143 @@ func TestConditionalWritesRace(t *testing.T) {
 			return o, sqldb.QueryRowContext(ctx, "SELECT owner FROM acct WHERE bank = 1 AND id = 1").Scan(&o)
 		})
 	})
+}
+
+// advisedLWT is a model of users and their posts, with a column family of
+// users by key (where a conditional write reads whether a user exists) and
+// one of posts by author holding a copy of the author's nickname (which
+// every write of a user keeps).
+const (
+	advisedLWTModel = `DEFINE RELATION users ROWS 100 { id BIGINT KEY, nick STRING CARDINALITY 100, karma BIGINT CARDINALITY 100 };
+DEFINE RELATION posts ROWS 1000 { id BIGINT KEY, body STRING CARDINALITY 1000, author BIGINT REFERENCES users REVERSE posts };`
+	advisedLWTSchema = `DEFINE COLUMN FAMILY users_by_id FOR users { PARTITION KEY (users.id), VALUES (users.nick, users.karma) };
+DEFINE COLUMN FAMILY posts_by_author FOR users { PARTITION KEY (users.id), CLUSTERING KEY (users.posts.id), VALUES (users.nick, users.karma, users.posts.body) };`
+)
+
+// TestConditionalWritesAdvised: on an advised schema, INSERT … IF NOT
+// EXISTS and UPDATE/DELETE … IF EXISTS / IF field = ? decide on the tuple
+// read under its lock, and keep every column family right; racing inserts
+// of one key through one DB apply once, and racing compare-and-set
+// increments lose none; conditions beyond the relation, and schemas with
+// no column family to read the tuple from, are refused.
+func TestConditionalWritesAdvised(t *testing.T) {
+	ctx := context.Background()
+	for _, url := range []string{"mem:", "pebble:" + filepath.Join(t.TempDir(), "db") + "?sync=false"} {
+		t.Run(url[:4], func(t *testing.T) {
+			db, err := kvschema.Open(ctx, url, kvschema.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Deploy(ctx, "model.kvs", []byte(advisedLWTModel), "schema.kvs", []byte(advisedLWTSchema), cost.Pebble); err != nil {
+				t.Fatal(err)
+			}
+			applied := func(src string, args ...any) bool {
+				t.Helper()
+				rows, err := db.Query(ctx, src, args...)
+				if err != nil {
+					t.Fatalf("%s: %v", src, err)
+				}
+				if v := rows.All(); len(v) != 1 || len(v[0]) != 1 || rows.Columns()[0] != "[applied]" {
+					t.Fatalf("%s: %v %v", src, rows.Columns(), v)
+				} else {
+					return v[0][0].(bool)
+				}
+				return false
+			}
+			apiExec(t, db, "INSERT INTO users SET id = 9, nick = 'dee'")
+			apiExec(t, db, "INSERT INTO posts SET id = 10, body = 'hi' AND CONNECT TO author(9)")
+			for _, tc := range []struct {
+				src  string
+				want bool
+			}{
+				{"INSERT INTO users SET id = 1, nick = 'ann' IF NOT EXISTS", true},
+				{"INSERT INTO users SET id = 9, nick = 'eve' IF NOT EXISTS", false},
+				{"UPDATE users SET nick = 'dee2' WHERE users.id = 9 IF EXISTS", true},
+				{"UPDATE users SET karma = 5 WHERE users.id = 9 IF users.nick = 'dee'", false},
+				{"UPDATE users SET karma = 5 WHERE users.id = 9 IF users.karma = 0", false}, // NULL: unknown
+				{"UPDATE users SET karma = 0 WHERE users.id = 9 IF users.nick = 'dee2'", true},
+				{"UPDATE users SET karma = 0 WHERE users.id = 3 IF users.nick = 'dee2'", false}, // no such user
+
+				{"INSERT INTO users SET id = 1, nick = 'bob' IF NOT EXISTS", false},
+				{"UPDATE users SET nick = 'ann2' WHERE users.id = 1 IF EXISTS", true},
+				{"UPDATE users SET nick = 'cy' WHERE users.id = 2 IF EXISTS", false},
+				{"DELETE FROM users WHERE users.id = 2 IF EXISTS", false},
+			} {
+				if got := applied(tc.src); got != tc.want {
+					t.Errorf("%s: applied %v, want %v", tc.src, got, tc.want)
+				}
+			}
+			// The copy of the nickname in posts_by_author followed the update
+			// that applied; the refused insert changed nothing.
+			if got := fmt.Sprint(apiRows(t, db, "SELECT users.nick, posts.body FROM users.posts WHERE users.id = 9")); got != "[[dee2 hi]]" {
+				t.Errorf("posts of user 9: %s", got)
+			}
+			var wg sync.WaitGroup
+			var wins sync.Map
+			for w := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := db.Exec(ctx, "INSERT INTO users SET id = 7, nick = ? IF NOT EXISTS", fmt.Sprintf("w%d", w))
+					if err != nil {
+						t.Error(err)
+					} else if res.RowsAffected == 1 {
+						wins.Store(w, true)
+					}
+				}()
+			}
+			wg.Wait()
+			n := 0
+			wins.Range(func(any, any) bool { n++; return true })
+			if n != 1 {
+				t.Errorf("%d racing inserts applied, want 1", n)
+			}
+			// Compare-and-set increments of user 9's karma (0 now), racing.
+			const workers, incs = 6, 15
+			for range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range incs {
+						for {
+							var k int64
+							rows, err := db.Query(ctx, "SELECT users.karma FROM users WHERE users.id = 9")
+							if err != nil || !rows.Next() || rows.Scan(&k) != nil {
+								t.Error("read", err)
+								return
+							}
+							res, err := db.Exec(ctx, "UPDATE users SET karma = ? WHERE users.id = 9 IF users.karma = ?", k+1, k)
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							if res.RowsAffected == 1 {
+								break
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if got := fmt.Sprint(apiRows(t, db, "SELECT users.karma, posts.body FROM users.posts WHERE users.id = 9")); got != fmt.Sprintf("[[%d hi]]", workers*incs) {
+				t.Errorf("after %d increments: %s", workers*incs, got)
+			}
+			rep, err := db.Verify(ctx, exec.VerifyOptions{})
+			if err != nil || len(rep.Differences) > 0 {
+				t.Fatalf("verify: %v %v", err, rep.Differences)
+			}
+			for _, tc := range []struct{ src, want string }{
+				{"UPDATE users SET nick = 'z' WHERE users.id = 1 IF users.posts.body = 'x'", "1:48: a write's condition may only name attributes of users"},
+				{"UPDATE users SET nick = 'z' WHERE users.id = 1 IF users.id = 1", "the condition tests the key users.id, which the WHERE fixes"},
+				{"DELETE FROM users WHERE users.nick = 'ann2' IF EXISTS", "1:45: a conditional write names one tuple: the WHERE must fix users.id by equality"},
+				{"DELETE FROM users WHERE users.id = 1 OR users.id = 2 IF EXISTS", "a conditional write names one tuple: its WHERE has no OR or IN"},
+				{"DELETE FROM posts WHERE posts.id = 10 IF EXISTS", "a conditional write reads the tuple it names from a column family of posts keyed by posts.id alone, and this schema has none"},
+			} {
+				if _, err := db.Exec(ctx, tc.src); err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: %v, want …%s…", tc.src, err, tc.want)
+				}
+			}
+		})
+	}
 }

@@ -359,6 +359,12 @@ type colNames struct {
 	types []types.Type
 }
 
+// A conditional write's first result column.
+var (
+	appliedColumn = []string{"[applied]"}
+	appliedType   = []types.Type{types.Bool}
+)
+
 // EXPLAIN's result column.
 var (
 	planColumn = []string{"PLAN"}
@@ -426,7 +432,7 @@ func (db *DB) write(ctx context.Context, st lang.Statement, vals []types.Value, 
 		return res, nil, err
 	}
 	rel := w.Relation
-	cols, ts := []string{"[applied]"}, []types.Type{types.Bool}
+	cols, ts := slices.Clone(appliedColumn), slices.Clone(appliedType)
 	for _, a := range w.Cond.Columns {
 		cols, ts = append(cols, rel.Attrs[a].Name), append(ts, rel.Attrs[a].Type)
 	}

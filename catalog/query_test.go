@@ -186,14 +186,44 @@ func TestNamesCaseInsensitive(t *testing.T) {
 	}
 }
 
-// TestConditionalWritesRefused: the writes of a model are not made
-// conditional (the IF would be dropped): each names where its IF is.
-func TestConditionalWritesRefused(t *testing.T) {
+// TestConditionalModelWrites: a model's writes may be conditional on the
+// one tuple they name — INSERT … IF NOT EXISTS, or an UPDATE or DELETE
+// whose WHERE fixes the key, IF EXISTS or IF comparisons of its fields —
+// with Key the expression of that tuple's key; other conditions are
+// refused where they are.
+func TestConditionalModelWrites(t *testing.T) {
 	m := build(t)
+	for _, tc := range []struct {
+		src  string
+		cond WriteCond
+		key  string
+	}{
+		{"INSERT INTO users (id, rating) VALUES (?, 2) IF NOT EXISTS", IfNotExists, "?"},
+		{"UPDATE users SET rating = 3 WHERE users.rating = 1 AND users.id = 4 IF EXISTS", IfExists, "4"},
+		{"DELETE FROM users WHERE users.id = ? IF EXISTS", IfExists, "?"},
+		{"DELETE FROM users WHERE users.id = ?", Unconditional, ""},
+		{"DELETE FROM users WHERE users.id = ? IF users.rating >= ? AND users.rating < 9", IfValues, "?"},
+	} {
+		st, err := lang.ParseStatement("q", tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := m.ResolveWrite(st)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.src, err)
+		}
+		key := ""
+		if w.Key != nil {
+			key = lang.PrintExpr(w.Key)
+		}
+		if w.Cond != tc.cond || key != tc.key {
+			t.Errorf("%s: condition %v on key %q, want %v on %q", tc.src, w.Cond, key, tc.cond, tc.key)
+		}
+	}
 	for _, tc := range []struct{ src, want string }{
-		{"INSERT INTO users (id, rating) VALUES (1, 2) IF NOT EXISTS", "q:1:1: conditional writes"},
-		{"UPDATE users SET rating = 3 WHERE users.id = 1 IF EXISTS", "q:1:48: conditional writes"},
-		{"DELETE FROM users WHERE users.id = 1 IF users.rating = 2", "q:1:38: conditional writes"},
+		{"UPDATE users SET rating = 3 WHERE users.rating = 1 IF EXISTS", "q:1:52: a conditional write names one tuple: the WHERE must fix users.id by equality"},
+		{"DELETE FROM users WHERE users.id = 1 IF users.region2.name = 'x'", "q:1:38: a write's condition may only name attributes of users"},
+		{"DELETE FROM users WHERE users.id = 1 IF users.rating = 2 OR users.rating = 3", "q:1:41: a workload query's WHERE must be a conjunction"},
 	} {
 		st, err := lang.ParseStatement("q", tc.src)
 		if err != nil {

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"slices"
+
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/types"
 )
@@ -45,7 +47,26 @@ type Write struct {
 	Nav    *Nav      // CONNECT and DISCONNECT: the relationship
 	Target lang.Expr // CONNECT and DISCONNECT: the other side's key
 	Stmt   lang.Statement
+	// Cond makes the write conditional on whether the one tuple it names
+	// exists (a lightweight transaction).
+	Cond WriteCond
+	// Key is that tuple's key: the value an INSERT gives its key field,
+	// or the one an UPDATE's or DELETE's WHERE fixes it to (Cond only).
+	Key lang.Expr
+	// CondPreds (IfValues) must all hold of the tuple's stored fields.
+	CondPreds []Pred
 }
+
+// WriteCond is what a conditional write requires of the tuple it names.
+type WriteCond uint8
+
+// Conditions of a write.
+const (
+	Unconditional WriteCond = iota
+	IfNotExists             // INSERT … IF NOT EXISTS
+	IfExists                // UPDATE or DELETE … IF EXISTS
+	IfValues                // UPDATE or DELETE … IF a = ? AND …: the tuple exists and CondPreds hold
+)
 
 // SetsField reports whether the write assigns f.
 func (w *Write) SetsField(f *Field) bool {
@@ -69,9 +90,69 @@ func (w *Write) LinksNav(nav *Nav) bool {
 
 // ResolveWrite resolves an INSERT, UPDATE, DELETE, CONNECT or DISCONNECT.
 func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
-	if at, ok := conditionAt(st); ok {
-		return nil, errAt(at, "conditional writes (IF NOT EXISTS, IF EXISTS, IF …) run on relations of DEFINE RELATION / DEFINE SCHEMA; the writes of a model and of an advised schema cannot be conditional yet")
+	w, err := m.resolveWrite(st)
+	if err != nil {
+		return nil, err
 	}
+	return w, m.condition(w, st)
+}
+
+// condition resolves the IF clause of a write: IF NOT EXISTS, or, on an
+// UPDATE or DELETE whose WHERE fixes the key by equality (the one tuple it
+// names), IF EXISTS or IF followed by a conjunction of comparisons of the
+// relation's own fields with values.
+func (m *Model) condition(w *Write, st lang.Statement) error {
+	var c *lang.Condition
+	switch s := st.(type) {
+	case *lang.Insert:
+		if s.IfNotExists {
+			w.Cond = IfNotExists
+			for _, a := range w.Set {
+				if a.Field.Key {
+					w.Key = a.Value
+				}
+			}
+		}
+		return nil
+	case *lang.Update:
+		c = s.If
+	case *lang.Delete:
+		c = s.If
+	}
+	if c == nil {
+		return nil
+	}
+	for _, p := range w.Preds {
+		if p.Op == Eq && p.Ref.Node == 0 && p.Ref.Field == w.Entity.ID() {
+			w.Key = p.Value
+		}
+	}
+	if w.Key == nil {
+		return errAt(c.At, "a conditional write names one tuple: the WHERE must fix %s by equality (%s = ?)", w.Entity.ID(), w.Entity.ID())
+	}
+	if c.Exists {
+		w.Cond = IfExists
+		return nil
+	}
+	// On a graph of its own: the condition must not add to the write's.
+	r := &resolver{m: m, g: &Graph{Nodes: slices.Clone(w.Graph.Nodes)}}
+	preds, err := r.conjuncts(c.Expr)
+	if err != nil {
+		return err
+	}
+	if len(r.g.Nodes) > 1 {
+		return errAt(c.At, "a write's condition may only name attributes of %s", w.Entity.Name)
+	}
+	for _, p := range preds {
+		if p.Ref.Field.Key {
+			return errAt(p.At, "the condition tests the key %s, which the WHERE fixes", p.Ref.Field)
+		}
+	}
+	w.Cond, w.CondPreds = IfValues, preds
+	return nil
+}
+
+func (m *Model) resolveWrite(st lang.Statement) (*Write, error) {
 	switch s := st.(type) {
 	case *lang.Insert:
 		return m.insert(s)
@@ -125,23 +206,6 @@ func (m *Model) ResolveWrite(st lang.Statement) (*Write, error) {
 		return w, nil
 	}
 	return nil, errAt(st.Pos(), "%s is not a write", lang.Print(st))
-}
-
-// conditionAt returns where a conditional write's condition is.
-func conditionAt(st lang.Statement) (lang.Pos, bool) {
-	switch s := st.(type) {
-	case *lang.Insert:
-		return s.At, s.IfNotExists
-	case *lang.Update:
-		if s.If != nil {
-			return s.If.At, true
-		}
-	case *lang.Delete:
-		if s.If != nil {
-			return s.If.At, true
-		}
-	}
-	return lang.Pos{}, false
 }
 
 func (m *Model) start(kind WriteKind, rel string, at lang.Pos, st lang.Statement) (*Write, *resolver, error) {

@@ -156,6 +156,8 @@ type Stmt struct {
 	columns []string     // a query's result columns
 	types   []types.Type // and their types
 	checks  []existCheck
+	// cond reads the tuple a conditional write names (Write.Cond).
+	cond *existCheck
 }
 
 // Prepare parses, resolves and plans one statement. The most recently used
@@ -236,6 +238,9 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 			if err != nil {
 				return nil, err
 			}
+			if as.cond != nil {
+				return nil, fmt.Errorf("%s: a conditional write names one tuple: its WHERE has no OR or IN", lang.Print(st))
+			}
 			s.unionWrites = append(s.unionWrites, as)
 		}
 		s.Write, s.Upkeeps = s.unionWrites[0].Write, s.unionWrites[0].Upkeeps
@@ -258,6 +263,18 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 		s.ups = append(s.ups, up)
 	}
 	s.checks = e.existChecks(s)
+	if w.Cond != catalog.Unconditional {
+		t := e.entityTable(w.Entity)
+		if t == nil {
+			return nil, fmt.Errorf("%s: a conditional write reads the tuple it names from a column family of %s keyed by %s alone, and this schema has none", lang.Print(st), w.Entity.Name, w.Entity.ID())
+		}
+		for _, p := range w.CondPreds {
+			if _, ok := t.pos[catalog.Attr{Node: 0, Field: p.Ref.Field}]; !ok {
+				return nil, fmt.Errorf("%s: the condition reads %s, which %s (the column family of %s by key) does not hold", lang.Print(st), p.Ref.Field, t.name, w.Entity.Name)
+			}
+		}
+		s.cond = &existCheck{what: w.Entity.Name, ent: w.Entity, value: w.Key, t: t}
+	}
 	return s, nil
 }
 
@@ -344,6 +361,20 @@ func (s *Stmt) Explain() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", s.Text)
+	if c := s.cond; c != nil {
+		what := "ONLY IF IT EXISTS"
+		switch s.Write.Cond {
+		case catalog.IfNotExists:
+			what = "ONLY IF IT DOES NOT EXIST"
+		case catalog.IfValues:
+			var conds []string
+			for _, p := range s.Write.CondPreds {
+				conds = append(conds, fmt.Sprintf("%s %s %s", p.Ref.Field, p.Op, lang.PrintExpr(p.Value)))
+			}
+			what += " AND " + strings.Join(conds, " AND ")
+		}
+		fmt.Fprintf(&b, "CLIENT LOCK THE %s TUPLE, READ WHETHER IT EXISTS IN %s (1 ROW), WRITE %s\n", c.ent.Name, c.t.name, what)
+	}
 	for _, up := range s.ups {
 		fmt.Fprintf(&b, "%s\n", up.u.Describe())
 		sps := up.supports

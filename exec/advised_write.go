@@ -115,11 +115,20 @@ func (r *writeRun) touch(e *catalog.Entity, v types.Value) error {
 // Exec runs a prepared write and returns the number of entity tuples it
 // inserted, changed or deleted (for CONNECT and DISCONNECT, 1).
 func (s *Stmt) Exec(ctx context.Context, args ...types.Value) (int, error) {
+	n, _, err := s.ExecIf(ctx, args...)
+	return n, err
+}
+
+// ExecIf runs a write as Exec does and reports whether it applied: a
+// conditional write (catalog.Write.Cond) reads whether the tuple it names
+// exists while that tuple is locked, and writes only if its condition
+// holds; an unconditional one always applies.
+func (s *Stmt) ExecIf(ctx context.Context, args ...types.Value) (n int, applied bool, err error) {
 	if s.Write == nil {
-		return 0, errors.New("not a write: use Query")
+		return 0, false, errors.New("not a write: use Query")
 	}
 	if err := s.checkArgs(args); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	items := []writeItem{{s, args}}
 	if s.unionWrites != nil {
@@ -128,11 +137,11 @@ func (s *Stmt) Exec(ctx context.Context, args ...types.Value) (int, error) {
 			items = append(items, writeItem{ws, args})
 		}
 	}
-	n, err := s.e.exec(ctx, items)
+	n, applied, err = s.e.exec(ctx, items)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", s.Text, err)
+		return 0, false, fmt.Errorf("%s: %w", s.Text, err)
 	}
-	return n, nil
+	return n, applied, nil
 }
 
 // writeItem is one write of a batch: a prepared statement and its
@@ -158,7 +167,7 @@ func (s *Stmt) ExecBatch(ctx context.Context, argLists [][]types.Value) (int, er
 	for i, args := range argLists {
 		items[i] = writeItem{s, args}
 	}
-	n, err := s.e.exec(ctx, items)
+	n, _, err := s.e.exec(ctx, items)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", s.Text, err)
 	}
@@ -236,7 +245,7 @@ func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (b
 // or DELETE (one statement each, the same kind and assignments): all of
 // them read the store as it was before the batch, so alternatives that
 // match one tuple write it alike, and it counts once.
-func (e *Engine) exec(ctx context.Context, items []writeItem) (int, error) {
+func (e *Engine) exec(ctx context.Context, items []writeItem) (n int, applied bool, err error) {
 	w := items[0].s.Write
 	// The entities known before reading: locked first.
 	want := map[entityKey]bool{}
@@ -247,9 +256,9 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (int, error) {
 		b, err := e.bind(it.s.Write, it.args, static)
 		if err != nil {
 			if len(items) > 1 && w.Kind == catalog.Insert {
-				return 0, fmt.Errorf("tuple %d: %w", i+1, err)
+				return 0, false, fmt.Errorf("tuple %d: %w", i+1, err)
 			}
-			return 0, err
+			return 0, false, err
 		}
 		bound[i] = b
 		if len(items) > 1 && w.Kind == catalog.Insert {
@@ -259,10 +268,10 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (int, error) {
 				}
 				id, err := keyOf(w.Entity, b.set[k])
 				if err != nil {
-					return 0, err
+					return 0, false, err
 				}
 				if j, dup := keys[id]; dup {
-					return 0, fmt.Errorf("tuples %d and %d have the same key %s = %s", j+1, i+1, as.Field.Name, types.Format(b.set[k]))
+					return 0, false, fmt.Errorf("tuples %d and %d have the same key %s = %s", j+1, i+1, as.Field.Name, types.Format(b.set[k]))
 				}
 				keys[id] = i
 			}
@@ -286,10 +295,27 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (int, error) {
 		for _, c := range items[i].s.checks {
 			if err := c.run(ctx, e.st, b.args); err != nil {
 				if len(bound) > 1 {
-					return 0, fmt.Errorf("tuple %d: %w", i+1, err)
+					return 0, false, fmt.Errorf("tuple %d: %w", i+1, err)
 				}
-				return 0, err
+				return 0, false, err
 			}
+		}
+	}
+	// A conditional write (one item: see PrepareAST) decides on the tuple
+	// it names, locked above.
+	if c := items[0].s.cond; c != nil {
+		found, holds, err := c.holds(ctx, e.st, bound[0].args, w.CondPreds)
+		if err != nil {
+			return 0, false, err
+		}
+		switch w.Cond {
+		case catalog.IfNotExists:
+			holds = !found
+		case catalog.IfExists:
+			holds = found
+		}
+		if !holds {
+			return 0, false, nil
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -300,9 +326,9 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (int, error) {
 			run, err := e.plan(ctx, items[i].s, b.args, b.set)
 			if err != nil {
 				if len(bound) > 1 && w.Kind == catalog.Insert {
-					return 0, fmt.Errorf("tuple %d: %w", i+1, err)
+					return 0, false, fmt.Errorf("tuple %d: %w", i+1, err)
 				}
-				return 0, err
+				return 0, false, err
 			}
 			muts = append(muts, run.muts...)
 			for k := range run.written {
@@ -327,13 +353,13 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (int, error) {
 		}
 		if len(muts) > 0 {
 			if err := e.st.Apply(ctx, muts); err != nil {
-				return 0, err
+				return 0, false, err
 			}
 		}
 		if w.Kind == catalog.Insert || w.Kind == catalog.Connect || w.Kind == catalog.Disconnect {
-			return len(bound), nil
+			return len(bound), true, nil
 		}
-		return len(written), nil
+		return len(written), true, nil
 	}
 }
 

@@ -32,7 +32,9 @@
 //     names one tuple, whose lock it takes before it reads it; it decides
 //     on what it read and writes, or not, before the lock goes (ApplyIf).
 //     So its guarantee is the locks': among the writers of one Engine's
-//     locks (one DB).
+//     locks (one DB). On an advised schema (Stmt.ExecIf) it is IF NOT
+//     EXISTS, IF EXISTS or comparisons of the entity's fields, read from
+//     a CF of the entity keyed by its key alone, under the entity's lock.
 //   - Writes encode into a scratch taken from a pool, reused from batch to
 //     batch: it relies on the store contract that Apply does not retain
 //     its inputs.

@@ -94,27 +94,63 @@ func (e *Engine) entityTable(ent *catalog.Entity) *table {
 
 // run fails when the entity does not exist.
 func (c existCheck) run(ctx context.Context, st store.Store, args []types.Value) error {
-	v, err := exprValue(c.value, args)
-	if err != nil || v == nil {
-		return err
+	v, found, err := c.exists(ctx, st, args, nil)
+	if err == nil && v != nil && !found {
+		err = fmt.Errorf("no %s has %s = %s", c.ent.Name, c.ent.ID().Name, types.Format(v))
+	}
+	return err
+}
+
+// holds reads the entity whose key is c.value and reports whether it
+// exists and preds (of its fields, all in c.t) hold of what c.t stores of
+// it.
+func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Value, preds []catalog.Pred) (found, ok bool, err error) {
+	var row store.Row
+	if _, found, err = c.exists(ctx, st, args, &row); err != nil || !found {
+		return found, false, err
+	}
+	vals := make([]types.Value, len(c.t.attrs))
+	if err := c.t.decode(row, vals); err != nil {
+		return true, false, err
+	}
+	for _, p := range preds {
+		want, err := exprValue(p.Value, args)
+		if err != nil {
+			return true, false, err
+		}
+		if want != nil {
+			if want, err = types.Coerce(want, p.Ref.Field.Type); err != nil {
+				return true, false, fmt.Errorf("%s: %v", p.Ref.Field, err)
+			}
+		}
+		got := vals[c.t.pos[catalog.Attr{Node: 0, Field: p.Ref.Field}]]
+		if got == nil || want == nil || !p.Op.Holds(types.Compare(got, want)) {
+			return true, false, nil // SQL's NULL: unknown, so not true
+		}
+	}
+	return true, true, nil
+}
+
+// exists reads whether the entity whose key is c.value exists (v: that
+// key; nil, and found false, when it is NULL), keeping its row in row if
+// not nil.
+func (c existCheck) exists(ctx context.Context, st store.Store, args []types.Value, row *store.Row) (v types.Value, found bool, err error) {
+	if v, err = exprValue(c.value, args); err != nil || v == nil {
+		return nil, false, err
 	}
 	if v, err = types.Coerce(v, c.ent.ID().Type); err != nil {
-		return err
+		return nil, false, err
 	}
 	prefix, err := c.t.appendKeyFrom(nil, 1, func(int) types.Value { return v })
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	found := false
-	err = st.ReadRows(ctx, c.t.name, store.RowSet{Ranges: []store.Range{store.PrefixRange(prefix)}}, store.ReadOptions{Limit: 1}, func(store.Row) bool {
+	err = st.ReadRows(ctx, c.t.name, store.RowSet{Ranges: []store.Range{store.PrefixRange(prefix)}}, store.ReadOptions{Limit: 1}, func(r store.Row) bool {
 		found = true
+		if row != nil {
+			*row = r
+		}
 		return false
 	})
-	if err != nil {
-		return err
-	}
-	if !found {
-		return fmt.Errorf("no %s has %s = %s", c.ent.Name, c.ent.ID().Name, types.Format(v))
-	}
-	return nil
+	return v, found, err
 }

@@ -231,3 +231,13 @@ func FuzzParseLog(f *testing.F) {
 		}
 	})
 }
+
+// TestConditionalWriteNotCosted: a workload's conditional write is refused
+// where it is: the advisor does not cost its read of the tuple.
+func TestConditionalWriteNotCosted(t *testing.T) {
+	src := "DEFINE WORKLOAD w MIXES (m) {\n  GROUP g WEIGHTS (m 1) {\n    SELECT items.name FROM items WHERE items.id = ?;\n    DELETE FROM items WHERE items.id = ? IF EXISTS;\n  }\n}\n"
+	_, err := Parse(shop(t), "w.kvs", []byte(src))
+	if err == nil || !strings.HasPrefix(err.Error(), "w.kvs:4:5: a conditional write (IF NOT EXISTS, IF EXISTS) is not costed") {
+		t.Fatalf("got %v", err)
+	}
+}

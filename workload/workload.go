@@ -125,6 +125,10 @@ func resolve(m *catalog.Model, st lang.Statement) (*catalog.Query, *catalog.Writ
 	sel, ok := st.(*lang.Select)
 	if !ok {
 		w, err := m.ResolveWrite(st)
+		if err == nil && w.Cond != catalog.Unconditional {
+			// Its read of the tuple it names is not in the cost model.
+			err = &lang.Error{Pos: st.Pos(), Msg: "a conditional write (IF NOT EXISTS, IF EXISTS) is not costed by the advisor yet: give the workload its unconditional form"}
+		}
 		return nil, w, err
 	}
 	q, err := m.ResolveSelect(sel)
