@@ -332,6 +332,7 @@ func (db *DB) Verify(ctx context.Context, opt exec.VerifyOptions) (*exec.Report,
 			return nil, err
 		}
 		maps.Copy(rep.Rows, r.Rows)
+		rep.Partitions = r.Partitions
 		rep.Differences = append(rep.Differences, r.Differences...)
 	}
 	return rep, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
@@ -99,9 +100,34 @@ func (d Difference) String() string {
 
 // Report is the outcome of Verify.
 type Report struct {
-	Rows        map[string]int // rows read per index
+	Rows map[string]int // rows read per index
+	// Partitions describes the partitions of each column family of the
+	// advised schema as stored (seed 002: a partition is what one key
+	// lookup reads; Cassandra's guidance keeps them under 100 MB).
+	Partitions  map[string]PartitionStats
 	Differences []Difference
 }
+
+// PartitionStats are the partitions of one column family as stored.
+type PartitionStats struct {
+	Count   int
+	Largest Partition // by bytes
+	// Estimate is the bytes of an average partition the model's
+	// statistics predict (the advisor's size over its partitions).
+	Estimate float64
+}
+
+// Partition is one stored partition: its key, its rows, and their bytes
+// in the store's terms (row keys, families, qualifiers and values).
+type Partition struct {
+	Key   string
+	Rows  int
+	Bytes int64
+}
+
+// LargePartition is the size from which verify flags a partition:
+// Cassandra's guidance for a partition's size.
+const LargePartition = 100 << 20
 
 // Clean reports whether no difference was found.
 func (r *Report) Clean() bool { return len(r.Differences) == 0 }
@@ -116,6 +142,20 @@ func (r *Report) String() string {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(&b, "%-40s %8d rows\n", n, r.Rows[n])
+	}
+	if len(r.Partitions) > 0 {
+		b.WriteString("largest partition of each column family (rows, bytes stored; the model's average):\n")
+		for _, n := range names {
+			p, ok := r.Partitions[n]
+			if !ok || p.Count == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "%-40s %s  %d rows  %s  (%d partitions; estimate %s)", n, p.Largest.Key, p.Largest.Rows, units.Format(float64(p.Largest.Bytes)), p.Count, units.Format(p.Estimate))
+			if p.Largest.Bytes > LargePartition {
+				fmt.Fprintf(&b, "  over %s: a large partition", units.Format(LargePartition))
+			}
+			b.WriteString("\n")
+		}
 	}
 	if r.Clean() {
 		b.WriteString("verify: clean\n")
@@ -168,7 +208,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 			opt.Progress(ev)
 		}
 	}
-	rep := &Report{Rows: map[string]int{}}
+	rep := &Report{Rows: map[string]int{}, Partitions: map[string]PartitionStats{}}
 	actual := map[*catalog.Index]map[string][]types.Value{}
 	data := ref
 	if data == nil {
@@ -178,6 +218,22 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 		t := e.tables[x]
 		rows := map[string][]types.Value{}
 		var derr error
+		// A partition's rows are contiguous (exec/doc.go): one pass finds
+		// each one's size.
+		var parts PartitionStats
+		if x.Kind == catalog.CF && x.Partitions > 0 {
+			parts.Estimate = x.Size / x.Partitions
+		}
+		var cur Partition
+		var curKey []byte
+		endPartition := func() {
+			if cur.Rows > 0 {
+				parts.Count++
+				if cur.Bytes > parts.Largest.Bytes {
+					parts.Largest = cur
+				}
+			}
+		}
 		progress(VerifyEvent{Step: "read", Index: x.Name, Estimate: int64(x.Entries)})
 		err := e.st.ReadRows(ctx, t.name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
 			vals := make([]types.Value, len(t.attrs))
@@ -185,6 +241,22 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 				return false
 			}
 			rows[string(r.Key)] = vals
+			if x.Kind == catalog.CF {
+				pk, err := t.appendKey(nil, vals, t.nhash)
+				if err != nil {
+					derr = err
+					return false
+				}
+				if cur.Rows == 0 || string(pk) != string(curKey) {
+					endPartition()
+					cur, curKey = Partition{Key: t.describePartition(vals)}, pk
+				}
+				cur.Rows++
+				cur.Bytes += int64(len(r.Key))
+				for _, c := range r.Cells {
+					cur.Bytes += int64(len(c.Family) + len(c.Qualifier) + len(c.Value))
+				}
+			}
 			if len(rows)%10000 == 0 {
 				progress(VerifyEvent{Step: "read", Index: x.Name, Rows: int64(len(rows)), Estimate: int64(x.Entries)})
 			}
@@ -200,6 +272,10 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 			return nil, err
 		}
 		rep.Rows[x.Name] = len(rows)
+		if x.Kind == catalog.CF {
+			endPartition()
+			rep.Partitions[x.Name] = parts
+		}
 		actual[x] = rows
 		progress(VerifyEvent{Step: "read", Index: x.Name, Rows: int64(len(rows)), Done: true})
 	}
@@ -250,6 +326,15 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 		return da.Row < db.Row
 	})
 	return rep, nil
+}
+
+// describePartition writes the partition key of a row of t.
+func (t *table) describePartition(vals []types.Value) string {
+	parts := make([]string, t.nhash)
+	for i := range parts {
+		parts[i] = t.x.AttrName(t.attrs[i]) + "=" + types.Format(vals[i])
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func (t *table) describeKey(vals []types.Value) string {
