@@ -169,85 +169,96 @@ func checkLWT(t *rapid.T, res kvschema.Result, row []types.Value, applied bool, 
 	}
 }
 
-// TestConditionalWritesRace: writers racing on one key through one DB are
-// serialized by the tuple's lock — of many IF NOT EXISTS exactly one
-// applies, and compare-and-set increments (UPDATE … IF bal = old, retried)
-// lose none — on mem: and Pebble through the API, and through
-// database/sql (whose connections to one DSN share one DB).
-func TestConditionalWritesRace(t *testing.T) {
+// queryScalar scans the first column of the first row src answers.
+func queryScalar(ctx context.Context, db *kvschema.DB, src string, dest any) error {
+	rows, err := db.Query(ctx, src)
+	if err != nil {
+		return err
+	}
+	if !rows.Next() {
+		return fmt.Errorf("%s: no row", src)
+	}
+	return rows.Scan(dest)
+}
+
+// lwtRace runs writers racing through conditional writes on one tuple:
+// `workers` inserts (insert, with the worker's name) of which exactly one
+// must apply (owner then reads that name back), then compare-and-set
+// increments (cas, with the new and the old value) of the counter read
+// reads, retried until they apply: none may be lost. exec runs a
+// conditional write and says whether it applied and, when the answer has
+// them, the value its condition read (else nil).
+func lwtRace(t *testing.T, insert, cas string, exec func(src string, args ...any) (applied bool, seen any, err error), read func() (int64, error), owner func() (string, error)) {
 	const workers, incs = 8, 25
-	ctx := context.Background()
-	race := func(t *testing.T, exec func(src string, args ...any) (applied bool, seen any, err error), read func() (int64, error), owner func() (string, error)) {
-		var wg sync.WaitGroup
-		applied := make(chan string, workers)
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ok, _, err := exec("INSERT INTO acct VALUES (1, 1, ?, 0) IF NOT EXISTS", fmt.Sprintf("w%d", w))
-				if err != nil {
-					t.Error(err)
-				} else if ok {
-					applied <- fmt.Sprintf("w%d", w)
-				}
-			}()
-		}
-		wg.Wait()
-		close(applied)
-		var winners []string
-		for w := range applied {
-			winners = append(winners, w)
-		}
-		if got, err := owner(); len(winners) != 1 || err != nil || got != winners[0] {
-			t.Fatalf("inserts applied: %v; stored owner %q (%v)", winners, got, err)
-		}
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range incs {
-					for {
-						bal, err := read()
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						ok, seen, err := exec("UPDATE acct SET bal = ? WHERE bank = 1 AND id = 1 IF bal = ?", bal+1, bal)
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						if ok {
-							break
-						}
-						if fmt.Sprint(seen) == fmt.Sprint(bal) {
-							t.Errorf("not applied, yet reports bal %v, which it was asked for", seen)
-							return
-						}
+	var wg sync.WaitGroup
+	applied := make(chan string, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, _, err := exec(insert, fmt.Sprintf("w%d", w))
+			if err != nil {
+				t.Error(err)
+			} else if ok {
+				applied <- fmt.Sprintf("w%d", w)
+			}
+		}()
+	}
+	wg.Wait()
+	close(applied)
+	var winners []string
+	for w := range applied {
+		winners = append(winners, w)
+	}
+	if got, err := owner(); len(winners) != 1 || err != nil || got != winners[0] {
+		t.Fatalf("inserts applied: %v; stored owner %q (%v)", winners, got, err)
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range incs {
+				for {
+					bal, err := read()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					ok, seen, err := exec(cas, bal+1, bal)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ok {
+						break
+					}
+					if seen != nil && fmt.Sprint(seen) == fmt.Sprint(bal) {
+						t.Errorf("not applied, yet reports bal %v, which it was asked for", seen)
+						return
 					}
 				}
-			}()
-		}
-		wg.Wait()
-		if got, err := read(); err != nil || got != workers*incs {
-			t.Fatalf("balance %d (%v) after %d compare-and-set increments", got, err, workers*incs)
-		}
+			}
+		}()
 	}
+	wg.Wait()
+	if got, err := read(); err != nil || got != workers*incs {
+		t.Fatalf("counter %d (%v) after %d compare-and-set increments", got, err, workers*incs)
+	}
+}
+
+// TestConditionalWritesRace: writers racing on one key through one DB are
+// serialized by the tuple's lock (lwtRace) on mem: and Pebble through the
+// API, and through database/sql (whose connections to one DSN share one
+// DB).
+func TestConditionalWritesRace(t *testing.T) {
+	ctx := context.Background()
+	const insert, cas = "INSERT INTO acct VALUES (1, 1, ?, 0) IF NOT EXISTS", "UPDATE acct SET bal = ? WHERE bank = 1 AND id = 1 IF bal = ?"
 	for _, url := range []string{"mem:", "pebble:" + filepath.Join(t.TempDir(), "db") + "?sync=false"} {
 		t.Run(url[:4], func(t *testing.T) {
 			db := lwtDB(t, url)
 			defer db.Close()
-			scalar := func(src string, dest any) error {
-				rows, err := db.Query(ctx, src)
-				if err != nil {
-					return err
-				}
-				if !rows.Next() {
-					return fmt.Errorf("%s: no row", src)
-				}
-				return rows.Scan(dest)
-			}
-			race(t, func(src string, args ...any) (bool, any, error) {
+			scalar := func(src string, dest any) error { return queryScalar(ctx, db, src, dest) }
+			lwtRace(t, insert, cas, func(src string, args ...any) (bool, any, error) {
 				rows, err := db.Query(ctx, src, args...)
 				if err != nil || !rows.Next() {
 					return false, nil, err
@@ -272,7 +283,7 @@ func TestConditionalWritesRace(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		race(t, func(src string, args ...any) (bool, any, error) {
+		lwtRace(t, insert, cas, func(src string, args ...any) (bool, any, error) {
 			if strings.HasPrefix(src, "INSERT") {
 				// Exec: RowsAffected says whether it applied.
 				res, err := sqldb.ExecContext(ctx, src, args...)
@@ -307,10 +318,9 @@ DEFINE COLUMN FAMILY posts_by_author FOR users { PARTITION KEY (users.id), CLUST
 
 // TestConditionalWritesAdvised: on an advised schema, INSERT … IF NOT
 // EXISTS and UPDATE/DELETE … IF EXISTS / IF field = ? decide on the tuple
-// read under its lock, and keep every column family right; racing inserts
-// of one key through one DB apply once, and racing compare-and-set
-// increments lose none; conditions beyond the relation, and schemas with
-// no column family to read the tuple from, are refused.
+// read under its lock, and keep every column family right; writers racing
+// through one DB are serialized (lwtRace); conditions beyond the relation,
+// and schemas with no column family to read the tuple from, are refused.
 func TestConditionalWritesAdvised(t *testing.T) {
 	ctx := context.Background()
 	for _, url := range []string{"mem:", "pebble:" + filepath.Join(t.TempDir(), "db") + "?sync=false"} {
@@ -359,61 +369,21 @@ func TestConditionalWritesAdvised(t *testing.T) {
 					t.Errorf("%s: applied %v, want %v", tc.src, got, tc.want)
 				}
 			}
-			// The copy of the nickname in posts_by_author followed the update
+			// The copies of user 9 in posts_by_author followed the updates
 			// that applied; the refused insert changed nothing.
-			if got := fmt.Sprint(apiRows(t, db, "SELECT users.nick, posts.body FROM users.posts WHERE users.id = 9")); got != "[[dee2 hi]]" {
+			if got := fmt.Sprint(apiRows(t, db, "SELECT users.nick, users.karma, posts.body FROM users.posts WHERE users.id = 9")); got != "[[dee2 0 hi]]" {
 				t.Errorf("posts of user 9: %s", got)
 			}
-			var wg sync.WaitGroup
-			var wins sync.Map
-			for w := range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					res, err := db.Exec(ctx, "INSERT INTO users SET id = 7, nick = ? IF NOT EXISTS", fmt.Sprintf("w%d", w))
-					if err != nil {
-						t.Error(err)
-					} else if res.RowsAffected == 1 {
-						wins.Store(w, true)
-					}
-				}()
-			}
-			wg.Wait()
-			n := 0
-			wins.Range(func(any, any) bool { n++; return true })
-			if n != 1 {
-				t.Errorf("%d racing inserts applied, want 1", n)
-			}
-			// Compare-and-set increments of user 9's karma (0 now), racing.
-			const workers, incs = 6, 15
-			for range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for range incs {
-						for {
-							var k int64
-							rows, err := db.Query(ctx, "SELECT users.karma FROM users WHERE users.id = 9")
-							if err != nil || !rows.Next() || rows.Scan(&k) != nil {
-								t.Error("read", err)
-								return
-							}
-							res, err := db.Exec(ctx, "UPDATE users SET karma = ? WHERE users.id = 9 IF users.karma = ?", k+1, k)
-							if err != nil {
-								t.Error(err)
-								return
-							}
-							if res.RowsAffected == 1 {
-								break
-							}
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			if got := fmt.Sprint(apiRows(t, db, "SELECT users.karma, posts.body FROM users.posts WHERE users.id = 9")); got != fmt.Sprintf("[[%d hi]]", workers*incs) {
-				t.Errorf("after %d increments: %s", workers*incs, got)
-			}
+			scalar := func(src string, dest any) error { return queryScalar(ctx, db, src, dest) }
+			lwtRace(t, "INSERT INTO users SET id = 7, nick = ?, karma = 0 IF NOT EXISTS", "UPDATE users SET karma = ? WHERE users.id = 7 IF users.karma = ?",
+				func(src string, args ...any) (bool, any, error) {
+					res, err := db.Exec(ctx, src, args...)
+					return res.RowsAffected == 1, nil, err
+				}, func() (k int64, err error) {
+					return k, scalar("SELECT users.karma FROM users WHERE users.id = 7", &k)
+				}, func() (o string, err error) {
+					return o, scalar("SELECT users.nick FROM users WHERE users.id = 7", &o)
+				})
 			rep, err := db.Verify(ctx, exec.VerifyOptions{})
 			if err != nil || len(rep.Differences) > 0 {
 				t.Fatalf("verify: %v %v", err, rep.Differences)
