@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -181,6 +182,9 @@ func queryScalar(ctx context.Context, db *kvschema.DB, src string, dest any) err
 	return rows.Scan(dest)
 }
 
+// lwtRaces numbers the named stores of TestConditionalWritesRace's runs.
+var lwtRaces atomic.Int64
+
 // lwtRace runs writers racing through conditional writes on one tuple:
 // `workers` inserts (insert, with the worker's name) of which exactly one
 // must apply (owner then reads that name back), then compare-and-set
@@ -273,7 +277,7 @@ func TestConditionalWritesRace(t *testing.T) {
 		})
 	}
 	t.Run("database/sql", func(t *testing.T) {
-		sqldb, err := sql.Open("kvschema", "mem:lwt-race")
+		sqldb, err := sql.Open("kvschema", fmt.Sprintf("mem:lwt-race-%d", lwtRaces.Add(1))) // a fresh store each run
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -105,13 +106,11 @@ func (c existCheck) run(ctx context.Context, st store.Store, args []types.Value)
 // exists and preds (of its fields, all in c.t) hold of what c.t stores of
 // it.
 func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Value, preds []catalog.Pred) (found, ok bool, err error) {
-	var row store.Row
-	if _, found, err = c.exists(ctx, st, args, &row); err != nil || !found {
-		return found, false, err
-	}
 	vals := make([]types.Value, len(c.t.attrs))
-	if err := c.t.decode(row, vals); err != nil {
-		return true, false, err
+	var derr error
+	decode := func(r store.Row) { derr = c.t.decode(r, vals) } // the row is lent
+	if _, found, err = c.exists(ctx, st, args, decode); err != nil || derr != nil || !found {
+		return found, false, errors.Join(err, derr)
 	}
 	for _, p := range preds {
 		want, err := exprValue(p.Value, args)
@@ -132,9 +131,9 @@ func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Valu
 }
 
 // exists reads whether the entity whose key is c.value exists (v: that
-// key; nil, and found false, when it is NULL), keeping its row in row if
-// not nil.
-func (c existCheck) exists(ctx context.Context, st store.Store, args []types.Value, row *store.Row) (v types.Value, found bool, err error) {
+// key; nil, and found false, when it is NULL), passing its row to row if
+// not nil (lent: valid only during the call).
+func (c existCheck) exists(ctx context.Context, st store.Store, args []types.Value, row func(store.Row)) (v types.Value, found bool, err error) {
 	if v, err = exprValue(c.value, args); err != nil || v == nil {
 		return nil, false, err
 	}
@@ -148,7 +147,7 @@ func (c existCheck) exists(ctx context.Context, st store.Store, args []types.Val
 	err = st.ReadRows(ctx, c.t.name, store.RowSet{Ranges: []store.Range{store.PrefixRange(prefix)}}, store.ReadOptions{Limit: 1}, func(r store.Row) bool {
 		found = true
 		if row != nil {
-			*row = r
+			row(r)
 		}
 		return false
 	})
