@@ -51,16 +51,26 @@
 //     attributes of one entity of the part (all of them, or each alone
 //     with the others leading the clustering key), clustered by the
 //     other entities' equality attributes, the range attribute, the
-//     ORDER BY attributes and every entity's key — or with the range
-//     attribute, or it and the other entities' equality attributes, among
-//     the values instead (filtered on the client);
+//     ORDER BY attributes and every entity's key, in that order — or with
+//     any of the range attribute, the other entities' equality attributes
+//     (together) and the ORDER BY attributes (together) out of the
+//     clustering key: among the values (filtered or sorted on the
+//     client), or omitted where the CF leaves their entity's fields to a
+//     later lookup; equality attributes moved out may be omitted in any
+//     case (an equality applied earlier fixes them);
 //   - for the same parts, CFs partitioned by the key of each entity (the
-//     later steps of join plans);
+//     later steps of join plans), clustered by the equality, range and
+//     ORDER BY attributes and the keys, with the same choices;
 //   - each with, as values, the needed fields of every entity of the part,
-//     of none, or of some: every subset of the entities for parts of up to
-//     3 entities, beyond that each entity alone and all but each;
+//     of none (for one entity too: the keys a predicate finds, its fields
+//     read by key), or of some: every subset of the entities for parts of
+//     up to 3 entities, beyond that each entity alone and all but each;
 //   - the union of the values of CFs with the same graph, partition key and
-//     clustering key (seed 000 §3.2);
+//     clustering key (seed 000 §3.2), of all of them and of every two
+//     (after the SIs' bases are added too), and a query's first-step CF
+//     clustered for a range or an order holding the attributes of a
+//     query's CF of the same graph and partition key clustered by keys
+//     alone that holds its values (one CF serving both queries);
 //   - Algorithm 1's SIs (lines 4–13: on each partition-key attribute, whose
 //     value is an entity's key) with the CFs that carry them; CF-only mode
 //     gets those CFs too, so its optimum is never above a default-mode
@@ -68,6 +78,18 @@
 //     attribute, used alone) is not generated: kvschema's SIs are read
 //     with their base CF's rows (seed 000's plan F needs the store-side
 //     index of issue 18).
+//
+// Outside the space: a clustering key holding an attribute the query only
+// selects, or in another order than the above, and values holding part of
+// the fields a query reads of an entity (a plan reads such a CF as one in
+// the space; see wide.go for the upkeep artifact that can still favour
+// it).
+//
+// The tests check the space is complete on small models: wide.go
+// enumerates it by brute force, and on random models and workloads the
+// optimum over that wider set equals the default one
+// (TestWideOptimumProperty; the holes it found are
+// TestEnumerationWideHoles's cases).
 //
 // Nothing is pruned but CFs no plan of the workload can use and, in the
 // program, structures dominated in every plan they serve (advisor.go's
@@ -104,6 +126,12 @@ type Options struct {
 	// oneProgram solves the problem as one integer program even when it
 	// splits into independent parts (tests compare the two).
 	oneProgram bool
+	// wide enumerates the design space exhaustively (wide.go): an oracle
+	// for tests on small models.
+	wide bool
+	// costOnly skips the size tie-break (ilp.smallest): tests that
+	// compare costs only save a solver run per program.
+	costOnly bool
 }
 
 // Result is a recommendation.
@@ -269,7 +297,7 @@ func solveWhole(ctx context.Context, opt Options, pb *problem, res *Result) erro
 	if err != nil {
 		return err
 	}
-	if res.Stats.Optimal && res.Stats.Gap == 0 {
+	if res.Stats.Optimal && res.Stats.Gap == 0 && !opt.costOnly {
 		// Of the schemas of that cost, the smallest (ilp.smallest). An
 		// interrupt keeps the schema found.
 		small, proven, err := prob.smallest(ctx, opt, &res.Stats, sol, sol.Nodes)
@@ -462,6 +490,7 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 
 	// Enumerate.
 	en := newEnumerator(opt.Mode)
+	en.wide = opt.wide
 	for _, s := range queries {
 		en.forQuery(s.Query)
 	}
@@ -489,6 +518,7 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	// whose upkeep nothing can answer would be dropped, and with it maybe
 	// the only plan of a query).
 	seenSupport := map[string]bool{}
+	en.supports = true
 	for round := 0; round < 4; round++ {
 		computeUpkeep()
 		added := false
@@ -519,6 +549,12 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	// can only lower the cost.
 	if opt.Mode != Normalized {
 		en.secondary(opt.Mode == WithSI)
+		// The CFs that carry SIs merge too: an SI's base by key then holds
+		// another query's fields (one CF where there were two).
+		en.merge()
+	}
+	if en.err != nil {
+		return nil, nil, en.err
 	}
 	computeUpkeep()
 	res.enumerated = map[string]bool{}

@@ -121,7 +121,11 @@ func writePlan(wp *WritePlan) string {
 	}
 	out := "changes " + plural(float64(len(wp.Indexes)), "structure")
 	if n := len(seen); n > 0 {
-		out += ", " + plural(float64(n), "support query")
+		if n == 1 {
+			out += ", 1 support query"
+		} else {
+			out += fmt.Sprintf(", %d support queries", n)
+		}
 	}
 	return out
 }

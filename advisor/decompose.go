@@ -207,7 +207,7 @@ func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) er
 		// Of the schemas of the optimum's cost, the smallest: the merged
 		// schema then is the smallest of the least cost when it fits.
 		c.small = c.free
-		if st.Optimal && st.Gap == 0 {
+		if st.Optimal && st.Gap == 0 && !opt.costOnly {
 			small, proven, err := d.smallest(ctx, c, c.free)
 			if err != nil && !errors.Is(err, solver.ErrInterrupted) {
 				return err
@@ -705,7 +705,7 @@ func (d *decomposition) merge(ctx context.Context, parts []*part, chosen []point
 			case p.same(c.small):
 			case p.same(c.free):
 				p = c.small
-			case res.Stats.Optimal:
+			case res.Stats.Optimal && !d.opt.costOnly:
 				// A schema the budget made the parts choose: the smallest
 				// of its cost. Interrupted, the schema chosen stands.
 				small, proven, err := d.smallest(ctx, c, p)

@@ -115,31 +115,31 @@ func TestBudgetRUBiSCopies(t *testing.T) {
 const nonHullModelA = `
 DEFINE RELATION p ROWS 100 {
   id BIGINT KEY SIZE 8,
-  a0 STRING SIZE 45 CARDINALITY 84,
-  a1 STRING SIZE 25 CARDINALITY 64,
-  a2 STRING SIZE 21 CARDINALITY 56
+  a0 STRING SIZE 4 CARDINALITY 43
 };
-DEFINE RELATION c ROWS 500 {
+DEFINE RELATION c ROWS 2000 {
   id BIGINT KEY SIZE 8,
-  b0 BIGINT SIZE 8 CARDINALITY 18,
-  b1 BIGINT SIZE 8 CARDINALITY 4,
+  b0 BIGINT SIZE 8 CARDINALITY 157,
   parent BIGINT SIZE 8 REFERENCES p REVERSE kids
 };
 `
 const nonHullQueriesA = `
-  GROUP g0 WEIGHTS (m 3) {
-    SELECT p.id FROM p WHERE p.a1 = ?; -- q0
+  GROUP g0 WEIGHTS (m 8) {
+    SELECT p.a0 FROM p WHERE p.id = ? AND p.a0 > ? ORDER BY p.a0; -- q0
   }
-  GROUP g1 WEIGHTS (m 3) {
-    SELECT kids.b0, p.a1 FROM p.kids WHERE p.a0 = ?; -- q1
+  GROUP g1 WEIGHTS (m 4) {
+    SELECT kids.b0 FROM p.kids WHERE kids.b0 = ? AND p.a0 < ?; -- q1
+  }
+  GROUP g2 WEIGHTS (m 3) {
+    SELECT kids.b0 FROM p.kids WHERE p.a0 = ? AND kids.b0 >= ? ORDER BY kids.b0; -- q2
   }
 `
 const nonHullModelB = `
 DEFINE RELATION r ROWS 10 { id BIGINT KEY SIZE 8, v STRING SIZE 8 };
 `
 const nonHullQueriesB = `
-  GROUP g2 WEIGHTS (m 1) {
-    SELECT r.v FROM r WHERE r.id = ?; -- q2
+  GROUP g3 WEIGHTS (m 1) {
+    SELECT r.v FROM r WHERE r.id = ?; -- q3
   }
 `
 

@@ -26,15 +26,31 @@ func (m Mode) String() string {
 	return [...]string{"cf+si", "cf", "normalized"}[m]
 }
 
+// Bits of enumerator.full.
+const (
+	fullCF = 1 << iota
+	fullFirst
+)
+
 // enumerator collects candidate indexes, deduplicated by identity.
 type enumerator struct {
 	mode  Mode
 	byKey map[string]*catalog.Index
 	list  []*catalog.Index
+	// full marks the CFs that hold every field a workload query reads of
+	// their part, as a first step or a later one (merge pairs those across
+	// clusterings); supports says the queries enumerated now are support
+	// queries.
+	full     map[*catalog.Index]uint8
+	supports bool
+	// wide: enumerate the design space exhaustively (wide.go, for tests);
+	// err says when a query is beyond its bounds.
+	wide bool
+	err  error
 }
 
 func newEnumerator(mode Mode) *enumerator {
-	return &enumerator{mode: mode, byKey: map[string]*catalog.Index{}}
+	return &enumerator{mode: mode, byKey: map[string]*catalog.Index{}, full: map[*catalog.Index]uint8{}}
 }
 
 func (e *enumerator) add(x *catalog.Index) *catalog.Index {
@@ -174,6 +190,9 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 		e.normalized(q)
 		return
 	}
+	if e.wide {
+		e.forQueryWide(q)
+	}
 	s := shapeOf(q)
 	g := q.Graph
 	for _, nodes := range subtrees(g) {
@@ -207,6 +226,10 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 			return append(out, ids...)
 		}
 		extras := valueSets(nodes, s.needed)
+		eqSet := map[catalog.FieldRef]bool{}
+		for _, r := range eqAll {
+			eqSet[r] = true
+		}
 		// First steps: keyed by the equality attributes of one entity.
 		for _, h := range nodes {
 			if len(s.eq[h]) == 0 {
@@ -223,34 +246,40 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 				if len(hash) == 1 && len(s.eq[h]) > 1 {
 					lead = refs(h, s.eq[h])
 				}
-				// The range attribute, and the other entities' equality
-				// attributes, either in the clustering key (the rows read
-				// are the rows wanted) or among the values (filtered on
-				// the client: more rows read, but an update of them
-				// rewrites a cell instead of moving the row).
-				for _, moved := range valuePlacements(h, eqAll, rng) {
+				// The range attribute, the other entities' equality
+				// attributes and the ORDER BY attributes either in the
+				// clustering key (the rows read are the rows wanted, in
+				// order) or out of it (filtered or sorted on the client:
+				// more rows read, but an update of them rewrites a cell
+				// instead of moving the row).
+				for _, moved := range valuePlacements(h, eqAll, rng, ord) {
 					order := append(append([]catalog.FieldRef(nil), lead...), clusteringWithout(clustering(h), moved)...)
-					for _, ex := range extras {
-						e.add(build(catalog.CF, g, nodes, h, hash, order, withRefs(ex, moved)))
+					for i, ex := range extras {
+						e.addPlaced(g, nodes, h, hash, order, ex, moved, eqSet, i == 0, true)
 					}
 				}
 			}
 		}
-		// Later steps: keyed by the key of one entity.
+		// Later steps: keyed by the key of one entity, clustered by the
+		// attributes a prefix of which an equality or range can bind (one
+		// order suffices: the others read the same rows), or with those
+		// out of the key as above (an update of them then rewrites a
+		// cell, with no support query for the row's old key).
 		for _, v := range nodes {
 			hash := []catalog.FieldRef{{Node: v, Field: g.Nodes[v].Entity.ID()}}
-			// One clustering order suffices: a later step reads whole
-			// partitions unless an equality or range binds a prefix, and
-			// the order below puts those first.
-			for _, ex := range extras {
-				e.add(build(catalog.CF, g, nodes, v, hash, clustering(-1), ex))
+			for _, moved := range valuePlacements(-1, eqAll, rng, ord) {
+				for i, ex := range extras {
+					e.addPlaced(g, nodes, v, hash, clusteringWithout(clustering(-1), moved), ex, moved, eqSet, i == 0, false)
+				}
 			}
 		}
 	}
 }
 
 // valueSets lists the values a CF over nodes may hold: the needed fields
-// of every node, of none (keys only: a later step fetches the fields), and
+// of every node, of none (keys only: a later step fetches the fields —
+// also for one entity, whose key the predicates find in a CF that an
+// update of its fields leaves alone), and
 // of part of the nodes — each entity's fields may be carried or left to a
 // lookup by its key independently (a room's messages with only the
 // messages' fields, the room read by its key, so that an update of the
@@ -266,12 +295,11 @@ func valueSets(nodes []int, needed map[int][]*catalog.Field) [][]catalog.FieldRe
 		}
 		return out
 	}
-	out := [][]catalog.FieldRef{of(func(int) bool { return true })}
+	out := [][]catalog.FieldRef{of(func(int) bool { return true }), nil}
 	n := len(nodes)
 	if n == 1 {
 		return out
 	}
-	out = append(out, nil)
 	if n <= 3 {
 		for mask := 1; mask < 1<<n-1; mask++ {
 			out = append(out, of(func(i int) bool { return mask&(1<<i) != 0 }))
@@ -284,25 +312,80 @@ func valueSets(nodes []int, needed map[int][]*catalog.Field) [][]catalog.FieldRe
 	return out
 }
 
-// valuePlacements lists the attributes a first-step CF keyed by node h's
-// equality attributes may move from its clustering key to its values:
-// none, the range attribute, and the range attribute with the other
-// entities' equality attributes.
-func valuePlacements(h int, eqAll []catalog.FieldRef, rng []catalog.FieldRef) [][]catalog.FieldRef {
-	var foreign []catalog.FieldRef
+// valuePlacements lists the attributes a CF keyed by node h's equality
+// attributes (h < 0: by an entity's key) may move out of its clustering
+// key: any of the range attribute, the other entities' equality
+// attributes (together) and the ORDER BY attributes (together).
+func valuePlacements(h int, eqAll, rng, ord []catalog.FieldRef) [][]catalog.FieldRef {
+	var groups [][]catalog.FieldRef
+	if len(rng) > 0 && !rng[0].Field.Key {
+		groups = append(groups, rng)
+	}
+	var foreign, sorted []catalog.FieldRef
 	for _, r := range eqAll {
 		if r.Node != h && !r.Field.Key {
 			foreign = append(foreign, r)
 		}
 	}
-	out := [][]catalog.FieldRef{nil}
-	if len(rng) > 0 && !rng[0].Field.Key {
-		out = append(out, rng)
+	for _, r := range ord {
+		if !r.Field.Key && !slices.Contains(eqAll, r) {
+			sorted = append(sorted, r)
+		}
 	}
-	if len(foreign) > 0 {
-		out = append(out, append(append([]catalog.FieldRef(nil), rng...), foreign...))
+	for _, g := range [][]catalog.FieldRef{foreign, sorted} {
+		if len(g) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	out := make([][]catalog.FieldRef, 0, 1<<len(groups))
+	for mask := 0; mask < 1<<len(groups); mask++ {
+		var m []catalog.FieldRef
+		for i, g := range groups {
+			if mask&(1<<i) != 0 {
+				m = withRefs(m, g)
+			}
+		}
+		out = append(out, m)
 	}
 	return out
+}
+
+// addPlaced adds the CF over nodes keyed by hash, clustered by order, with
+// values ex and the attributes moved out of its clustering key among the
+// values — and, when ex leaves out the fields of some of their entities,
+// the CF without those moved attributes: a lookup fetching part of an
+// entity's fields counts for none, so that entity's predicates and order
+// are applied by a later step's lookup of it.
+func (e *enumerator) addPlaced(g *catalog.Graph, nodes []int, root int, hash, order, ex, moved []catalog.FieldRef, eqs map[catalog.FieldRef]bool, full, first bool) {
+	x := e.add(build(catalog.CF, g, nodes, root, hash, order, withRefs(ex, moved)))
+	if full && !e.supports {
+		e.full[x] |= fullCF
+		if first {
+			e.full[x] |= fullFirst
+		}
+	}
+	var kept []catalog.FieldRef
+	for _, r := range moved {
+		if slices.ContainsFunc(ex, func(x catalog.FieldRef) bool { return x.Node == r.Node }) {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) < len(moved) {
+		e.add(build(catalog.CF, g, nodes, root, hash, order, withRefs(ex, kept)))
+	}
+	// An equality applied by an earlier step fixes its attribute's value:
+	// a CF need not hold it (nor be rewritten when it changes).
+	var fixed, rest []catalog.FieldRef
+	for _, r := range withRefs(ex, kept) {
+		if slices.Contains(moved, r) && eqs[r] {
+			fixed = append(fixed, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	if len(fixed) > 0 {
+		e.add(build(catalog.CF, g, nodes, root, hash, order, rest))
+	}
 }
 
 // clusteringWithout is order without the attributes of moved.
@@ -363,8 +446,14 @@ func entityCF(ent *catalog.Entity) *catalog.Index {
 }
 
 // merge adds, for CFs with the same graph, partition key and clustering
-// key, the CF holding the union of their values (seed 000 §3.2).
+// key, the CF holding the union of their values (seed 000 §3.2) and of
+// every two of them, and for CFs with the same graph and partition key,
+// one clustered by entity keys alone, the other not, the latter holding
+// the former's attributes too (see below).
 func (e *enumerator) merge() {
+	if e.wide {
+		e.mergeWide()
+	}
 	groups := map[string][]*catalog.Index{}
 	var order []string
 	for _, x := range e.list {
@@ -383,7 +472,82 @@ func (e *enumerator) merge() {
 			continue
 		}
 		e.add(union(grp...))
+		// And of every two: two queries' CFs (or an SI's base and a
+		// query's CF) holding the fields of both and no other's, one CF
+		// where there were two.
+		for i, a := range grp {
+			for _, b := range grp[:i] {
+				if !holds(a, b.Extra) && !holds(b, a.Extra) {
+					e.add(union(a, b))
+				}
+			}
+		}
 	}
+	// A CF clustered by entity keys alone (b) is read a whole partition
+	// at a time: a CF of the same graph and partition key clustered for a
+	// range or an order (a) reads the same rows, and holding b's
+	// attributes too serves both queries, one CF stored and maintained
+	// instead of two. Only for a a workload query's first step and b a
+	// workload query's CF holding a's values, each with every field its
+	// query reads of the part: every pair tripled the solver's time on
+	// RUBiS's 61 statements.
+	byHash := map[string][]*catalog.Index{}
+	order = order[:0]
+	for _, x := range e.list {
+		if x.Kind != catalog.CF {
+			continue
+		}
+		k := catalog.GraphKey(x.Graph) + "|" + keyText(x, x.Hash)
+		if byHash[k] == nil {
+			order = append(order, k)
+		}
+		byHash[k] = append(byHash[k], x)
+	}
+	for _, k := range order {
+		grp := byHash[k]
+		var whole []*catalog.Index
+		for _, b := range grp {
+			if keysOnly(b.Graph, b.Order) {
+				whole = append(whole, b)
+			}
+		}
+		for _, a := range grp {
+			for _, b := range whole {
+				if keysOnly(a.Graph, a.Order) || e.full[a]&fullFirst == 0 || e.full[b] == 0 || !holds(b, a.Extra) {
+					continue
+				}
+				u := &catalog.Index{Kind: catalog.CF, Graph: a.Graph, Hash: a.Hash, Order: a.Order, Extra: append([]catalog.Attr(nil), a.Extra...)}
+				for _, at := range b.Attrs() {
+					if !a.Has(at) {
+						u.Extra = append(u.Extra, at)
+					}
+				}
+				if len(u.Extra) > len(a.Extra) {
+					e.add(u)
+				}
+			}
+		}
+	}
+}
+
+// holds reports whether x stores every attribute of as.
+func holds(x *catalog.Index, as []catalog.Attr) bool {
+	for _, a := range as {
+		if !x.Has(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// keysOnly reports whether as are entity keys only.
+func keysOnly(g *catalog.Graph, as []catalog.Attr) bool {
+	for _, a := range as {
+		if a.Field != g.Nodes[a.Node].Entity.ID() {
+			return false
+		}
+	}
+	return true
 }
 
 func keyText(x *catalog.Index, as []catalog.Attr) string {
@@ -412,6 +576,9 @@ func union(xs ...*catalog.Index) *catalog.Index {
 // search sees, or the default mode could find a cheaper schema without SIs
 // than CF-only mode.
 func (e *enumerator) secondary(withSIs bool) {
+	if e.wide && withSIs {
+		e.secondaryWide()
+	}
 	for _, x := range append([]*catalog.Index(nil), e.list...) {
 		if x.Kind != catalog.CF {
 			continue
