@@ -169,6 +169,9 @@ func flip(o Op) Op {
 type resolver struct {
 	m *Model
 	g *Graph
+	// clause names what conjuncts reads in its errors ("" : a workload
+	// query's WHERE).
+	clause string
 }
 
 // aliasNode finds the node an alias names.
@@ -488,7 +491,11 @@ func (r *resolver) conjuncts(e lang.Expr) ([]Pred, error) {
 		hi, err := r.pred(col, Le, x.Hi, x.At)
 		return append(lo, hi...), err
 	}
-	return nil, errAt(e.Pos(), "a workload query's WHERE must be a conjunction of comparisons between an attribute and a value or '?' (found %s)", lang.PrintExpr(e))
+	clause := r.clause
+	if clause == "" {
+		clause = "a workload query's WHERE"
+	}
+	return nil, errAt(e.Pos(), "%s must be a conjunction of comparisons between an attribute and a value or '?' (found %s)", clause, lang.PrintExpr(e))
 }
 
 func (r *resolver) pred(col *lang.ColumnRef, op Op, val lang.Expr, at lang.Pos) ([]Pred, error) {

@@ -223,7 +223,7 @@ func TestConditionalModelWrites(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"UPDATE users SET rating = 3 WHERE users.rating = 1 IF EXISTS", "q:1:52: a conditional write names one tuple: the WHERE must fix users.id by equality"},
 		{"DELETE FROM users WHERE users.id = 1 IF users.region2.name = 'x'", "q:1:38: a write's condition may only name attributes of users"},
-		{"DELETE FROM users WHERE users.id = 1 IF users.rating = 2 OR users.rating = 3", "q:1:41: a workload query's WHERE must be a conjunction"},
+		{"DELETE FROM users WHERE users.id = 1 IF users.rating = 2 OR users.rating = 3", "q:1:41: the IF condition of a write on a model's relation must be a conjunction"},
 	} {
 		st, err := lang.ParseStatement("q", tc.src)
 		if err != nil {

@@ -135,7 +135,7 @@ func (m *Model) condition(w *Write, st lang.Statement) error {
 		return nil
 	}
 	// On a graph of its own: the condition must not add to the write's.
-	r := &resolver{m: m, g: &Graph{Nodes: slices.Clone(w.Graph.Nodes)}}
+	r := &resolver{m: m, g: &Graph{Nodes: slices.Clone(w.Graph.Nodes)}, clause: "the IF condition of a write on a model's relation"}
 	preds, err := r.conjuncts(c.Expr)
 	if err != nil {
 		return err
