@@ -454,18 +454,7 @@ func (e *enumerator) merge() {
 	if e.wide {
 		e.mergeWide()
 	}
-	groups := map[string][]*catalog.Index{}
-	var order []string
-	for _, x := range e.list {
-		if x.Kind != catalog.CF {
-			continue
-		}
-		k := catalog.GraphKey(x.Graph) + "|" + keyText(x, x.Hash) + "|" + keyText(x, x.Order)
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], x)
-	}
+	order, groups := e.keyGroups()
 	for _, k := range order {
 		grp := groups[k]
 		if len(grp) < 2 {
@@ -634,4 +623,22 @@ func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr, withSI bool) {
 		}
 	}
 	e.add(build(catalog.CF, x.Graph, nodes, k.Node, []catalog.FieldRef{kr}, order, extra))
+}
+
+// keyGroups groups the CFs enumerated so far by graph, partition key and
+// clustering key (the CFs whose values may be merged), in order of first
+// appearance.
+func (e *enumerator) keyGroups() (order []string, groups map[string][]*catalog.Index) {
+	groups = map[string][]*catalog.Index{}
+	for _, x := range e.list {
+		if x.Kind != catalog.CF {
+			continue
+		}
+		k := catalog.GraphKey(x.Graph) + "|" + keyText(x, x.Hash) + "|" + keyText(x, x.Order)
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], x)
+	}
+	return order, groups
 }

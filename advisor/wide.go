@@ -230,18 +230,7 @@ func clusteringOrder(ck []catalog.FieldRef, s *shape) []catalog.FieldRef {
 // mergeWide closes the values of each group of CFs with the same graph,
 // partition key and clustering key under union.
 func (e *enumerator) mergeWide() {
-	groups := map[string][]*catalog.Index{}
-	var order []string
-	for _, x := range e.list {
-		if x.Kind != catalog.CF {
-			continue
-		}
-		k := catalog.GraphKey(x.Graph) + "|" + keyText(x, x.Hash) + "|" + keyText(x, x.Order)
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], x)
-	}
+	order, groups := e.keyGroups()
 	for _, k := range order {
 		grp := groups[k]
 		seen := map[string]bool{}
