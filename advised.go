@@ -175,7 +175,7 @@ func (s *Stmt) runAdvised(ctx context.Context, en *exec.Engine, res Result, args
 	}
 	// The engine's rows, one slice of len(columns) Datums each, serve as
 	// the chunks of Rows as they are: no copy.
-	rows := &Rows{cols: r.Columns, types: r.Types, chunks: r.Rows, n: len(r.Rows)}
+	rows := &Rows{cols: r.Columns, types: r.Types, chunks: r.Rows, used: len(r.Columns), n: len(r.Rows)}
 	res.RowsAffected = int64(rows.n)
 	return res, rows, nil
 }

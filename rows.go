@@ -20,8 +20,11 @@ type Rows struct {
 	types []types.Type // the columns' types (shared: do not modify)
 	// chunks hold the rows' values, len(cols) per row, in order: each chunk
 	// is filled before the next is made, of minChunkRows, then twice as
-	// large up to maxChunkRows, so collecting rows never copies them.
+	// large up to maxChunkRows, so collecting rows never copies them. Every
+	// chunk holds a whole number of rows; all but the last are full, and
+	// the last holds used values.
 	chunks  [][]types.Datum
+	used    int
 	n       int             // number of rows
 	i       int             // rows Next has passed
 	next    rowPos          // where the row after the current one lies
@@ -66,23 +69,25 @@ func (r *Rows) addProjected(t []types.Datum) bool {
 func (r *Rows) add() []types.Datum {
 	w := len(r.cols)
 	last := len(r.chunks) - 1
-	if last < 0 || cap(r.chunks[last])-len(r.chunks[last]) < w {
+	if last < 0 || len(r.chunks[last])-r.used < w {
 		rows := minChunkRows
 		if last >= 0 {
-			rows = min(max(2*cap(r.chunks[last])/max(w, 1), minChunkRows), maxChunkRows)
+			rows = min(max(2*len(r.chunks[last])/max(w, 1), minChunkRows), maxChunkRows)
 		}
 		if last < 0 && w <= len(r.first) {
-			r.chunks = append(r.chunks, r.first[:0:w])
+			r.chunks = append(r.chunks, r.first[:w:w])
 		} else {
-			r.chunks = append(r.chunks, make([]types.Datum, 0, rows*w))
+			r.chunks = append(r.chunks, make([]types.Datum, rows*w))
 		}
 		last++
+		r.used = 0
 	}
-	c := r.chunks[last]
-	n := len(c)
-	r.chunks[last] = c[:n+w]
+	// An offset, not a re-sliced chunk: a slice header written per row
+	// would cost a write barrier each while the GC marks.
+	n := r.used
+	r.used += w
 	r.n++
-	return c[n : n+w : n+w]
+	return r.chunks[last][n : n+w : n+w]
 }
 
 // rowAt returns the row at *p and moves *p past it.

@@ -50,7 +50,6 @@ func (cd *CellDecoder) Init(l *Layout, skip []bool, table string, emit func([]ty
 // emit function), keeping its memory and Func's binding.
 func (cd *CellDecoder) Reset() {
 	clear(cd.rd.tuple)
-	cd.rd.d.whole = nil
 	clear(cd.wide.Cells)
 	cd.wide.Cells = cd.wide.Cells[:0]
 	cd.emit, cd.table, cd.err, cd.open = nil, "", nil, false
@@ -68,7 +67,8 @@ func (cd *CellDecoder) Cell(row []byte, c store.Cell, first bool) bool {
 			cd.wide.Key = append(cd.wide.Key[:0], row...)
 			clear(cd.wide.Cells)
 			cd.wide.Cells = cd.wide.Cells[:0]
-		} else if cd.err = cd.rd.begin(cd.table, row); cd.err != nil {
+		} else if err := cd.rd.begin(cd.table, row); err != nil {
+			cd.err = err
 			return false
 		}
 	}
@@ -76,8 +76,13 @@ func (cd *CellDecoder) Cell(row []byte, c store.Cell, first bool) bool {
 		cd.wide.Cells = append(cd.wide.Cells, store.Cell{Family: c.Family, Qualifier: bytes.Clone(c.Qualifier), Value: bytes.Clone(c.Value)})
 		return true
 	}
-	cd.err = cd.rd.cell(c)
-	return cd.err == nil
+	// Assigned only when set: a pointer write per cell costs a write
+	// barrier while the GC marks.
+	if err := cd.rd.cell(c); err != nil {
+		cd.err = err
+		return false
+	}
+	return true
 }
 
 // finish ends the row begun, emitting its tuples; false: stop the read.

@@ -1,7 +1,9 @@
 package layout_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -129,4 +131,60 @@ DEFINE PRIMARY SCHEMA ev_by_grp FOR ev { TABLE 'ev', ROW ordered{grp}:ordered{se
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/row")
+}
+
+// TestDecodeErrorNamesField: a key or value that does not match its layout
+// is reported with the layout, the field it is in and a copy of that
+// field's bytes (the store lends them), whichever element failed.
+func TestDecodeErrorNamesField(t *testing.T) {
+	c, err := catalog.CatalogFromScript("t", []byte(`
+DEFINE RELATION ev { grp BIGINT KEY, seq BIGINT KEY, n BIGINT };
+DEFINE PRIMARY SCHEMA ev_by_grp FOR ev { TABLE 'ev', ROW ordered{grp}:ordered{seq}, FAMILY 'f', VALUE n };`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Relation("ev").Layouts()[0]
+	puts, _, err := l.PutCells([]types.Value{int64(7), int64(9), int64(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := rowOf(puts)
+	for _, tc := range []struct {
+		name, field string
+		row         store.Row
+	}{
+		{"short row key", "ROW", store.Row{Key: good.Key[:len(good.Key)-1], Cells: good.Cells}},
+		{"trailing bytes", "ROW", store.Row{Key: append(append([]byte(nil), good.Key...), '#'), Cells: good.Cells}},
+		{"short value", "VALUE", store.Row{Key: good.Key, Cells: []store.Cell{{Family: good.Cells[0].Family, Qualifier: good.Cells[0].Qualifier, Value: []byte{1, 2}}}}},
+	} {
+		lent := store.Row{Key: append([]byte(nil), tc.row.Key...)}
+		for _, c := range tc.row.Cells {
+			lent.Cells = append(lent.Cells, store.Cell{Family: c.Family, Qualifier: append([]byte(nil), c.Qualifier...), Value: append([]byte(nil), c.Value...)})
+		}
+		var cd layout.CellDecoder
+		cd.Init(l, nil, "ev", func([]types.Datum) bool { return true })
+		for i, c := range lent.Cells {
+			cd.Cell(lent.Key, c, i == 0)
+		}
+		err := cd.Flush()
+		var de *layout.DecodeError
+		if !errors.As(err, &de) {
+			t.Fatalf("%s: got %v, want a DecodeError", tc.name, err)
+		}
+		want := tc.row.Key
+		if tc.field == "VALUE" {
+			want = tc.row.Cells[0].Value
+		}
+		if de.Layout != "ev_by_grp" || de.Field != tc.field || !bytes.Equal(de.Bytes, want) {
+			t.Fatalf("%s: got layout %q field %q bytes %x; want ev_by_grp, %s, %x", tc.name, de.Layout, de.Field, de.Bytes, tc.field, want)
+		}
+		// The bytes are the error's own: the store may reuse what it lent.
+		clear(lent.Key)
+		for _, c := range lent.Cells {
+			clear(c.Value)
+		}
+		if !bytes.Equal(de.Bytes, want) {
+			t.Fatalf("%s: the error's bytes alias the lent ones", tc.name)
+		}
+	}
 }

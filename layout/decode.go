@@ -32,8 +32,6 @@ type decoder struct {
 	set    attrSet
 	skip   []bool // attributes not worth decoding; nil: none
 	branch int
-	field  string
-	whole  []byte
 	strs   *types.Strings // copies STRING and BYTES values; nil: one allocation each
 }
 
@@ -78,8 +76,16 @@ func (s attrSet) clone() attrSet {
 	return s
 }
 
+// fail reports a decoding error; decodeField names the field and its
+// bytes (kept out of the decoder's state: writing them for every field
+// decoded cost a write barrier each while the GC marks).
 func (d *decoder) fail(format string, args ...any) error {
-	return &DecodeError{Layout: d.l.Name, Field: d.field, Bytes: d.whole, Msg: fmt.Sprintf(format, args...)}
+	return &DecodeError{Layout: d.l.Name, Msg: fmt.Sprintf(format, args...)}
+}
+
+// failIn is fail for an error in field f, whose bytes are b (lent: copied).
+func (d *decoder) failIn(f *Field, b []byte, format string, args ...any) error {
+	return &DecodeError{Layout: d.l.Name, Field: f.Name, Bytes: bytes.Clone(b), Msg: fmt.Sprintf(format, args...)}
 }
 
 func (d *decoder) put(a int, v types.Datum) {
@@ -91,8 +97,13 @@ func (d *decoder) put(a int, v types.Datum) {
 
 // decodeField decodes a whole field.
 func (d *decoder) decodeField(f *Field, b []byte) error {
-	d.field, d.whole = f.Name, b
-	return d.decodeElems(f.Elems, b)
+	err := d.decodeElems(f.Elems, b)
+	if err != nil {
+		if de, ok := err.(*DecodeError); ok && de.Field == "" {
+			de.Field, de.Bytes = f.Name, bytes.Clone(b)
+		}
+	}
+	return err
 }
 
 // decodeElems decodes es from exactly b.
@@ -408,16 +419,14 @@ func (rd *RowDecoder) cell(c store.Cell) error {
 		}
 		a := l.branchNamed(c.Qualifier)
 		if a < 0 {
-			d.field, d.whole = l.Qualifier.Name, c.Qualifier
-			return d.fail("%q is not an attribute of attr_name[…]", c.Qualifier)
+			return d.failIn(&l.Qualifier, c.Qualifier, "%q is not an attribute of attr_name[…]", c.Qualifier)
 		}
 		if d.set.has(a) || d.skip != nil && d.skip[a] {
 			return nil
 		}
 		v, err := keyenc.DecodeNaturalDatum(l.Attrs[a].Type, c.Value, d.strs)
 		if err != nil {
-			d.field, d.whole = l.Value.Name, c.Value
-			return d.fail("%s: %v", l.Attrs[a].Name, err)
+			return d.failIn(&l.Value, c.Value, "%s: %v", l.Attrs[a].Name, err)
 		}
 		d.put(a, v)
 		return nil

@@ -15,8 +15,9 @@ import "unsafe"
 // maxStringChunk bytes; values longer than maxPackedString get memory of
 // their own.
 type Strings struct {
-	free []byte // the unused rest of the current chunk
-	size int    // the current chunk's size: chunks double up to maxStringChunk
+	chunk []byte // the current chunk: chunk[:used] is handed out
+	used  int
+	size  int // the current chunk's size: chunks double up to maxStringChunk
 }
 
 const (
@@ -25,7 +26,9 @@ const (
 	maxPackedString = 512
 )
 
-// String returns a string holding a copy of b.
+// String returns a string holding a copy of b. (It advances an offset, not
+// a slice: a pointer written per value would cost a write barrier each
+// while the GC marks.)
 func (s *Strings) String(b []byte) string {
 	n := len(b)
 	if s == nil || n > maxPackedString {
@@ -34,12 +37,12 @@ func (s *Strings) String(b []byte) string {
 	if n == 0 {
 		return ""
 	}
-	if len(s.free) < n {
+	if len(s.chunk)-s.used < n {
 		s.size = min(max(2*s.size, minStringChunk), maxStringChunk)
-		s.free = make([]byte, max(s.size, n))
+		s.chunk, s.used = make([]byte, max(s.size, n)), 0
 	}
-	out := s.free[:n:n]
-	s.free = s.free[n:]
+	out := s.chunk[s.used : s.used+n : s.used+n]
+	s.used += n
 	copy(out, b)
 	return unsafe.String(unsafe.SliceData(out), n)
 }

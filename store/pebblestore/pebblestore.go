@@ -57,10 +57,12 @@ package pebblestore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"math/bits"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -884,7 +886,15 @@ func step(it *pebble.Iterator, reverse bool) bool {
 // startRow starts assembling the row of k, a data key without its table
 // prefix.
 func (r *reader) startRow(k []byte) error {
+	prev := r.buf[:r.encLen] // the last row's encoding; empty at a read's start
 	r.buf, r.cells = r.buf[:0], r.cells[:0]
+	if r.escaped && len(prev) > 0 {
+		// Rows read in order mostly share a long prefix (the leading key
+		// attributes, the zeros of small integers): decode only the
+		// encoding's part after it, keeping the last row's decoding of
+		// the rest.
+		return r.nextEscapedRow(prev, k)
+	}
 	// One pass finds the encoding's end, and decodes it if it turns out to
 	// have escapes: else the key is the encoding without its terminator.
 	for i := 0; i+1 < len(k); i++ {
@@ -912,6 +922,51 @@ func (r *reader) startRow(k []byte) error {
 		return errCorrupt
 	}
 	return errCorrupt
+}
+
+// nextEscapedRow decodes into r.decoded the key of the row whose encoding
+// starts k, given prev, the encoding of the last row decoded there (with
+// escapes, so r.decoded holds its key). It decodes the part of k after the
+// two encodings' common prefix, backed off to a byte that starts an
+// escape pair or a plain byte: a 0x00 is always a pair's first byte.
+func (r *reader) nextEscapedRow(prev, k []byte) error {
+	m := commonPrefix(prev, k)
+	if m > 0 && prev[m-1] == 0 {
+		m--
+	}
+	// prev[m:] decodes to the last len(r.decoded)-keep bytes of its key.
+	keep := len(r.decoded)
+	for i := m; i < len(prev)-2; i++ {
+		if prev[i] == 0 {
+			i++ // 0x00 0xFF is one 0x00
+		}
+		keep--
+	}
+	if need := keep + len(k) - m; cap(r.decoded) < need {
+		r.decoded = append(make([]byte, 0, 2*need), r.decoded[:keep]...)
+	}
+	n, enc, err := decodeEnc(r.decoded[keep:cap(r.decoded)], k[m:])
+	if err != nil {
+		return err
+	}
+	r.decoded = r.decoded[:keep+n]
+	r.encLen = m + enc
+	return nil
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // addCell appends to buf the last n bytes of key, which are a cell's
