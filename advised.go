@@ -159,14 +159,25 @@ func (s *Stmt) runAdvised(ctx context.Context, en *exec.Engine, res Result, args
 		return res, nil, nil
 	}
 	if est.Write != nil {
-		n, applied, err := est.ExecIf(ctx, vals...)
-		res.RowsAffected = int64(n)
+		o, err := est.ExecIf(ctx, vals...)
+		res.RowsAffected = int64(o.Written)
 		if err != nil || !conditional(s.ast) {
 			return res, nil, err
 		}
-		// A conditional write answers [applied], as on a client relation.
-		rows := newRows(appliedColumn, appliedType)
-		rows.add()[0], _ = types.DatumOf(applied)
+		// A conditional write answers [applied] and, when it did not
+		// apply, the stored values its condition read, as on a client
+		// relation.
+		fields := est.CondFields()
+		cols, ts := slices.Clone(appliedColumn), slices.Clone(appliedType)
+		for _, f := range fields {
+			cols, ts = append(cols, f.Name), append(ts, f.Type)
+		}
+		rows := newRows(cols, ts)
+		row := rows.add()
+		row[0], _ = types.DatumOf(o.Applied)
+		for i, v := range o.Current {
+			row[i+1], _ = types.DatumOf(v)
+		}
 		return res, rows, nil
 	}
 	r, err := est.Query(ctx, vals...)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -157,7 +158,8 @@ type Stmt struct {
 	types   []types.Type // and their types
 	checks  []existCheck
 	// cond reads the tuple a conditional write names (Write.Cond).
-	cond *existCheck
+	cond       *existCheck
+	condFields []*catalog.Field // see CondFields
 }
 
 // Prepare parses, resolves and plans one statement. The most recently used
@@ -274,8 +276,30 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 			}
 		}
 		s.cond = &existCheck{what: w.Entity.Name, ent: w.Entity, value: w.Key, t: t}
+		s.condFields = condFields(w, t)
 	}
 	return s, nil
+}
+
+// condFields lists the fields a conditional write w reports (see
+// Stmt.CondFields), t being the column family it reads them from.
+func condFields(w *catalog.Write, t *table) []*catalog.Field {
+	var out []*catalog.Field
+	switch w.Cond {
+	case catalog.IfNotExists:
+		for _, f := range w.Entity.Fields {
+			if _, ok := t.pos[catalog.Attr{Node: 0, Field: f}]; ok {
+				out = append(out, f)
+			}
+		}
+	case catalog.IfValues:
+		for _, p := range w.CondPreds {
+			if !slices.Contains(out, p.Ref.Field) {
+				out = append(out, p.Ref.Field)
+			}
+		}
+	}
+	return out
 }
 
 // Result is the answer of a query.

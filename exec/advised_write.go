@@ -115,20 +115,22 @@ func (r *writeRun) touch(e *catalog.Entity, v types.Value) error {
 // Exec runs a prepared write and returns the number of entity tuples it
 // inserted, changed or deleted (for CONNECT and DISCONNECT, 1).
 func (s *Stmt) Exec(ctx context.Context, args ...types.Value) (int, error) {
-	n, _, err := s.ExecIf(ctx, args...)
-	return n, err
+	o, err := s.ExecIf(ctx, args...)
+	return o.Written, err
 }
 
-// ExecIf runs a write as Exec does and reports whether it applied: a
-// conditional write (catalog.Write.Cond) reads whether the tuple it names
-// exists while that tuple is locked, and writes only if its condition
-// holds; an unconditional one always applies.
-func (s *Stmt) ExecIf(ctx context.Context, args ...types.Value) (n int, applied bool, err error) {
+// ExecIf runs a write as Exec does and reports its outcome: a conditional
+// write (catalog.Write.Cond) reads the tuple it names while that tuple is
+// locked, and writes only if its condition holds; an unconditional one
+// always applies. When a conditional write does not apply, Current holds
+// the values of CondFields as stored (NULL for a field the tuple lacks; nil
+// when no tuple is stored).
+func (s *Stmt) ExecIf(ctx context.Context, args ...types.Value) (Outcome, error) {
 	if s.Write == nil {
-		return 0, false, errors.New("not a write: use Query")
+		return Outcome{}, errors.New("not a write: use Query")
 	}
 	if err := s.checkArgs(args); err != nil {
-		return 0, false, err
+		return Outcome{}, err
 	}
 	items := []writeItem{{s, args}}
 	if s.unionWrites != nil {
@@ -137,12 +139,20 @@ func (s *Stmt) ExecIf(ctx context.Context, args ...types.Value) (n int, applied 
 			items = append(items, writeItem{ws, args})
 		}
 	}
-	n, applied, err = s.e.exec(ctx, items)
+	o, err := s.e.exec(ctx, items)
 	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w", s.Text, err)
+		return Outcome{}, fmt.Errorf("%s: %w", s.Text, err)
 	}
-	return n, applied, nil
+	return o, nil
 }
+
+// CondFields lists the fields whose stored values a conditional write
+// reports when it does not apply, as Cassandra's lightweight transactions
+// do: for IF NOT EXISTS every field the entity's column family holds (the
+// one the condition is read from), in the entity's order; for IF a = ? …
+// each field the condition compares, in the order it first appears; none
+// for IF EXISTS or an unconditional write.
+func (s *Stmt) CondFields() []*catalog.Field { return s.condFields }
 
 // writeItem is one write of a batch: a prepared statement and its
 // arguments.
@@ -167,11 +177,11 @@ func (s *Stmt) ExecBatch(ctx context.Context, argLists [][]types.Value) (int, er
 	for i, args := range argLists {
 		items[i] = writeItem{s, args}
 	}
-	n, _, err := s.e.exec(ctx, items)
+	o, err := s.e.exec(ctx, items)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", s.Text, err)
 	}
-	return n, nil
+	return o.Written, nil
 }
 
 // boundWrite is one execution of a write: its arguments and the values it
@@ -245,7 +255,14 @@ func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (b
 // or DELETE (one statement each, the same kind and assignments): all of
 // them read the store as it was before the batch, so alternatives that
 // match one tuple write it alike, and it counts once.
-func (e *Engine) exec(ctx context.Context, items []writeItem) (n int, applied bool, err error) {
+func (e *Engine) exec(ctx context.Context, items []writeItem) (Outcome, error) {
+	n, o, err := e.execItems(ctx, items)
+	o.Written = n
+	return o, err
+}
+
+// execItems is exec; o's Written is left to exec.
+func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Outcome, err error) {
 	w := items[0].s.Write
 	// The entities known before reading: locked first.
 	want := map[entityKey]bool{}
@@ -256,9 +273,9 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (n int, applied bo
 		b, err := e.bind(it.s.Write, it.args, static)
 		if err != nil {
 			if len(items) > 1 && w.Kind == catalog.Insert {
-				return 0, false, fmt.Errorf("tuple %d: %w", i+1, err)
+				return 0, o, fmt.Errorf("tuple %d: %w", i+1, err)
 			}
-			return 0, false, err
+			return 0, o, err
 		}
 		bound[i] = b
 		if len(items) > 1 && w.Kind == catalog.Insert {
@@ -268,10 +285,10 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (n int, applied bo
 				}
 				id, err := keyOf(w.Entity, b.set[k])
 				if err != nil {
-					return 0, false, err
+					return 0, o, err
 				}
 				if j, dup := keys[id]; dup {
-					return 0, false, fmt.Errorf("tuples %d and %d have the same key %s = %s", j+1, i+1, as.Field.Name, types.Format(b.set[k]))
+					return 0, o, fmt.Errorf("tuples %d and %d have the same key %s = %s", j+1, i+1, as.Field.Name, types.Format(b.set[k]))
 				}
 				keys[id] = i
 			}
@@ -295,18 +312,18 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (n int, applied bo
 		for _, c := range items[i].s.checks {
 			if err := c.run(ctx, e.st, b.args); err != nil {
 				if len(bound) > 1 {
-					return 0, false, fmt.Errorf("tuple %d: %w", i+1, err)
+					return 0, o, fmt.Errorf("tuple %d: %w", i+1, err)
 				}
-				return 0, false, err
+				return 0, o, err
 			}
 		}
 	}
 	// A conditional write (one item: see PrepareAST) decides on the tuple
 	// it names, locked above.
 	if c := items[0].s.cond; c != nil {
-		found, holds, err := c.holds(ctx, e.st, bound[0].args, w.CondPreds)
+		found, holds, current, err := c.holds(ctx, e.st, bound[0].args, w.CondPreds, items[0].s.condFields)
 		if err != nil {
-			return 0, false, err
+			return 0, o, err
 		}
 		switch w.Cond {
 		case catalog.IfNotExists:
@@ -315,7 +332,8 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (n int, applied bo
 			holds = found
 		}
 		if !holds {
-			return 0, false, nil
+			o.Current = current
+			return 0, o, nil
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -326,9 +344,9 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (n int, applied bo
 			run, err := e.plan(ctx, items[i].s, b.args, b.set)
 			if err != nil {
 				if len(bound) > 1 && w.Kind == catalog.Insert {
-					return 0, false, fmt.Errorf("tuple %d: %w", i+1, err)
+					return 0, o, fmt.Errorf("tuple %d: %w", i+1, err)
 				}
-				return 0, false, err
+				return 0, o, err
 			}
 			muts = append(muts, run.muts...)
 			for k := range run.written {
@@ -353,13 +371,13 @@ func (e *Engine) exec(ctx context.Context, items []writeItem) (n int, applied bo
 		}
 		if len(muts) > 0 {
 			if err := e.st.Apply(ctx, muts); err != nil {
-				return 0, false, err
+				return 0, o, err
 			}
 		}
 		if w.Kind == catalog.Insert || w.Kind == catalog.Connect || w.Kind == catalog.Disconnect {
-			return len(bound), true, nil
+			return len(bound), Outcome{Applied: true}, nil
 		}
-		return len(written), true, nil
+		return len(written), Outcome{Applied: true}, nil
 	}
 }
 

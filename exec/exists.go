@@ -104,30 +104,34 @@ func (c existCheck) run(ctx context.Context, st store.Store, args []types.Value)
 
 // holds reads the entity whose key is c.value and reports whether it
 // exists and preds (of its fields, all in c.t) hold of what c.t stores of
-// it.
-func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Value, preds []catalog.Pred) (found, ok bool, err error) {
+// it, and the stored values of fields (nil when it does not exist).
+func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Value, preds []catalog.Pred, fields []*catalog.Field) (found, ok bool, current []types.Value, err error) {
 	vals := make([]types.Value, len(c.t.attrs))
 	var derr error
 	decode := func(r store.Row) { derr = c.t.decode(r, vals) } // the row is lent
 	if _, found, err = c.exists(ctx, st, args, decode); err != nil || derr != nil || !found {
-		return found, false, errors.Join(err, derr)
+		return found, false, nil, errors.Join(err, derr)
+	}
+	current = make([]types.Value, len(fields))
+	for i, f := range fields {
+		current[i] = vals[c.t.pos[catalog.Attr{Node: 0, Field: f}]]
 	}
 	for _, p := range preds {
 		want, err := exprValue(p.Value, args)
 		if err != nil {
-			return true, false, err
+			return true, false, nil, err
 		}
 		if want != nil {
 			if want, err = types.Coerce(want, p.Ref.Field.Type); err != nil {
-				return true, false, fmt.Errorf("%s: %v", p.Ref.Field, err)
+				return true, false, nil, fmt.Errorf("%s: %v", p.Ref.Field, err)
 			}
 		}
 		got := vals[c.t.pos[catalog.Attr{Node: 0, Field: p.Ref.Field}]]
 		if got == nil || want == nil || !p.Op.Holds(types.Compare(got, want)) {
-			return true, false, nil // SQL's NULL: unknown, so not true
+			return true, false, current, nil // SQL's NULL: unknown, so not true
 		}
 	}
-	return true, true, nil
+	return true, true, current, nil
 }
 
 // exists reads whether the entity whose key is c.value exists (v: that

@@ -27,8 +27,10 @@ func (e *Engine) Apply(ctx context.Context, w *plan.Write) (int, error) {
 type Outcome struct {
 	Written int  // tuples written
 	Applied bool // the condition held (true for an unconditional write)
-	// Current is the tuple the condition was evaluated on, as stored
-	// before the write (nil: none); nil for an unconditional write.
+	// Current is what the condition was decided on, as stored before the
+	// write (nil: no tuple stored); nil for an unconditional write. From
+	// ApplyIf: the whole tuple, by attribute; from an advised Stmt.ExecIf:
+	// the values of its CondFields, and only when it did not apply.
 	Current []types.Value
 }
 
