@@ -16,6 +16,8 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	_ "github.com/kvschema/kvschema/driver"
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -182,6 +184,19 @@ func queryScalar(ctx context.Context, db *kvschema.DB, src string, dest any) err
 	return rows.Scan(dest)
 }
 
+// lwtQuery is lwtRace's exec through Query on the DB db returns: the
+// answer's [applied] and its last column.
+func lwtQuery(db func() *kvschema.DB) func(src string, args ...any) (bool, any, error) {
+	return func(src string, args ...any) (bool, any, error) {
+		rows, err := db().Query(context.Background(), src, args...)
+		if err != nil || !rows.Next() {
+			return false, nil, err
+		}
+		v := rows.Values()
+		return v[0].(bool), v[len(v)-1], nil
+	}
+}
+
 // lwtRaces numbers the named stores of TestConditionalWritesRace's runs.
 var lwtRaces atomic.Int64
 
@@ -262,14 +277,7 @@ func TestConditionalWritesRace(t *testing.T) {
 			db := lwtDB(t, url)
 			defer db.Close()
 			scalar := func(src string, dest any) error { return queryScalar(ctx, db, src, dest) }
-			lwtRace(t, insert, cas, func(src string, args ...any) (bool, any, error) {
-				rows, err := db.Query(ctx, src, args...)
-				if err != nil || !rows.Next() {
-					return false, nil, err
-				}
-				v := rows.Values()
-				return v[0].(bool), v[len(v)-1], nil
-			}, func() (bal int64, err error) {
+			lwtRace(t, insert, cas, lwtQuery(func() *kvschema.DB { return db }), func() (bal int64, err error) {
 				return bal, scalar("SELECT bal FROM acct WHERE bank = 1 AND id = 1", &bal)
 			}, func() (o string, err error) {
 				return o, scalar("SELECT owner FROM acct WHERE bank = 1 AND id = 1", &o)
@@ -403,6 +411,64 @@ func TestConditionalWritesAdvised(t *testing.T) {
 			} {
 				if _, err := db.Exec(ctx, tc.src); err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("%s: %v, want …%s…", tc.src, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestConditionalWritesAcrossProcesses: two DBs on one store, each with
+// its own tuple locks, as two processes sharing a Bigtable instance are
+// (two txnstore clients of one row-atomic store): racing conditional
+// writes through both are serialized by the store's guarded write
+// (store.Guarded), on a client relation and on an advised schema.
+func TestConditionalWritesAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	open := func(t *testing.T) [2]*kvschema.DB {
+		shared := memstore.New()
+		var dbs [2]*kvschema.DB
+		for i := range dbs {
+			db, err := kvschema.New(ctx, txnstore.New(shared, txnstore.Options{}), kvschema.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			dbs[i] = db
+		}
+		return dbs
+	}
+	// exec runs src through the DB of the worker whose argument it gets,
+	// alternating by call: both "processes" write the tuple.
+	var calls atomic.Int64
+	pick := func(dbs [2]*kvschema.DB) *kvschema.DB { return dbs[calls.Add(1)%2] }
+	for _, tc := range []struct {
+		name                   string
+		setup                  func(db *kvschema.DB) error
+		insert, cas, bal, nick string
+	}{
+		{"relation", func(db *kvschema.DB) error { return db.Script(ctx, "defs", []byte(lwtDefs), nil) },
+			"INSERT INTO acct VALUES (1, 1, ?, 0) IF NOT EXISTS", "UPDATE acct SET bal = ? WHERE bank = 1 AND id = 1 IF bal = ?",
+			"SELECT bal FROM acct WHERE bank = 1 AND id = 1", "SELECT owner FROM acct WHERE bank = 1 AND id = 1"},
+		{"advised", func(db *kvschema.DB) error {
+			_, err := db.Deploy(ctx, "model.kvs", []byte(advisedLWTModel), "schema.kvs", []byte(advisedLWTSchema), cost.Pebble)
+			return err
+		},
+			"INSERT INTO users SET id = 7, nick = ?, karma = 0 IF NOT EXISTS", "UPDATE users SET karma = ? WHERE users.id = 7 IF users.karma = ?",
+			"SELECT users.karma FROM users WHERE users.id = 7", "SELECT users.nick FROM users WHERE users.id = 7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dbs := open(t)
+			if err := tc.setup(dbs[0]); err != nil {
+				t.Fatal(err)
+			}
+			lwtRace(t, tc.insert, tc.cas, lwtQuery(func() *kvschema.DB { return pick(dbs) }), func() (n int64, err error) {
+				return n, queryScalar(ctx, dbs[0], tc.bal, &n)
+			}, func() (o string, err error) {
+				return o, queryScalar(ctx, dbs[1], tc.nick, &o)
+			})
+			for _, db := range dbs {
+				if rep, err := db.Verify(ctx, exec.VerifyOptions{}); err != nil || len(rep.Differences) > 0 {
+					t.Fatalf("verify: %v %v", err, rep.Differences)
 				}
 			}
 		})

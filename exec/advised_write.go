@@ -319,9 +319,13 @@ func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Out
 		}
 	}
 	// A conditional write (one item: see PrepareAST) decides on the tuple
-	// it names, locked above.
+	// it names, locked above, and applies only if the row it decided on is
+	// unchanged (the guard): a writer of another process sharing the store
+	// may have changed it since; then it decides again.
+decide:
+	var guard *store.Guard
 	if c := items[0].s.cond; c != nil {
-		found, holds, current, err := c.holds(ctx, e.st, bound[0].args, w.CondPreds, items[0].s.condFields)
+		found, holds, current, g, err := c.holds(ctx, e.st, bound[0].args, w.CondPreds, items[0].s.condFields)
 		if err != nil {
 			return 0, o, err
 		}
@@ -335,6 +339,7 @@ func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Out
 			o.Current = current
 			return 0, o, nil
 		}
+		guard = g
 	}
 	for attempt := 0; ; attempt++ {
 		var muts []store.Mutation
@@ -370,8 +375,19 @@ func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Out
 			continue
 		}
 		if len(muts) > 0 {
-			if err := e.st.Apply(ctx, muts); err != nil {
-				return 0, o, err
+			applied, supported := false, false
+			if guard != nil {
+				if applied, supported, err = store.ApplyGuarded(ctx, e.st, *guard, muts); err != nil {
+					return 0, o, err
+				}
+			}
+			if supported && !applied {
+				goto decide
+			}
+			if !supported {
+				if err := e.st.Apply(ctx, muts); err != nil {
+					return 0, o, err
+				}
 			}
 		}
 		if w.Kind == catalog.Insert || w.Kind == catalog.Connect || w.Kind == catalog.Disconnect {

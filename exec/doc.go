@@ -31,10 +31,16 @@
 //   - A conditional write (plan.Cond: IF NOT EXISTS, IF EXISTS, IF …)
 //     names one tuple, whose lock it takes before it reads it; it decides
 //     on what it read and writes, or not, before the lock goes (ApplyIf).
-//     So its guarantee is the locks': among the writers of one Engine's
-//     locks (one DB). On an advised schema (Stmt.ExecIf) it is IF NOT
-//     EXISTS, IF EXISTS or comparisons of the entity's fields, read from
-//     a CF of the entity keyed by its key alone, under the entity's lock.
+//     The locks serialize the writers of one Engine's locks (one DB);
+//     writers in other processes sharing the store (Bigtable) are met by
+//     the store: the batch applies under a store.Guard — the row the
+//     decision read is unchanged — and when it is not, the write reads and
+//     decides again. The guarded row is the tuple's row in a layout
+//     addressed by its key (a relation with none has only the locks). On
+//     an advised schema (Stmt.ExecIf) the condition is IF NOT EXISTS, IF
+//     EXISTS or comparisons of the entity's fields, read from a CF of the
+//     entity keyed by its key alone (the guarded row), under the entity's
+//     lock.
 //   - Writes encode into a scratch taken from a pool, reused from batch to
 //     batch: it relies on the store contract that Apply does not retain
 //     its inputs.

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -95,7 +96,7 @@ func (e *Engine) entityTable(ent *catalog.Entity) *table {
 
 // run fails when the entity does not exist.
 func (c existCheck) run(ctx context.Context, st store.Store, args []types.Value) error {
-	v, found, err := c.exists(ctx, st, args, nil)
+	v, _, found, err := c.exists(ctx, st, args, nil)
 	if err == nil && v != nil && !found {
 		err = fmt.Errorf("no %s has %s = %s", c.ent.Name, c.ent.ID().Name, types.Format(v))
 	}
@@ -104,13 +105,29 @@ func (c existCheck) run(ctx context.Context, st store.Store, args []types.Value)
 
 // holds reads the entity whose key is c.value and reports whether it
 // exists and preds (of its fields, all in c.t) hold of what c.t stores of
-// it, and the stored values of fields (nil when it does not exist).
-func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Value, preds []catalog.Pred, fields []*catalog.Field) (found, ok bool, current []types.Value, err error) {
+// it, and the stored values of fields (nil when it does not exist). The
+// guard holds while the row it read is unchanged: a write decided on the
+// answer applies under it on a store other processes share (nil when c.t
+// is clustered too, so that the tuple's row key is not its key's alone).
+func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Value, preds []catalog.Pred, fields []*catalog.Field) (found, ok bool, current []types.Value, guard *store.Guard, err error) {
 	vals := make([]types.Value, len(c.t.attrs))
 	var derr error
-	decode := func(r store.Row) { derr = c.t.decode(r, vals) } // the row is lent
-	if _, found, err = c.exists(ctx, st, args, decode); err != nil || derr != nil || !found {
-		return found, false, nil, errors.Join(err, derr)
+	var snapshot []store.Cell
+	decode := func(r store.Row) { // the row is lent
+		derr = c.t.decode(r, vals)
+		for _, cell := range r.Cells {
+			snapshot = append(snapshot, store.Cell{Family: cell.Family, Qualifier: bytes.Clone(cell.Qualifier), Value: bytes.Clone(cell.Value)})
+		}
+	}
+	var key []byte
+	if _, key, found, err = c.exists(ctx, st, args, decode); err != nil || derr != nil {
+		return found, false, nil, nil, errors.Join(err, derr)
+	}
+	if key != nil && c.t.nkey == 1 {
+		guard = &store.Guard{Table: c.t.name, Row: key, Holds: func(cells []store.Cell) bool { return store.SameCells(cells, snapshot) }}
+	}
+	if !found {
+		return false, false, nil, guard, nil
 	}
 	current = make([]types.Value, len(fields))
 	for i, f := range fields {
@@ -119,34 +136,34 @@ func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Valu
 	for _, p := range preds {
 		want, err := exprValue(p.Value, args)
 		if err != nil {
-			return true, false, nil, err
+			return true, false, nil, nil, err
 		}
 		if want != nil {
 			if want, err = types.Coerce(want, p.Ref.Field.Type); err != nil {
-				return true, false, nil, fmt.Errorf("%s: %v", p.Ref.Field, err)
+				return true, false, nil, nil, fmt.Errorf("%s: %v", p.Ref.Field, err)
 			}
 		}
 		got := vals[c.t.pos[catalog.Attr{Node: 0, Field: p.Ref.Field}]]
 		if got == nil || want == nil || !p.Op.Holds(types.Compare(got, want)) {
-			return true, false, current, nil // SQL's NULL: unknown, so not true
+			return true, false, current, guard, nil // SQL's NULL: unknown, so not true
 		}
 	}
-	return true, true, current, nil
+	return true, true, current, guard, nil
 }
 
 // exists reads whether the entity whose key is c.value exists (v: that
-// key; nil, and found false, when it is NULL), passing its row to row if
-// not nil (lent: valid only during the call).
-func (c existCheck) exists(ctx context.Context, st store.Store, args []types.Value, row func(store.Row)) (v types.Value, found bool, err error) {
+// key; nil, and found false, when it is NULL; prefix: the row-key prefix
+// of its rows in c.t), passing its row to row if not nil (lent: valid only
+// during the call).
+func (c existCheck) exists(ctx context.Context, st store.Store, args []types.Value, row func(store.Row)) (v types.Value, prefix []byte, found bool, err error) {
 	if v, err = exprValue(c.value, args); err != nil || v == nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if v, err = types.Coerce(v, c.ent.ID().Type); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	prefix, err := c.t.appendKeyFrom(nil, 1, func(int) types.Value { return v })
-	if err != nil {
-		return nil, false, err
+	if prefix, err = c.t.appendKeyFrom(nil, 1, func(int) types.Value { return v }); err != nil {
+		return nil, nil, false, err
 	}
 	err = st.ReadRows(ctx, c.t.name, store.RowSet{Ranges: []store.Range{store.PrefixRange(prefix)}}, store.ReadOptions{Limit: 1}, func(r store.Row) bool {
 		found = true
@@ -155,5 +172,5 @@ func (c existCheck) exists(ctx context.Context, st store.Store, args []types.Val
 		}
 		return false
 	})
-	return v, found, err
+	return v, prefix, found, err
 }

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -95,7 +96,8 @@ func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]t
 			changes = append(changes, plan.Change{New: t})
 		}
 		sc.changes = changes
-		return len(tuples), e.apply(ctx, sc, rel, changes)
+		_, err := e.apply(ctx, sc, rel, changes, nil)
+		return len(tuples), err
 	}
 	// Last one wins within the statement: the old value each change reads
 	// must be the stored one, so duplicates are merged first.
@@ -115,21 +117,32 @@ func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]t
 		uniq = append(uniq, t)
 	}
 	changes := make([]plan.Change, len(uniq))
-	olds, err := e.lookup(ctx, rel, uniq)
-	if err != nil {
-		return 0, err
-	}
-	if cond != nil {
-		// One tuple (plan.Insert sees to it), locked: decide on it.
-		out.Current = olds[0]
-		if out.Applied = cond.Holds(rel, olds[0]); !out.Applied {
-			return 0, nil
+	for {
+		olds, err := e.lookup(ctx, rel, uniq)
+		if err != nil {
+			return 0, err
+		}
+		var guard *store.Guard
+		if cond != nil {
+			// One tuple (plan.Insert sees to it), locked: decide on it.
+			out.Current = olds[0]
+			if out.Applied = cond.Holds(rel, olds[0]); !out.Applied {
+				return 0, nil
+			}
+			var same bool
+			if guard, same, err = e.guardTuple(ctx, rel, uniq[0], olds[0]); err != nil {
+				return 0, err
+			} else if !same {
+				continue // another process changed it: decide again
+			}
+		}
+		for i, t := range uniq {
+			changes[i] = plan.Change{Old: olds[i], New: t}
+		}
+		if applied, err := e.apply(ctx, sc, rel, changes, guard); err != nil || applied {
+			return len(uniq), err
 		}
 	}
-	for i, t := range uniq {
-		changes[i] = plan.Change{Old: olds[i], New: t}
-	}
-	return len(uniq), e.apply(ctx, sc, rel, changes)
 }
 
 // update runs an UPDATE or DELETE with changes computed from tuples read
@@ -192,14 +205,28 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 			}
 			continue
 		}
+		var guard *store.Guard
 		if w.Cond != nil {
 			// The WHERE names one tuple (plan.Write.condition sees to it),
 			// locked before the read: decide on it.
+			out.Current = nil
 			if len(olds) > 0 {
 				out.Current = olds[0]
 			}
 			if out.Applied = w.Cond.Holds(rel, out.Current); !out.Applied {
 				return 0, nil
+			}
+			if len(w.Keys) == 1 {
+				key := make([]types.Value, len(rel.Attrs))
+				for i, k := range rel.KeyIdx {
+					key[k] = w.Keys[0][i]
+				}
+				same := false
+				if guard, same, err = e.guardTuple(ctx, rel, key, out.Current); err != nil {
+					return 0, err
+				} else if !same {
+					continue // another process changed it: decide again
+				}
 			}
 		}
 		changes := make([]plan.Change, len(olds))
@@ -207,28 +234,114 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 			changes[i] = plan.Change{Old: t, New: w.New(t)}
 		}
 		sc := e.getScratch()
-		err = e.apply(ctx, sc, rel, changes)
+		applied, err := e.apply(ctx, sc, rel, changes, guard)
 		e.putScratch(sc)
-		return len(changes), err
+		if err != nil || applied {
+			return len(changes), err
+		}
 	}
 }
 
-func (e *Engine) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relation, changes []plan.Change) error {
+// apply writes changes in one batch; with a guard, only if it holds when
+// the batch would apply (applied false: it did not, nothing is written).
+func (e *Engine) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relation, changes []plan.Change, guard *store.Guard) (applied bool, err error) {
 	if len(changes) == 0 {
-		return nil
+		return true, nil
 	}
 	muts, err := plan.AppendMutations(sc.muts[:0], &sc.arena, rel, changes)
 	sc.muts = muts
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := e.ensureTables(ctx, rel, muts); err != nil {
-		return err
+		return false, err
+	}
+	if guard != nil {
+		applied, supported, err := store.ApplyGuarded(ctx, e.st, *guard, muts)
+		if err != nil {
+			return false, fmt.Errorf("writing %s: %w", rel.Name, err)
+		}
+		if supported {
+			return applied, nil
+		}
 	}
 	if err := e.st.Apply(ctx, muts); err != nil {
-		return fmt.Errorf("writing %s: %w", rel.Name, err)
+		return false, fmt.Errorf("writing %s: %w", rel.Name, err)
 	}
-	return nil
+	return true, nil
+}
+
+// guardTuple reads the row holding the tuple of rel with t's key in a
+// layout addressed by key, and returns a guard that holds while that row
+// is unchanged — for a conditional write decided on cur, so that, on a
+// store other processes write too (store.Guarded), it applies only if no
+// one changed the tuple since. same is false when the row no longer holds
+// cur (the tuple changed since cur was read: decide again). The guard is
+// nil, and same true, when the store has no guarded writes or no layout
+// of rel is addressed by its key (then the tuple locks of this process
+// are all there is).
+func (e *Engine) guardTuple(ctx context.Context, rel *catalog.Relation, t, cur []types.Value) (guard *store.Guard, same bool, err error) {
+	if _, ok := e.st.(store.Guarded); !ok {
+		return nil, true, nil
+	}
+	var l *layout.Layout
+	for _, x := range rel.Indexes {
+		if cand := x.Layout(); !cand.CoordinatesUseNonKey() {
+			l = cand
+			break
+		}
+	}
+	if l == nil {
+		return nil, true, nil
+	}
+	table, err := l.TableOf(t)
+	if err != nil {
+		return nil, false, err
+	}
+	key, err := l.RowKey(t)
+	if err != nil {
+		return nil, false, err
+	}
+	row, found, err := e.st.ReadRow(ctx, table, key)
+	if err != nil && !isNoTable(err) {
+		return nil, false, err
+	}
+	want, err := appendKeyValues(nil, rel, t)
+	if err != nil {
+		return nil, false, err
+	}
+	var stored []types.Value
+	if found {
+		var dec layout.RowDecoder
+		dec.Init(l, nil)
+		if err := dec.Decode(table, row, func(tu []types.Value) bool {
+			if k, err := appendKeyValues(nil, rel, tu); err == nil && bytes.Equal(k, want) {
+				stored = slices.Clone(tu)
+				return false
+			}
+			return true
+		}); err != nil {
+			return nil, false, err
+		}
+	}
+	if !sameTuple(stored, cur) {
+		return nil, false, nil
+	}
+	snapshot := row.Cells // ReadRow's row is the caller's
+	return &store.Guard{Table: table, Row: key, Holds: func(cells []store.Cell) bool { return store.SameCells(cells, snapshot) }}, true, nil
+}
+
+// sameTuple reports whether a and b are the same tuple, or both none.
+func sameTuple(a, b []types.Value) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		if (a[i] == nil) != (b[i] == nil) || a[i] != nil && types.Compare(a[i], b[i]) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // getScratch returns a scratch to encode one batch in. The scratch is

@@ -21,9 +21,10 @@
 //
 // Stores may also implement Snapshotter, to save and restore their whole
 // content (checked by storetest.RunSnapshot), Conditional, to change a
-// row depending on its content (checked by storetest.RunConditional), and
-// CellReader, to lend a read's cells (checked by storetest.Run against
-// ReadRows).
+// row depending on its content (checked by storetest.RunConditional),
+// Guarded, to apply a batch only if a row is as a writer read it (checked
+// by storetest.RunGuarded), and CellReader, to lend a read's cells
+// (checked by storetest.Run against ReadRows).
 package store
 
 import (
@@ -352,6 +353,55 @@ func ReadCells(ctx context.Context, st Store, table string, rs RowSet, opts Read
 		}
 		return true
 	})
+}
+
+// Guard is a condition on the current content of one row (Guarded). Holds
+// gets the row as stored when the batch would apply — its cells, none when
+// the row is absent, lent: valid only during the call — and decides.
+type Guard struct {
+	Table string
+	Row   []byte
+	Holds func(cells []Cell) bool
+}
+
+// Guarded is implemented by stores that apply a batch only if a condition
+// on one row holds, as one step for every writer of the store, in every
+// process that shares it: no write of the row comes between the check and
+// the batch. A read-modify-write (a lightweight transaction) guards the
+// batch with "the row I decided on is unchanged". Decorators implement it
+// always, and fail with an error wrapping errors.ErrUnsupported when their
+// inner store is none; so do stores that can offer it only in part.
+type Guarded interface {
+	// ApplyGuarded applies muts, all-or-nothing, if g.Holds of g's row;
+	// applied reports whether it did.
+	ApplyGuarded(ctx context.Context, g Guard, muts []Mutation) (applied bool, err error)
+}
+
+// ApplyGuarded applies muts under g with st's Guarded; supported is false
+// (and nothing is written) when st offers none.
+func ApplyGuarded(ctx context.Context, st Store, g Guard, muts []Mutation) (applied, supported bool, err error) {
+	gs, ok := st.(Guarded)
+	if !ok {
+		return false, false, nil
+	}
+	applied, err = gs.ApplyGuarded(ctx, g, muts)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return false, false, nil
+	}
+	return applied, true, err
+}
+
+// SameCells reports whether a and b hold the same cells in the same order.
+func SameCells(a, b []Cell) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Family != b[i].Family || !bytes.Equal(a[i].Qualifier, b[i].Qualifier) || !bytes.Equal(a[i].Value, b[i].Value) {
+			return false
+		}
+	}
+	return true
 }
 
 // RowWriter is implemented by stores whose Apply pays for atomicity across

@@ -22,6 +22,7 @@ package countstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -151,6 +152,19 @@ func (s *Store) countRow(row store.Row) {
 }
 
 // Apply counts a call and, if it succeeds, the mutations and their bytes.
+// ApplyGuarded forwards the call (store.Guarded), counted as one ReadRow
+// and one Apply; it fails with an error wrapping errors.ErrUnsupported when
+// the inner store is no store.Guarded.
+func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
+	gs, ok := s.inner.(store.Guarded)
+	if !ok {
+		return false, fmt.Errorf("countstore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	s.readRow.Add(1)
+	s.apply.Add(1)
+	return gs.ApplyGuarded(ctx, g, muts)
+}
+
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	s.apply.Add(1)
 	if err := s.inner.Apply(ctx, muts); err != nil {

@@ -65,3 +65,7 @@ func TestCounts(t *testing.T) {
 		t.Errorf("String() = %q, want %q", str, want)
 	}
 }
+
+func TestGuarded(t *testing.T) {
+	storetest.RunGuarded(t, func(*testing.T) []store.Store { return []store.Store{countstore.New(memstore.New())} })
+}

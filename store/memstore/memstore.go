@@ -327,6 +327,37 @@ func (s *Store) ApplyIf(ctx context.Context, name string, key []byte, cond store
 	return matched, nil
 }
 
+// ApplyGuarded applies muts if g.Holds of g's row, under the store's lock
+// (store.Guarded): every store sharing this data takes it to write.
+func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
+	if err := s.check(ctx); err != nil {
+		return false, err
+	}
+	d := s.data
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, err := d.table(g.Table)
+	if err != nil {
+		return false, err
+	}
+	for i, m := range muts {
+		if d.tables[m.Table] == nil {
+			return false, fmt.Errorf("memstore: mutation %d: table %q: %w", i, m.Table, store.ErrNoTable)
+		}
+		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+			return false, fmt.Errorf("memstore: mutation %d: unknown kind %v", i, m.Kind)
+		}
+	}
+	r, _ := t.rows.Get(row{key: g.Row})
+	if !g.Holds(r.cells) {
+		return false, nil
+	}
+	for _, m := range muts {
+		d.tables[m.Table].apply(m)
+	}
+	return true, nil
+}
+
 func (t *table) apply(m store.Mutation) {
 	if m.Kind == store.DeleteRow {
 		t.rows.Delete(row{key: m.Row})

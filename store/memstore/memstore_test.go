@@ -91,4 +91,5 @@ func TestURL(t *testing.T) {
 
 func TestConditional(t *testing.T) {
 	storetest.RunConditional(t, func(*testing.T) store.Store { return memstore.New() })
+	storetest.RunGuarded(t, func(*testing.T) []store.Store { return []store.Store{memstore.New()} })
 }

@@ -136,7 +136,11 @@ type Store struct {
 	dir   string  // the database directory, absolute
 	opts  Options // as given to Open, to reopen the database in Restore
 
-	ddl    sync.Mutex                        // serializes CreateTable
+	ddl sync.Mutex // serializes CreateTable
+	// guard orders guarded writes against every other write: Apply holds
+	// it shared while it commits, ApplyGuarded exclusively from its read
+	// of the guard row to its commit.
+	guard  sync.RWMutex
 	tables atomic.Pointer[map[string]*table] // replaced, never changed, under ddl
 
 	mu        sync.Mutex // guards running, closed, restoring and spare
@@ -1061,6 +1065,38 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	if len(muts) == 0 {
 		return nil
 	}
+	s.guard.RLock()
+	defer s.guard.RUnlock()
+	return s.apply(r, muts)
+}
+
+// ApplyGuarded applies muts if g.Holds of g's row (store.Guarded): no
+// other write of this store commits between its read of the row and its
+// commit. (Other processes cannot open the database.)
+func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
+	r, t, err := s.enterTable(ctx, g.Table)
+	if err != nil {
+		return false, err
+	}
+	defer s.exitReader(r)
+	s.guard.Lock()
+	defer s.guard.Unlock()
+	row, _, err := s.readRowWith(r, t, g.Row)
+	if err != nil {
+		return false, err
+	}
+	if !g.Holds(row.Cells) {
+		return false, nil
+	}
+	if len(muts) == 0 {
+		return true, nil
+	}
+	return true, s.apply(r, muts)
+}
+
+// apply writes muts in one batch with reader r's buffers.
+func (s *Store) apply(r *reader, muts []store.Mutation) error {
+	var err error
 	tables := *s.tables.Load()
 	b := s.db.NewBatch()
 	defer b.Close()

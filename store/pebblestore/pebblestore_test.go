@@ -102,6 +102,17 @@ func TestSnapshot(t *testing.T) {
 	})
 }
 
+func TestGuarded(t *testing.T) {
+	storetest.RunGuarded(t, func(t *testing.T) []store.Store {
+		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return []store.Store{s}
+	})
+}
+
 func TestView(t *testing.T) {
 	storetest.RunView(t, func(t *testing.T) store.Store {
 		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})

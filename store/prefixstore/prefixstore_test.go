@@ -55,3 +55,10 @@ func TestNamespacesAreSeparate(t *testing.T) {
 		t.Fatalf("closing a namespace closed the inner store: %v", err)
 	}
 }
+
+func TestGuarded(t *testing.T) {
+	storetest.RunGuarded(t, func(t *testing.T) []store.Store {
+		inner := memstore.New()
+		return []store.Store{prefixstore.New(inner, "a."), prefixstore.New(inner, "a.")}
+	})
+}

@@ -219,3 +219,7 @@ func TestZeroDelay(t *testing.T) {
 		t.Errorf("RoundTrips = %d, inner store saw %d; want %d", n, inner, len(calls))
 	}
 }
+
+func TestGuarded(t *testing.T) {
+	storetest.RunGuarded(t, func(*testing.T) []store.Store { return []store.Store{rttstore.New(memstore.New(), time.Microsecond)} })
+}

@@ -28,6 +28,7 @@ package tracestore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -165,28 +166,46 @@ func isOneRow(r store.Range) bool {
 
 // Apply prints the mutations and forwards the call.
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
-	var b bytes.Buffer
+	s.print(formatBatch(nil, muts))
+	return s.inner.Apply(ctx, muts)
+}
+
+// formatBatch appends muts in HBase shell syntax to b, a batch of several
+// between batch begin and end.
+func formatBatch(b []byte, muts []store.Mutation) []byte {
+	buf := bytes.NewBuffer(b)
 	if len(muts) != 1 {
-		b.WriteString("batch begin\n")
+		buf.WriteString("batch begin\n")
 	}
 	for _, m := range muts {
 		switch m.Kind {
 		case store.SetCell:
-			fmt.Fprintf(&b, `put "%s", "%s", "%s:%s", "%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier), Escape(m.Value))
+			fmt.Fprintf(buf, `put "%s", "%s", "%s:%s", "%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier), Escape(m.Value))
 		case store.DeleteCell:
-			fmt.Fprintf(&b, `delete "%s", "%s", "%s:%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier))
+			fmt.Fprintf(buf, `delete "%s", "%s", "%s:%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier))
 		case store.DeleteRow:
-			fmt.Fprintf(&b, `deleteall "%s", "%s"`, esc(m.Table), Escape(m.Row))
+			fmt.Fprintf(buf, `deleteall "%s", "%s"`, esc(m.Table), Escape(m.Row))
 		default: // the store rejects it; show it anyway
-			fmt.Fprintf(&b, `%v "%s", "%s"`, m.Kind, esc(m.Table), Escape(m.Row))
+			fmt.Fprintf(buf, `%v "%s", "%s"`, m.Kind, esc(m.Table), Escape(m.Row))
 		}
-		b.WriteString("\n")
+		buf.WriteString("\n")
 	}
 	if len(muts) != 1 {
-		fmt.Fprintf(&b, "batch end (%d mutations)\n", len(muts))
+		fmt.Fprintf(buf, "batch end (%d mutations)\n", len(muts))
 	}
-	s.print(b.Bytes())
-	return s.inner.Apply(ctx, muts)
+	return buf.Bytes()
+}
+
+// ApplyGuarded prints the guard's row and the batch, and forwards the
+// call (store.Guarded); it fails with an error wrapping
+// errors.ErrUnsupported when the inner store is no store.Guarded.
+func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
+	gs, ok := s.inner.(store.Guarded)
+	if !ok {
+		return false, fmt.Errorf("tracestore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	s.print(formatBatch(fmt.Appendf(nil, "if unchanged \"%s\", \"%s\"\n", esc(g.Table), Escape(g.Row)), muts))
+	return gs.ApplyGuarded(ctx, g, muts)
 }
 
 // Capabilities are those of the inner store; nothing is printed.

@@ -71,9 +71,13 @@
 //     finished as above) or never will be. Any other error means nothing
 //     was written, and nothing of it ever will be.
 //   - Writers in several processes may write the same rows at once:
-//     conflicting writes are serialized by the rows' locks. (Isolation of
-//     what a caller read before writing is the caller's business: the
-//     engine serializes its read-modify-writes with locks of one process.)
+//     conflicting writes are serialized by the rows' locks. Isolation of
+//     what a caller read before writing is the caller's business; a
+//     caller that must know a row is as it read it guards its write with
+//     that row (ApplyGuarded, store.Guarded): the row is locked with the
+//     others, checked once all are held, and the write commits only if the
+//     check holds (the engine's lightweight transactions). Its other
+//     read-modify-writes are serialized by locks of one process only.
 //
 // TestModel checks these guarantees against a model of the store's
 // content, on random interleavings of writers of several processes paused
@@ -547,16 +551,64 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	if len(groups) == 1 {
 		return s.applyRow(ctx, groups[0])
 	}
+	_, err := s.multiRow(ctx, muts, groups, nil)
+	return err
+}
+
+// multiRow runs the protocol for a write of several rows (or a guarded
+// one), trying again with a new id as long as conflicts make it give way.
+func (s *Store) multiRow(ctx context.Context, muts []store.Mutation, groups []*rowGroup, g *store.Guard) (applied bool, err error) {
 	prio := uint64(s.opts.Now().UnixMicro())
 	for attempt := 0; ; attempt++ {
-		err := s.try(ctx, newID(prio), muts, groups)
+		applied, err := s.try(ctx, newID(prio), muts, groups, g)
 		if !errors.Is(err, errDie) {
-			return err
+			return applied, err
 		}
 		if err := sleep(ctx, backoff(attempt)); err != nil {
-			return err
+			return false, err
 		}
 	}
+}
+
+// ApplyGuarded applies muts as Apply does if g.Holds of g's row
+// (store.Guarded), for writers in every process: the guard's row is locked
+// with the rows the batch changes (step 2), read once every lock is held
+// — so no write of it can come before the commit — and, if Holds refuses
+// it, the write is abandoned instead of committed. The intent does not
+// list the guard's row when the batch leaves it unchanged: if this writer
+// dies after its commit, whoever finishes the write leaves that row's lock,
+// which the next writer to meet it removes (its intent is gone).
+func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
+	if err := s.check(ctx, muts); err != nil {
+		return false, err
+	}
+	if g.Table == IntentTable {
+		return false, fmt.Errorf("txnstore: guard on table %s: %w", g.Table, store.ErrNoTable)
+	}
+	if err := s.ensureIntents(ctx); err != nil {
+		return false, err
+	}
+	groups := group(muts)
+	if !slices.ContainsFunc(groups, func(r *rowGroup) bool { return r.table == g.Table && bytes.Equal(r.key, g.Row) }) {
+		groups = append(groups, &rowGroup{table: g.Table, key: g.Row})
+	}
+	return s.multiRow(ctx, muts, groups, &g)
+}
+
+// guardHolds reads the guard's row, which this write has locked, and asks
+// its Holds about the row's cells (the bookkeeping family left out).
+func (s *Store) guardHolds(ctx context.Context, g *store.Guard) (bool, error) {
+	r, _, err := s.inner.ReadRow(ctx, g.Table, g.Row)
+	if err != nil {
+		return false, err
+	}
+	cells := r.Cells[:0:0]
+	for _, c := range r.Cells {
+		if c.Family != Family {
+			cells = append(cells, c)
+		}
+	}
+	return g.Holds(cells), nil
 }
 
 // ApplyRows writes the rows of muts each atomically, independently and
@@ -591,7 +643,7 @@ func (s *Store) applyRow(ctx context.Context, g *rowGroup) error {
 }
 
 // try makes one attempt at a multi-row write with id id.
-func (s *Store) try(ctx context.Context, id []byte, muts []store.Mutation, groups []*rowGroup) error {
+func (s *Store) try(ctx context.Context, id []byte, muts []store.Mutation, groups []*rowGroup, g *store.Guard) (applied bool, err error) {
 	done := make(chan struct{})
 	s.mu.Lock()
 	s.own[string(id)] = done
@@ -610,7 +662,7 @@ func (s *Store) try(ctx context.Context, id []byte, muts []store.Mutation, group
 	}
 	if err := s.inner.Apply(ctx, intent); err != nil {
 		s.abandon(ctx, id, nil)
-		return fmt.Errorf("txnstore: prepare: %w", err)
+		return false, fmt.Errorf("txnstore: prepare: %w", err)
 	}
 	// 2. Lock every row; the first failure stops the others.
 	if err := s.eachRow(ctx, groups, true, func(ctx context.Context, g *rowGroup) error {
@@ -618,27 +670,39 @@ func (s *Store) try(ctx context.Context, id []byte, muts []store.Mutation, group
 	}); err != nil {
 		s.abandon(ctx, id, groups)
 		if errors.Is(err, errDie) {
-			return errDie
+			return false, errDie
 		}
-		return fmt.Errorf("txnstore: lock rows: %w", err)
+		return false, fmt.Errorf("txnstore: lock rows: %w", err)
+	}
+	// A guarded write decides now: every row it changes, and the guard's,
+	// is locked, so none of them changes before the commit.
+	if g != nil {
+		holds, err := s.guardHolds(ctx, g)
+		if err != nil || !holds {
+			s.abandon(ctx, id, groups)
+			if err != nil {
+				return false, fmt.Errorf("txnstore: read guard row: %w", err)
+			}
+			return false, nil
+		}
 	}
 	// 3. Commit.
 	ok, err := s.inner.ApplyIf(ctx, IntentTable, id, statusIs(prepared), []store.Mutation{{Kind: store.SetCell, Table: IntentTable, Row: id, Family: intentFamily, Qualifier: statusQ, Value: commited}}, nil)
 	if err != nil {
 		if ok, err = s.settleCommit(ctx, id, groups, err); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if !ok {
 		// Aborted by a writer that took this one for dead: start again.
 		s.abandon(ctx, id, groups)
-		return errDie
+		return false, errDie
 	}
 	// 4. Apply, 5. forget: as anyone who finishes a committed write.
 	if err := s.finish(ctx, id, intentState{state: stateCommitted, groups: groups}, false); err != nil {
-		return fmt.Errorf("txnstore: %w: %w", ErrPending, err)
+		return true, fmt.Errorf("txnstore: %w: %w", ErrPending, err)
 	}
-	return nil
+	return true, nil
 }
 
 // settleCommit learns the outcome of a commit that failed with err by

@@ -604,3 +604,17 @@ func TestApplyRows(t *testing.T) {
 		t.Errorf("left: %v", l)
 	}
 }
+
+// TestGuarded: guarded writes (store.Guarded) through two txnstore
+// clients of one row-atomic store — two processes — decide on the guard
+// row as it is at their commit, so racing read-modify-writes lose nothing.
+func TestGuarded(t *testing.T) {
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			storetest.RunGuarded(t, func(t *testing.T) []store.Store {
+				inner := open(t)
+				return []store.Store{txnstore.New(inner), txnstore.New(inner)}
+			})
+		})
+	}
+}

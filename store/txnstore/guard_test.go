@@ -1,0 +1,76 @@
+package txnstore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/txnstore"
+)
+
+// commitGate holds the first commit (the intent's status set to
+// committed) that reaches it until release is closed, saying so on
+// reached.
+type commitGate struct {
+	txnstore.Inner
+	once             sync.Once
+	reached, release chan struct{}
+}
+
+func (g *commitGate) ApplyIf(ctx context.Context, table string, row []byte, cond store.Cond, then, otherwise []store.Mutation) (bool, error) {
+	if table == txnstore.IntentTable && len(then) == 1 && string(then[0].Value) == "c" {
+		g.once.Do(func() {
+			close(g.reached)
+			<-g.release
+		})
+	}
+	return g.Inner.ApplyIf(ctx, table, row, cond, then, otherwise)
+}
+
+// TestGuardRowLocked: a guarded write whose batch leaves its guard row
+// unchanged still holds that row from its decision to its commit: a write
+// of the row by another process, started meanwhile, finishes only after
+// the guarded write committed (else the guarded write would commit on a
+// row that changed after it was checked).
+func TestGuardRowLocked(t *testing.T) {
+	ctx := context.Background()
+	inner := memstore.New()
+	gate := &commitGate{Inner: inner, reached: make(chan struct{}), release: make(chan struct{})}
+	guarded, other := txnstore.New(gate), txnstore.New(inner)
+	if err := other.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Apply(ctx, []store.Mutation{set("t", "g", "v", "open")}); err != nil {
+		t.Fatal(err)
+	}
+	applied := make(chan bool, 1)
+	go func() {
+		ok, err := guarded.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("g"), Holds: func(cells []store.Cell) bool {
+			return len(cells) == 1 && string(cells[0].Value) == "open"
+		}}, []store.Mutation{set("t", "x", "v", "1"), set("t", "y", "v", "1")})
+		if err != nil {
+			t.Error(err)
+		}
+		applied <- ok
+	}()
+	<-gate.reached // decided on g = open, about to commit
+	wrote := make(chan time.Time, 1)
+	go func() {
+		if err := other.Apply(ctx, []store.Mutation{set("t", "g", "v", "closed")}); err != nil {
+			t.Error(err)
+		}
+		wrote <- time.Now()
+	}()
+	time.Sleep(50 * time.Millisecond)
+	released := time.Now()
+	close(gate.release)
+	if !<-applied {
+		t.Fatal("the guarded write did not apply")
+	}
+	if at := <-wrote; at.Before(released) {
+		t.Fatal("the guard row was written while the guarded write that checked it was still to commit")
+	}
+}
