@@ -721,3 +721,35 @@ func TestDeployTargetNote(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainLargePartitions: EXPLAIN of a statement on an advised schema
+// warns about the indexes it reads or keeps whose partitions are large by
+// the model's statistics (over a tenth of Cassandra's 100 MB), and not
+// about the others.
+func TestExplainLargePartitions(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const model = `DEFINE RELATION items ROWS 10000000 { id BIGINT KEY SIZE 8, category BIGINT SIZE 8 CARDINALITY 10, title STRING SIZE 184 };`
+	const schema = `DEFINE COLUMN FAMILY items_by_category FOR items { PARTITION KEY (items.category), CLUSTERING KEY (items.id), VALUES (items.title) };
+DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.category, items.title) };`
+	if _, err := db.Deploy(ctx, "model.kvs", []byte(model), "schema.kvs", []byte(schema), cost.Pebble); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ src, want, not string }{
+		{"EXPLAIN SELECT items.title FROM items WHERE items.category = 3", "WARNING items_by_category: partitions average 200MB (1e+06 rows)", ""},
+		{"EXPLAIN SELECT items.title FROM items WHERE items.id = 3", "", "WARNING"},
+		{"EXPLAIN UPDATE items SET title = 'x' WHERE items.id = 3", "WARNING items_by_category: partitions average 200MB", "WARNING items_by_id"},
+	} {
+		res, err := db.Exec(ctx, tc.src)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.src, err)
+		}
+		if tc.want != "" && !strings.Contains(res.Plan, tc.want) || tc.not != "" && strings.Contains(res.Plan, tc.not) {
+			t.Errorf("%s: want %q, not %q, in\n%s", tc.src, tc.want, tc.not, res.Plan)
+		}
+	}
+}

@@ -121,6 +121,10 @@ type Options struct {
 	Profile cost.Profile
 	Mode    Mode
 	Solver  solver.Solver
+	// MaxPartition (bytes) refuses candidate indexes whose average
+	// partition — size over partitions, from the model's statistics — is
+	// larger; 0: catalog.MaxPartitionBytes; +Inf: no limit.
+	MaxPartition float64
 	// Progress, when set, receives a line per stage.
 	Progress func(stage string)
 	// oneProgram solves the problem as one integer program even when it
@@ -143,10 +147,13 @@ type Result struct {
 	Evaluated bool
 	Budget    float64
 	Profile   cost.Profile
-	Indexes   []*catalog.Index // recommended, by name
-	Schema    *catalog.Schema  // the same, with each SI's base CF
-	Queries   []*QueryPlan
-	Writes    []*WritePlan
+	// MaxPartition is the partition limit candidates were held to (0 for
+	// a result of Evaluate, which enumerates nothing).
+	MaxPartition float64
+	Indexes      []*catalog.Index // recommended, by name
+	Schema       *catalog.Schema  // the same, with each SI's base CF
+	Queries      []*QueryPlan
+	Writes       []*WritePlan
 
 	TotalCost float64
 	TotalSize float64
@@ -192,6 +199,9 @@ type IndexUpkeep struct {
 // Stats describe the search.
 type Stats struct {
 	Candidates, CandidateSIs int
+	// LargePartitions counts the candidates refused for partitions over
+	// Options.MaxPartition.
+	LargePartitions          int
 	QuerySteps, SupportSteps int // arcs of the plan DAGs
 	Variables, Constraints   int
 	// Components is the number of independent parts of the problem
@@ -463,6 +473,14 @@ type problem struct {
 	pool            *planner.Pool
 }
 
+// maxPartition is the partition limit the options set.
+func (opt Options) maxPartition() float64 {
+	if opt.MaxPartition == 0 {
+		return catalog.MaxPartitionBytes
+	}
+	return opt.MaxPartition
+}
+
 // prepare enumerates candidates and plans every query and support query.
 func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Result, error) {
 	start := time.Now()
@@ -486,7 +504,7 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	if len(queries) == 0 {
 		return nil, nil, fmt.Errorf("mix %s has no query: nothing to design for", opt.Mix)
 	}
-	res := &Result{Mode: opt.Mode, Mix: opt.Mix, Budget: opt.Budget, Profile: opt.Profile}
+	res := &Result{Mode: opt.Mode, Mix: opt.Mix, Budget: opt.Budget, Profile: opt.Profile, MaxPartition: opt.maxPartition()}
 
 	// Enumerate.
 	en := newEnumerator(opt.Mode)
@@ -568,12 +586,18 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	res.Stats.EnumerateTime = time.Since(start)
 	opt.progress("enumerated %d candidates (%d SIs) in %v", len(en.list), res.Stats.CandidateSIs, res.Stats.EnumerateTime.Round(time.Millisecond))
 
-	// Plan support queries; drop indexes that cannot be maintained, until
-	// nothing changes.
+	// Refuse partitions over the limit; plan support queries; drop
+	// indexes that cannot be maintained, until nothing changes.
 	planStart := time.Now()
 	usable := map[*catalog.Index]bool{}
+	maxPart := opt.maxPartition()
 	for _, x := range en.list {
-		usable[x] = true
+		if usable[x] = x.PartitionBytes() <= maxPart; !usable[x] {
+			res.Stats.LargePartitions++
+		}
+	}
+	if n := res.Stats.LargePartitions; n > 0 {
+		opt.progress("refused %d candidates whose average partition exceeds %s", n, units.Format(maxPart))
 	}
 	var supports []*support
 	for {
@@ -624,6 +648,9 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	for i, s := range queries {
 		qdags[i] = planner.Build(s.Query, opt.Profile, p)
 		if !qdags[i].States[0].Live {
+			if n := res.Stats.LargePartitions; n > 0 {
+				return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures whose average partition is at most %s (--max-partition; %d candidates were refused for larger ones)", s.Text(), units.Format(maxPart), n)
+			}
 			return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures", s.Text())
 		}
 	}

@@ -23,11 +23,14 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	b.WriteString("Schema\n")
 	for _, x := range r.Indexes {
-		fmt.Fprintf(&b, "  %s %s\n      %s rows × %.0f B = %s", x.Name, x.Describe(), fmtCount(x.Entries), x.EntrySize, units.Format(x.Size))
+		fmt.Fprintf(&b, "  %s %s\n      %s rows × %.0f B = %s in %s partitions (%s each)", x.Name, x.Describe(), fmtCount(x.Entries), x.EntrySize, units.Format(x.Size), fmtCount(x.Partitions), units.Format(x.PartitionBytes()))
 		if base := r.Schema.Base[x]; base != nil {
 			fmt.Fprintf(&b, ", on %s", base.Name)
 		}
 		b.WriteByte('\n')
+		if w := x.PartitionWarning(); w != "" {
+			fmt.Fprintf(&b, "      warning: %s\n", w)
+		}
 	}
 	b.WriteString("\nQuery plans\n")
 	for _, q := range r.Queries {
@@ -66,6 +69,9 @@ func (r *Result) WriteText(w io.Writer) error {
 			st.Candidates, st.CandidateSIs, st.QuerySteps, st.SupportSteps, program, st.Variables, st.Constraints, st.Solver,
 			st.SolveTime.Round(1e6), gap, st.TotalTime.Round(1e6))
 	}
+	if n := st.LargePartitions; n > 0 {
+		fmt.Fprintf(&b, "Refused %d candidates whose average partition exceeds %s (--max-partition)\n", n, units.Format(r.MaxPartition))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -89,6 +95,10 @@ type jsonIndex struct {
 	Entries    float64  `json:"entries"`
 	EntrySize  float64  `json:"entry_size"`
 	Size       float64  `json:"size"`
+	Partitions float64  `json:"partitions"`
+	// PartitionSize is the average partition's bytes.
+	PartitionSize float64 `json:"partition_size"`
+	Warning       string  `json:"warning,omitempty"`
 }
 
 type jsonStep struct {
@@ -164,7 +174,8 @@ func planJSON(p *plan.Query) jsonPlan {
 
 // indexJSON describes an index of schema s.
 func indexJSON(x *catalog.Index, s *catalog.Schema) jsonIndex {
-	ji := jsonIndex{Name: x.Name, Kind: x.Kind.String(), Entries: x.Entries, EntrySize: x.EntrySize, Size: x.Size}
+	ji := jsonIndex{Name: x.Name, Kind: x.Kind.String(), Entries: x.Entries, EntrySize: x.EntrySize, Size: x.Size,
+		Partitions: x.Partitions, PartitionSize: x.PartitionBytes(), Warning: x.PartitionWarning()}
 	for n := range x.Graph.Nodes {
 		ji.Path = append(ji.Path, x.Graph.Describe(n))
 	}
@@ -218,6 +229,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	out.Solver = map[string]any{
 		"name": st.Solver, "optimal": st.Optimal, "smallest": st.Smallest, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints, "components": st.Components,
 		"candidates": st.Candidates, "candidate_sis": st.CandidateSIs, "solves": st.Solves, "reused": st.Reused,
+		"large_partitions_refused": st.LargePartitions, "max_partition": r.MaxPartition,
 		"enumerate_seconds": st.EnumerateTime.Seconds(), "plan_seconds": st.PlanTime.Seconds(),
 		"solve_seconds": st.SolveTime.Seconds(), "total_seconds": st.TotalTime.Seconds(),
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/types"
 )
@@ -151,6 +152,34 @@ func (x *Index) InKey(a Attr) bool {
 
 // RowsPerPartition is the average number of rows of one partition.
 func (x *Index) RowsPerPartition() float64 { return x.Entries / x.Partitions }
+
+// PartitionBytes is the average size of one partition, in bytes (0 for an
+// index with no rows).
+func (x *Index) PartitionBytes() float64 {
+	if x.Partitions <= 0 {
+		return 0
+	}
+	return x.Size / x.Partitions
+}
+
+// PartitionWarning says why x's partitions deserve a look, or "": its
+// average partition (from the model's statistics) is over a tenth of
+// MaxPartitionBytes — Cassandra advises under 100 MB and ideally under
+// 10 MB — so a skewed key could pass the limit. advise and EXPLAIN print
+// it.
+func (x *Index) PartitionWarning() string {
+	if p := x.PartitionBytes(); p > MaxPartitionBytes/10 {
+		return fmt.Sprintf("partitions average %s (%.4g rows): a skewed key can pass %s (verify reports the largest stored)", units.Format(p), x.RowsPerPartition(), units.Format(MaxPartitionBytes))
+	}
+	return ""
+}
+
+// MaxPartitionBytes is Cassandra's guidance for the largest partition
+// (100 MB): beyond it, compaction, repair and reads of the partition
+// suffer, and Bigtable rows of that size are refused. The advisor refuses
+// candidates whose average partition exceeds it, unless told otherwise;
+// verify flags stored partitions over it.
+const MaxPartitionBytes = 100e6
 
 // Sub is a connected set of nodes of a query graph with a chosen root: the
 // shape of an index before canonicalization.

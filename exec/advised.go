@@ -401,6 +401,7 @@ func (s *Stmt) Explain() string {
 	}
 	for _, up := range s.ups {
 		fmt.Fprintf(&b, "%s\n", up.u.Describe())
+		explainPartitions(&b, up.t.x)
 		sps := up.supports
 		if up.replace != nil {
 			sps = append(sps[:len(sps):len(sps)], up.replace)

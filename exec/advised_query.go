@@ -632,7 +632,18 @@ func (p *program) explain() string {
 	if p.plan.Limit > 0 {
 		fmt.Fprintf(&b, "CLIENT %d ROW LIMIT\n", p.plan.Limit)
 	}
+	for _, sp := range p.steps {
+		explainPartitions(&b, sp.t.x)
+	}
 	return b.String()
+}
+
+// explainPartitions warns, in EXPLAIN, about an index whose partitions
+// are large by the model's statistics (catalog.Index.PartitionWarning).
+func explainPartitions(b *strings.Builder, x *catalog.Index) {
+	if w := x.PartitionWarning(); w != "" {
+		fmt.Fprintf(b, "WARNING %s: %s\n", x.Name, w)
+	}
 }
 
 // explain writes the step's store access in the client's EXPLAIN

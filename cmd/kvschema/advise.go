@@ -303,7 +303,7 @@ func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
 
 func adviseCmd() *cobra.Command {
 	var in inputs
-	var budget, format, out, statement string
+	var budget, maxPartition, format, out, statement string
 	var noSI, normalized, quiet bool
 	var data, compare string
 	var timeLimit time.Duration
@@ -353,8 +353,12 @@ into is of another kind, and plans with that profile.
 			if err != nil {
 				return err
 			}
+			mp, err := units.Parse(maxPartition)
+			if err != nil {
+				return fmt.Errorf("--max-partition: %v", err)
+			}
 			cbc := &solver.CBC{TimeLimit: timeLimit}
-			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, MaxPartition: mp}
 			switch {
 			case noSI:
 				opt.Mode = advisor.NoSI
@@ -404,6 +408,7 @@ into is of another kind, and plans with that profile.
 	}
 	in.flags(c, cost.DefaultTarget)
 	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024), any letter case; unlimited for none")
+	c.Flags().StringVar(&maxPartition, "max-partition", "100MB", "refuse column families and indexes whose average partition (from the model's statistics) is larger; unlimited for none")
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
 	c.Flags().BoolVar(&normalized, "normalized", false, "the paper's baseline: one CF per entity plus CFs from equality attributes to keys")
 	c.Flags().StringVar(&format, "format", "text", "output: text, json, ddl (kvschema language), dot (Graphviz) or svg (a picture)")
