@@ -92,18 +92,37 @@ func scaleKs(t *testing.T) []int {
 	return ks
 }
 
+// scaleMaxOne is the largest k the scale tests time as one program too:
+// KVSCHEMA_SCALE_ONE, else def.
+func scaleMaxOne(t *testing.T, def int) int {
+	s := os.Getenv("KVSCHEMA_SCALE_ONE")
+	if s == "" {
+		return def
+	}
+	k, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("KVSCHEMA_SCALE_ONE: %v", err)
+	}
+	return k
+}
+
 // TestScaleRUBiS times the advisor on RUBiS ×k (bidding, no budget),
-// decomposed and as one program, each twice and interleaved;
-// KVSCHEMA_SCALE=1 runs it (k = 8 as one program takes minutes).
+// decomposed and, for k up to KVSCHEMA_SCALE_ONE (default: every k; k = 8
+// as one program takes minutes), as one program, each twice and
+// interleaved; KVSCHEMA_SCALE=1 runs it.
 func TestScaleRUBiS(t *testing.T) {
 	if os.Getenv("KVSCHEMA_SCALE") == "" {
 		t.Skip("KVSCHEMA_SCALE=1 times RUBiS ×k")
 	}
 	needCBC(t)
+	maxOne := scaleMaxOne(t, math.MaxInt)
 	for _, k := range scaleKs(t) {
 		m, w := rubisCopies(t, k)
 		for run := 1; run <= 2; run++ {
 			for _, one := range []bool{false, true} {
+				if one && k > maxOne {
+					continue
+				}
 				scaleRun(t, m, w, k, run, 0, one)
 			}
 		}
@@ -120,13 +139,7 @@ func TestScaleRUBiSBudget(t *testing.T) {
 		t.Skip("KVSCHEMA_SCALE=1 times RUBiS ×k under a budget")
 	}
 	needCBC(t)
-	maxOne := 4
-	if s := os.Getenv("KVSCHEMA_SCALE_ONE"); s != "" {
-		var err error
-		if maxOne, err = strconv.Atoi(s); err != nil {
-			t.Fatalf("KVSCHEMA_SCALE_ONE: %v", err)
-		}
-	}
+	maxOne := scaleMaxOne(t, 4)
 	for _, k := range scaleKs(t) {
 		m, w := rubisCopies(t, k)
 		free, err := Advise(context.Background(), m, w, Options{Mix: "bidding", Profile: cost.Cassandra, Solver: &solver.CBC{}})
