@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -130,7 +131,10 @@ func TestScaleRUBiS(t *testing.T) {
 }
 
 // TestScaleRUBiSBudget times the advisor on RUBiS ×k (bidding) within
-// 0.8 of the size of its optimum without a budget, decomposed and, for k
+// 0.8 of the size of its optimum without a budget — or, when no schema
+// fits in that (RUBiS since the wide enumeration's fixes: the least
+// budget is 58.87 MB a copy, 0.8 of the optimum's size 58.27 MB), halfway
+// between the least budget and that size — decomposed and, for k
 // up to KVSCHEMA_SCALE_ONE (default 4; as one program RUBiS ×8 takes
 // about 6 minutes), as one program, each twice and interleaved;
 // KVSCHEMA_SCALE=1 runs it.
@@ -147,6 +151,13 @@ func TestScaleRUBiSBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		budget := math.Floor(0.8 * free.TotalSize)
+		var inf *InfeasibleError
+		if _, err := Advise(context.Background(), m, w, Options{Mix: "bidding", Budget: budget, Profile: cost.Cassandra, Solver: &solver.CBC{}}); errors.As(err, &inf) {
+			t.Logf("k=%d: nothing fits in 0.8 of %s; the least budget is %s", k, units.Format(free.TotalSize), units.Format(inf.MinBudget))
+			budget = math.Floor((inf.MinBudget + free.TotalSize) / 2)
+		} else if err != nil {
+			t.Fatal(err)
+		}
 		var costs []float64
 		for run := 1; run <= 2; run++ {
 			for _, one := range []bool{false, true} {
