@@ -29,6 +29,8 @@ import (
 //	      Σ_{a ∈ q reads i} f_a ≤ K_{q,i} x_i  plans read recommended indexes (eq. 8)
 //	      Σ_{a leaves start(s)} f_a ≥ x_i       a maintained index's support query runs
 //	      Σ_{a leaves start(s)} f_a ≤ 1
+//	      Σ_{a ∈ A} f_a ≤ Σ_{a leaves start(s)} f_a   A: steps of one DAG, no two on one
+//	                                           path, reading indexes that need s (linkSupports)
 //	      x_si ≤ Σ_{b ∈ bases(si)} x_b          an SI has a base CF, chosen here (eq. 11)
 //	      Σ_i size_i x_i ≤ budget               (eq. 9)
 //
@@ -225,6 +227,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 			pr.m.AddConstraint("support of "+i.Key, append(append([]solver.Term(nil), start...), solver.Term{Var: pr.x[i], Coef: -1}), solver.GE, 0)
 		}
 	}
+	pr.linkSupports(added)
 	// Write costs of every index in the program (indexes only support
 	// queries need are in it too).
 	for k := 0; k < len(pr.indexes); k++ {
@@ -261,8 +264,16 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 		pr.m.AddConstraint("budget", pr.budget, solver.LE, opt.Budget/sizeUnit)
 		pr.budgetC = true
 	}
+	pr.m.SetTuning(baseTuning)
 	return pr
 }
+
+// baseTuning is every solve's: without CBC's preprocessing, whose passes
+// over these programs took longer than the search they shortened (RUBiS's
+// 61 statements, 2026-11-26, a loaded 2-core machine: the first run
+// 4.1-4.8 s → 2.8-3.9 s within 161MB, 1.7 s → 0.6-0.7 s without a budget;
+// the size tie-break 2.2-2.8 s → 1.5-2.1 s and 1.3-1.5 s → 0.8-1.0 s).
+var baseTuning = solver.Tuning{NoPreprocess: true}
 
 // tieBroken is the objective solve minimizes: the cost, with ties broken
 // towards fewer, then smaller, indexes. The tie-breaking terms together
@@ -535,8 +546,10 @@ func (pr *ilp) smallest(ctx context.Context, opt Options, st *Stats, sol *solver
 	pr.pinCost(c1)
 	pr.m.SetObjective(pr.sizeObjective())
 	pr.m.SetStart(sol.Values)
-	pr.m.SetTuning(solver.Tuning{NodeLimit: max(tieMinNodes, tieNodeFactor*nodes), NoHeuristics: true, NoGomory: true})
-	defer pr.m.SetTuning(solver.Tuning{})
+	tie := baseTuning
+	tie.NodeLimit, tie.NoHeuristics, tie.NoGomory = max(tieMinNodes, tieNodeFactor*nodes), true, true
+	pr.m.SetTuning(tie)
+	defer pr.m.SetTuning(baseTuning)
 	st.Solves++
 	s2, err := opt.Solver.Solve(ctx, pr.m)
 	if err != nil {
@@ -553,4 +566,179 @@ func (pr *ilp) smallest(ctx context.Context, opt Options, st *Stats, sol *solver
 		return sol, proven, nil
 	}
 	return s2, proven, nil
+}
+
+// linkSupports adds, for every plan DAG (a query's, or a support query's)
+// and every support query s in the program, rows
+//
+//	Σ_{a ∈ A} f_a ≤ Σ_{a leaves start(s)} f_a
+//
+// where A is a set of the DAG's steps, each reading an index that needs s
+// (for a step several indexes offer, all of them), no two of which lie on
+// one path. A plan takes at most one step of A, and a step of A reads an
+// index the schema then holds, whose upkeep runs s: the rows hold for
+// every schema. They are implied by the rows "a step reads a recommended
+// index" and "a maintained index's support query runs" for one step, but
+// not in the relaxation when a plan's flow is spread over several indexes
+// that need s (a fraction each, each asking s for that fraction only).
+func (pr *ilp) linkSupports(start map[*support][]solver.Term) {
+	if len(start) == 0 {
+		return
+	}
+	need := map[*catalog.Index]map[*support]bool{}
+	for _, sp := range pr.sups {
+		for _, x := range sp.needBy {
+			if _, ok := pr.x[x]; !ok {
+				continue
+			}
+			if need[x] == nil {
+				need[x] = map[*support]bool{}
+			}
+			need[x][sp] = true
+		}
+	}
+	link := func(name string, d *planner.DAG, vars map[int]solver.Var) {
+		// offers: the indexes each variable's steps read.
+		offers := map[solver.Var][]*catalog.Index{}
+		from := map[solver.Var][2]int{}
+		var vorder []solver.Var
+		for _, a := range d.LiveArcs() {
+			v, ok := vars[a]
+			if !ok {
+				continue
+			}
+			if _, seen := from[v]; !seen {
+				vorder = append(vorder, v)
+				from[v] = [2]int{d.Arcs[a].From, d.Arcs[a].To}
+			}
+			if x := d.Arcs[a].Step.Index; !slices.Contains(offers[v], x) {
+				offers[v] = append(offers[v], x)
+			}
+		}
+		// The supports each variable's steps all need.
+		bySup := map[int][]solver.Var{}
+		var sorder []int
+		for _, v := range vorder {
+			var common map[*support]bool
+			for k, x := range offers[v] {
+				if k == 0 {
+					common = need[x]
+					continue
+				}
+				var both map[*support]bool
+				for sp := range common {
+					if need[x][sp] {
+						if both == nil {
+							both = map[*support]bool{}
+						}
+						both[sp] = true
+					}
+				}
+				common = both
+			}
+			for si, sp := range pr.sups {
+				if common[sp] {
+					if bySup[si] == nil {
+						sorder = append(sorder, si)
+					}
+					bySup[si] = append(bySup[si], v)
+				}
+			}
+		}
+		if len(sorder) == 0 {
+			return
+		}
+		reach := reachable(d)
+		slices.Sort(sorder)
+		for _, si := range sorder {
+			vs := bySup[si]
+			if len(vs) < 2 {
+				continue // one step: implied
+			}
+			// Greedy groups of steps no path joins.
+			var groups [][]solver.Var
+			for _, v := range vs {
+				placed := false
+				for g, grp := range groups {
+					ok := true
+					for _, u := range grp {
+						a, b := from[u], from[v]
+						if reach[a[1]][b[0]] || reach[b[1]][a[0]] {
+							ok = false
+							break
+						}
+					}
+					if ok {
+						groups[g] = append(grp, v)
+						placed = true
+						break
+					}
+				}
+				if !placed {
+					groups = append(groups, []solver.Var{v})
+				}
+			}
+			for _, grp := range groups {
+				if len(grp) < 2 {
+					continue
+				}
+				sp := pr.sups[si]
+				terms := make([]solver.Term, 0, len(grp)+len(start[sp]))
+				for _, v := range grp {
+					terms = append(terms, solver.Term{Var: v, Coef: 1})
+				}
+				for _, t := range start[sp] {
+					terms = append(terms, solver.Term{Var: t.Var, Coef: -1})
+				}
+				pr.m.AddConstraint(fmt.Sprintf("%s needs support %d", name, si), terms, solver.LE, 0)
+			}
+		}
+	}
+	seen := map[solver.Var]bool{}
+	for qi, d := range pr.qdags {
+		// Queries of one shape share their variables: linked once.
+		vars, shared := pr.qvars[qi], false
+		for _, v := range vars {
+			shared = seen[v]
+			seen[v] = true
+		}
+		if !shared {
+			link("q"+pr.queries[qi].Tag, d, vars)
+		}
+	}
+	for si, sp := range pr.sups {
+		link(fmt.Sprintf("s%d", si), sp.dag, pr.svars[si])
+	}
+}
+
+// reachable reports, per state of d, the states reachable from it by live
+// arcs (itself included).
+func reachable(d *planner.DAG) [][]bool {
+	n := len(d.States)
+	out := make([][]bool, n)
+	next := make([][]int, n)
+	for _, a := range d.LiveArcs() {
+		next[d.Arcs[a].From] = append(next[d.Arcs[a].From], d.Arcs[a].To)
+	}
+	var visit func(i int) []bool
+	visit = func(i int) []bool {
+		if out[i] != nil {
+			return out[i]
+		}
+		r := make([]bool, n)
+		r[i] = true
+		for _, j := range next[i] {
+			for k, ok := range visit(j) {
+				if ok {
+					r[k] = true
+				}
+			}
+		}
+		out[i] = r
+		return r
+	}
+	for i := range out {
+		visit(i)
+	}
+	return out
 }

@@ -260,6 +260,9 @@ func (c *CBC) args(startFile string, t Tuning) []string {
 	if t.NoGomory {
 		args = append(args, "gomoryCuts", "off")
 	}
+	if t.NoPreprocess {
+		args = append(args, "preprocess", "off")
+	}
 	args = append(args, c.Args...)
 	return append(args, "ratioGap", formatNum(c.RelGap), "solve", "solu", cbcSolFile)
 }

@@ -287,7 +287,14 @@ func TestCBCTuning(t *testing.T) {
 	if sol := solve(t, c, m); sol.Status != Optimal || math.Abs(sol.Objective-free.Objective) > 1e-9*math.Abs(free.Objective) {
 		t.Errorf("without heuristics and Gomory cuts: status %v objective %v; want optimal %v", sol.Status, sol.Objective, free.Objective)
 	}
-	if got := strings.Join(c.args("", Tuning{NodeLimit: 7, NoHeuristics: true, NoGomory: true}), " "); got != "model.lp maxNodes 7 heuristicsOnOff off gomoryCuts off ratioGap 0 solve solu solution.txt" {
+	m.SetTuning(Tuning{NoPreprocess: true})
+	if m.Fingerprint() == before {
+		t.Error("skipping preprocessing leaves the fingerprint as it was")
+	}
+	if sol := solve(t, c, m); sol.Status != Optimal || math.Abs(sol.Objective-free.Objective) > 1e-9*math.Abs(free.Objective) {
+		t.Errorf("without preprocessing: status %v objective %v; want optimal %v", sol.Status, sol.Objective, free.Objective)
+	}
+	if got := strings.Join(c.args("", Tuning{NodeLimit: 7, NoHeuristics: true, NoGomory: true, NoPreprocess: true}), " "); got != "model.lp maxNodes 7 heuristicsOnOff off gomoryCuts off preprocess off ratioGap 0 solve solu solution.txt" {
 		t.Errorf("args: %s", got)
 	}
 }

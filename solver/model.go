@@ -99,6 +99,10 @@ type Tuning struct {
 	// NoGomory skips Gomory cuts (cbc gomoryCuts off), which cost more
 	// than they tighten on some models.
 	NoGomory bool
+	// NoPreprocess skips the solver's preprocessing of the model (cbc
+	// preprocess off): its passes can take longer than the search they
+	// shorten.
+	NoPreprocess bool
 }
 
 // SetTuning sets the search settings the next solves use.
@@ -197,7 +201,7 @@ func (m *Model) Fingerprint() [32]byte {
 		buf = buf[:0]
 	}
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(m.tuning.NodeLimit))
-	for _, b := range []bool{m.tuning.NoHeuristics, m.tuning.NoGomory} {
+	for _, b := range []bool{m.tuning.NoHeuristics, m.tuning.NoGomory, m.tuning.NoPreprocess} {
 		if b {
 			buf = append(buf, 1)
 		} else {
