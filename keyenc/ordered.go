@@ -2,6 +2,7 @@ package keyenc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -163,6 +164,40 @@ func fromOrdered(t types.Type, e uint64) (u uint64, ok bool) {
 		return ieee64.fromOrdered(e)
 	}
 	return e, true // BOOL, checked by fixedValue
+}
+
+// DecodeOrderedInt64 decodes the BIGINT or TIMESTAMP (t) at the start of
+// b in the ordered encoding (descending when desc), after a null marker
+// when nullable, and returns it and its length. It is the general
+// decoder's fast path for the most common key attribute: ok is false when
+// b does not start with such a value, and DecodeOrderedDatum (or
+// DecodeDescDatum) then says why.
+func DecodeOrderedInt64(t types.Type, b []byte, nullable, desc bool) (d types.Datum, n int, ok bool) {
+	var mask byte
+	if desc {
+		mask = 0xFF
+	}
+	if nullable {
+		if len(b) == 0 {
+			return types.Null, 0, false
+		}
+		switch b[0] ^ mask {
+		case nullMarker:
+			return types.Null, 1, true
+		case presentMarker:
+			b, n = b[1:], 1
+		default:
+			return types.Null, 0, false
+		}
+	}
+	if len(b) < 8 || t != types.BigInt && t != types.Timestamp {
+		return types.Null, 0, false
+	}
+	u := binary.BigEndian.Uint64(b)
+	if desc {
+		u = ^u
+	}
+	return types.IntDatum(t, int64(u^sign64)), n + 8, true
 }
 
 // decodeOrdered decodes the ordered encoding from b read with every byte

@@ -118,6 +118,15 @@ func (d *decoder) decodeElems(es []Element, b []byte) error {
 			}
 			b = b[len(e.Lit):]
 		case ElemAttr:
+			if e.int64 {
+				if v, n, ok := keyenc.DecodeOrderedInt64(e.typ, b, e.nullable, e.Enc == Desc); ok {
+					if d.skip == nil || !d.skip[e.Attr] {
+						d.put(e.Attr, v)
+					}
+					b = b[n:]
+					continue
+				}
+			}
 			a := &r.Attrs[e.Attr]
 			if n, ok := d.skipWidth(e, a); ok {
 				if len(b) < n {

@@ -62,6 +62,7 @@ func Default(name string, attrs []Attr, nhash, nkey, saltBuckets int, splits [][
 	}
 	l.staticTable, l.staticFamily = name, DefaultCFFamily
 	l.plainCells = l.isPlain()
+	l.prepareDecoding()
 	l.Splits = splits
 	return l, nil
 }

@@ -89,6 +89,11 @@ type Element struct {
 	Width   int       // ElemSize: bytes of the length prefix
 	Buckets int       // ElemSalt
 	Body    []Element // ElemSize, ElemSalt
+	// int64 marks an ElemAttr of a BIGINT or TIMESTAMP in the ordered or
+	// descending encoding (nullable: with a null marker), which the
+	// decoder reads without the general decoder (prepareDecoding).
+	int64, nullable bool
+	typ             types.Type
 }
 
 // Field is a compiled field (TABLE, ROW, FAMILY, QUALIFIER or VALUE).
@@ -238,10 +243,31 @@ func Compile(attrs []Attr, d *lang.DefineSchema) (*Layout, error) {
 		}
 	}
 	l.plainCells = l.isPlain()
+	l.prepareDecoding()
 	if l.Splits, err = splitKeys(l, d.SplitOn); err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// prepareDecoding marks the elements the decoder has a fast path for
+// (Element.int64), in every field.
+func (l *Layout) prepareDecoding() {
+	var mark func(es []Element)
+	mark = func(es []Element) {
+		for i := range es {
+			e := &es[i]
+			if e.Kind == ElemAttr && (e.Enc == Ordered || e.Enc == Desc) {
+				if t := l.Attrs[e.Attr].Type; t == types.BigInt || t == types.Timestamp {
+					e.int64, e.nullable, e.typ = true, l.Attrs[e.Attr].Nullable, t
+				}
+			}
+			mark(e.Body)
+		}
+	}
+	for _, f := range []*Field{&l.Table, &l.Row, &l.Family, &l.Qualifier, &l.Value} {
+		mark(f.Elems)
+	}
 }
 
 // splitKeys checks the SPLIT ON keys of layout l and returns them sorted.
