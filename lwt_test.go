@@ -474,3 +474,39 @@ func TestConditionalWritesAcrossProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestConditionalWritesPickTheirColumnFamily: of several column families
+// of an entity by its key, a conditional write reads the one holding the
+// fields its condition compares; when none holds them all, it is refused
+// naming them.
+func TestConditionalWritesPickTheirColumnFamily(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const schema = `DEFINE COLUMN FAMILY users_nick FOR users { PARTITION KEY (users.id), VALUES (users.nick) };
+DEFINE COLUMN FAMILY users_karma FOR users { PARTITION KEY (users.id), VALUES (users.karma) };`
+	if _, err := db.Deploy(ctx, "model.kvs", []byte(advisedLWTModel), "schema.kvs", []byte(schema), cost.Pebble); err != nil {
+		t.Fatal(err)
+	}
+	apiExec(t, db, "INSERT INTO users SET id = 1, nick = 'ann', karma = 3")
+	for _, tc := range []struct{ src, want string }{
+		{"UPDATE users SET karma = 4 WHERE users.id = 1 IF users.karma = 3", "[[applied] karma] [true <nil>]"},
+		{"UPDATE users SET karma = 5 WHERE users.id = 1 IF users.karma = 3", "[[applied] karma] [false 4]"},
+		{"UPDATE users SET karma = 5 WHERE users.id = 1 IF users.nick = 'bob'", "[[applied] nick] [false ann]"},
+	} {
+		rows, err := db.Query(ctx, tc.src)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.src, err)
+		}
+		if got := fmt.Sprint(rows.Columns(), rows.All()[0]); got != tc.want {
+			t.Errorf("%s: answered %s, want %s", tc.src, got, tc.want)
+		}
+	}
+	const both = "UPDATE users SET karma = 5 WHERE users.id = 1 IF users.nick = 'ann' AND users.karma = 4"
+	if _, err := db.Exec(ctx, both); err == nil || !strings.Contains(err.Error(), "the condition reads users.nick, users.karma, which no column family of users keyed by users.id alone holds") {
+		t.Errorf("%s: %v", both, err)
+	}
+}

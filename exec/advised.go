@@ -266,19 +266,30 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 	}
 	s.checks = e.existChecks(s)
 	if w.Cond != catalog.Unconditional {
-		t := e.entityTable(w.Entity)
-		if t == nil {
-			return nil, fmt.Errorf("%s: a conditional write reads the tuple it names from a column family of %s keyed by %s alone, and this schema has none", lang.Print(st), w.Entity.Name, w.Entity.ID())
-		}
+		var fields []*catalog.Field
 		for _, p := range w.CondPreds {
-			if _, ok := t.pos[catalog.Attr{Node: 0, Field: p.Ref.Field}]; !ok {
-				return nil, fmt.Errorf("%s: the condition reads %s, which %s (the column family of %s by key) does not hold", lang.Print(st), p.Ref.Field, t.name, w.Entity.Name)
+			fields = append(fields, p.Ref.Field)
+		}
+		t := e.entityTable(w.Entity, fields...)
+		if t == nil {
+			if any := e.entityTable(w.Entity); any != nil {
+				return nil, fmt.Errorf("%s: the condition reads %s, which no column family of %s keyed by %s alone holds (%s does not)", lang.Print(st), fieldNames(fields), w.Entity.Name, w.Entity.ID(), any.name)
 			}
+			return nil, fmt.Errorf("%s: a conditional write reads the tuple it names from a column family of %s keyed by %s alone, and this schema has none", lang.Print(st), w.Entity.Name, w.Entity.ID())
 		}
 		s.cond = &existCheck{what: w.Entity.Name, ent: w.Entity, value: w.Key, t: t}
 		s.condFields = condFields(w, t)
 	}
 	return s, nil
+}
+
+// fieldNames lists fields by name, comma-separated.
+func fieldNames(fs []*catalog.Field) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // condFields lists the fields a conditional write w reports (see
