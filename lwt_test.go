@@ -510,3 +510,32 @@ DEFINE COLUMN FAMILY users_karma FOR users { PARTITION KEY (users.id), VALUES (u
 		t.Errorf("%s: %v", both, err)
 	}
 }
+
+// TestConditionalWritesExplainGuard: EXPLAIN of a conditional write says
+// which row the store's guard checks, on a client relation and on an
+// advised schema.
+func TestConditionalWritesExplainGuard(t *testing.T) {
+	ctx := context.Background()
+	db := lwtDB(t, "mem:")
+	defer db.Close()
+	for _, src := range []string{
+		"EXPLAIN INSERT INTO acct VALUES (1, 1, 'ann', 0) IF NOT EXISTS",
+		"EXPLAIN UPDATE acct SET bal = 1 WHERE bank = 1 AND id = 1 IF bal = 0",
+	} {
+		if res, err := db.Exec(ctx, src); err != nil || !strings.Contains(res.Plan, "STORE GUARD: THE BATCH APPLIES ONLY IF THE TUPLE'S ROW OVER acct_p IS AS READ") {
+			t.Errorf("%s: %v\n%s", src, err, res.Plan)
+		}
+	}
+	adb, err := kvschema.Open(ctx, "mem:", kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adb.Close()
+	if _, err := adb.Deploy(ctx, "model.kvs", []byte(advisedLWTModel), "schema.kvs", []byte(advisedLWTSchema), cost.Pebble); err != nil {
+		t.Fatal(err)
+	}
+	const src = "EXPLAIN UPDATE users SET karma = 1 WHERE users.id = 1 IF users.karma = 0"
+	if res, err := adb.Exec(ctx, src); err != nil || !strings.Contains(res.Plan, "STORE GUARD: THE BATCH APPLIES ONLY IF THAT ROW OF users_by_id IS AS READ") {
+		t.Errorf("%s: %v\n%s", src, err, res.Plan)
+	}
+}

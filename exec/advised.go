@@ -409,6 +409,9 @@ func (s *Stmt) Explain() string {
 			what += " AND " + strings.Join(conds, " AND ")
 		}
 		fmt.Fprintf(&b, "CLIENT LOCK THE %s TUPLE, READ WHETHER IT EXISTS IN %s (1 ROW), WRITE %s\n", c.ent.Name, c.t.name, what)
+		if c.t.nkey == 1 {
+			fmt.Fprintf(&b, "STORE GUARD: THE BATCH APPLIES ONLY IF THAT ROW OF %s IS AS READ, ELSE READ AND DECIDE AGAIN (STORES WITH GUARDED WRITES)\n", c.t.name)
+		}
 	}
 	for _, up := range s.ups {
 		fmt.Fprintf(&b, "%s\n", up.u.Describe())

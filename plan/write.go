@@ -310,6 +310,7 @@ func (w *Write) Explain() (string, error) {
 		switch {
 		case w.Cond != nil:
 			b.WriteString("CLIENT LOCK THE KEY, READ ITS TUPLE: WRITE ONLY IF NONE EXISTS\n")
+			explainGuard(&b, rel)
 		case w.ReadOld:
 			fmt.Fprintf(&b, "CLIENT READ OLD VALUES OF %d KEYS (an index-like layout is addressed by a non-key attribute)\n", len(w.Tuples))
 		}
@@ -328,6 +329,9 @@ func (w *Write) Explain() (string, error) {
 		default:
 			fmt.Fprintf(&b, "CLIENT WRITE ONLY IF THE TUPLE EXISTS AND %s\n", lang.PrintExpr(c.Expr))
 		}
+		if w.Cond != nil && len(w.Keys) == 1 {
+			explainGuard(&b, rel)
+		}
 		what := "DELETE OLD CELLS"
 		verb := "DELETE"
 		if w.Kind == WriteUpdate {
@@ -336,6 +340,19 @@ func (w *Write) Explain() (string, error) {
 		fmt.Fprintf(&b, "%s MATCHING ROWS OF %s: %s OVER %s IN 1 ATOMIC BATCH\n", verb, rel.Name, what, layoutNames(rel))
 	}
 	return b.String(), nil
+}
+
+// explainGuard says how a conditional write on rel meets writers of other
+// processes (exec's guarded batch): through the tuple's row in its first
+// layout addressed by key, if any.
+func explainGuard(b *strings.Builder, rel *catalog.Relation) {
+	for _, x := range rel.Indexes {
+		if !x.Layout().CoordinatesUseNonKey() {
+			fmt.Fprintf(b, "STORE GUARD: THE BATCH APPLIES ONLY IF THE TUPLE'S ROW OVER %s IS AS READ, ELSE READ AND DECIDE AGAIN (STORES WITH GUARDED WRITES)\n", x.Name)
+			return
+		}
+	}
+	b.WriteString("NO STORE GUARD: NO LAYOUT IS ADDRESSED BY THE KEY (WRITERS OF OTHER PROCESSES ARE NOT CHECKED)\n")
 }
 
 func layoutNames(rel *catalog.Relation) string {
