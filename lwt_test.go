@@ -423,9 +423,22 @@ func TestConditionalWritesAdvised(t *testing.T) {
 // writes through both are serialized by the store's guarded write
 // (store.Guarded), on a client relation and on an advised schema.
 func TestConditionalWritesAcrossProcesses(t *testing.T) {
+	for name, inner := range sharedStores {
+		t.Run(name, func(t *testing.T) { conditionalWritesAcrossProcesses(t, inner) })
+	}
+}
+
+// sharedStores open a fresh row-atomic store, shared by the txnstore
+// clients of TestConditionalWritesAcrossProcesses (the Bigtable emulator
+// joins in builds without the race detector).
+var sharedStores = map[string]func(t testing.TB) txnstore.Inner{
+	"mem": func(testing.TB) txnstore.Inner { return memstore.New() },
+}
+
+func conditionalWritesAcrossProcesses(t *testing.T, inner func(t testing.TB) txnstore.Inner) {
 	ctx := context.Background()
 	open := func(t *testing.T) [2]*kvschema.DB {
-		shared := memstore.New()
+		shared := inner(t)
 		var dbs [2]*kvschema.DB
 		for i := range dbs {
 			db, err := kvschema.New(ctx, txnstore.New(shared, txnstore.Options{}), kvschema.Options{})
