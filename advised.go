@@ -67,38 +67,59 @@ func relationOf(st lang.Statement) (string, lang.Pos) {
 	return "", lang.Pos{}
 }
 
+// route is DB.route for s, decided once per catalog: a prepared statement
+// run again against the same catalog (and so the same advised engine)
+// reuses the decision.
+func (s *Stmt) route(ctx context.Context) (*exec.Engine, error) {
+	if r := s.routed.Load(); r != nil {
+		if cat, en := s.db.snapshot(); cat == r.cat && (r.en == nil || r.en == en) {
+			return r.en, nil
+		}
+	}
+	en, cat, err := s.db.route(ctx, s.ast)
+	if err == nil && cat != nil {
+		s.routed.Store(&routeOf{cat: cat, en: en})
+	}
+	return en, err
+}
+
 // route returns the advised schema when it owns the relation statement st
 // is about, nil when the client's catalog does (or st is about no
-// relation), and an error when neither or both define it.
-func (db *DB) route(ctx context.Context, st lang.Statement) (*exec.Engine, error) {
+// relation), and an error when neither or both define it; cat is the
+// catalog it decided against, nil when neither knows the relation (the
+// next run looks again: another client may define it).
+func (db *DB) route(ctx context.Context, st lang.Statement) (en *exec.Engine, cat *catalog.Catalog, err error) {
 	name, at := relationOf(st)
+	cat, en = db.snapshot()
 	if name == "" {
-		return nil, nil
+		return nil, cat, nil
 	}
-	cat, en := db.snapshot()
 	rel, ent := cat.Owner(name)
 	if rel == nil && ent == nil {
 		// Perhaps defined or deployed by another client since.
 		if err := db.current(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cat, en = db.snapshot()
 		rel, ent = cat.Owner(name)
 	}
 	client := rel != nil
+	if !client && ent == nil {
+		cat = nil
+	}
 	switch {
 	case ent != nil:
-		return en, nil
+		return en, cat, nil
 	case !client && en != nil:
 		if _, ok := st.(*lang.Connect); ok {
-			return en, nil // the engine names the unknown relation
+			return en, cat, nil // the engine names the unknown relation
 		}
 	case !client:
 		if _, ok := st.(*lang.Connect); ok {
-			return nil, &lang.Error{Pos: at, Msg: "CONNECT and DISCONNECT change relationships of a conceptual model: run them on a schema from kvschema advise (in a client-defined relation, UPDATE the foreign-key attribute)"}
+			return nil, nil, &lang.Error{Pos: at, Msg: "CONNECT and DISCONNECT change relationships of a conceptual model: run them on a schema from kvschema advise (in a client-defined relation, UPDATE the foreign-key attribute)"}
 		}
 	}
-	return nil, nil
+	return nil, cat, nil
 }
 
 // advisedStmt returns the advised schema's plan of s, prepared once per

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/types"
@@ -33,6 +34,16 @@ type Stmt struct {
 	adv atomic.Pointer[advisedPlan]
 	// agg is an aggregate SELECT's plan (see aggregate).
 	agg atomic.Pointer[aggregate]
+	// routed caches which kind of schema runs the statement, for the
+	// catalog it was decided against (see DB.route).
+	routed atomic.Pointer[routeOf]
+}
+
+// routeOf is a routing decision: the advised engine, or nil for the
+// client's catalog, as decided against cat.
+type routeOf struct {
+	cat *catalog.Catalog
+	en  *exec.Engine
 }
 
 type rebindPlan struct {
@@ -129,7 +140,7 @@ func (s *Stmt) Explain(ctx context.Context, args ...any) (string, error) {
 		}
 		return a.explain(ctx, args)
 	}
-	if en, err := s.db.route(ctx, inner); err != nil {
+	if en, _, err := s.db.route(ctx, inner); err != nil {
 		return "", positioned(s.ast, err)
 	} else if en != nil {
 		est, err := s.advisedStmt(en)
@@ -271,7 +282,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 	if res, rows, ok, err := s.runAggregate(ctx, args); ok {
 		return res, rows, err
 	}
-	if en, err := s.db.route(ctx, s.ast); err != nil {
+	if en, err := s.route(ctx); err != nil {
 		return Result{Statement: kindOf(s.ast)}, nil, err
 	} else if en != nil {
 		return s.runAdvised(ctx, en, Result{Statement: kindOf(s.ast)}, args)
