@@ -130,6 +130,11 @@ type Query struct {
 	OrderBy []OrderRef
 	Limit   int64 // 0: none
 	Stmt    *lang.Select
+	// CondOf, when set, makes the query the read a conditional write
+	// makes of the tuple it names (Model.CondQuery): its only plans are
+	// one read of a column family CondOf.CondSource accepts, as the
+	// runtime reads it.
+	CondOf *Write
 }
 
 func opOf(o lang.Op) (Op, bool) {

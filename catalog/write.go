@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/types"
@@ -55,6 +57,63 @@ type Write struct {
 	Key lang.Expr
 	// CondPreds (IfValues) must all hold of the tuple's stored fields.
 	CondPreds []Pred
+}
+
+// CondFields lists the fields a conditional write's condition compares,
+// each once, in order of appearance (none for IF [NOT] EXISTS).
+func (w *Write) CondFields() []*Field {
+	var out []*Field
+	for _, p := range w.CondPreds {
+		if !slices.Contains(out, p.Ref.Field) {
+			out = append(out, p.Ref.Field)
+		}
+	}
+	return out
+}
+
+// CondSource reports whether x can answer the read conditional write w
+// makes of the tuple it names: a column family of w's entity alone,
+// partitioned by its key alone, holding every field the condition
+// compares. The runtime reads the tuple from such a family, one row under
+// the tuple's lock; the advisor plans the read as one step over one.
+func (w *Write) CondSource(x *Index) bool {
+	e := w.Entity
+	if w.Cond == Unconditional || x.Kind != CF || len(x.Graph.Nodes) != 1 || x.Graph.Nodes[0].Entity != e ||
+		len(x.Hash) != 1 || x.Hash[0].Field != e.ID() {
+		return false
+	}
+	for _, f := range w.CondFields() {
+		if !x.Has(Attr{Node: 0, Field: f}) {
+			return false
+		}
+	}
+	return true
+}
+
+// CondQuery is the read conditional write w makes of the tuple it names,
+// as a query the advisor can cost: the fields its condition compares (the
+// key for IF [NOT] EXISTS) of w's entity, by key. Its plans are one read
+// of a family w.CondSource accepts (Query.CondOf).
+func (m *Model) CondQuery(w *Write) (*Query, error) {
+	e := w.Entity
+	var sel []string
+	for _, f := range w.CondFields() {
+		sel = append(sel, e.Name+"."+f.Name)
+	}
+	if len(sel) == 0 {
+		sel = append(sel, e.Name+"."+e.ID().Name)
+	}
+	src := fmt.Sprintf("SELECT %s FROM %s WHERE %s.%s = ?", strings.Join(sel, ", "), e.Name, e.Name, e.ID().Name)
+	st, err := lang.ParseStatement("condition", src)
+	if err != nil {
+		return nil, err
+	}
+	q, err := m.ResolveSelect(st.(*lang.Select))
+	if err != nil {
+		return nil, err
+	}
+	q.CondOf = w
+	return q, nil
 }
 
 // WriteCond is what a conditional write requires of the tuple it names.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -266,10 +265,7 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 	}
 	s.checks = e.existChecks(s)
 	if w.Cond != catalog.Unconditional {
-		var fields []*catalog.Field
-		for _, p := range w.CondPreds {
-			fields = append(fields, p.Ref.Field)
-		}
+		fields := w.CondFields()
 		t := e.entityTable(w.Entity, fields...)
 		if t == nil {
 			if any := e.entityTable(w.Entity); any != nil {
@@ -304,11 +300,7 @@ func condFields(w *catalog.Write, t *table) []*catalog.Field {
 			}
 		}
 	case catalog.IfValues:
-		for _, p := range w.CondPreds {
-			if !slices.Contains(out, p.Ref.Field) {
-				out = append(out, p.Ref.Field)
-			}
-		}
+		out = w.CondFields()
 	}
 	return out
 }

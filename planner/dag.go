@@ -126,6 +126,7 @@ type State struct {
 type Arc struct {
 	From, To int
 	Step     plan.Step
+	cut      bool // not part of any plan the query allows (keepOneRead)
 }
 
 // neededByNode lists, per query node, the fields the query reads there.
@@ -171,8 +172,29 @@ func build(q *catalog.Query, m cost.Model, p *Pool, scans bool) *DAG {
 	for i := 0; i < len(d.States); i++ {
 		d.expand(i, p)
 	}
+	if w := q.CondOf; w != nil {
+		d.keepOneRead(w.CondSource)
+	}
 	d.markLive()
 	return d
+}
+
+// keepOneRead cuts every arc but those of one-step plans reading an index
+// ok accepts: a conditional write's read of its tuple, which the runtime
+// makes from one column family (catalog.Write.CondSource).
+func (d *DAG) keepOneRead(ok func(*catalog.Index) bool) {
+	for i, s := range d.States {
+		var keep []int
+		for _, a := range s.Out {
+			arc := d.Arcs[a]
+			if i == 0 && d.States[arc.To].End && ok(arc.Step.Index) {
+				keep = append(keep, a)
+			} else {
+				arc.cut = true
+			}
+		}
+		s.Out = keep
+	}
 }
 
 func (d *DAG) embeddings(x *catalog.Index) [][]int {
@@ -597,7 +619,7 @@ func (d *DAG) topo() []int {
 func (d *DAG) LiveArcs() []int {
 	var out []int
 	for k, a := range d.Arcs {
-		if d.States[a.From].Live && d.States[a.To].Live {
+		if !a.cut && d.States[a.From].Live && d.States[a.To].Live {
 			out = append(out, k)
 		}
 	}

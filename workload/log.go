@@ -181,7 +181,16 @@ func ParseLog(m *catalog.Model, file string, src []byte) (*Workload, *LogReport,
 		}
 		tag := "L" + strconv.Itoa(e.at.Line)
 		s := &Statement{Tag: tag, Group: tag, Weights: map[string]float64{LogMix: e.weight}, Query: q, Write: wr, AST: st}
+		read, err := condRead(m, s)
+		if err != nil {
+			entry.Reason = reason(e.at, err)
+			rep.Unusable = append(rep.Unusable, entry)
+			continue
+		}
 		w.Statements = append(w.Statements, s)
+		if read != nil {
+			w.Statements = append(w.Statements, read)
+		}
 		seen[text] = s
 		if note != "" {
 			entry.Reason = note

@@ -232,12 +232,36 @@ func FuzzParseLog(f *testing.F) {
 	})
 }
 
-// TestConditionalWriteNotCosted: a workload's conditional write is refused
-// where it is: the advisor does not cost its read of the tuple.
-func TestConditionalWriteNotCosted(t *testing.T) {
-	src := "DEFINE WORKLOAD w MIXES (m) {\n  GROUP g WEIGHTS (m 1) {\n    SELECT items.name FROM items WHERE items.id = ?;\n    DELETE FROM items WHERE items.id = ? IF EXISTS;\n  }\n}\n"
-	_, err := Parse(shop(t), "w.kvs", []byte(src))
-	if err == nil || !strings.HasPrefix(err.Error(), "w.kvs:4:5: a conditional write (IF NOT EXISTS, IF EXISTS) is not costed") {
-		t.Fatalf("got %v", err)
+// TestConditionalWriteRead: a conditional write brings its read of the
+// tuple it names into the workload, with its weights and tag + "-if":
+// the key for IF EXISTS, the compared fields for IF …, each once.
+func TestConditionalWriteRead(t *testing.T) {
+	src := "DEFINE WORKLOAD w MIXES (m) {\n  GROUP g WEIGHTS (m 2) {\n    SELECT items.name FROM items WHERE items.id = ?;\n" +
+		"    DELETE FROM items WHERE items.id = ? IF EXISTS;\n" +
+		"    UPDATE items SET name = ? WHERE items.id = ? IF items.price = ? AND items.name = ? AND items.price > 0; -- u\n  }\n}\n"
+	w, err := Parse(shop(t), "w.kvs", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range w.Statements {
+		line := fmt.Sprintf("%s %g %s", s.Tag, s.Weight("m"), s.Text())
+		if s.CondOf != nil {
+			if s.Query.CondOf != s.CondOf.Write {
+				t.Errorf("%s: its query is not marked as %s's read", s.Tag, s.CondOf.Tag)
+			}
+			line += " (read of " + s.CondOf.Tag + ")"
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"g#1 2 SELECT items.name FROM items WHERE items.id = ?",
+		"g#2 2 DELETE FROM items WHERE items.id = ? IF EXISTS",
+		"g#2-if 2 SELECT items.id FROM items WHERE items.id = ? (read of g#2)",
+		"u 2 UPDATE items SET name = ? WHERE items.id = ? IF items.price = ? AND items.name = ? AND items.price > 0",
+		"u-if 2 SELECT items.price, items.name FROM items WHERE items.id = ? (read of u)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("statements:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

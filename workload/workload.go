@@ -33,6 +33,10 @@ type Statement struct {
 	Query   *catalog.Query // a SELECT
 	Write   *catalog.Write // any other statement
 	AST     lang.Statement
+	// CondOf is the conditional write whose read of the tuple it names
+	// this statement is (Query.CondOf): the workload adds one after each
+	// conditional write, of the same weights, tagged "<its tag>-if".
+	CondOf *Statement
 }
 
 // Weight is the statement's weight in mix (0 when it does not run there).
@@ -114,9 +118,35 @@ func Resolve(m *catalog.Model, def *lang.DefineWorkload) (*Workload, error) {
 				return nil, err
 			}
 			w.Statements = append(w.Statements, s)
+			read, err := condRead(m, s)
+			if err != nil {
+				return nil, err
+			}
+			if read != nil {
+				if at, dup := tags[read.Tag]; dup {
+					return nil, &lang.Error{Pos: t.Stmt.Pos(), Msg: fmt.Sprintf("tag %s, of this conditional write's read, is already used at %d:%d", read.Tag, at.Line, at.Col)}
+				}
+				tags[read.Tag] = t.Stmt.Pos()
+				w.Statements = append(w.Statements, read)
+			}
 		}
 	}
 	return w, nil
+}
+
+// condRead is the read conditional write s makes of the tuple it names,
+// as a statement of the workload that runs as often as s does (its
+// weights are s's own map), tagged "<s's tag>-if"; nil when s is no
+// conditional write.
+func condRead(m *catalog.Model, s *Statement) (*Statement, error) {
+	if s.Write == nil || s.Write.Cond == catalog.Unconditional {
+		return nil, nil
+	}
+	q, err := m.CondQuery(s.Write)
+	if err != nil {
+		return nil, &lang.Error{Pos: s.AST.Pos(), Msg: err.Error()}
+	}
+	return &Statement{Tag: s.Tag + "-if", Group: s.Group, Weights: s.Weights, Query: q, AST: q.Stmt, CondOf: s}, nil
 }
 
 // resolve resolves a workload statement: a SELECT into a query with an
@@ -125,10 +155,6 @@ func resolve(m *catalog.Model, st lang.Statement) (*catalog.Query, *catalog.Writ
 	sel, ok := st.(*lang.Select)
 	if !ok {
 		w, err := m.ResolveWrite(st)
-		if err == nil && w.Cond != catalog.Unconditional {
-			// Its read of the tuple it names is not in the cost model.
-			err = &lang.Error{Pos: st.Pos(), Msg: "a conditional write (IF NOT EXISTS, IF EXISTS) is not costed by the advisor yet: give the workload its unconditional form"}
-		}
 		return nil, w, err
 	}
 	q, err := m.ResolveSelect(sel)
