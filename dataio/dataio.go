@@ -109,7 +109,11 @@ type File struct {
 // ties (and cycles) broken by entity name. Other files and subdirectories are
 // ignored. A data file named after no entity of m, or a second file for the
 // same entity, is an error.
-func Files(dir string, m *catalog.Model) ([]File, error) {
+func Files(dir string, m *catalog.Model) ([]File, error) { return FilesExcept(dir, m, nil) }
+
+// FilesExcept is Files without the data files whose name (without its
+// extension) skip accepts: those of other relations of the same store.
+func FilesExcept(dir string, m *catalog.Model, skip func(name string) bool) ([]File, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -126,6 +130,9 @@ func Files(dir string, m *catalog.Model) ([]File, error) {
 		}
 		path := filepath.Join(dir, name)
 		base := strings.TrimSuffix(name, filepath.Ext(name))
+		if skip != nil && skip(base) {
+			continue
+		}
 		e := m.Entity(base)
 		if e == nil {
 			return nil, fmt.Errorf("unknown entity %q (file %s)", base, path)

@@ -51,10 +51,11 @@ cassandra into pebble:, pebble or cassandra into bigtable:) is warned about
 on stderr; mem: takes any. The runtime plans with the profile the file
 records, unless --profile names another.
 
-On a store of relations defined with DEFINE RELATION / DEFINE SCHEMA (no
-advised schema, no --schema), --data DIR loads RELATION.csv / RELATION.jsonl
-into every layout of each relation, as INSERT would (an upsert), each file
-checked whole before any of it is written.`,
+The files of DIR named after relations defined with DEFINE RELATION /
+DEFINE SCHEMA load into every layout of their relation, as INSERT would
+(an upsert), each file checked whole before any of it is written; on a
+store holding both kinds, the other files are the advised schema's
+entities, loaded as above.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -71,18 +72,27 @@ checked whole before any of it is written.`,
 			if quiet {
 				errw = io.Discard
 			}
-			if schemaFile == "" && modelFile == "" && dataDir != "" {
-				// A store of relations defined with DEFINE RELATION alone:
-				// their files load into every layout.
-				if en, err := db.Advised(ctx); err == nil && en == nil && len(db.Catalog().Relations) > 0 {
-					return loadRelations(ctx, db, dataDir, errw, cmd.OutOrStdout())
+			// The files of relations defined with DEFINE RELATION load
+			// into every layout of their relation; the others are the
+			// advised schema's entities.
+			relation := func(name string) bool { return db.Catalog().Relation(name) != nil }
+			if dataDir != "" && len(db.Catalog().Relations) > 0 {
+				en, err := db.Advised(ctx)
+				if err != nil {
+					return err
+				}
+				// Without an advised schema, every file must be a relation's.
+				strict := en == nil && schemaFile == "" && modelFile == ""
+				loaded, others, err := loadRelations(ctx, db, dataDir, strict, errw, cmd.OutOrStdout())
+				if err != nil || strict || loaded > 0 && others == 0 {
+					return err
 				}
 			}
 			en, deploy, err := prepareLoad(ctx, db, modelFile, schemaFile, profile, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			_, err = runLoad(ctx, en, deploy, dataDir, generate, tempDir, datagen.Config{Scale: scale, Seed: seed, Skew: skew}, errw, cmd.OutOrStdout())
+			_, err = runLoad(ctx, en, deploy, dataDir, relation, generate, tempDir, datagen.Config{Scale: scale, Seed: seed, Skew: skew}, errw, cmd.OutOrStdout())
 			return err
 		},
 	}
@@ -100,14 +110,16 @@ checked whole before any of it is written.`,
 	return c
 }
 
-// loadRelations loads the files of dir, one per relation defined with
+// loadRelations loads the files of dir named after relations defined with
 // DEFINE RELATION (RELATION.csv with a header row, or RELATION.jsonl),
-// into every layout of its relation (DB.LoadRelation: each file checked
-// whole before any of it is written).
-func loadRelations(ctx context.Context, db *kvschema.DB, dir string, errw, out io.Writer) error {
+// into every layout of their relation (DB.LoadRelation: each file checked
+// whole before any of it is written), and counts the other data files
+// (an advised schema's entities'); strict makes those an error, and so a
+// directory with no relation file.
+func loadRelations(ctx context.Context, db *kvschema.DB, dir string, strict bool, errw, out io.Writer) (loaded, others int, err error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	type file struct {
 		path string
@@ -124,16 +136,23 @@ func loadRelations(ctx context.Context, db *kvschema.DB, dir string, errw, out i
 		path := filepath.Join(dir, de.Name())
 		rel := db.Catalog().Relation(strings.TrimSuffix(de.Name(), filepath.Ext(de.Name())))
 		if rel == nil {
-			return fmt.Errorf("%s: no relation of that name in the store (a file per relation: RELATION.csv or RELATION.jsonl)", path)
+			if strict {
+				return 0, 0, fmt.Errorf("%s: no relation of that name in the store (a file per relation: RELATION.csv or RELATION.jsonl)", path)
+			}
+			others++
+			continue
 		}
 		if prev, dup := seen[rel]; dup {
-			return fmt.Errorf("relation %s has two data files: %s and %s", rel.Name, prev, path)
+			return 0, 0, fmt.Errorf("relation %s has two data files: %s and %s", rel.Name, prev, path)
 		}
 		seen[rel] = path
 		files = append(files, file{path, rel, f})
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("%s holds no relation files (RELATION.csv or RELATION.jsonl)", dir)
+		if strict {
+			return 0, 0, fmt.Errorf("%s holds no relation files (RELATION.csv or RELATION.jsonl)", dir)
+		}
+		return 0, others, nil
 	}
 	meter := progress.New(errw, "load", "tuples", len(files))
 	defer meter.Finish()
@@ -166,12 +185,13 @@ func loadRelations(ctx context.Context, db *kvschema.DB, dir string, errw, out i
 			}
 		})
 		if err != nil {
-			return err
+			return loaded, others, err
 		}
+		loaded++
 		meter.Done(fl.rel.Name, n)
 		fmt.Fprintf(out, "load: %s: %d tuples from %s\n", fl.rel.Name, n, fl.path)
 	}
-	return nil
+	return loaded, others, nil
 }
 
 // prepareLoad returns the engine a load writes through and, when the
@@ -248,7 +268,7 @@ func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, pr
 
 // runLoad loads files or generated data with progress on errw and a
 // summary on out.
-func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir, generate, tempDir string, cfg datagen.Config, errw, out io.Writer) (*exec.LoadStats, error) {
+func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir string, skip func(string) bool, generate, tempDir string, cfg datagen.Config, errw, out io.Writer) (*exec.LoadStats, error) {
 	m := en.Model()
 	var src func(func(exec.Row) error) error
 	var identity string
@@ -273,7 +293,7 @@ func runLoad(ctx context.Context, en *exec.Engine, deploy func() error, dataDir,
 	case generate != "":
 		return nil, fmt.Errorf("unknown generator %q (known: rubis, model)", generate)
 	default:
-		files, err := dataio.Files(dataDir, m)
+		files, err := dataio.FilesExcept(dataDir, m, skip)
 		if err != nil {
 			return nil, err
 		}

@@ -202,3 +202,48 @@ func TestLoadRelations(t *testing.T) {
 		t.Fatalf("the refused load wrote a row:\n%s", out)
 	}
 }
+
+// TestLoadBothKinds: on a store of client relations, load --schema --data
+// loads each file where it belongs: a relation's into its layouts, an
+// entity's through the advised schema it deploys; then, on the store
+// holding both, a file naming neither is refused.
+func TestLoadBothKinds(t *testing.T) {
+	url := "pebble:" + filepath.Join(t.TempDir(), "db")
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("schema.kvs", "DEFINE RELATION users ROWS 100 { id BIGINT KEY, nick STRING CARDINALITY 100 };\n"+
+		"DEFINE COLUMN FAMILY users_by_id FOR users { PARTITION KEY (users.id), VALUES (users.nick) };\n")
+	mustRun(t, "", "exec", "--store", url, "--create", "-q", "-e", fig6)
+	data := t.TempDir()
+	for name, content := range map[string]string{"users.csv": "id,nick\n1,ann\n2,bob\n", "r.csv": "k1,k2,v1,v2\na1,b,x,100\n"} {
+		if err := os.WriteFile(filepath.Join(data, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := mustRun(t, "", "load", "--store", url, "--schema", filepath.Join(dir, "schema.kvs"), "--data", data, "-q"); !strings.Contains(out, "load: r: 1 tuples from ") {
+		t.Fatalf("load output:\n%s", out)
+	}
+	for q, want := range map[string]string{
+		"SELECT users.nick FROM users WHERE users.id = 2;": "users.nick\nbob\n",
+		"SELECT k1, v1 FROM r;":                            "k1,v1\na1,x\n",
+	} {
+		if out := mustRun(t, "", "exec", "--store", url, "-q", "--format", "csv", "-e", q); out != want {
+			t.Errorf("%s\n%s\nwant:\n%s", q, out, want)
+		}
+	}
+	if out := mustRun(t, "", "verify", "--store", url); !strings.Contains(out, "verify: clean") {
+		t.Fatalf("verify after the load:\n%s", out)
+	}
+	stray := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stray, "nobody.csv"), []byte("a\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "", "load", "--store", url, "--data", stray, "-q"); err == nil || !strings.Contains(err.Error(), `unknown entity "nobody"`) {
+		t.Fatalf("a file naming neither kind: %v\n%s", err, out)
+	}
+}
