@@ -17,6 +17,10 @@ func TestSnapshot(t *testing.T) {
 	storetest.RunSnapshot(t, func(*testing.T) store.Store { return memstore.New() })
 }
 
+func TestIndexer(t *testing.T) {
+	storetest.RunIndexer(t, func(*testing.T) store.Store { return memstore.New() })
+}
+
 // TestSnapshotSharedData checks that a Restore through one handle of a
 // named store is seen by its other handles, which share the data.
 func TestView(t *testing.T) {
