@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -304,6 +305,7 @@ func testIndexDeclare(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	create(t, s, "t", "f", "g")
 	apply(t, s, set("t", "a", "f", "v", "2"), set("t", "b", "f", "v", "1"), set("t", "c", "g", "", "x"))
+	readRows(t, s, "t", store.All(), store.ReadOptions{}) // a store may keep its state for the next read
 	// An index added to a table with rows is built from them.
 	createIndexed(t, s, "t", nil, byV)
 	wantIndex(t, s, "t", byV, store.All(), store.ReadOptions{}, `"b" f:"v"="1"`+"\n"+`"a" f:"v"="2"`)
@@ -448,15 +450,16 @@ func testIndexConcurrent(t *testing.T, s store.Store) {
 			default:
 			}
 			v := fmt.Sprint(i % 5)
+			var bad error
 			err := indexer(t, s).ReadIndex(ctx, "t", "byv", exact(v), store.ReadOptions{}, func(r store.Row) bool {
 				if got, ok := byV.IndexedValue(r.Cells); !ok || string(got) != v {
-					errs <- fmt.Errorf("ReadIndex by value %q gave row %s", v, format([]store.Row{r}))
+					bad = fmt.Errorf("ReadIndex by value %q gave row %s", v, format([]store.Row{r}))
 					return false
 				}
 				return true
 			})
-			if err != nil {
-				errs <- err
+			if err = cmp.Or(err, bad); err != nil {
+				errs <- err // one error at most: errs has room for it
 				return
 			}
 		}
