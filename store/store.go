@@ -23,8 +23,10 @@
 // content (checked by storetest.RunSnapshot), Conditional, to change a
 // row depending on its content (checked by storetest.RunConditional),
 // Guarded, to apply a batch only if a row is as a writer read it (checked
-// by storetest.RunGuarded), and CellReader, to lend a read's cells
-// (checked by storetest.Run against ReadRows).
+// by storetest.RunGuarded), CellReader, to lend a read's cells
+// (checked by storetest.Run against ReadRows), and Indexer, to keep local
+// secondary indexes that TableSpec.Indexes declare and to read rows
+// through them (checked by storetest.RunIndexer).
 package store
 
 import (
@@ -32,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -189,6 +192,116 @@ type TableSpec struct {
 	Name     string
 	Families []string
 	Splits   [][]byte // pre-split points (salt buckets, SPLIT ON); advisory
+	// Indexes are the table's local secondary indexes, which only a store
+	// that is an Indexer keeps (see there); others ignore them.
+	Indexes []IndexSpec
+}
+
+// IndexSpec declares a local secondary index of a table: the indexed value
+// of a row is the value of its cell (Family, Qualifier), and the index has
+// one entry per row that has that cell, none for the others. Entries are
+// ordered by (indexed value bytes, row key bytes). Name is unique in its
+// table, and one name always means the same cell: Family is one of the
+// table's families.
+type IndexSpec struct {
+	Name      string
+	Family    string
+	Qualifier []byte
+}
+
+// ErrNoIndex is returned (wrapped) for a read through an index its table
+// does not have.
+var ErrNoIndex = errors.New("no such index")
+
+// MergeIndexes checks the indexes a CreateTable declares (add) against a
+// table's current ones (old) and its families (after the call's are
+// added), and returns the table's indexes after the call (old ones first,
+// then the new ones in the order declared) and those it adds. A name
+// declared again must name the same cell; names are non-empty; families
+// are the table's. Backends that are Indexers call it from CreateTable.
+func MergeIndexes(families []string, old, add []IndexSpec) (all, added []IndexSpec, err error) {
+	all = slices.Clone(old)
+	for _, ix := range add {
+		switch {
+		case ix.Name == "":
+			return nil, nil, errors.New("index with an empty name")
+		case ix.Family == "" || strings.IndexByte(ix.Family, 0) >= 0 || !slices.Contains(families, ix.Family):
+			return nil, nil, fmt.Errorf("index %q: family %q is not one of the table's %q", ix.Name, ix.Family, families)
+		}
+		i := slices.IndexFunc(all, func(o IndexSpec) bool { return o.Name == ix.Name })
+		if i >= 0 {
+			if all[i].Family != ix.Family || !bytes.Equal(all[i].Qualifier, ix.Qualifier) {
+				return nil, nil, fmt.Errorf("index %q is on %s:%q, not %s:%q", ix.Name, all[i].Family, all[i].Qualifier, ix.Family, ix.Qualifier)
+			}
+			continue
+		}
+		ix.Qualifier = bytes.Clone(ix.Qualifier)
+		if ix.Qualifier == nil {
+			ix.Qualifier = []byte{}
+		}
+		all = append(all, ix)
+		added = append(added, ix)
+	}
+	return all, added, nil
+}
+
+// CloneIndexes deep-copies index specs (nil stays nil).
+func CloneIndexes(ixs []IndexSpec) []IndexSpec {
+	if ixs == nil {
+		return nil
+	}
+	out := make([]IndexSpec, len(ixs))
+	for i, ix := range ixs {
+		out[i] = IndexSpec{Name: ix.Name, Family: ix.Family, Qualifier: bytes.Clone(ix.Qualifier)}
+	}
+	return out
+}
+
+// IndexedValue returns the value a row has for index ix: its cell
+// (ix.Family, ix.Qualifier), if it has one.
+func (ix IndexSpec) IndexedValue(cells []Cell) (value []byte, ok bool) {
+	for _, c := range cells {
+		if c.Family == ix.Family && bytes.Equal(c.Qualifier, ix.Qualifier) {
+			return c.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Indexer is implemented by stores that keep the local secondary indexes
+// that TableSpec.Indexes declare (the embedded stores; Bigtable has none).
+//
+// Invariants: after every write that returned (Apply, ApplyIf,
+// ApplyGuarded, Restore) and after a crash, each index of a table holds
+// exactly one entry (value, row key) per row that has the index's cell,
+// value being that cell's value. Writes maintain entries in the same
+// atomic step as the rows, from the previous values of the indexed cells,
+// which the store reads in its own write path, ordered against every other
+// writer of the row: no caller reads them. CreateTable that adds an index
+// to a table with rows builds its entries, as one step with respect to
+// writers.
+//
+// Decorators implement it always, and fail with an error wrapping
+// errors.ErrUnsupported when their inner store is no Indexer.
+type Indexer interface {
+	// ReadIndex calls fn with each base row (the whole row, as ReadRows
+	// delivers it, lent until fn returns) whose indexed value values
+	// selects — its keys are exact values, its ranges value ranges, as a
+	// RowSet selects row keys — in (value, row key) order, reversed with
+	// opts.Reverse, at most opts.Limit rows, until fn returns false. It
+	// reads one consistent state and is one round trip. An index the
+	// table lacks fails with ErrNoIndex.
+	ReadIndex(ctx context.Context, table, index string, values RowSet, opts ReadOptions, fn func(Row) bool) error
+}
+
+// ReadIndex reads through an index with st's Indexer; it fails with an
+// error wrapping errors.ErrUnsupported when st is none.
+func ReadIndex(ctx context.Context, st Store, table, index string, values RowSet, opts ReadOptions, fn func(Row) bool) error {
+	ix, ok := st.(Indexer)
+	if !ok {
+		return fmt.Errorf("store: %T keeps no indexes: %w", st, errors.ErrUnsupported)
+	}
+	return ix.ReadIndex(ctx, table, index, values, opts, fn)
 }
 
 // Capabilities describe what a backend guarantees.
@@ -213,7 +326,7 @@ type Capabilities struct {
 // concurrent use.
 type Store interface {
 	// CreateTable creates a table, or adds missing families to an existing
-	// one. It is idempotent.
+	// one (and, in an Indexer, missing indexes). It is idempotent.
 	CreateTable(ctx context.Context, spec TableSpec) error
 	// Tables lists the tables in name order.
 	Tables(ctx context.Context) ([]TableSpec, error)

@@ -8,6 +8,9 @@
 //     inner one is, and Stats may be read at any time.
 //   - Every call except Capabilities and Close is one round trip, counted
 //     when it starts, whether or not it fails.
+//   - ReadIndex (store.Indexer) is one read round trip, counted apart
+//     (Stats.ReadIndex); its probes are the values and value ranges it asks
+//     for, its rows those it delivers, as for ReadRows.
 //   - Probes count what a read asks for: 1 per ReadRow, and per ReadRows
 //     call the keys plus ranges of its RowSet (a plan step probing P
 //     partitions asks for P of them), whatever the rows found.
@@ -32,6 +35,7 @@ import (
 // Stats is a snapshot of the counters.
 type Stats struct {
 	CreateTable, Tables, ReadRow, ReadRows, Apply int64 // calls per method
+	ReadIndex                                     int64 // store.Indexer reads
 
 	RoundTrips   int64
 	Probes       int64 // keys and ranges asked for by reads
@@ -50,7 +54,7 @@ func (s Stats) String() string {
 	for _, c := range []struct {
 		name string
 		n    int64
-	}{{"create", s.CreateTable}, {"tables", s.Tables}, {"get", s.ReadRow}, {"scan", s.ReadRows}, {"apply", s.Apply}} {
+	}{{"create", s.CreateTable}, {"tables", s.Tables}, {"get", s.ReadRow}, {"scan", s.ReadRows}, {"index", s.ReadIndex}, {"apply", s.Apply}} {
 		if c.n != 0 {
 			if calls != "" {
 				calls += " "
@@ -70,6 +74,7 @@ type Store struct {
 	inner store.Store
 
 	createTable, tables, readRow, readRows, apply atomic.Int64
+	readIndex                                     atomic.Int64
 	probes, rowsRead, cellsRead, bytesRead        atomic.Int64
 	mutations, bytesWritten                       atomic.Int64
 }
@@ -87,6 +92,7 @@ func (s *Store) Stats() Stats {
 		ReadRow:      s.readRow.Load(),
 		ReadRows:     s.readRows.Load(),
 		Apply:        s.apply.Load(),
+		ReadIndex:    s.readIndex.Load(),
 		Probes:       s.probes.Load(),
 		RowsRead:     s.rowsRead.Load(),
 		CellsRead:    s.cellsRead.Load(),
@@ -94,14 +100,14 @@ func (s *Store) Stats() Stats {
 		Mutations:    s.mutations.Load(),
 		BytesWritten: s.bytesWritten.Load(),
 	}
-	st.RoundTrips = st.CreateTable + st.Tables + st.ReadRow + st.ReadRows + st.Apply
+	st.RoundTrips = st.CreateTable + st.Tables + st.ReadRow + st.ReadRows + st.Apply + st.ReadIndex
 	return st
 }
 
 // Reset sets every counter to zero.
 func (s *Store) Reset() {
 	for _, c := range []*atomic.Int64{
-		&s.createTable, &s.tables, &s.readRow, &s.readRows, &s.apply,
+		&s.createTable, &s.tables, &s.readRow, &s.readRows, &s.apply, &s.readIndex,
 		&s.probes, &s.rowsRead, &s.cellsRead, &s.bytesRead, &s.mutations, &s.bytesWritten,
 	} {
 		c.Store(0)
@@ -136,6 +142,22 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 	s.readRows.Add(1)
 	s.probes.Add(int64(len(rs.Keys) + len(rs.Ranges)))
 	return s.inner.ReadRows(ctx, table, rs, opts, func(row store.Row) bool {
+		s.countRow(row)
+		return fn(row)
+	})
+}
+
+// ReadIndex forwards the call (store.Indexer), counted as one round trip,
+// its probes and the rows it delivers; it fails with an error wrapping
+// errors.ErrUnsupported when the inner store is no store.Indexer.
+func (s *Store) ReadIndex(ctx context.Context, table, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	ix, ok := s.inner.(store.Indexer)
+	if !ok {
+		return fmt.Errorf("countstore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	s.readIndex.Add(1)
+	s.probes.Add(int64(len(values.Keys) + len(values.Ranges)))
+	return ix.ReadIndex(ctx, table, index, values, opts, func(row store.Row) bool {
 		s.countRow(row)
 		return fn(row)
 	})

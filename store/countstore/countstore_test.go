@@ -66,6 +66,43 @@ func TestCounts(t *testing.T) {
 	}
 }
 
+func TestIndexer(t *testing.T) {
+	storetest.RunIndexer(t, func(*testing.T) store.Store { return countstore.New(memstore.New()) })
+	type plain struct{ store.Store }
+	err := countstore.New(plain{memstore.New()}).ReadIndex(t.Context(), "t", "i", store.All(), store.ReadOptions{}, func(store.Row) bool { return true })
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("ReadIndex over a store without it: %v", err)
+	}
+}
+
+// TestIndexCounts: a ReadIndex is one round trip, its values and ranges
+// are probes, its rows are read.
+func TestIndexCounts(t *testing.T) {
+	ctx := t.Context()
+	s := countstore.New(memstore.New())
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}, Indexes: []store.IndexSpec{{Name: "i", Family: "f", Qualifier: []byte("q")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, []store.Mutation{
+		{Kind: store.SetCell, Table: "t", Row: []byte("r1"), Family: "f", Qualifier: []byte("q"), Value: []byte("v1")}, // 2+1+1+2
+		{Kind: store.SetCell, Table: "t", Row: []byte("r2"), Family: "f", Qualifier: []byte("q"), Value: []byte("v2")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Reset()
+	values := store.RowSet{Keys: [][]byte{[]byte("v1")}, Ranges: []store.Range{{Start: []byte("v2")}}}
+	if err := store.ReadIndex(ctx, s, "t", "i", values, store.ReadOptions{}, func(store.Row) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	want := countstore.Stats{ReadIndex: 1, RoundTrips: 1, Probes: 2, RowsRead: 2, CellsRead: 2, BytesRead: 12}
+	if got := s.Stats(); got != want {
+		t.Fatalf("after ReadIndex: Stats = %v, want %v", got, want)
+	}
+	if str, want := s.Stats().String(), "rt=1 (index=1) rows=2 cells=2 read=12B muts=0 written=0B"; str != want {
+		t.Errorf("String() = %q, want %q", str, want)
+	}
+}
+
 func TestGuarded(t *testing.T) {
 	storetest.RunGuarded(t, func(*testing.T) []store.Store { return []store.Store{countstore.New(memstore.New())} })
 }

@@ -14,6 +14,12 @@
 //     fails here too, not only in production.
 //   - Tables lists families in the order they were first declared; splits
 //     are those of the first CreateTable and are otherwise ignored.
+//   - Each index of a table (store.Indexer) is a B-tree of entries (value,
+//     row key), changed with the rows by the one function every write path
+//     applies mutations with (table.apply), under the data's write lock:
+//     it compares the row's indexed cells before and after each mutation.
+//     ReadIndex clones the table's row and entry trees together (O(1)), so
+//     it reads one consistent state without holding the lock.
 //   - Snapshot clones every table's tree (O(1) each, copy-on-write, which
 //     immutable rows make safe) and copies the specs; Restore installs
 //     fresh clones of the saved trees, so a snapshot is never written and
@@ -69,7 +75,10 @@ type Store struct {
 	closed atomic.Bool
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Indexer = (*Store)(nil)
+)
 
 // data is the content of a store, possibly shared by several handles.
 type data struct {
@@ -78,8 +87,26 @@ type data struct {
 }
 
 type table struct {
-	spec store.TableSpec
-	rows *btree.BTreeG[row]
+	spec    store.TableSpec
+	rows    *btree.BTreeG[row]
+	indexes []*index // in the order of spec.Indexes
+}
+
+// index is the entries of one of a table's indexes.
+type index struct {
+	spec    store.IndexSpec
+	entries *btree.BTreeG[entry]
+}
+
+// entry is an index entry: a row's indexed value and its key. Both slices
+// are shared with the row and never change.
+type entry struct{ value, key []byte }
+
+func lessEntry(a, b entry) bool {
+	if c := bytes.Compare(a.value, b.value); c != 0 {
+		return c < 0
+	}
+	return bytes.Compare(a.key, b.key) < 0
 }
 
 // row is a row key and its cells, sorted by (Family, Qualifier). Neither the
@@ -103,7 +130,9 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// CreateTable creates the table or adds the families it lacks.
+// CreateTable creates the table or adds the families and indexes it
+// lacks; the entries of an added index are built from the rows under the
+// data's write lock, so no write comes between.
 func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	if err := s.check(ctx); err != nil {
 		return err
@@ -115,6 +144,16 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	t := d.tables[spec.Name]
+	families := slices.Clone(spec.Families)
+	var old []store.IndexSpec
+	if t != nil {
+		families = slices.Concat(t.spec.Families, spec.Families)
+		old = t.spec.Indexes
+	}
+	all, added, err := store.MergeIndexes(families, old, spec.Indexes)
+	if err != nil {
+		return fmt.Errorf("memstore: create table %q: %w", spec.Name, err)
+	}
 	if t == nil {
 		t = &table{
 			spec: store.TableSpec{Name: spec.Name, Splits: cloneAll(spec.Splits)},
@@ -126,6 +165,17 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 		if !slices.Contains(t.spec.Families, f) {
 			t.spec.Families = append(t.spec.Families, f)
 		}
+	}
+	t.spec.Indexes = all
+	for _, ix := range added {
+		x := &index{spec: ix, entries: btree.NewG(32, lessEntry)}
+		t.rows.Ascend(func(r row) bool {
+			if v, ok := ix.IndexedValue(r.cells); ok {
+				x.entries.ReplaceOrInsert(entry{value: v, key: r.key})
+			}
+			return true
+		})
+		t.indexes = append(t.indexes, x)
 	}
 	return nil
 }
@@ -144,6 +194,7 @@ func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
 			Name:     t.spec.Name,
 			Families: slices.Clone(t.spec.Families),
 			Splits:   cloneAll(t.spec.Splits),
+			Indexes:  store.CloneIndexes(t.spec.Indexes),
 		})
 	}
 	slices.SortFunc(out, func(a, b store.TableSpec) int { return strings.Compare(a.Name, b.Name) })
@@ -271,6 +322,88 @@ func (b *rowBuffer) load(r row) store.Row {
 	return out
 }
 
+// ReadIndex implements store.Indexer: it clones the table's rows and the
+// index's entries (O(1) each, under the write lock, as ReadRows does) and
+// walks the entries of the selected values, calling fn with each entry's
+// row, without holding a lock.
+func (s *Store) ReadIndex(ctx context.Context, name, ixName string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	d := s.data
+	d.mu.Lock()
+	t, err := d.table(name)
+	var rows *btree.BTreeG[row]
+	var entries *btree.BTreeG[entry]
+	if err == nil {
+		i := slices.IndexFunc(t.indexes, func(x *index) bool { return x.spec.Name == ixName })
+		if i < 0 {
+			err = fmt.Errorf("memstore: table %q, index %q: %w", name, ixName, store.ErrNoIndex)
+		} else {
+			rows, entries = t.rows.Clone(), t.indexes[i].entries.Clone()
+		}
+	}
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+
+	var buf rowBuffer
+	n := 0
+	done := false
+	visit := func(e entry) bool {
+		r, ok := rows.Get(row{key: e.key})
+		if !ok { // a broken invariant: say so rather than skip the entry
+			err = fmt.Errorf("memstore: table %q, index %q: entry %q of row %q, which is absent", name, ixName, e.value, e.key)
+			return false
+		}
+		n++
+		done = !fn(buf.load(r)) || n == opts.Limit
+		return !done
+	}
+	ranges := values.Normalize()
+	for i := range ranges {
+		rg := ranges[i]
+		if opts.Reverse {
+			rg = ranges[len(ranges)-1-i]
+		}
+		scanEntries(entries, rg, opts.Reverse, visit)
+		if done || err != nil {
+			break
+		}
+	}
+	return err
+}
+
+// scanEntries calls visit for the entries of t whose value is in rg, in
+// (value, key) order or reversed, until visit returns false.
+func scanEntries(t *btree.BTreeG[entry], rg store.Range, reverse bool, visit func(entry) bool) {
+	// The first entry of value v is (v, ""), the smallest key.
+	start := entry{value: rg.Start, key: []byte{}}
+	if !reverse {
+		if rg.End == nil {
+			t.AscendGreaterOrEqual(start, visit)
+		} else {
+			t.AscendRange(start, entry{value: rg.End, key: []byte{}}, visit)
+		}
+		return
+	}
+	visitDown := func(e entry) bool {
+		if bytes.Compare(e.value, rg.Start) < 0 {
+			return false
+		}
+		if rg.End != nil && bytes.Compare(e.value, rg.End) >= 0 {
+			return true // the entry (End, "") that DescendLessOrEqual starts at
+		}
+		return visit(e)
+	}
+	if rg.End == nil {
+		t.Descend(visitDown)
+	} else {
+		t.DescendLessOrEqual(entry{value: rg.End, key: []byte{}}, visitDown)
+	}
+}
+
 // Apply applies muts atomically: it checks them all, then applies them in
 // order.
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
@@ -358,7 +491,32 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	return true, nil
 }
 
+// apply applies m to the table's rows and keeps its indexes: every write
+// path changes rows through it alone.
 func (t *table) apply(m store.Mutation) {
+	if len(t.indexes) == 0 {
+		t.applyRow(m)
+		return
+	}
+	before, _ := t.rows.Get(row{key: m.Row})
+	t.applyRow(m)
+	after, _ := t.rows.Get(row{key: m.Row})
+	for _, x := range t.indexes {
+		old, had := x.spec.IndexedValue(before.cells)
+		v, has := x.spec.IndexedValue(after.cells)
+		if had == has && bytes.Equal(old, v) {
+			continue
+		}
+		if had {
+			x.entries.Delete(entry{value: old, key: before.key})
+		}
+		if has {
+			x.entries.ReplaceOrInsert(entry{value: v, key: after.key})
+		}
+	}
+}
+
+func (t *table) applyRow(m store.Mutation) {
 	if m.Kind == store.DeleteRow {
 		t.rows.Delete(row{key: m.Row})
 		return
@@ -442,6 +600,10 @@ func (v *view) ApplyIf(context.Context, string, []byte, store.Cond, []store.Muta
 	return false, store.ErrReadOnly
 }
 
+func (v *view) ApplyGuarded(context.Context, store.Guard, []store.Mutation) (bool, error) {
+	return false, store.ErrReadOnly
+}
+
 // Snapshot saves the content of the store's data in O(number of tables).
 func (s *Store) Snapshot(ctx context.Context) (store.Snapshot, error) {
 	if err := s.check(ctx); err != nil {
@@ -486,10 +648,14 @@ func (sn *snapshot) Release() error {
 func cloneTables(tables map[string]*table) map[string]*table {
 	out := make(map[string]*table, len(tables))
 	for name, t := range tables {
-		out[name] = &table{
-			spec: store.TableSpec{Name: t.spec.Name, Families: slices.Clone(t.spec.Families), Splits: cloneAll(t.spec.Splits)},
+		c := &table{
+			spec: store.TableSpec{Name: t.spec.Name, Families: slices.Clone(t.spec.Families), Splits: cloneAll(t.spec.Splits), Indexes: store.CloneIndexes(t.spec.Indexes)},
 			rows: t.rows.Clone(),
 		}
+		for _, x := range t.indexes {
+			c.indexes = append(c.indexes, &index{spec: x.spec, entries: x.entries.Clone()})
+		}
+		out[name] = c
 	}
 	return out
 }

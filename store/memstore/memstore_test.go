@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/kvschema/kvschema/store"
@@ -15,6 +16,16 @@ func TestConformance(t *testing.T) {
 
 func TestSnapshot(t *testing.T) {
 	storetest.RunSnapshot(t, func(*testing.T) store.Store { return memstore.New() })
+}
+
+func TestIndexer(t *testing.T) {
+	storetest.RunIndexer(t, func(*testing.T) store.Store { return memstore.New() })
+	// store.ReadIndex says when a store keeps no indexes.
+	type plain struct{ store.Store }
+	err := store.ReadIndex(t.Context(), plain{memstore.New()}, "t", "i", store.All(), store.ReadOptions{}, func(store.Row) bool { return true })
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("store.ReadIndex of a store without indexes: %v", err)
+	}
 }
 
 // TestSnapshotSharedData checks that a Restore through one handle of a

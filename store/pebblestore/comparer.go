@@ -7,8 +7,8 @@ import (
 // comparer orders keys bytewise, exactly like Pebble's default comparer,
 // but tells Pebble where a data key's row ends: Split of
 // 't'+enc(table)+enc(row)+family+0x00+qualifier is the length of
-// 't'+enc(table)+enc(row), and of any other key (metadata, bounds, keys
-// written by others through DB()) its whole length.
+// 't'+enc(table)+enc(row), and of any other key (metadata, index
+// entries, bounds, keys written by others through DB()) its whole length.
 //
 // That makes a row a Pebble "prefix": ReadRow and exact-key ReadRows read
 // a row with Iterator.SeekPrefixGE, which stops at the row's end by

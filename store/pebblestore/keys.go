@@ -6,8 +6,9 @@ import (
 
 // Key prefixes: every key of the database starts with one of them.
 const (
-	metaPrefix = 'm' // 'm' + table name → table metadata
-	dataPrefix = 't' // 't' + enc(table) + enc(row) + family 0x00 qualifier → value
+	indexPrefix = 'i' // 'i' + enc(table) + enc(index) + enc(value) + row → empty
+	metaPrefix  = 'm' // 'm' + table name → table metadata
+	dataPrefix  = 't' // 't' + enc(table) + enc(row) + family 0x00 qualifier → value
 )
 
 // appendEnc appends the order-preserving, self-delimiting encoding of b:
@@ -87,6 +88,11 @@ func decodeEnc(dst, k []byte) (n, encLen int, err error) {
 // tablePrefix is the prefix of every data key of a table.
 func tablePrefix(table string) []byte {
 	return appendEnc([]byte{dataPrefix}, []byte(table))
+}
+
+// indexKeyPrefix is the prefix of every entry of a table's index.
+func indexKeyPrefix(table, index string) []byte {
+	return appendEnc(appendEnc([]byte{indexPrefix}, []byte(table)), []byte(index))
 }
 
 // endOfPrefix turns p, a table or row prefix (which ends in the terminator

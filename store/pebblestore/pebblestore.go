@@ -3,13 +3,17 @@
 //
 // Key layout:
 //
-//	'm' + table name                                     → table metadata (JSON: families, splits)
+//	'm' + table name                                     → table metadata (JSON: families, splits, indexes)
 //	't' + enc(table) + enc(row) + family + 0x00 + qualifier → cell value
+//	'i' + enc(table) + enc(index) + enc(value) + row        → empty (an index entry)
 //
 // enc escapes each 0x00 as 0x00 0xFF and ends with 0x00 0x01. It keeps byte
 // order and no encoding is a prefix of another, so
 //   - a table's rows sort by key bytes, and the rows [a, b) are exactly the
 //     keys in ['t'+enc(table)+enc(a), 't'+enc(table)+enc(b));
+//   - an index's entries sort by (value, row key), and the entries of the
+//     values [a, b) are exactly the keys in ['i'+enc(table)+enc(index)+enc(a),
+//     'i'+enc(table)+enc(index)+enc(b));
 //   - a row's cells are contiguous, under 't'+enc(table)+enc(row), sorted
 //     by (family, qualifier): family names contain no 0x00 (CreateTable and
 //     Apply reject those that do), so the 0x00 after the family sorts below
@@ -19,6 +23,13 @@
 //   - Apply is one Pebble batch, committed atomically (AtomicBatch); unless
 //     the store was opened with NoSync it is durable when Apply returns.
 //     DeleteRow is one range deletion over the row's prefix.
+//   - Apply maintains the entries of the indexes (store.Indexer) in the
+//     same batch as the rows (see index.go): the commit is atomic and the
+//     WAL replays whole batches, so no crash separates an entry from its
+//     row. It reads the previous values of the indexed cells it changes
+//     from the database, holding the locks of those rows (rowLocks), which
+//     every writer of an indexed cell takes, so none commits between that
+//     read and this commit.
 //   - CreateTable writes the table's metadata in one write; an in-memory
 //     copy, loaded at Open, answers every table lookup.
 //   - The database's Comparer orders keys bytewise but splits a data key
@@ -140,8 +151,11 @@ type Store struct {
 	// guard orders guarded writes against every other write: Apply holds
 	// it shared while it commits, ApplyGuarded exclusively from its read
 	// of the guard row to its commit.
-	guard  sync.RWMutex
-	tables atomic.Pointer[map[string]*table] // replaced, never changed, under ddl
+	guard sync.RWMutex
+	// rowLocks order the writers of the indexed cells of a row (hashed
+	// to a stripe), which Apply takes under guard's read lock.
+	rowLocks [rowLockStripes]sync.Mutex
+	tables   atomic.Pointer[map[string]*table] // replaced, never changed, under ddl
 
 	mu        sync.Mutex // guards running, closed, restoring and spare
 	idle      sync.Cond  // signalled when running drops to 0
@@ -170,8 +184,9 @@ var (
 )
 
 type table struct {
-	spec   store.TableSpec
-	prefix []byte // 't' + enc(name)
+	spec    store.TableSpec
+	prefix  []byte       // 't' + enc(name)
+	indexes []tableIndex // in the order of spec.Indexes
 	// changed is the stamp of the table's latest change: its creation (or
 	// load at Open and Restore) or a committed Apply that wrote to it.
 	changed atomic.Uint64
@@ -183,8 +198,16 @@ var stamps atomic.Uint64
 
 // metadata is the value stored under 'm' + table name.
 type metadata struct {
-	Families []string `json:"families"`
-	Splits   [][]byte `json:"splits,omitempty"`
+	Families []string    `json:"families"`
+	Splits   [][]byte    `json:"splits,omitempty"`
+	Indexes  []indexMeta `json:"indexes,omitempty"`
+}
+
+// indexMeta is the metadata of an index (store.IndexSpec).
+type indexMeta struct {
+	Name      string `json:"name"`
+	Family    string `json:"family"`
+	Qualifier []byte `json:"qualifier"`
 }
 
 // Open opens the database in dir, creating it if needed.
@@ -305,6 +328,14 @@ func newTable(name string, meta metadata) *table {
 	t := &table{
 		spec:   store.TableSpec{Name: name, Families: meta.Families, Splits: meta.Splits},
 		prefix: tablePrefix(name),
+	}
+	for _, m := range meta.Indexes {
+		ix := store.IndexSpec{Name: m.Name, Family: m.Family, Qualifier: m.Qualifier}
+		if ix.Qualifier == nil {
+			ix.Qualifier = []byte{}
+		}
+		t.spec.Indexes = append(t.spec.Indexes, ix)
+		t.indexes = append(t.indexes, tableIndex{spec: ix, prefix: indexKeyPrefix(name, m.Name)})
 	}
 	t.changed.Store(stamps.Add(1))
 	return t
@@ -514,8 +545,11 @@ func checkFamily(f string) error {
 	return nil
 }
 
-// CreateTable creates the table or adds the families it lacks. Families are
-// listed in the order first declared; splits are kept from the first call.
+// CreateTable creates the table or adds the families and indexes it lacks.
+// Families are listed in the order first declared; splits are kept from
+// the first call. The metadata of a table, and the entries of the indexes
+// it adds built from the table's rows, are one batch, committed while no
+// write runs (under guard's write lock).
 func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	if err := s.enter(ctx); err != nil {
 		return err
@@ -534,8 +568,10 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	tables := *s.tables.Load()
 	old := tables[spec.Name]
 	meta := metadata{Splits: cloneAll(spec.Splits)}
+	var oldIndexes []store.IndexSpec
 	if old != nil {
 		meta = metadata{Families: slices.Clone(old.spec.Families), Splits: old.spec.Splits}
+		oldIndexes = old.spec.Indexes
 	}
 	n := len(meta.Families)
 	for _, f := range spec.Families {
@@ -543,19 +579,42 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 			meta.Families = append(meta.Families, f)
 		}
 	}
-	if old != nil && len(meta.Families) == n {
+	indexes, added, err := store.MergeIndexes(meta.Families, oldIndexes, spec.Indexes)
+	if err != nil {
+		return fmt.Errorf("pebblestore: create table %q: %w", spec.Name, err)
+	}
+	if old != nil && len(meta.Families) == n && len(added) == 0 {
 		return nil
+	}
+	for _, ix := range indexes {
+		meta.Indexes = append(meta.Indexes, indexMeta{Name: ix.Name, Family: ix.Family, Qualifier: ix.Qualifier})
 	}
 	v, err := json.Marshal(meta)
 	if err != nil {
 		return err
 	}
-	if err := s.db.Set(append([]byte{metaPrefix}, spec.Name...), v, s.write); err != nil {
+	t := newTable(spec.Name, meta)
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(append([]byte{metaPrefix}, spec.Name...), v, nil); err != nil {
+		return fmt.Errorf("pebblestore: create table %q: %w", spec.Name, err)
+	}
+	if old != nil && len(added) > 0 {
+		// No write may commit between the scan and the batch (nor use the
+		// old table, without the index, after it): hold them all back.
+		s.guard.Lock()
+		defer s.guard.Unlock()
+		if err := s.buildIndexes(b, t, t.indexes[len(oldIndexes):]); err != nil {
+			return fmt.Errorf("pebblestore: create table %q: %w", spec.Name, err)
+		}
+	}
+	if err := b.Commit(s.write); err != nil {
 		return fmt.Errorf("pebblestore: create table %q: %w", spec.Name, err)
 	}
 	next := maps.Clone(tables)
-	next[spec.Name] = newTable(spec.Name, meta)
+	next[spec.Name] = t
 	s.tables.Store(&next)
+	s.gen.Add(1) // after the commit: see reader
 	return nil
 }
 
@@ -569,7 +628,7 @@ func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
 	out := make([]store.TableSpec, 0, len(tables))
 	for _, name := range slices.Sorted(maps.Keys(tables)) {
 		sp := tables[name].spec
-		out = append(out, store.TableSpec{Name: name, Families: slices.Clone(sp.Families), Splits: cloneAll(sp.Splits)})
+		out = append(out, store.TableSpec{Name: name, Families: slices.Clone(sp.Families), Splits: cloneAll(sp.Splits), Indexes: store.CloneIndexes(sp.Indexes)})
 	}
 	return out, nil
 }
@@ -1067,7 +1126,7 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	}
 	s.guard.RLock()
 	defer s.guard.RUnlock()
-	return s.apply(r, muts)
+	return s.apply(r, muts, false)
 }
 
 // ApplyGuarded applies muts if g.Holds of g's row (store.Guarded): no
@@ -1091,13 +1150,21 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	if len(muts) == 0 {
 		return true, nil
 	}
-	return true, s.apply(r, muts)
+	return true, s.apply(r, muts, true)
 }
 
-// apply writes muts in one batch with reader r's buffers.
-func (s *Store) apply(r *reader, muts []store.Mutation) error {
+// apply writes muts in one batch with reader r's buffers, with the
+// entries of the indexes they change. exclusive says that the caller holds
+// guard's write lock, else it holds its read lock and apply takes the
+// locks of the rows whose indexed cells muts change.
+func (s *Store) apply(r *reader, muts []store.Mutation, exclusive bool) error {
 	var err error
 	tables := *s.tables.Load()
+	var ix *indexWrites
+	if needsIndexes(tables, muts) {
+		ix = newIndexWrites(s, tables, muts, exclusive)
+		defer ix.unlock()
+	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	var touched []*table
@@ -1122,6 +1189,11 @@ func (s *Store) apply(r *reader, muts []store.Mutation) error {
 				checked = m.Family
 			}
 			key = append(append(append(key, m.Family...), 0), m.Qualifier...)
+			if ix != nil && len(t.indexes) > 0 {
+				if err := ix.cell(t, m, key); err != nil {
+					return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
+				}
+			}
 			if m.Kind == store.SetCell {
 				err = b.Set(key, m.Value, nil)
 			} else {
@@ -1129,6 +1201,11 @@ func (s *Store) apply(r *reader, muts []store.Mutation) error {
 			}
 		case store.DeleteRow:
 			n := len(key)
+			if ix != nil && len(t.indexes) > 0 {
+				if err := ix.deleteRow(t, m.Row, key); err != nil {
+					return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
+				}
+			}
 			key = append(key, key...)
 			err = b.DeleteRange(key[:n], endOfPrefix(key[n:]), nil)
 		default:
@@ -1138,6 +1215,11 @@ func (s *Store) apply(r *reader, muts []store.Mutation) error {
 			return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
 		}
 		r.key = key
+	}
+	if ix != nil {
+		if err := ix.write(b); err != nil {
+			return fmt.Errorf("pebblestore: apply: %w", err)
+		}
 	}
 	err = b.Commit(s.write)
 	s.gen.Add(1) // after the commit: see reader

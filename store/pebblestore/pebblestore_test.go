@@ -6,11 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/pebblestore"
@@ -110,6 +115,16 @@ func TestGuarded(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		return []store.Store{s}
+	})
+}
+
+func TestIndexer(t *testing.T) {
+	storetest.RunIndexer(t, func(t *testing.T) store.Store {
+		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	})
 }
 
@@ -399,4 +414,172 @@ func TestExists(t *testing.T) {
 	if ok, err := pebblestore.Exists(dir); !ok || err != nil {
 		t.Errorf("Exists(%s) = %v, %v after Open", dir, ok, err)
 	}
+}
+
+// indexedSpec is the table of the index tests below: two indexes, one on
+// a cell of g that TestIndexReopen adds once the table has rows.
+var indexedSpec = store.TableSpec{Name: "t", Families: []string{"f", "g"}, Indexes: []store.IndexSpec{{Name: "byv", Family: "f", Qualifier: []byte("v")}}}
+
+// TestIndexReopen: indexes, their metadata and entries, survive a reopen,
+// including one added to a table with rows, and writes after it keep them.
+func TestIndexReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTable(ctx, indexedSpec); err != nil {
+		t.Fatal(err)
+	}
+	set := func(row, fam, q, v string) store.Mutation {
+		return store.Mutation{Kind: store.SetCell, Table: "t", Row: []byte(row), Family: fam, Qualifier: []byte(q), Value: []byte(v)}
+	}
+	if err := s.Apply(ctx, []store.Mutation{set("a", "f", "v", "2"), set("b", "f", "v", "1"), set("b", "g", "w", "x"), set("c", "g", "w", "y")}); err != nil {
+		t.Fatal(err)
+	}
+	byW := store.IndexSpec{Name: "byw", Family: "g", Qualifier: []byte("w")}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Indexes: []store.IndexSpec{byW}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	specs, err := s.Tables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprint(append(indexedSpec.Indexes, byW)); len(specs) != 1 || fmt.Sprint(specs[0].Indexes) != want {
+		t.Fatalf("Tables after reopen = %+v, want indexes %s", specs, want)
+	}
+	var got []string
+	if err := s.ReadIndex(ctx, "t", "byw", store.All(), store.ReadOptions{}, func(r store.Row) bool {
+		got = append(got, string(r.Key))
+		return true
+	}); err != nil || strings.Join(got, ",") != "b,c" {
+		t.Fatalf("ReadIndex(byw) after reopen = %q, %v; want b,c", got, err)
+	}
+	if err := s.Apply(ctx, []store.Mutation{set("a", "f", "v", "0"), {Kind: store.DeleteRow, Table: "t", Row: []byte("c")}}); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckIndexes(t, s, "t")
+}
+
+// TestIndexCrash kills a process that writes indexed rows from several
+// goroutines (SIGKILL, at a random time), reopens the store and checks
+// that each index is the function of the rows, over several rounds on one
+// store, with synced and unsynced writes.
+func TestIndexCrash(t *testing.T) {
+	if os.Getenv("PEBBLESTORE_TEST_CRASH") != "" {
+		return // the writer's side runs in TestIndexCrashWriter
+	}
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	total := 0
+	for round := range 6 {
+		w := exec.Command(os.Args[0], "-test.run=^TestIndexCrashWriter$")
+		w.Env = append(os.Environ(), "PEBBLESTORE_TEST_CRASH="+dir, fmt.Sprintf("PEBBLESTORE_TEST_CRASH_SYNC=%v", round%2 == 0))
+		stdout, err := w.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "writing") {
+			w.Process.Kill()
+			w.Wait()
+			t.Fatalf("writer: %q, %v", line, err)
+		}
+		time.Sleep(time.Duration(50+rand.IntN(200)) * time.Millisecond)
+		if err := w.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		w.Wait()
+
+		s, err := pebblestore.Open(dir, pebblestore.Options{})
+		if err != nil {
+			t.Fatalf("round %d: reopen after the kill: %v", round, err)
+		}
+		storetest.CheckIndexes(t, s, "t")
+		n := 0
+		if err := s.ReadIndex(ctx, "t", "byv", store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		var seq store.Row
+		seq, _, err = s.ReadRow(ctx, "t", []byte("seq"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seq.Cells) > 0 {
+			total, _ = strconv.Atoi(string(seq.Cells[0].Value))
+		}
+		t.Logf("round %d: %d rows indexed, %d batches committed in all", round, n, total)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total == 0 {
+		t.Fatal("the writers committed nothing")
+	}
+}
+
+// TestIndexCrashWriter is the process TestIndexCrash kills: it writes
+// batches that change indexed cells (values set, changed, deleted, rows
+// deleted) until it is killed.
+func TestIndexCrashWriter(t *testing.T) {
+	dir := os.Getenv("PEBBLESTORE_TEST_CRASH")
+	if dir == "" {
+		t.Skip("run by TestIndexCrash")
+	}
+	ctx := context.Background()
+	s, err := pebblestore.Open(dir, pebblestore.Options{NoSync: os.Getenv("PEBBLESTORE_TEST_CRASH_SYNC") != "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTable(ctx, indexedSpec); err != nil {
+		t.Fatal(err)
+	}
+	var seq atomic.Int64
+	if r, ok, _ := s.ReadRow(ctx, "t", []byte("seq")); ok {
+		n, _ := strconv.Atoi(string(r.Cells[0].Value))
+		seq.Store(int64(n))
+	}
+	fmt.Println("writing")
+	for g := range 4 {
+		go func() {
+			rnd := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(g)))
+			for {
+				var muts []store.Mutation
+				for range 1 + rnd.IntN(4) {
+					row := []byte(fmt.Sprint("r", rnd.IntN(50)))
+					switch rnd.IntN(6) {
+					case 0:
+						muts = append(muts, store.Mutation{Kind: store.DeleteRow, Table: "t", Row: row})
+					case 1:
+						muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: "t", Row: row, Family: "f", Qualifier: []byte("v")})
+					default:
+						muts = append(muts, store.Mutation{Kind: store.SetCell, Table: "t", Row: row, Family: "f", Qualifier: []byte("v"), Value: fmt.Append(nil, rnd.IntN(20))})
+					}
+				}
+				// "seq" counts batches, roughly (racing writers may lose counts).
+				muts = append(muts, store.Mutation{Kind: store.SetCell, Table: "t", Row: []byte("seq"), Family: "g", Value: fmt.Append(nil, seq.Add(1))})
+				if err := s.Apply(ctx, muts); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+			}
+		}()
+	}
+	select {}
 }

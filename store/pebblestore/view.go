@@ -82,6 +82,17 @@ func (v *view) ReadCells(ctx context.Context, name string, rs store.RowSet, opts
 	return v.s.readCellsWith(v.r, t, rs, opts, fn)
 }
 
+// ReadIndex reads through an index at the view's point in time
+// (store.Indexer).
+func (v *view) ReadIndex(ctx context.Context, name, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	t, err := v.enter(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer v.mu.Unlock()
+	return v.s.readIndexWith(v.r, t, index, values, opts, fn)
+}
+
 func (v *view) Tables(ctx context.Context) ([]store.TableSpec, error) { return v.s.Tables(ctx) }
 
 func (v *view) CreateTable(context.Context, store.TableSpec) error { return store.ErrReadOnly }

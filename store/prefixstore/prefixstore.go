@@ -109,6 +109,20 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	return gs.ApplyGuarded(ctx, g, s.prefixed(muts))
 }
 
+// ReadIndex reads through an index of prefix+table (store.Indexer); it
+// fails with an error wrapping errors.ErrUnsupported when the inner store
+// is no store.Indexer.
+func (s *Store) ReadIndex(ctx context.Context, table, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	ix, ok := s.inner.(store.Indexer)
+	if !ok {
+		return fmt.Errorf("prefixstore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	return ix.ReadIndex(ctx, s.prefix+table, index, values, opts, fn)
+}
+
 // prefixed returns muts on the prefixed tables.
 func (s *Store) prefixed(muts []store.Mutation) []store.Mutation {
 	out := make([]store.Mutation, len(muts))

@@ -2,6 +2,7 @@ package prefixstore_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/kvschema/kvschema/store"
@@ -53,6 +54,28 @@ func TestNamespacesAreSeparate(t *testing.T) {
 	}
 	if _, err := b.Tables(ctx); err != nil {
 		t.Fatalf("closing a namespace closed the inner store: %v", err)
+	}
+}
+
+func TestIndexer(t *testing.T) {
+	storetest.RunIndexer(t, func(t *testing.T) store.Store {
+		// Another namespace's table with the same name and index must stay
+		// invisible.
+		inner := memstore.New()
+		other := prefixstore.New(inner, "b.")
+		spec := store.TableSpec{Name: "t", Families: []string{"f", "g"}, Indexes: []store.IndexSpec{{Name: "byv", Family: "f", Qualifier: []byte("v")}}}
+		if err := other.CreateTable(t.Context(), spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Apply(t.Context(), []store.Mutation{{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: "f", Qualifier: []byte("v"), Value: []byte("1")}}); err != nil {
+			t.Fatal(err)
+		}
+		return prefixstore.New(inner, "a.")
+	})
+	type plain struct{ store.Store }
+	err := prefixstore.New(plain{memstore.New()}, "a.").ReadIndex(t.Context(), "t", "i", store.All(), store.ReadOptions{}, func(store.Row) bool { return true })
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("ReadIndex over a store without it: %v", err)
 	}
 }
 

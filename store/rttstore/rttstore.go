@@ -149,6 +149,20 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	return gs.ApplyGuarded(ctx, g, muts)
 }
 
+// ReadIndex waits a round trip and forwards the call (store.Indexer); it
+// fails with an error wrapping errors.ErrUnsupported when the inner store
+// is no store.Indexer.
+func (s *Store) ReadIndex(ctx context.Context, table, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	ix, ok := s.inner.(store.Indexer)
+	if !ok {
+		return fmt.Errorf("rttstore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	if err := s.roundTrip(ctx); err != nil {
+		return err
+	}
+	return ix.ReadIndex(ctx, table, index, values, opts, fn)
+}
+
 // Capabilities are those of the inner store; asking is no round trip.
 func (s *Store) Capabilities() store.Capabilities { return s.inner.Capabilities() }
 

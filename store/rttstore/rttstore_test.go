@@ -108,13 +108,16 @@ var calls = []struct {
 	{"Apply", func(ctx context.Context, s store.Store) error {
 		return s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: "t", Row: []byte("r"), Family: "f", Value: []byte("v")}})
 	}},
+	{"ReadIndex", func(ctx context.Context, s store.Store) error {
+		return store.ReadIndex(ctx, s, "t", "byf", store.All(), store.ReadOptions{}, func(store.Row) bool { return true })
+	}},
 }
 
 // newCounted returns an rttstore over a countstore over a memstore with
 // table t.
 func newCounted(t *testing.T, rtt time.Duration) (*rttstore.Store, *countstore.Store) {
 	counts := countstore.New(memstore.New())
-	if err := counts.CreateTable(t.Context(), store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+	if err := counts.CreateTable(t.Context(), store.TableSpec{Name: "t", Families: []string{"f"}, Indexes: []store.IndexSpec{{Name: "byf", Family: "f"}}}); err != nil {
 		t.Fatal(err)
 	}
 	counts.Reset()
@@ -217,6 +220,15 @@ func TestZeroDelay(t *testing.T) {
 	}
 	if n, inner := s.RoundTrips(), counts.Stats().RoundTrips; n != int64(len(calls)) || inner != n {
 		t.Errorf("RoundTrips = %d, inner store saw %d; want %d", n, inner, len(calls))
+	}
+}
+
+func TestIndexer(t *testing.T) {
+	storetest.RunIndexer(t, func(*testing.T) store.Store { return rttstore.New(memstore.New(), time.Microsecond) })
+	type plain struct{ store.Store }
+	err := rttstore.New(plain{memstore.New()}, 0).ReadIndex(t.Context(), "t", "i", store.All(), store.ReadOptions{}, func(store.Row) bool { return true })
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("ReadIndex over a store without it: %v", err)
 	}
 }
 

@@ -14,15 +14,21 @@
 //	get 'TABLE', 'ROW'                                 ReadRow
 //	scan 'TABLE', {STARTROW=>'A', STOPROW=>'B', LIMIT=>N, REVERSED=>true}
 //	multi begin … multi end                            brackets a ReadRows that is not one line
-//	create 'TABLE', 'FAMILY', …, SPLITS=>['A', …]      CreateTable
+//	create 'TABLE', 'FAMILY', …, SPLITS=>['A', …], INDEXES=>['NAME'=>'FAMILY:QUALIFIER', …]
+//	                                                   CreateTable
 //	list                                               Tables
+//	index 'TABLE', 'INDEX', {VALUE=>'V'}               ReadIndex of one value
+//	index 'TABLE', 'INDEX', {STARTVALUE=>'A', STOPVALUE=>'B', LIMIT=>N, REVERSED=>true}
+//	                                                   ReadIndex of a value range
 //
 // ReadRows prints one line per range of RowSet.Normalize(), in the order the
 // rows come (descending with Reverse): a single-row range [k, k\x00), as an
 // explicit key becomes, is a get; any other is a scan, without STARTROW when
 // it starts at the first row, without STOPROW when unbounded, and with the
 // call's LIMIT and REVERSED options when set. A RowSet that selects nothing
-// prints an empty multi block.
+// prints an empty multi block. ReadIndex (store.Indexer; HBase has no
+// such call) prints the same way, one index line per range of the values'
+// Normalize(): VALUE for a single value, else STARTVALUE and STOPVALUE.
 package tracestore
 
 import (
@@ -98,6 +104,16 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 		}
 		b.WriteString("]")
 	}
+	if len(spec.Indexes) > 0 {
+		b.WriteString(", INDEXES=>[")
+		for i, ix := range spec.Indexes {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "'%s'=>'%s:%s'", esc(ix.Name), esc(ix.Family), Escape(ix.Qualifier))
+		}
+		b.WriteString("]")
+	}
 	b.WriteString("\n")
 	s.print(b.Bytes())
 	return s.inner.CreateTable(ctx, spec)
@@ -156,6 +172,55 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 	}
 	s.print(b.Bytes())
 	return s.inner.ReadRows(ctx, table, rs, opts, fn)
+}
+
+// ReadIndex prints an index line per normalized value range and
+// forwards the call (store.Indexer); it fails with an error wrapping
+// errors.ErrUnsupported when the inner store is no store.Indexer.
+func (s *Store) ReadIndex(ctx context.Context, table, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	ix, ok := s.inner.(store.Indexer)
+	if !ok {
+		return fmt.Errorf("tracestore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	ranges := values.Normalize()
+	var b bytes.Buffer
+	if len(ranges) != 1 {
+		b.WriteString("multi begin\n")
+	}
+	for i := range ranges {
+		r := ranges[i]
+		if opts.Reverse {
+			r = ranges[len(ranges)-1-i]
+		}
+		var opt []string
+		switch {
+		case isOneRow(r):
+			opt = append(opt, fmt.Sprintf("VALUE=>'%s'", Escape(r.Start)))
+		default:
+			if len(r.Start) > 0 {
+				opt = append(opt, fmt.Sprintf("STARTVALUE=>'%s'", Escape(r.Start)))
+			}
+			if r.End != nil {
+				opt = append(opt, fmt.Sprintf("STOPVALUE=>'%s'", Escape(r.End)))
+			}
+		}
+		if opts.Limit > 0 {
+			opt = append(opt, fmt.Sprintf("LIMIT=>%d", opts.Limit))
+		}
+		if opts.Reverse {
+			opt = append(opt, "REVERSED=>true")
+		}
+		fmt.Fprintf(&b, "index '%s', '%s'", esc(table), esc(index))
+		if len(opt) > 0 {
+			fmt.Fprintf(&b, ", {%s}", strings.Join(opt, ", "))
+		}
+		b.WriteString("\n")
+	}
+	if len(ranges) != 1 {
+		b.WriteString("multi end\n")
+	}
+	s.print(b.Bytes())
+	return ix.ReadIndex(ctx, table, index, values, opts, fn)
 }
 
 // isOneRow reports whether r is [k, k\x00), which selects only row k.

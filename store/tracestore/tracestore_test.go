@@ -93,6 +93,38 @@ list
 	}
 }
 
+func TestIndexer(t *testing.T) {
+	storetest.RunIndexer(t, func(*testing.T) store.Store { return tracestore.New(memstore.New(), io.Discard) })
+	type plain struct{ store.Store }
+	err := tracestore.New(plain{memstore.New()}, io.Discard).ReadIndex(context.Background(), "t", "i", store.All(), store.ReadOptions{}, func(store.Row) bool { return true })
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("ReadIndex over a store without it: %v", err)
+	}
+}
+
+func TestIndexTrace(t *testing.T) {
+	ctx := context.Background()
+	var out strings.Builder
+	s := tracestore.New(memstore.New(), &out)
+	b := func(s string) []byte { return []byte(s) }
+	noop := func(store.Row) bool { return true }
+	s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}, Indexes: []store.IndexSpec{{Name: "i", Family: "f", Qualifier: b("q\x00")}}})
+	s.ReadIndex(ctx, "t", "i", store.RowSet{Keys: [][]byte{b("v'")}}, store.ReadOptions{}, noop)
+	s.ReadIndex(ctx, "t", "i", store.All(), store.ReadOptions{Limit: 3, Reverse: true}, noop)
+	s.ReadIndex(ctx, "t", "i", store.RowSet{Keys: [][]byte{b("z")}, Ranges: []store.Range{{Start: b("a"), End: b("c")}}}, store.ReadOptions{Reverse: true}, noop)
+	want := `create 't', 'f', INDEXES=>['i'=>'f:q\x00']
+index 't', 'i', {VALUE=>'v\''}
+index 't', 'i', {LIMIT=>3, REVERSED=>true}
+multi begin
+index 't', 'i', {VALUE=>'z', REVERSED=>true}
+index 't', 'i', {STARTVALUE=>'a', STOPVALUE=>'c', REVERSED=>true}
+multi end
+`
+	if got := out.String(); got != want {
+		t.Errorf("trace:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestGuarded(t *testing.T) {
 	storetest.RunGuarded(t, func(*testing.T) []store.Store { return []store.Store{tracestore.New(memstore.New(), io.Discard)} })
 	// Over a store without guarded writes, the decorator says so.
