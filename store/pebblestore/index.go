@@ -58,8 +58,14 @@ func touchesIndex(t *table, m *store.Mutation) bool {
 
 // needsIndexes reports whether any of muts may change an indexed cell.
 func needsIndexes(tables map[string]*table, muts []store.Mutation) bool {
+	var t *table
+	name := ""
 	for i := range muts {
-		if t := tables[muts[i].Table]; t != nil && len(t.indexes) > 0 && touchesIndex(t, &muts[i]) {
+		if m := &muts[i]; t == nil || m.Table != name {
+			// Batches write a few tables, in runs: look each run up once.
+			t, name = tables[m.Table], m.Table
+		}
+		if t != nil && len(t.indexes) > 0 && touchesIndex(t, &muts[i]) {
 			return true
 		}
 	}
