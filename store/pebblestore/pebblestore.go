@@ -624,13 +624,17 @@ func (s *Store) Tables(ctx context.Context) ([]store.TableSpec, error) {
 		return nil, err
 	}
 	defer s.exit()
-	tables := *s.tables.Load()
+	return specsOf(*s.tables.Load()), nil
+}
+
+// specsOf lists the specs of tables, in name order, as copies.
+func specsOf(tables map[string]*table) []store.TableSpec {
 	out := make([]store.TableSpec, 0, len(tables))
 	for _, name := range slices.Sorted(maps.Keys(tables)) {
 		sp := tables[name].spec
 		out = append(out, store.TableSpec{Name: name, Families: slices.Clone(sp.Families), Splits: cloneAll(sp.Splits), Indexes: store.CloneIndexes(sp.Indexes)})
 	}
-	return out, nil
+	return out
 }
 
 // ReadRow reads one row with a prefix seek (see comparer). The row

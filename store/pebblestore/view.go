@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/kvschema/kvschema/store"
@@ -19,6 +20,10 @@ func (s *Store) View(ctx context.Context) (store.View, error) {
 	// A reader of its own, not a spare one: its iterator must be new.
 	r.closeIter()
 	r.pinned = true
+	// The tables as they are before the iterator: one created, or an
+	// index added, after this point is not the view's (ErrNoTable,
+	// ErrNoIndex), even if the iterator happens to see its keys.
+	tables := *s.tables.Load()
 	it, err := s.db.NewIter(nil)
 	if err != nil {
 		r.pinned = false
@@ -26,7 +31,7 @@ func (s *Store) View(ctx context.Context) (store.View, error) {
 		return nil, err
 	}
 	r.it, r.bounded = it, false
-	return &view{s: s, r: r}, nil
+	return &view{s: s, r: r, tables: tables}, nil
 }
 
 // view is a store.View over one pinned reader; mu makes it safe for
@@ -36,6 +41,7 @@ type view struct {
 	mu     sync.Mutex
 	r      *reader
 	closed bool
+	tables map[string]*table // as of the view's point in time
 }
 
 func (v *view) enter(ctx context.Context, name string) (*table, error) {
@@ -47,10 +53,10 @@ func (v *view) enter(ctx context.Context, name string) (*table, error) {
 		v.mu.Unlock()
 		return nil, store.ErrClosed
 	}
-	t, err := v.s.table(name)
-	if err != nil {
+	t := v.tables[name]
+	if t == nil {
 		v.mu.Unlock()
-		return nil, err
+		return nil, fmt.Errorf("pebblestore: table %q: %w", name, store.ErrNoTable)
 	}
 	return t, nil
 }
@@ -93,7 +99,13 @@ func (v *view) ReadIndex(ctx context.Context, name, index string, values store.R
 	return v.s.readIndexWith(v.r, t, index, values, opts, fn)
 }
 
-func (v *view) Tables(ctx context.Context) ([]store.TableSpec, error) { return v.s.Tables(ctx) }
+// Tables lists the tables as of the view's point in time.
+func (v *view) Tables(ctx context.Context) ([]store.TableSpec, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return specsOf(v.tables), nil
+}
 
 func (v *view) CreateTable(context.Context, store.TableSpec) error { return store.ErrReadOnly }
 

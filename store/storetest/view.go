@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 func RunView(t *testing.T, open func(t *testing.T) store.Store) {
 	runCases(t, open, []testCase{
 		{"PointInTime", testViewPointInTime},
+		{"TablesInTime", testViewTablesInTime},
 		{"ReadOnly", testViewReadOnly},
 		{"Concurrent", testViewConcurrent},
 		{"Closed", testViewClosed},
@@ -75,6 +77,36 @@ func testViewPointInTime(t *testing.T, s store.Store) {
 	}
 	if rowsOf(t, s) == before {
 		t.Error("the store did not change")
+	}
+}
+
+// testViewTablesInTime: a table created after a view opened is none of
+// the view's, nor is an index added since (for stores that keep indexes):
+// the view answers ErrNoTable and ErrNoIndex, and lists the tables as they
+// were.
+func testViewTablesInTime(t *testing.T, s store.Store) {
+	fillForSnapshot(t, s)
+	before, err := s.Tables(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := view(t, s)
+	create(t, s, "c", "f")
+	apply(t, s, set("c", "r", "f", "q", "v"))
+	if err := s.CreateTable(t.Context(), store.TableSpec{Name: "a", Families: []string{"f"}, Indexes: []store.IndexSpec{{Name: "byq", Family: "f", Qualifier: []byte("q")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := v.ReadRow(t.Context(), "c", []byte("r")); !errors.Is(err, store.ErrNoTable) {
+		t.Errorf("view ReadRow of a table created since: %v", err)
+	}
+	if got, err := v.Tables(t.Context()); err != nil || fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("view Tables: %v (%v), want %v", got, err, before)
+	}
+	if ix, ok := v.(store.Indexer); ok {
+		err := ix.ReadIndex(t.Context(), "a", "byq", store.All(), store.ReadOptions{}, func(store.Row) bool { return true })
+		if !errors.Is(err, store.ErrNoIndex) {
+			t.Errorf("view ReadIndex of an index added since: %v", err)
+		}
 	}
 }
 
