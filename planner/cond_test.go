@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -76,5 +77,40 @@ DEFINE SECONDARY INDEX users_by_nick_id ON users_by_nick (users.id);`
 		if tc.want == "" && planner.Build(&plain, cost.Cassandra, planner.NewPool(xs)).Cheapest() == nil {
 			t.Errorf("pool %v: not even the plain query has a plan: the case tests nothing", tc.pool)
 		}
+	}
+}
+
+// TestCondReadMissing: a schema without a family to read a conditional
+// write's tuple from says which one the write needs.
+func TestCondReadMissing(t *testing.T) {
+	const src = `DEFINE RELATION users ROWS 100 { id BIGINT KEY, nick STRING CARDINALITY 100, karma BIGINT CARDINALITY 10 };
+DEFINE COLUMN FAMILY users_nick FOR users { PARTITION KEY (users.id), VALUES (users.nick) };`
+	stmts, err := lang.ParseScript("s.kvs", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := catalog.ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := lang.ParseStatement("w", "UPDATE users SET nick = 'x' WHERE users.id = 1 IF users.karma = 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := m.ResolveWrite(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := m.CondQuery(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = planner.New(s, cost.Cassandra).Query(q)
+	if want := "one column family of users alone, partitioned by users.id alone, holding users.karma"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want …%s…", err, want)
 	}
 }

@@ -93,6 +93,18 @@ func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 
 // missing says what a schema lacks to answer q.
 func missing(q *catalog.Query) string {
+	if w := q.CondOf; w != nil {
+		e := w.Entity
+		what := "its key"
+		if fs := w.CondFields(); len(fs) > 0 {
+			var names []string
+			for _, f := range fs {
+				names = append(names, f.String())
+			}
+			what = strings.Join(names, ", ")
+		}
+		return fmt.Sprintf("a conditional write reads the tuple it names from one column family of %s alone, partitioned by %s alone, holding %s: add one", e.Name, e.ID(), what)
+	}
 	var eq []string
 	for _, p := range q.Preds {
 		if p.Op == catalog.Eq {
