@@ -2,6 +2,7 @@ package txnstore_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -72,5 +73,83 @@ func TestGuardRowLocked(t *testing.T) {
 	}
 	if at := <-wrote; at.Before(released) {
 		t.Fatal("the guard row was written while the guarded write that checked it was still to commit")
+	}
+}
+
+// dieAfterCommit lets writes through until a multi-row write's commit has
+// applied, then fails every later write, as if its process died there.
+type dieAfterCommit struct {
+	txnstore.Inner
+	mu   sync.Mutex
+	dead bool
+}
+
+var errDead = errors.New("process died (injected)")
+
+func (d *dieAfterCommit) ApplyIf(ctx context.Context, table string, row []byte, cond store.Cond, then, otherwise []store.Mutation) (bool, error) {
+	d.mu.Lock()
+	dead := d.dead
+	d.mu.Unlock()
+	if dead {
+		return false, errDead
+	}
+	ok, err := d.Inner.ApplyIf(ctx, table, row, cond, then, otherwise)
+	if err == nil && table == txnstore.IntentTable && len(then) == 1 && string(then[0].Value) == "c" {
+		d.mu.Lock()
+		d.dead = true
+		d.mu.Unlock()
+	}
+	return ok, err
+}
+
+func (d *dieAfterCommit) Apply(ctx context.Context, muts []store.Mutation) error {
+	d.mu.Lock()
+	dead := d.dead
+	d.mu.Unlock()
+	if dead {
+		return errDead
+	}
+	return d.Inner.Apply(ctx, muts)
+}
+
+// TestGuardedWriterDiesAfterCommit: a guarded write whose batch leaves its
+// guard row unchanged, and whose process dies right after its commit,
+// leaves that row locked; the next writer of the row, in another process,
+// finishes the committed write and clears the lock, and its own guarded
+// write then decides on the row as the dead writer left it.
+func TestGuardedWriterDiesAfterCommit(t *testing.T) {
+	ctx := context.Background()
+	inner := memstore.New()
+	dying, other := txnstore.New(&dieAfterCommit{Inner: inner}), txnstore.New(inner)
+	if err := other.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Apply(ctx, []store.Mutation{set("t", "g", "v", "open")}); err != nil {
+		t.Fatal(err)
+	}
+	isOpen := func(cells []store.Cell) bool { return len(cells) == 1 && string(cells[0].Value) == "open" }
+	_, err := dying.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("g"), Holds: isOpen}, []store.Mutation{set("t", "x", "v", "1"), set("t", "y", "v", "1")})
+	if !errors.Is(err, txnstore.ErrPending) {
+		t.Fatalf("the dying writer: %v; want ErrPending (committed, not finished)", err)
+	}
+	applied, err := other.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("g"), Holds: isOpen}, []store.Mutation{set("t", "g", "v", "closed"), set("t", "z", "v", "1")})
+	if err != nil || !applied {
+		t.Fatalf("the next guarded write of the row: applied %v, %v", applied, err)
+	}
+	for _, k := range []string{"x", "y", "z"} {
+		if r, ok, err := other.ReadRow(ctx, "t", []byte(k)); err != nil || !ok || string(r.Cells[0].Value) != "1" {
+			t.Fatalf("row %s: %v %v %v", k, r, ok, err)
+		}
+	}
+	// No lock is left on any row: the raw rows hold no bookkeeping cell.
+	if err := inner.ReadRows(ctx, "t", store.All(), store.ReadOptions{}, func(r store.Row) bool {
+		for _, c := range r.Cells {
+			if c.Family == txnstore.Family {
+				t.Errorf("row %s still holds %s:%s", r.Key, c.Family, c.Qualifier)
+			}
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
