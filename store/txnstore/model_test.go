@@ -13,6 +13,10 @@ package txnstore
 //   - Apply's error tells the truth: nil or ErrPending means the write
 //     committed; any error but ErrAmbiguous means it did not, and never
 //     will; no write commits twice;
+//   - a third of the writes are guarded (ApplyGuarded) by a row, in the
+//     batch or not, as the model had it when the write was made: such a
+//     write commits only while that row is still so, and "not applied"
+//     means it never commits;
 //   - after every process is done and Repair has run, the store holds the
 //     model's content and no bookkeeping.
 
@@ -51,8 +55,18 @@ type model struct {
 	rows      map[string]map[string]string // "t/a" → "f:q" → value
 	committed map[string]bool              // write token → committed
 	refused   map[string]error             // write token → Apply's error saying it never happens
-	failure   string
+	// guards are the guarded writes' conditions: token → the guard row
+	// and its content when the write decided to be made.
+	guards  map[string]guardExpect
+	failure string
 }
+
+// guardExpect is a guarded write's condition: row k holds exactly want.
+type guardExpect struct{ k, want string }
+
+// errNotApplied stands for ApplyGuarded returning applied == false: the
+// write did not happen, and never will.
+var errNotApplied = errors.New("guard did not hold")
 
 func (m *model) fail(format string, args ...any) {
 	if m.failure == "" {
@@ -82,6 +96,11 @@ func (m *model) commit(muts []store.Mutation) {
 		m.fail("write %s committed after its Apply returned %v", tok, err)
 	}
 	m.committed[tok] = true
+	if g, ok := m.guards[tok]; ok {
+		if got := formatCells(m.rows[g.k]); got != g.want {
+			m.fail("guarded write %s committed while its guard row %s held %q, not %q", tok, g.k, got, g.want)
+		}
+	}
 	for _, mu := range muts {
 		k := mu.Table + "/" + string(mu.Row)
 		switch mu.Kind {
@@ -279,13 +298,20 @@ type proc struct {
 	result error
 }
 
-// start runs Apply in the background and returns once it returned or the
-// process is frozen at its pause.
-func (p *proc) start(ctx context.Context, tok string, muts []store.Mutation) {
+// start runs Apply (ApplyGuarded when guard is set) in the background and
+// returns once it returned or the process is frozen at its pause.
+func (p *proc) start(ctx context.Context, tok string, guard *store.Guard, muts []store.Mutation) {
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	p.cancel, p.tok, p.busy, p.ended = cancel, tok, true, false
 	go func() {
-		err := p.s.Apply(wctx, muts)
+		var err error
+		if guard == nil {
+			err = p.s.Apply(wctx, muts)
+		} else if applied, gerr := p.s.ApplyGuarded(wctx, *guard, muts); gerr != nil {
+			err = gerr
+		} else if !applied {
+			err = errNotApplied
+		}
 		p.g.mu.Lock()
 		p.ended, p.result = true, err
 		p.g.cond.Broadcast()
@@ -322,7 +348,7 @@ func TestModel(t *testing.T) {
 				rt.Fatal(err)
 			}
 		}
-		m := &model{rows: map[string]map[string]string{}, committed: map[string]bool{}, refused: map[string]error{}}
+		m := &model{rows: map[string]map[string]string{}, committed: map[string]bool{}, refused: map[string]error{}, guards: map[string]guardExpect{}}
 		opts := Options{LockTimeout: 10 * time.Millisecond}
 		newProc := func() *proc {
 			g := newGate(raw, m)
@@ -401,10 +427,25 @@ func TestModel(t *testing.T) {
 					faults[rapid.IntRange(1, 12).Draw(rt, "fault at")] = rapid.IntRange(failBefore, failAfter).Draw(rt, "fault kind")
 				}
 				pauseAt := rapid.IntRange(0, 12).Draw(rt, "pause at")
+				// A guarded write decides on a row as the model has it now
+				// (what a read would return): at its commit the row must
+				// still be so, whether or not the batch writes it.
+				var guard *store.Guard
+				if rapid.IntRange(0, 2).Draw(rt, "guarded") == 0 {
+					gr := modelRows[rapid.IntRange(0, len(modelRows)-1).Draw(rt, "guard row")]
+					k := gr.table + "/" + gr.key
+					want := m.row(k)
+					m.mu.Lock()
+					m.guards[tok] = guardExpect{k, want}
+					m.mu.Unlock()
+					guard = &store.Guard{Table: gr.table, Row: []byte(gr.key), Holds: func(cells []store.Cell) bool {
+						return formatRow(store.Row{Cells: cells}) == want
+					}}
+				}
 				p.g.mu.Lock()
 				p.g.calls, p.g.faults, p.g.pauseAt = 0, faults, pauseAt
 				p.g.mu.Unlock()
-				p.start(ctx, tok, muts)
+				p.start(ctx, tok, guard, muts)
 				if p.ended {
 					finish(p)
 				}
