@@ -24,30 +24,7 @@ DEFINE COLUMN FAMILY users_nick FOR users { PARTITION KEY (users.id), VALUES (us
 DEFINE COLUMN FAMILY users_karma FOR users { PARTITION KEY (users.id), VALUES (users.karma, users.nick) };
 DEFINE COLUMN FAMILY users_by_nick FOR users { PARTITION KEY (users.nick), CLUSTERING KEY (users.id), VALUES (users.karma) };
 DEFINE SECONDARY INDEX users_by_nick_id ON users_by_nick (users.id);`
-	stmts, err := lang.ParseScript("s.kvs", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := catalog.Build(stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := catalog.ParseSchema(m, stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := lang.ParseStatement("w", "UPDATE users SET nick = 'x' WHERE users.id = 1 IF users.karma = 3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := m.ResolveWrite(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := m.CondQuery(w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, q := condSetup(t, src, "UPDATE users SET nick = 'x' WHERE users.id = 1 IF users.karma = 3")
 	byName := map[string]*catalog.Index{}
 	for _, x := range s.Indexes {
 		byName[x.Name] = x
@@ -85,7 +62,18 @@ DEFINE SECONDARY INDEX users_by_nick_id ON users_by_nick (users.id);`
 func TestCondReadMissing(t *testing.T) {
 	const src = `DEFINE RELATION users ROWS 100 { id BIGINT KEY, nick STRING CARDINALITY 100, karma BIGINT CARDINALITY 10 };
 DEFINE COLUMN FAMILY users_nick FOR users { PARTITION KEY (users.id), VALUES (users.nick) };`
-	stmts, err := lang.ParseScript("s.kvs", []byte(src))
+	s, q := condSetup(t, src, "UPDATE users SET nick = 'x' WHERE users.id = 1 IF users.karma = 3")
+	_, err := planner.New(s, cost.Cassandra).Query(q)
+	if want := "one column family of users alone, partitioned by users.id alone, holding users.karma"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want …%s…", err, want)
+	}
+}
+
+// condSetup parses a model with its schema, and returns the read the
+// conditional write src makes of its tuple (catalog.Model.CondQuery).
+func condSetup(t *testing.T, schemaSrc, src string) (*catalog.Schema, *catalog.Query) {
+	t.Helper()
+	stmts, err := lang.ParseScript("s.kvs", []byte(schemaSrc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +85,7 @@ DEFINE COLUMN FAMILY users_nick FOR users { PARTITION KEY (users.id), VALUES (us
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := lang.ParseStatement("w", "UPDATE users SET nick = 'x' WHERE users.id = 1 IF users.karma = 3")
+	st, err := lang.ParseStatement("w", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +97,5 @@ DEFINE COLUMN FAMILY users_nick FOR users { PARTITION KEY (users.id), VALUES (us
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = planner.New(s, cost.Cassandra).Query(q)
-	if want := "one column family of users alone, partitioned by users.id alone, holding users.karma"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("got %v, want …%s…", err, want)
-	}
+	return s, q
 }

@@ -248,18 +248,25 @@ func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts
 		done = !fn(buf.load(r)) || n == opts.Limit
 		return !done
 	}
-	ranges := rs.Normalize()
+	inOrder(rs.Normalize(), opts.Reverse, func(rg store.Range) bool {
+		scan(snap, rg, opts.Reverse, visit)
+		return !done
+	})
+	return nil
+}
+
+// inOrder calls fn with each of ranges (sorted, disjoint), last first when
+// reverse, until fn returns false.
+func inOrder(ranges []store.Range, reverse bool, fn func(store.Range) bool) {
 	for i := range ranges {
 		rg := ranges[i]
-		if opts.Reverse {
+		if reverse {
 			rg = ranges[len(ranges)-1-i]
 		}
-		scan(snap, rg, opts.Reverse, visit)
-		if done {
-			break
+		if !fn(rg) {
+			return
 		}
 	}
-	return nil
 }
 
 // scan calls visit for the rows of t in rg, in key order or reversed, until
@@ -361,17 +368,10 @@ func (s *Store) ReadIndex(ctx context.Context, name, ixName string, values store
 		done = !fn(buf.load(r)) || n == opts.Limit
 		return !done
 	}
-	ranges := values.Normalize()
-	for i := range ranges {
-		rg := ranges[i]
-		if opts.Reverse {
-			rg = ranges[len(ranges)-1-i]
-		}
+	inOrder(values.Normalize(), opts.Reverse, func(rg store.Range) bool {
 		scanEntries(entries, rg, opts.Reverse, visit)
-		if done || err != nil {
-			break
-		}
-	}
+		return !done && err == nil
+	})
 	return err
 }
 

@@ -155,12 +155,7 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 		if r.End != nil {
 			opt = append(opt, fmt.Sprintf("STOPROW=>'%s'", Escape(r.End)))
 		}
-		if opts.Limit > 0 {
-			opt = append(opt, fmt.Sprintf("LIMIT=>%d", opts.Limit))
-		}
-		if opts.Reverse {
-			opt = append(opt, "REVERSED=>true")
-		}
+		opt = appendReadOptions(opt, opts)
 		fmt.Fprintf(&b, "scan '%s'", esc(table))
 		if len(opt) > 0 {
 			fmt.Fprintf(&b, ", {%s}", strings.Join(opt, ", "))
@@ -204,12 +199,7 @@ func (s *Store) ReadIndex(ctx context.Context, table, index string, values store
 				opt = append(opt, fmt.Sprintf("STOPVALUE=>'%s'", Escape(r.End)))
 			}
 		}
-		if opts.Limit > 0 {
-			opt = append(opt, fmt.Sprintf("LIMIT=>%d", opts.Limit))
-		}
-		if opts.Reverse {
-			opt = append(opt, "REVERSED=>true")
-		}
+		opt = appendReadOptions(opt, opts)
 		fmt.Fprintf(&b, "index '%s', '%s'", esc(table), esc(index))
 		if len(opt) > 0 {
 			fmt.Fprintf(&b, ", {%s}", strings.Join(opt, ", "))
@@ -233,6 +223,18 @@ func isOneRow(r store.Range) bool {
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	s.print(formatBatch(nil, muts))
 	return s.inner.Apply(ctx, muts)
+}
+
+// appendReadOptions appends a read's LIMIT and REVERSED options, as the
+// HBase shell writes them.
+func appendReadOptions(opt []string, opts store.ReadOptions) []string {
+	if opts.Limit > 0 {
+		opt = append(opt, fmt.Sprintf("LIMIT=>%d", opts.Limit))
+	}
+	if opts.Reverse {
+		opt = append(opt, "REVERSED=>true")
+	}
+	return opt
 }
 
 // formatBatch appends muts in HBase shell syntax to b, a batch of several
