@@ -132,9 +132,12 @@ func (s *Stmt) ExecIf(ctx context.Context, args ...types.Value) (Outcome, error)
 	if err := s.checkArgs(args); err != nil {
 		return Outcome{}, err
 	}
-	items := []writeItem{{s, args}}
+	one := [1]writeItem{{s, args}}
+	items := one[:]
 	if s.unionWrites != nil {
-		items = items[:0]
+		// A slice of its own: appending to one's would move one to the
+		// heap on every call.
+		items = make([]writeItem, 0, len(s.unionWrites))
 		for _, ws := range s.unionWrites {
 			items = append(items, writeItem{ws, args})
 		}
