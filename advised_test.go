@@ -725,7 +725,7 @@ func TestDeployTargetNote(t *testing.T) {
 // TestExplainLargePartitions: EXPLAIN of a statement on an advised schema
 // warns about the indexes it reads or keeps whose partitions are large by
 // the model's statistics (over a tenth of Cassandra's 100 MB), and not
-// about the others.
+// about the others; DESCRIBE of such an index does too.
 func TestExplainLargePartitions(t *testing.T) {
 	ctx := context.Background()
 	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{})
@@ -738,6 +738,12 @@ func TestExplainLargePartitions(t *testing.T) {
 DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), VALUES (items.category, items.title) };`
 	if _, err := db.Deploy(ctx, "model.kvs", []byte(model), "schema.kvs", []byte(schema), cost.Pebble); err != nil {
 		t.Fatal(err)
+	}
+	if text, err := db.Describe(ctx, "items_by_category"); err != nil || !strings.Contains(text, "in 10 partitions") || !strings.Contains(text, "-- warning: partitions average 200MB") {
+		t.Errorf("DESCRIBE items_by_category: %v\n%s", err, text)
+	}
+	if text, err := db.Describe(ctx, "items_by_id"); err != nil || strings.Contains(text, "warning") {
+		t.Errorf("DESCRIBE items_by_id: %v\n%s", err, text)
 	}
 	for _, tc := range []struct{ src, want, not string }{
 		{"EXPLAIN SELECT items.title FROM items WHERE items.category = 3", "WARNING items_by_category: partitions average 200MB (1e+06 rows)", ""},

@@ -133,11 +133,14 @@ func describeLayout(b *strings.Builder, l *layout.Layout) {
 }
 
 func describeIndex(b *strings.Builder, x *catalog.Index, ddl map[string]lang.Statement) {
-	fmt.Fprintf(b, "\n-- %s in table %s: %s, about %.0f rows of %.0f bytes", strings.ToLower(indexKind(x)), x.Name, x.Describe(), x.Entries, x.EntrySize)
+	fmt.Fprintf(b, "\n-- %s in table %s: %s, about %.0f rows of %.0f bytes in %.0f partitions", strings.ToLower(indexKind(x)), x.Name, x.Describe(), x.Entries, x.EntrySize, x.Partitions)
 	if x.SaltBuckets > 0 {
 		fmt.Fprintf(b, ", %d salt buckets", x.SaltBuckets)
 	}
 	b.WriteString("\n")
+	if w := x.PartitionWarning(); w != "" {
+		fmt.Fprintf(b, "-- warning: %s\n", w)
+	}
 	if d := ddl[strings.ToLower(x.Name)]; d != nil {
 		b.WriteString(lang.Print(d) + ";\n")
 	}
