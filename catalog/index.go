@@ -150,6 +150,14 @@ func (x *Index) InKey(a Attr) bool {
 	return false
 }
 
+// KeyedBy reports whether x is a column family of entity e alone
+// partitioned by e's key alone: a tuple of e exists exactly when x has a
+// partition under its key.
+func (x *Index) KeyedBy(e *Entity) bool {
+	return x.Kind == CF && len(x.Graph.Nodes) == 1 && x.Graph.Nodes[0].Entity == e &&
+		len(x.Hash) == 1 && x.Hash[0].Field == e.ID()
+}
+
 // RowsPerPartition is the average number of rows of one partition.
 func (x *Index) RowsPerPartition() float64 { return x.Entries / x.Partitions }
 

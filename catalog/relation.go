@@ -223,3 +223,16 @@ func NewRelation(name string, fields []*Field) *Relation {
 	}
 	return r
 }
+
+// KeyIndex is the first of r's indexes whose table and row a tuple's key
+// alone determines (no attribute but the key's places its cells), or nil:
+// where writes look up the stored tuple by key, and what a conditional
+// write's guard checks.
+func (r *Relation) KeyIndex() *Index {
+	for _, x := range r.Indexes {
+		if !x.Layout().CoordinatesUseNonKey() {
+			return x
+		}
+	}
+	return nil
+}

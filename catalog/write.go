@@ -77,9 +77,7 @@ func (w *Write) CondFields() []*Field {
 // compares. The runtime reads the tuple from such a family, one row under
 // the tuple's lock; the advisor plans the read as one step over one.
 func (w *Write) CondSource(x *Index) bool {
-	e := w.Entity
-	if w.Cond == Unconditional || x.Kind != CF || len(x.Graph.Nodes) != 1 || x.Graph.Nodes[0].Entity != e ||
-		len(x.Hash) != 1 || x.Hash[0].Field != e.ID() {
+	if w.Cond == Unconditional || !x.KeyedBy(w.Entity) {
 		return false
 	}
 	for _, f := range w.CondFields() {

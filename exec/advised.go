@@ -265,11 +265,10 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 	}
 	s.checks = e.existChecks(s)
 	if w.Cond != catalog.Unconditional {
-		fields := w.CondFields()
-		t := e.entityTable(w.Entity, fields...)
+		t := e.entityTable(w.CondSource)
 		if t == nil {
-			if any := e.entityTable(w.Entity); any != nil {
-				return nil, fmt.Errorf("%s: the condition reads %s, which no column family of %s keyed by %s alone holds (%s does not)", lang.Print(st), fieldNames(fields), w.Entity.Name, w.Entity.ID(), any.name)
+			if any := e.entityTable(func(x *catalog.Index) bool { return x.KeyedBy(w.Entity) }); any != nil {
+				return nil, fmt.Errorf("%s: the condition reads %s, which no column family of %s keyed by %s alone holds (%s does not)", lang.Print(st), fieldNames(w.CondFields()), w.Entity.Name, w.Entity.ID(), any.name)
 			}
 			return nil, fmt.Errorf("%s: a conditional write reads the tuple it names from a column family of %s keyed by %s alone, and this schema has none", lang.Print(st), w.Entity.Name, w.Entity.ID())
 		}

@@ -52,7 +52,8 @@ func (e *Engine) existChecks(s *Stmt) []existCheck {
 		if sd.nav != nil && e.supportReads(s, sd.nav) {
 			continue
 		}
-		if t := e.entityTable(sd.ent); t != nil {
+		ent := sd.ent
+		if t := e.entityTable(func(x *catalog.Index) bool { return x.KeyedBy(ent) }); t != nil {
 			what := sd.ent.Name
 			if sd.nav != nil {
 				what = sd.nav.Name
@@ -80,26 +81,14 @@ func (e *Engine) supportReads(s *Stmt, nav *catalog.Nav) bool {
 	return false
 }
 
-// entityTable returns a column family of ent alone partitioned by its key
-// that holds every field of fields, or nil: a tuple of ent exists exactly
-// when the family has a row under its key. Of several, it prefers one
-// with no clustering key (its row is the tuple's alone: a conditional
-// write can guard it), then the first.
-func (e *Engine) entityTable(ent *catalog.Entity, fields ...*catalog.Field) *table {
+// entityTable returns a table whose index accept accepts
+// (catalog.Index.KeyedBy, catalog.Write.CondSource), or nil. Of several,
+// it prefers one with no clustering key (its row is the tuple's alone: a
+// conditional write can guard it), then the first.
+func (e *Engine) entityTable(accept func(*catalog.Index) bool) *table {
 	var found *table
 	for _, x := range e.schema.Indexes {
-		t := e.tables[x]
-		if x.Kind != catalog.CF || len(x.Graph.Nodes) != 1 || x.Graph.Nodes[0].Entity != ent ||
-			t.nhash != 1 || t.attrs[0].Field != ent.ID() {
-			continue
-		}
-		holds := true
-		for _, f := range fields {
-			if _, ok := t.pos[catalog.Attr{Node: 0, Field: f}]; !ok {
-				holds = false
-			}
-		}
-		if holds && (found == nil || found.nkey > 1 && t.nkey == 1) {
+		if t := e.tables[x]; accept(x) && (found == nil || found.nkey > 1 && t.nkey == 1) {
 			found = t
 		}
 	}

@@ -284,16 +284,11 @@ func (e *Engine) guardTuple(ctx context.Context, rel *catalog.Relation, t, cur [
 	if _, ok := e.st.(store.Guarded); !ok {
 		return nil, true, nil
 	}
-	var l *layout.Layout
-	for _, x := range rel.Indexes {
-		if cand := x.Layout(); !cand.CoordinatesUseNonKey() {
-			l = cand
-			break
-		}
-	}
-	if l == nil {
+	x := rel.KeyIndex()
+	if x == nil {
 		return nil, true, nil
 	}
+	l := x.Layout()
 	table, err := l.TableOf(t)
 	if err != nil {
 		return nil, false, err
@@ -420,11 +415,8 @@ func (e *Engine) ensureTables(ctx context.Context, rel *catalog.Relation, muts [
 // in one store round trip per table of a key-addressed layout.
 func (e *Engine) lookup(ctx context.Context, rel *catalog.Relation, ts [][]types.Value) ([][]types.Value, error) {
 	var l *layout.Layout
-	for _, x := range rel.Indexes {
-		if cand := x.Layout(); !cand.CoordinatesUseNonKey() {
-			l = cand
-			break
-		}
+	if x := rel.KeyIndex(); x != nil {
+		l = x.Layout()
 	}
 	out := make([][]types.Value, len(ts))
 	want := map[string]int{}

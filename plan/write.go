@@ -346,11 +346,9 @@ func (w *Write) Explain() (string, error) {
 // processes (exec's guarded batch): through the tuple's row in its first
 // layout addressed by key, if any.
 func explainGuard(b *strings.Builder, rel *catalog.Relation) {
-	for _, x := range rel.Indexes {
-		if !x.Layout().CoordinatesUseNonKey() {
-			fmt.Fprintf(b, "STORE GUARD: THE BATCH APPLIES ONLY IF THE TUPLE'S ROW OVER %s IS AS READ, ELSE READ AND DECIDE AGAIN (STORES WITH GUARDED WRITES)\n", x.Name)
-			return
-		}
+	if x := rel.KeyIndex(); x != nil {
+		fmt.Fprintf(b, "STORE GUARD: THE BATCH APPLIES ONLY IF THE TUPLE'S ROW OVER %s IS AS READ, ELSE READ AND DECIDE AGAIN (STORES WITH GUARDED WRITES)\n", x.Name)
+		return
 	}
 	b.WriteString("NO STORE GUARD: NO LAYOUT IS ADDRESSED BY THE KEY (WRITERS OF OTHER PROCESSES ARE NOT CHECKED)\n")
 }
