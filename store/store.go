@@ -314,6 +314,12 @@ type Capabilities struct {
 	// table, so it sees a batch in all of its rows or in none (embedded
 	// stores; a Bigtable scan reads each row at its own time).
 	SnapshotReads bool
+	// LocalIndexes: the store keeps the local secondary indexes that
+	// TableSpec.Indexes declare and reads through them (Indexer): a
+	// schema deployed on it keeps its secondary indexes there, not in
+	// tables of their own. A decorator reports it only when it forwards
+	// ReadIndex to an inner store that has it.
+	LocalIndexes bool
 	// Engine names the kind of engine underneath every decorator:
 	// "pebble", "bigtable" or "mem" ("" when unknown). An advised schema
 	// records the engine it was advised for (its target); deploying it on

@@ -171,3 +171,11 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 	}
 	return s.Inner.ReadRows(ctx, table, rs, opts, fn)
 }
+
+// Capabilities are the inner store's, without its local indexes: a
+// faultstore offers no ReadIndex (it stands for Bigtable, which has none).
+func (s *Store) Capabilities() store.Capabilities {
+	c := s.Inner.Capabilities()
+	c.LocalIndexes = false
+	return c
+}

@@ -557,7 +557,7 @@ func (d *data) table(name string) (*table, error) {
 
 // Capabilities reports atomic batches.
 func (s *Store) Capabilities() store.Capabilities {
-	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, Engine: "mem"}
+	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, LocalIndexes: true, Engine: "mem"}
 }
 
 // Close closes this handle; later calls on it fail with store.ErrClosed.

@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,6 +50,7 @@ type Store struct {
 	closed bool
 	tables map[string]*btree.BTreeG[*row] // pending rows by table
 	known  map[string][]string            // families of the base's tables seen
+	ixs    map[string][]store.IndexSpec   // their local indexes (store.Indexer)
 	log    []store.Mutation               // pending mutations, owned copies, in order
 }
 
@@ -64,7 +66,7 @@ func lessRow(a, b *row) bool { return bytes.Compare(a.key, b.key) < 0 }
 
 // New returns an empty overlay over base.
 func New(base store.Store) *Store {
-	return &Store{base: base, tables: map[string]*btree.BTreeG[*row]{}, known: map[string][]string{}}
+	return &Store{base: base, tables: map[string]*btree.BTreeG[*row]{}, known: map[string][]string{}, ixs: map[string][]store.IndexSpec{}}
 }
 
 // Base is the store the overlay reads through and commits to.
@@ -193,9 +195,10 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 		return !done
 	}
 	i := 0
-	// mineUntil emits the pending rows that come before key (all, if nil).
-	mineUntil := func(key []byte) bool {
-		for ; i < len(mine) && (key == nil || before(mine[i].key, key)); i++ {
+	// mineUntil emits the pending rows that come before key (all, with
+	// all: a base row's key may be nil, the empty key).
+	mineUntil := func(key []byte, all bool) bool {
+		for ; i < len(mine) && (all || before(mine[i].key, key)); i++ {
 			if r, ok := merge(mine[i], store.Row{}); ok && !emit(r) {
 				i++
 				return false
@@ -208,7 +211,7 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 		baseOpts.Limit = opts.Limit + len(mine)
 	}
 	err := s.base.ReadRows(ctx, table, rs, baseOpts, func(b store.Row) bool {
-		if !mineUntil(b.Key) {
+		if !mineUntil(b.Key, false) {
 			return false
 		}
 		if i < len(mine) && bytes.Equal(mine[i].key, b.Key) {
@@ -226,7 +229,7 @@ func (s *Store) ReadRows(ctx context.Context, table string, rs store.RowSet, opt
 	}
 	// The base read ended: it held no more rows (had its raised limit cut
 	// it, at least Limit rows would have been emitted).
-	mineUntil(nil)
+	mineUntil(nil, true)
 	return nil
 }
 
@@ -317,11 +320,114 @@ func (s *Store) families(ctx context.Context, table string) ([]string, error) {
 	defer s.mu.Unlock()
 	for _, sp := range specs {
 		s.known[sp.Name] = sp.Families
+		s.ixs[sp.Name] = sp.Indexes
 	}
 	if fams, ok = s.known[table]; !ok {
 		return nil, fmt.Errorf("table %q: %w", table, store.ErrNoTable)
 	}
 	return fams, nil
+}
+
+// ReadIndex reads through the base's local index (store.Indexer) with
+// the pending writes applied: a row with pending writes is found by the
+// indexed value of its merged row, not by the base's entry. It is one
+// ReadIndex of the base, plus, when the table has pending rows, one
+// ReadRows of their base images. It fails with an error wrapping
+// errors.ErrUnsupported when the base is no Indexer.
+func (s *Store) ReadIndex(ctx context.Context, table, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	ix, ok := s.base.(store.Indexer)
+	if !ok {
+		return fmt.Errorf("overlaystore: %T keeps no indexes: %w", s.base, errors.ErrUnsupported)
+	}
+	t := s.pending(table)
+	if t == nil {
+		return ix.ReadIndex(ctx, table, index, values, opts, fn)
+	}
+	if _, err := s.families(ctx, table); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	specs := s.ixs[table]
+	s.mu.Unlock()
+	var spec *store.IndexSpec
+	for i := range specs {
+		if specs[i].Name == index {
+			spec = &specs[i]
+		}
+	}
+	if spec == nil {
+		return fmt.Errorf("overlaystore: table %q, index %q: %w", table, index, store.ErrNoIndex)
+	}
+	type entry struct {
+		value []byte
+		row   store.Row
+	}
+	var out []entry
+	keys := make([][]byte, 0, t.Len())
+	t.Ascend(func(p *row) bool {
+		keys = append(keys, p.key)
+		return true
+	})
+	images := map[string]store.Row{}
+	if err := s.base.ReadRows(ctx, table, store.RowSet{Keys: keys}, store.ReadOptions{}, func(r store.Row) bool {
+		images[string(r.Key)] = store.CloneRow(r)
+		return true
+	}); err != nil {
+		return err
+	}
+	ranges := values.Normalize()
+	selected := func(v []byte) bool {
+		for _, rg := range ranges {
+			if rg.Contains(v) {
+				return true
+			}
+		}
+		return false
+	}
+	t.Ascend(func(p *row) bool {
+		if r, ok := merge(p, images[string(p.key)]); ok {
+			if v, ok := spec.IndexedValue(r.Cells); ok && selected(v) {
+				out = append(out, entry{v, r})
+			}
+		}
+		return true
+	})
+	// Each pending row hides at most one of the base's entries: the
+	// first Limit entries of the answer are among the base's first
+	// Limit + len(keys) and the pending rows'.
+	baseOpts := store.ReadOptions{Reverse: opts.Reverse}
+	if opts.Limit > 0 {
+		baseOpts.Limit = opts.Limit + len(keys)
+	}
+	if err := ix.ReadIndex(ctx, table, index, values, baseOpts, func(r store.Row) bool {
+		if _, mine := t.Get(&row{key: r.Key}); !mine {
+			r = store.CloneRow(r)
+			v, _ := spec.IndexedValue(r.Cells)
+			out = append(out, entry{v, r})
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	slices.SortFunc(out, func(a, b entry) int {
+		c := bytes.Compare(a.value, b.value)
+		if c == 0 {
+			c = bytes.Compare(a.row.Key, b.row.Key)
+		}
+		if opts.Reverse {
+			c = -c
+		}
+		return c
+	})
+	for i, e := range out {
+		if opts.Limit > 0 && i == opts.Limit || !fn(e.row) {
+			break
+		}
+	}
+	return nil
 }
 
 // CheckMutations reports the first mutation Apply would refuse for its
@@ -439,6 +545,8 @@ func (s *Store) discard() {
 func (s *Store) Capabilities() store.Capabilities {
 	c := s.base.Capabilities()
 	c.AtomicBatch = true
+	_, ix := s.base.(store.Indexer)
+	c.LocalIndexes = c.LocalIndexes && ix
 	return c
 }
 

@@ -194,3 +194,15 @@ func TestCommitFails(t *testing.T) {
 		t.Fatalf("base after Close: ok=%v err=%v, want an open store without the row", ok, err)
 	}
 }
+
+// TestIndexer runs the local-index suite on an overlay that never commits
+// (entries of pending rows only) and on one that commits every other
+// Apply (the base's entries merged with pending rows over them).
+func TestIndexer(t *testing.T) {
+	t.Run("Pending", func(t *testing.T) {
+		storetest.RunIndexer(t, func(*testing.T) store.Store { return overlaystore.New(memstore.New()) })
+	})
+	t.Run("Committing", func(t *testing.T) {
+		storetest.RunIndexer(t, func(*testing.T) store.Store { return &committing{Store: overlaystore.New(memstore.New())} })
+	})
+}

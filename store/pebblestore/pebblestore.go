@@ -528,7 +528,7 @@ func (s *Store) Close() error {
 
 // Capabilities reports atomic batches.
 func (s *Store) Capabilities() store.Capabilities {
-	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, Engine: "pebble"}
+	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, LocalIndexes: true, Engine: "pebble"}
 }
 
 func (s *Store) table(name string) (*table, error) {

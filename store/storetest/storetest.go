@@ -25,6 +25,7 @@ import (
 // store for each call; the suite closes it.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	runCases(t, open, []testCase{
+		{"Capabilities", testCapabilities},
 		{"Tables", testTables},
 		{"NoTable", testNoTable},
 		{"PutGetDelete", testPutGetDelete},
@@ -41,6 +42,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Closed", testClosed},
 		{"Model", testModel},
 	})
+}
+
+// testCapabilities checks that a store claiming local indexes reads
+// through them.
+func testCapabilities(t *testing.T, s store.Store) {
+	if _, ok := s.(store.Indexer); s.Capabilities().LocalIndexes && !ok {
+		t.Errorf("%T reports LocalIndexes but is no store.Indexer", s)
+	}
 }
 
 type testCase struct {

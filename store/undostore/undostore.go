@@ -66,6 +66,13 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	return s.Store.CreateTable(ctx, spec)
 }
 
+// ReadIndex forwards the call (store.Indexer); it fails with an error
+// wrapping errors.ErrUnsupported when the inner store is no Indexer.
+// Restore's writes are Applies, which keep the inner store's indexes.
+func (s *Store) ReadIndex(ctx context.Context, table, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	return store.ReadIndex(ctx, s.Store, table, index, values, opts, fn)
+}
+
 // Apply records the first image of every row muts change, then applies
 // them.
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
