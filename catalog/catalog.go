@@ -44,6 +44,22 @@ type Advised struct {
 	// the same one only if they are byte-identical.
 	ModelSrc, SchemaSrc string
 	profile             string // Profile as JSON, as stored
+	// LocalIndexes: the secondary indexes that can be (Schema.Local) are
+	// kept by the store as local indexes of their base column families
+	// (store.Capabilities.LocalIndexes), decided when the schema is first
+	// deployed and recorded with it; the others, and all of them when
+	// false, are tables the engine keeps.
+	LocalIndexes bool
+}
+
+// KeepLocal records whether a's secondary indexes are the store's local
+// indexes (LocalIndexes), and marks those that can be in a.Schema.Local.
+func (a *Advised) KeepLocal(on bool) {
+	a.LocalIndexes = on
+	a.Schema.Local = nil
+	if on {
+		a.Schema.Local = a.Schema.localBases()
+	}
 }
 
 // ParseAdvised builds an advised schema from its model script (DEFINE
@@ -124,6 +140,7 @@ func Open(s Stored) (*Catalog, error) {
 			return nil, fmt.Errorf("stored advised schema: %w", err)
 		}
 		a.profile = s.Profile
+		a.KeepLocal(s.Indexes == localIndexes)
 		c.Advised = a
 	}
 	stmts, err := lang.ParseScript("definitions (stored)", []byte(s.Script))
@@ -153,6 +170,9 @@ func (c *Catalog) Stored() Stored {
 	s := Stored{Script: lang.PrintScript(c.Defs)}
 	if a := c.Advised; a != nil {
 		s.Model, s.Schema, s.Profile = a.ModelSrc, a.SchemaSrc, a.profile
+		if a.LocalIndexes {
+			s.Indexes = localIndexes
+		}
 	}
 	return s
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
+	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -17,6 +19,38 @@ import (
 type Schema struct {
 	Indexes []*Index
 	Base    map[*Index]*Index
+	// Local maps each secondary index the store keeps as a local index
+	// (store.Indexer) to its base column family, whose table declares it
+	// (LocalIndex); nil when the store keeps none (Advised.KeepLocal).
+	// Such an index has no table: the store maintains it in the base's
+	// write path, and one read through it returns base rows.
+	Local map[*Index]*Index
+}
+
+// localBases maps each secondary index that can be a local index to its
+// base: one whose base is unsalted (entries ordered by row key follow
+// the base's partition order) and stores the indexed attribute as a value
+// cell (a store index is on one cell; a clustering attribute is in the
+// row key).
+func (s *Schema) localBases() map[*Index]*Index {
+	out := map[*Index]*Index{}
+	for _, x := range s.Indexes {
+		b := s.Base[x]
+		if x.Kind != SI || b == nil || b.SaltBuckets > 0 || !containsAttr(b.Extra, x.Hash[0]) {
+			continue
+		}
+		out[x] = b
+	}
+	return out
+}
+
+// LocalIndex is the store index that keeps secondary index x in its base's
+// table (x must be in s.Local): named as x, on the cell of the indexed
+// attribute, whose value is the attribute's natural encoding (layout's
+// attr_value), so a lookup's values are encoded as the base stores them.
+func (s *Schema) LocalIndex(x *Index) store.IndexSpec {
+	b := s.Local[x]
+	return store.IndexSpec{Name: x.Name, Family: layout.DefaultCFFamily, Qualifier: []byte(b.AttrName(x.Hash[0]))}
 }
 
 // Index returns the index called name, or nil.

@@ -23,6 +23,10 @@ const (
 	modelQ  = "model"
 	schemaQ = "schema"
 	profQ   = "profile"
+	indexQ  = "indexes"
+	// localIndexes is the value of indexQ when the advised schema's
+	// secondary indexes are the store's local indexes (Advised.LocalIndexes).
+	localIndexes = "local"
 )
 
 // Stored is one version of a store's definitions.
@@ -35,6 +39,10 @@ type Stored struct {
 	// FAMILY and DEFINE SECONDARY INDEX statements, the cost profile as
 	// JSON.
 	Model, Schema, Profile string
+	// Indexes is "local" when the advised schema's secondary indexes that
+	// can be are kept by the store as local indexes of their base column
+	// families (Advised.LocalIndexes), "" when every one is a table.
+	Indexes string
 	// Legacy: the advised schema was read from the table an earlier
 	// kvschema kept it in (legacy.go); the next Save records it here.
 	Legacy bool
@@ -50,6 +58,8 @@ func (s *Stored) setAdvised(c store.Cell) {
 		s.Schema = string(c.Value)
 	case profQ:
 		s.Profile = string(c.Value)
+	case indexQ:
+		s.Indexes = string(c.Value)
 	}
 }
 
@@ -147,7 +157,7 @@ func Save(ctx context.Context, s store.Store, prev uint64, cat Stored) (uint64, 
 	}
 	row := versionRow(prev + 1)
 	put := []store.Mutation{{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(scriptQ), Value: []byte(cat.Script)}}
-	for _, c := range []struct{ q, v string }{{modelQ, cat.Model}, {schemaQ, cat.Schema}, {profQ, cat.Profile}} {
+	for _, c := range []struct{ q, v string }{{modelQ, cat.Model}, {schemaQ, cat.Schema}, {profQ, cat.Profile}, {indexQ, cat.Indexes}} {
 		if c.v != "" {
 			put = append(put, store.Mutation{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(c.q), Value: []byte(c.v)})
 		}

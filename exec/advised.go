@@ -120,13 +120,14 @@ func (e *Engine) Definitions() []lang.Statement {
 func (e *Engine) Store() store.Store { return e.st }
 
 // CreateTables creates the table of every index of the advised schema
+// that is not a local index, declaring the local indexes each keeps
 // (idempotent).
 func (e *Engine) CreateTables(ctx context.Context) error {
 	if e.schema == nil {
 		return nil
 	}
-	for _, x := range e.schema.Indexes {
-		if err := e.st.CreateTable(ctx, e.tables[x].spec()); err != nil {
+	for _, spec := range e.tableSpecs() {
+		if err := e.st.CreateTable(ctx, spec); err != nil {
 			return err
 		}
 	}
@@ -407,6 +408,11 @@ func (s *Stmt) Explain() string {
 	for _, up := range s.ups {
 		fmt.Fprintf(&b, "%s\n", up.u.Describe())
 		explainPartitions(&b, up.t.x)
+		for _, si := range s.e.schema.Indexes {
+			if s.e.schema.Local[si] == up.t.x {
+				fmt.Fprintf(&b, "STORE KEEPS LOCAL INDEX %s ON %s IN THE SAME BATCH (NO SUPPORT READ)\n", si.Name, si.AttrName(si.Hash[0]))
+			}
+		}
 		sps := up.supports
 		if up.replace != nil {
 			sps = append(sps[:len(sps):len(sps)], up.replace)

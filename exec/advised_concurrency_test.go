@@ -752,6 +752,14 @@ func (h *hookStore) ReadRows(ctx context.Context, table string, rs store.RowSet,
 	return err
 }
 
+// Capabilities: the hook sees the two reads of a secondary index kept in
+// a table of its own, as on Bigtable (a local index is one read).
+func (h *hookStore) Capabilities() store.Capabilities {
+	c := h.Store.Capabilities()
+	c.LocalIndexes = false
+	return c
+}
+
 // TestSIReadChecksPredicate: an UPDATE that changes an indexed value
 // between a query's secondary-index lookup and its read of the base rows
 // must not make the query return a row that fails its WHERE clause. The

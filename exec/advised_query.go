@@ -66,6 +66,8 @@ type stepProg struct {
 	limit   int
 	// read1 is how the first step reads; nil for later steps.
 	read1 *firstRead
+	// local reads through a local index instead (advised_local.go).
+	local *localRead
 }
 
 // firstRead is the first step of a program: a read of its index viewed as
@@ -197,7 +199,22 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 	}
 	filled := map[int]bool{}
 	applied := map[int]bool{} // predicates tested by earlier steps
-	for si, l := range pl.Steps {
+	for si := 0; si < len(pl.Steps); si++ {
+		l := pl.Steps[si]
+		if base := e.schema.Local[l.Index]; base != nil {
+			// The store's local index: one read through it returns the
+			// base rows, answering this step and the base's after it.
+			fused := si+1 < len(pl.Steps) && pl.Steps[si+1].Role == cost.AfterSI && pl.Steps[si+1].Index == base
+			sp, err := p.compileLocal(e, si, fused, filled, applied)
+			if err != nil {
+				return nil, err
+			}
+			if fused {
+				si++
+			}
+			p.steps = append(p.steps, sp)
+			continue
+		}
 		t := e.tables[l.Index]
 		if t == nil {
 			return nil, fmt.Errorf("plan step %d reads %s, which is not in the schema", si+1, l.Index.Name)
@@ -269,40 +286,47 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 			}
 			sp.read1 = newFirstRead(pl, sp, ref)
 		}
-		// Rows of this step carry fresh values of fields an earlier step
-		// already tested (an SI's base rows hold the indexed attribute):
-		// test them again, so that a row a concurrent write moved out of
-		// the predicate is not returned.
-		refills := map[int]bool{}
-		for _, s := range sp.toSlot {
-			if s >= 0 && filled[s] {
-				refills[s] = true
-			}
-		}
-		mine := map[int]bool{}
-		for _, k := range sp.filters {
-			mine[k] = true
-		}
-		for k := range applied {
-			if refills[p.slots[q.Preds[k].Ref]] && !mine[k] {
-				sp.filters = append(sp.filters, k)
-			}
-		}
-		sort.Ints(sp.filters)
-		for _, k := range l.KeyPreds {
-			applied[k] = true
-		}
-		for _, k := range l.Filters {
-			applied[k] = true
-		}
-		for _, s := range sp.toSlot {
-			if s >= 0 {
-				filled[s] = true
-			}
-		}
+		p.settle(sp, filled, applied, l.KeyPreds, l.Filters)
 		p.steps = append(p.steps, sp)
 	}
 	return p, nil
+}
+
+// settle finishes a compiled step: it adds the filters its rows need
+// again, then marks the predicates it applies (done) and the slots it
+// fills.
+func (p *program) settle(sp *stepProg, filled, applied map[int]bool, done ...[]int) {
+	q := p.q
+	// Rows of this step carry fresh values of fields an earlier step
+	// already tested (an SI's base rows hold the indexed attribute):
+	// test them again, so that a row a concurrent write moved out of
+	// the predicate is not returned.
+	refills := map[int]bool{}
+	for _, s := range sp.toSlot {
+		if s >= 0 && filled[s] {
+			refills[s] = true
+		}
+	}
+	mine := map[int]bool{}
+	for _, k := range sp.filters {
+		mine[k] = true
+	}
+	for k := range applied {
+		if refills[p.slots[q.Preds[k].Ref]] && !mine[k] {
+			sp.filters = append(sp.filters, k)
+		}
+	}
+	sort.Ints(sp.filters)
+	for _, ks := range done {
+		for _, k := range ks {
+			applied[k] = true
+		}
+	}
+	for _, s := range sp.toSlot {
+		if s >= 0 {
+			filled[s] = true
+		}
+	}
 }
 
 // bindPreds gives each query predicate its value for args, coerced to the
@@ -408,9 +432,15 @@ func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple
 	var rows []tuple
 	for si, sp := range p.steps {
 		var err error
-		if si == 0 {
+		switch {
+		case sp.local != nil:
+			if si > 0 && len(rows) == 0 {
+				return nil, nil
+			}
+			rows, err = sp.readLocal(ctx, st, r, rows, si == 0)
+		case si == 0:
 			rows, err = sp.first(ctx, st, r)
-		} else {
+		default:
 			if len(rows) == 0 {
 				return nil, nil
 			}
@@ -616,7 +646,11 @@ func (p *program) explain() string {
 	var b strings.Builder
 	b.WriteString(p.plan.Describe(""))
 	for i, sp := range p.steps {
-		sp.explain(&b, p, i)
+		if sp.local != nil {
+			sp.explainLocal(&b, p, i)
+		} else {
+			sp.explain(&b, p, i)
+		}
 	}
 	if p.plan.Sort {
 		var keys []string

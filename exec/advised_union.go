@@ -248,6 +248,9 @@ next:
 // predicates, none of which a later step tests again.
 func mergeable(a, b *branch) bool {
 	pa, pb := a.plan, b.plan
+	if a.prog.steps[0].read1 == nil || b.prog.steps[0].read1 == nil {
+		return false // a read through a local index: its values are the key
+	}
 	if len(pa.Steps) != len(pb.Steps) || pa.Ordered != pb.Ordered || pa.Limited != pb.Limited || pa.Sort != pb.Sort || pa.Limit != pb.Limit ||
 		len(a.q.Preds) != len(b.q.Preds) {
 		return false

@@ -25,25 +25,30 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 	if err != nil {
 		return nil, err
 	}
-	e := FromCatalog(st, a, nil)
-	if err := e.CreateTables(ctx); err != nil {
-		return nil, err
-	}
 	for attempt := 0; ; attempt++ {
 		version, stored, cat, err := catalog.Read(ctx, st)
 		if err != nil {
 			return nil, err
 		}
+		// Secondary indexes are the store's local indexes where it keeps
+		// them — unless the schema is deployed already, with tables for
+		// them: a deployment keeps the kind it was made with.
+		a.KeepLocal(st.Capabilities().LocalIndexes)
 		if old := cat.Advised; old != nil {
 			if !old.Same(a) {
 				return nil, errors.New("the store already holds a different schema or model; use an empty store")
 			}
-			if !stored.Legacy {
-				return e, nil // deployed already
-			}
-			// Deployed by an earlier kvschema in its own table: recorded in
-			// the catalog now.
+			a.KeepLocal(old.LocalIndexes)
 		}
+		e := FromCatalog(st, a, nil)
+		if err := e.CreateTables(ctx); err != nil {
+			return nil, err
+		}
+		if cat.Advised != nil && !stored.Legacy {
+			return e, nil // deployed already
+		}
+		// New, or deployed by an earlier kvschema in its own table: recorded
+		// in the catalog now.
 		next, err := cat.WithAdvised(a)
 		if err != nil {
 			return nil, err

@@ -175,6 +175,9 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 	// join and its own stream of batches.
 	var todo []*catalog.Index
 	for _, x := range e.schema.Indexes {
+		if e.schema.Local[x] != nil {
+			continue // the store builds it from its base's rows
+		}
 		if done[x.Name] {
 			st.Skipped++
 			if opt.Progress != nil {

@@ -235,11 +235,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 			}
 		}
 		progress(VerifyEvent{Step: "read", Index: x.Name, Estimate: int64(x.Entries)})
-		err := e.st.ReadRows(ctx, t.name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
-			vals := make([]types.Value, len(t.attrs))
-			if derr = t.decode(r, vals); derr != nil {
-				return false
-			}
+		err := e.readIndexRows(ctx, x, &derr, func(r store.Row, vals []types.Value) bool {
 			rows[string(r.Key)] = vals
 			if x.Kind == catalog.CF {
 				pk, err := t.appendKey(nil, vals, t.nhash)
@@ -501,5 +497,42 @@ func joinRows(src tuples, t *table, fn func([]types.Value, []bool) error) error 
 	return src.scan(g.Nodes[0].Entity, func(r *record) error {
 		recs[0] = r
 		return walk(1)
+	})
+}
+
+// readIndexRows calls fn with every row of index x, decoded. A local index
+// (catalog.Schema.Local) has no table: its rows are derived from the base
+// rows the store's index returns — each one's SI tuple, its row key as an
+// SI table would have it — so that verify compares the store's entries
+// with the data as it does a table's. A decoding error stops the read
+// into *derr.
+func (e *Engine) readIndexRows(ctx context.Context, x *catalog.Index, derr *error, fn func(r store.Row, vals []types.Value) bool) error {
+	t := e.tables[x]
+	b := e.schema.Local[x]
+	if b == nil {
+		return e.st.ReadRows(ctx, t.name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			vals := make([]types.Value, len(t.attrs))
+			if *derr = t.decode(r, vals); *derr != nil {
+				return false
+			}
+			return fn(r, vals)
+		})
+	}
+	bt := e.tables[b]
+	bvals := make([]types.Value, len(bt.attrs))
+	return store.ReadIndex(ctx, e.st, bt.name, x.Name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
+		if *derr = bt.decode(r, bvals); *derr != nil {
+			return false
+		}
+		vals := make([]types.Value, len(t.attrs))
+		for i, a := range t.attrs {
+			vals[i] = bvals[bt.pos[a]]
+		}
+		key, err := t.appendKey(nil, vals, t.nkey)
+		if err != nil {
+			*derr = err
+			return false
+		}
+		return fn(store.Row{Key: key, Cells: r.Cells}, vals)
 	})
 }

@@ -36,6 +36,11 @@ func New(s *catalog.Schema, m cost.Model) *Planner {
 			p.Bases[si] = append(p.Bases[si], b)
 		}
 	}
+	// A local index (Schema.Local) lives in its base's table: one read
+	// through it returns that base's rows, so only that base follows it.
+	for si, b := range s.Local {
+		p.Bases[si] = []*catalog.Index{b}
+	}
 	return &Planner{schema: s, cost: m, pool: p}
 }
 
@@ -59,11 +64,15 @@ func (p *Planner) Query(q *catalog.Query) (*plan.Query, error) {
 }
 
 // Write returns the upkeep of every index w changes, support queries
-// planned (one plan shared by equal support queries).
+// planned (one plan shared by equal support queries); the store's local
+// indexes (Schema.Local) need none.
 func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 	var out []*plan.Upkeep
 	plans := map[string]*plan.Query{}
 	for _, x := range p.schema.Indexes {
+		if p.schema.Local[x] != nil {
+			continue // the store keeps it, in the base's write path
+		}
 		u, ok := Maintain(w, x)
 		if !ok {
 			continue
