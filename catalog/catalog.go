@@ -56,10 +56,7 @@ type Advised struct {
 // indexes (LocalIndexes), and marks those that can be in a.Schema.Local.
 func (a *Advised) KeepLocal(on bool) {
 	a.LocalIndexes = on
-	a.Schema.Local = nil
-	if on {
-		a.Schema.Local = a.Schema.localBases()
-	}
+	a.Schema.KeepLocal(on)
 }
 
 // ParseAdvised builds an advised schema from its model script (DEFINE

@@ -27,6 +27,15 @@ type Schema struct {
 	Local map[*Index]*Index
 }
 
+// KeepLocal sets Local: with on, every secondary index that can be a local
+// index is one (a store that keeps local indexes runs s); else none is.
+func (s *Schema) KeepLocal(on bool) {
+	s.Local = nil
+	if on {
+		s.Local = s.localBases()
+	}
+}
+
 // localBases maps each secondary index that can be a local index to its
 // base: one whose base is unsalted (entries ordered by row key follow
 // the base's partition order) and stores the indexed attribute as a value

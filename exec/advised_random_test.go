@@ -219,6 +219,9 @@ func randomCase(t *testing.T, seed uint64, st store.Store) {
 			}
 		}
 	}
+	// Secondary indexes are local indexes where the store keeps them (as
+	// Deploy decides), tables elsewhere.
+	res.Schema.KeepLocal(st.Capabilities().LocalIndexes)
 	en := exec.New(st, m, res.Schema, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
 		t.Fatal(err)
