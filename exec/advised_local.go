@@ -28,13 +28,11 @@ type localRead struct {
 	h     int    // the indexed attribute's position in the base's attrs
 	typ   types.Type
 	fused bool // the plan's base-CF step is answered too
-	// join lists the base attributes an earlier step's rows also hold:
-	// a base row joins an earlier row only where they agree.
-	join []int
 }
 
-// compileLocal compiles plan step si, an SI kept as a local index, with
-// the base-CF step after it when fused.
+// compileLocal compiles plan step si, an SI kept as a local index — a
+// first step, as every SI step is — with the base-CF step after it when
+// fused.
 func (p *program) compileLocal(e *Engine, si int, fused bool, filled, applied map[int]bool) (*stepProg, error) {
 	pl, q := p.plan, p.q
 	l := pl.Steps[si]
@@ -69,36 +67,22 @@ func (p *program) compileLocal(e *Engine, si int, fused bool, filled, applied ma
 			sp.toSlot[i] = s
 		}
 	}
-	// The key: the indexed attribute's value, from the rows of earlier
-	// steps or an equality.
-	hs := sp.toSlot[hpos]
-	switch {
-	case si > 0 && hs >= 0 && filled[hs]:
-		sp.key = []keySource{{slot: hs, eq: -1}}
-	default:
-		for _, k := range l.KeyPreds {
-			if pr := q.Preds[k]; pr.Ref == ref(h) && pr.Op == catalog.Eq {
-				sp.key = []keySource{{slot: -1, eq: k}}
-				break
-			}
-		}
-	}
-	if len(sp.key) == 0 {
-		return nil, fmt.Errorf("plan step %d: nothing gives the value of %s to look up in %s", si+1, q.Graph.DescribeRef(ref(h)), x.Name)
+	// The key: the indexed attribute's value, from an equality (the
+	// planner starts plans only with an SI step, dag.go).
+	if si > 0 {
+		return nil, fmt.Errorf("plan step %d reads secondary index %s after another step", si+1, x.Name)
 	}
 	for _, k := range l.KeyPreds {
-		if k != sp.key[0].eq {
+		if pr := q.Preds[k]; pr.Ref == ref(h) && pr.Op == catalog.Eq && len(sp.key) == 0 {
+			sp.key = []keySource{{slot: -1, eq: k}}
+		} else {
 			sp.filters = append(sp.filters, k)
 		}
 	}
-	if si > 0 {
-		for i, s := range sp.toSlot {
-			if s >= 0 && filled[s] {
-				lr.join = append(lr.join, i)
-			}
-		}
+	if len(sp.key) == 0 {
+		return nil, fmt.Errorf("plan step %d: no equality gives the value of %s to look up in %s", si+1, q.Graph.DescribeRef(ref(h)), x.Name)
 	}
-	if si == 0 && pl.Ordered && len(q.OrderBy) > 0 && q.OrderBy[0].Desc {
+	if pl.Ordered && len(q.OrderBy) > 0 && q.OrderBy[0].Desc {
 		sp.reverse = true
 	}
 	p.maxKey = max(p.maxKey, 1)
@@ -106,97 +90,28 @@ func (p *program) compileLocal(e *Engine, si int, fused bool, filled, applied ma
 	return sp, nil
 }
 
-// readLocal runs a local-index step: one ReadIndex of the values of its
-// key — the equality's, for a first step; else those of the earlier
-// rows, each joined with the base rows of its value.
-func (sp *stepProg) readLocal(ctx context.Context, st store.Store, r *runState, rows []tuple, first bool) ([]tuple, error) {
-	p, lr, ks := r.p, sp.local, sp.key[0]
-	var values [][]byte
-	var keys []string // per earlier row: its value's encoding ("" for NULL)
-	if first {
-		d := r.preds[ks.eq]
-		if d.IsNull() {
-			return nil, nil
-		}
-		v, err := keyenc.AppendNaturalDatum(nil, lr.typ, d)
-		if err != nil {
-			return nil, err
-		}
-		values = [][]byte{v}
-	} else {
-		keys = make([]string, len(rows))
-		seen := map[string]bool{}
-		var buf []byte
-		for i, row := range rows {
-			d := row[ks.slot]
-			if d.IsNull() {
-				continue
-			}
-			v, err := keyenc.AppendNaturalDatum(buf[:0], lr.typ, d)
-			if err != nil {
-				return nil, err
-			}
-			keys[i] = string(v)
-			if !seen[keys[i]] {
-				seen[keys[i]] = true
-				values = append(values, []byte(keys[i]))
-			}
-			buf = v
-		}
-		if len(values) == 0 {
-			return nil, nil
-		}
+// readLocal runs a local-index step: one ReadIndex of its equality's
+// value.
+func (sp *stepProg) readLocal(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
+	p, lr := r.p, sp.local
+	d := r.preds[sp.key[0].eq]
+	if d.IsNull() {
+		return nil, nil
 	}
-	opts := store.ReadOptions{Reverse: sp.reverse}
-	if first {
-		var out []tuple
-		err := sp.readIndex(ctx, st, lr.index, values, opts, func(d []types.Datum) bool {
-			t := tuple(r.slab.Copy(r.blank))
-			sp.fill(t, d)
-			if p.keep(t, sp.filters, r.preds) {
-				out = append(out, t)
-			}
-			return true
-		})
-		return out, err
-	}
-	groups := map[string][][]types.Datum{}
-	var slab types.Slab[types.Datum]
-	var k []byte
-	var kerr error
-	err := sp.readIndex(ctx, st, lr.index, values, opts, func(d []types.Datum) bool {
-		if k, kerr = keyenc.AppendNaturalDatum(k[:0], lr.typ, d[lr.h]); kerr != nil {
-			return false
-		}
-		groups[string(k)] = append(groups[string(k)], slab.Copy(d))
-		return true
-	})
-	if err == nil {
-		err = kerr
-	}
+	v, err := keyenc.AppendNaturalDatum(nil, lr.typ, d)
 	if err != nil {
 		return nil, err
 	}
 	var out []tuple
-	for i, row := range rows {
-		if keys[i] == "" && row[ks.slot].IsNull() {
-			continue
+	err = sp.readIndex(ctx, st, lr.index, [][]byte{v}, store.ReadOptions{Reverse: sp.reverse}, func(d []types.Datum) bool {
+		t := tuple(r.slab.Copy(r.blank))
+		sp.fill(t, d)
+		if p.keep(t, sp.filters, r.preds) {
+			out = append(out, t)
 		}
-	match:
-		for _, g := range groups[keys[i]] {
-			for _, j := range lr.join {
-				if types.CompareDatums(g[j], row[sp.toSlot[j]]) != 0 {
-					continue match
-				}
-			}
-			t := tuple(r.slab.Copy(row))
-			sp.fill(t, g)
-			if p.keep(t, sp.filters, r.preds) {
-				out = append(out, t)
-			}
-		}
-	}
-	return out, nil
+		return true
+	})
+	return out, err
 }
 
 // readIndex reads the base rows whose indexed value is one of values, in
@@ -227,18 +142,9 @@ func (sp *stepProg) readIndex(ctx context.Context, st store.Store, index string,
 
 // explainLocal writes a local-index step in the EXPLAIN vocabulary: one
 // request returning base rows.
-func (sp *stepProg) explainLocal(b *strings.Builder, p *program, i int) {
+func (sp *stepProg) explainLocal(b *strings.Builder, p *program) {
 	lr, q := sp.local, p.q
-	key := ""
-	if ks := sp.key[0]; ks.slot >= 0 {
-		key = sp.t.x.AttrName(sp.t.attrs[lr.h]) + " = (from step " + fmt.Sprint(i) + ")"
-	} else {
-		key = predText(q, q.Preds[ks.eq])
-	}
 	what := "POINT LOOKUP ON 1 KEY"
-	if i > 0 {
-		what = fmt.Sprintf("POINT LOOKUP ON THE VALUES OF STEP %d", i)
-	}
 	if sp.reverse {
 		what = "REVERSE " + what
 	}
@@ -246,14 +152,7 @@ func (sp *stepProg) explainLocal(b *strings.Builder, p *program, i int) {
 	if lr.fused {
 		answers = "THE BASE ROWS OF THE NEXT PLAN STEP"
 	}
-	fmt.Fprintf(b, "CLIENT PARALLEL 1-WAY %s OVER LOCAL INDEX %s OF %s [%s] (1 ROUND TRIP, RETURNS %s)\n", what, lr.index, sp.t.name, key, answers)
-	if len(lr.join) > 0 {
-		var on []string
-		for _, a := range lr.join {
-			on = append(on, sp.t.x.AttrName(sp.t.attrs[a])+" = (from step "+fmt.Sprint(i)+")")
-		}
-		fmt.Fprintf(b, "    CLIENT FILTER BY %s\n", strings.Join(on, " AND "))
-	}
+	fmt.Fprintf(b, "CLIENT PARALLEL 1-WAY %s OVER LOCAL INDEX %s OF %s [%s] (1 ROUND TRIP, RETURNS %s)\n", what, lr.index, sp.t.name, predText(q, q.Preds[sp.key[0].eq]), answers)
 	if len(sp.filters) > 0 {
 		var fs []string
 		for _, k := range sp.filters {

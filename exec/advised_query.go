@@ -434,10 +434,7 @@ func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple
 		var err error
 		switch {
 		case sp.local != nil:
-			if si > 0 && len(rows) == 0 {
-				return nil, nil
-			}
-			rows, err = sp.readLocal(ctx, st, r, rows, si == 0)
+			rows, err = sp.readLocal(ctx, st, r)
 		case si == 0:
 			rows, err = sp.first(ctx, st, r)
 		default:
@@ -647,7 +644,7 @@ func (p *program) explain() string {
 	b.WriteString(p.plan.Describe(""))
 	for i, sp := range p.steps {
 		if sp.local != nil {
-			sp.explainLocal(&b, p, i)
+			sp.explainLocal(&b, p)
 		} else {
 			sp.explain(&b, p, i)
 		}
