@@ -76,7 +76,7 @@ func (r *Report) writeFig4(b *strings.Builder, rows []fig4Row) {
 		fmt.Fprintf(b, "| %s | %v | %s | %s | %s | %s | %s | %s | %s |\n", units.Format(row.Budget), row.RTT, mean(row, "baseline"), mean(row, "cf"), mean(row, "si"),
 			fmtRatio(row.SIvsCF), fmtRatio(row.SIvsBaseline), fmtChange(row.SIvsCF), fmtChange(row.SIvsBaseline))
 	}
-	fmt.Fprintf(b, "| paper (Cassandra, NoSE's executor) | | | | | %s | %s | %s | %s |\n\n",
+	fmt.Fprintf(b, "| paper (Cassandra, NoSE's executor) | | | | | %s | %s | %s | %s |\n",
 		fmtRatio(PaperVsCF), fmtRatio(PaperVsBaseline), fmtChange(PaperVsCF), fmtChange(PaperVsBaseline))
 }
 
