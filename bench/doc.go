@@ -8,7 +8,12 @@
 // runs every statement of the mix with parameters sampled from the data,
 // and reports per-statement latency percentiles, per-transaction means, the
 // mix's weighted mean, and how well the advisor's predicted costs rank the
-// measured latencies (Spearman).
+// measured latencies (Spearman). For RUBiS the report sets the SI schema's
+// ratios to the others beside the paper's Fig. 4. A budget sweep (sweep.go)
+// does the same at each of several budgets and reports the predicted and
+// measured weighted means against the budget. Join steps run batched (one
+// store request per step) or per partition, as NoSE's executor ran them
+// (exec.Executor).
 //
 // Invariants:
 //   - Every variant runs the same statements with the same parameter
@@ -28,6 +33,9 @@
 //   - Round trips are simulated by store/rttstore under the engine and
 //     counted by store/countstore; one pass per configured delay runs the
 //     same schemas.
+//   - In a sweep, a schema identical to one already measured (same DDL but
+//     comments) is measured once: identical schemas report one latency,
+//     never two runs' noise as a difference.
 //   - Timing is measured, never asserted: tests check the pipeline and the
 //     report's consistency, not the numbers.
 package bench

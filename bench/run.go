@@ -90,6 +90,17 @@ type Config struct {
 	// Budget in bytes; 0 means PaperBudget scaled to the data for RUBiS,
 	// and no budget otherwise.
 	Budget float64
+	// Budgets, two or more, make the run a budget sweep (sweep.go): each
+	// variant advised and measured at each budget, on the same data, with
+	// the same profile. Sweep does the same with SweepBudgets's budgets
+	// (RUBiS only). Budget is then unused.
+	Budgets []float64
+	Sweep   bool
+	// Executor runs the plans' join steps (exec.Engine.SetExecutor):
+	// exec.Batched (one store request per step, the default) or
+	// exec.PerPartition (one per partition probed, as NoSE's Cassandra
+	// executor). The calibration, if any, runs batched.
+	Executor exec.Executor
 	// Store is "pebble" (temporary directories), "pebble:DIR" (one
 	// database per variant under DIR, kept), "mem:", or
 	// "bigtable://PROJECT/INSTANCE[?emulator=HOST:PORT]" (one table
@@ -131,7 +142,13 @@ type Report struct {
 	Profile                 cost.Profile
 	Calibration             *calibrate.Result // nil when Config.Profile named one
 	Variants                []*VariantResult
-	Took                    time.Duration
+	// Sweep holds a budget sweep's points, by increasing budget (Variants
+	// is then empty: each point has its own); nil for one budget.
+	Sweep []*BudgetPoint
+	Took  time.Duration
+	// point is set on the report of one budget of a sweep, written into
+	// that budget's directory: the sweep's budgets, for its Budget line.
+	point *BudgetPoint
 }
 
 // VariantResult is one schema variant: its recommendation and its passes.
@@ -145,6 +162,13 @@ type VariantResult struct {
 	AdviseTime      time.Duration
 	LoadTime        time.Duration
 	Passes          []*Pass
+	// In a budget sweep, AdvisedAt is the larger budget whose schema this
+	// one is (0: advised at its own budget; see BudgetPoint), and
+	// MeasuredAs names the run whose measurement it shares, "cf at 80MB",
+	// when its schema is the same as one measured before (empty: measured
+	// itself).
+	AdvisedAt  float64
+	MeasuredAs string
 }
 
 // Pass is one measurement of every statement of the mix at one RTT.
@@ -155,6 +179,9 @@ type Pass struct {
 	Groups       []*GroupResult
 	WeightedMean float64 // seconds: Σ weight·mean / Σ weight over the mix
 	Spearman     float64 // predicted cost vs measured mean, per statement
+	// PredictedMean is the advisor's counterpart of WeightedMean: Σ
+	// weight·predicted cost / Σ weight over the same statements.
+	PredictedMean float64
 }
 
 // StatementResult is one statement's measurement.
@@ -217,6 +244,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.Budget == 0 && in.rubis {
 		rep.Budget = PaperBudget * d.budgetScale
 	}
+	budgets := cfg.Budgets
+	if cfg.Sweep {
+		if !in.rubis {
+			return nil, errors.New("--sweep scales the paper's budget to RUBiS's data; for another model give the budgets (--budget 10MB,20MB,40MB)")
+		}
+		budgets = SweepBudgets(d.budgetScale)
+	}
 	if err := os.WriteFile(filepath.Join(cfg.Out, "model.kvs"), d.modelSrc, 0o644); err != nil {
 		return nil, err
 	}
@@ -239,6 +273,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	b := &binder{data: d}
+	if budgets != nil {
+		rep.Budget = 0
+		if err := cfg.runSweep(ctx, budgets, root, d, w, b, rep, start, logf); err != nil {
+			return nil, err
+		}
+		return rep, nil
+	}
 	for _, name := range cfg.Variants {
 		vr, err := cfg.runVariant(ctx, name, root, d, w, b, rep, logf)
 		if err != nil {
@@ -317,6 +358,12 @@ func (cfg *Config) defaults() error {
 	}
 	if cfg.Budget < 0 || math.IsNaN(cfg.Budget) {
 		return fmt.Errorf("budget %v must be ≥ 0", cfg.Budget)
+	}
+	if err := cfg.sweepDefaults(); err != nil {
+		return err
+	}
+	if cfg.Executor != exec.Batched && cfg.Executor != exec.PerPartition {
+		return fmt.Errorf("unknown executor %v", cfg.Executor)
 	}
 	if cfg.Solver == nil {
 		cfg.Solver = &solver.CBC{}
@@ -443,13 +490,30 @@ type variant struct {
 // setupVariant advises the variant's schema, deploys it in a new store and
 // loads the data. The caller closes v.st.
 func (cfg *Config) setupVariant(ctx context.Context, name, root string, d *dataSet, w *workload.Workload, budget float64, prof cost.Profile, logf func(string, ...any)) (*variant, error) {
+	v, _, err := cfg.adviseVariant(ctx, name, d, w, budget, prof, logf)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Out != "" {
+		if err := os.WriteFile(filepath.Join(cfg.Out, "schema-"+name+".kvs"), []byte(v.result.Schema), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return v, cfg.deployVariant(ctx, v, root, d, prof, logf)
+}
+
+// adviseVariant advises the variant's schema under budget: v holds the
+// result and the predicted cost of each statement, not yet a store.
+// proven says the schema is optimal and the smallest of its cost, so that
+// it is also the recommendation for any smaller budget it fits in.
+func (cfg *Config) adviseVariant(ctx context.Context, name string, d *dataSet, w *workload.Workload, budget float64, prof cost.Profile, logf func(string, ...any)) (v *variant, proven bool, err error) {
 	mode, _ := modeOf(name)
 	vr := &VariantResult{Name: name, Mode: mode}
 	t0 := time.Now()
 	res, err := advisor.Advise(ctx, d.model, w, advisor.Options{Mix: cfg.Mix, Budget: budget, Profile: prof, Mode: mode, Solver: cfg.Solver,
 		Progress: func(s string) { logf("advise %s: %s", name, s) }})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	vr.AdviseTime = time.Since(t0)
 	vr.ModelCost, vr.Size, vr.Structures = res.TotalCost, res.TotalSize, len(res.Schema.Indexes)
@@ -460,44 +524,47 @@ func (cfg *Config) setupVariant(ctx context.Context, name, root string, d *dataS
 	}
 	var ddl bytes.Buffer
 	if err := res.WriteDDL(&ddl, d.modelStmts); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	vr.Schema = ddl.String()
-	if cfg.Out != "" {
-		if err := os.WriteFile(filepath.Join(cfg.Out, "schema-"+name+".kvs"), ddl.Bytes(), 0o644); err != nil {
-			return nil, err
-		}
-	}
-	v := &variant{result: vr, predicted: map[*workload.Statement]float64{}}
+	v = &variant{result: vr, predicted: map[*workload.Statement]float64{}}
 	for _, q := range res.Queries {
 		v.predicted[q.Statement] = q.Plan.Cost
 	}
 	for _, wp := range res.Writes {
 		v.predicted[wp.Statement] = wp.Cost
 	}
+	return v, res.Stats.Optimal && res.Stats.Smallest, nil
+}
 
+// deployVariant deploys an advised variant's schema in a new store (named
+// after the variant: a sweep reuses it from budget to budget) and loads
+// the data. The caller closes v.st.
+func (cfg *Config) deployVariant(ctx context.Context, v *variant, root string, d *dataSet, prof cost.Profile, logf func(string, ...any)) error {
+	vr, name := v.result, v.result.Name
+	var err error
 	if v.st, err = cfg.openStore(ctx, root, name); err != nil {
-		return nil, err
+		return err
 	}
-	if v.en, err = exec.Deploy(ctx, v.st, "model.kvs", d.modelSrc, "schema-"+name+".kvs", ddl.Bytes(), prof); err != nil {
+	if v.en, err = exec.Deploy(ctx, v.st, "model.kvs", d.modelSrc, "schema-"+name+".kvs", []byte(vr.Schema), prof); err != nil {
 		v.st.Close()
-		return nil, err
+		return err
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	if vr.IndexRows, err = cfg.load(ctx, v.en, d, name); err != nil {
 		v.st.Close()
-		return nil, err
+		return err
 	}
 	if ps, ok := v.st.(*pebblestore.Store); ok {
 		if err := ps.Compact(ctx); err != nil {
 			v.st.Close()
-			return nil, err
+			return err
 		}
 	}
 	vr.LoadTime = time.Since(t0)
 	logf("bench %s: %d structures (%d SIs), cost %.6g, size %s; loaded %d index rows in %v", name, vr.Structures, vr.SIs, vr.ModelCost,
 		units.Format(vr.Size), vr.IndexRows, vr.LoadTime.Round(time.Millisecond))
-	return v, nil
+	return nil
 }
 
 func (cfg *Config) runVariant(ctx context.Context, name, root string, d *dataSet, w *workload.Workload, b *binder, rep *Report, logf func(string, ...any)) (*VariantResult, error) {
@@ -505,25 +572,31 @@ func (cfg *Config) runVariant(ctx context.Context, name, root string, d *dataSet
 	if err != nil {
 		return nil, err
 	}
+	return v.result, cfg.measure(ctx, v, w, b, rep.Profile, logf)
+}
+
+// measure runs every pass on a deployed variant, then closes its store.
+func (cfg *Config) measure(ctx context.Context, v *variant, w *workload.Workload, b *binder, prof cost.Profile, logf func(string, ...any)) error {
 	defer v.st.Close()
+	name := v.result.Name
 	snapper, ok := v.st.(store.Snapshotter)
 	if !ok {
-		return nil, fmt.Errorf("store %T cannot take snapshots, which the bench needs to undo writes", v.st)
+		return fmt.Errorf("store %T cannot take snapshots, which the bench needs to undo writes", v.st)
 	}
 	snap, err := snapper.Snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer snap.Release()
 	for _, rtt := range cfg.RTTs {
-		p, err := cfg.runPass(ctx, name, v.st, snap, v.en, rep.Profile, w, b, v.predicted, rtt)
+		p, err := cfg.runPass(ctx, name, v.st, snap, v.en, prof, w, b, v.predicted, rtt)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v.result.Passes = append(v.result.Passes, p)
 		logf("bench %s rtt=%v: weighted mean %s, Spearman %.3f", name, rtt, fmtSeconds(p.WeightedMean), p.Spearman)
 	}
-	return v.result, nil
+	return nil
 }
 
 // load fills the variant's store with the data.
@@ -557,6 +630,7 @@ func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store
 	delayed := rttstore.New(base, rtt)
 	counted := countstore.New(delayed)
 	en := exec.New(counted, deployed.Model(), deployed.Schema(), prof)
+	en.SetExecutor(cfg.Executor)
 	var stmts []*workload.Statement
 	for _, s := range w.Statements {
 		if s.Weight(cfg.Mix) > 0 {
@@ -570,7 +644,7 @@ func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store
 	}
 	p := &Pass{RTT: rtt}
 	groups := map[string]*GroupResult{}
-	var wsum, wlat float64
+	var wsum, wlat, wpred float64
 	var pred, meas []float64
 	for _, s := range stmts {
 		sr, err := cfg.runStatement(ctx, en, counted, s, b, meter)
@@ -593,10 +667,11 @@ func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store
 		g.Mean += sr.Mean
 		wsum += sr.Weight
 		wlat += sr.Weight * sr.Mean
+		wpred += sr.Weight * sr.Predicted
 		pred = append(pred, sr.Predicted)
 		meas = append(meas, sr.Mean)
 	}
-	p.WeightedMean = wlat / wsum
+	p.WeightedMean, p.PredictedMean = wlat/wsum, wpred/wsum
 	if n := delayed.RoundTrips(); n > 0 && rtt > 0 {
 		p.RealizedRTT = delayed.Waited() / time.Duration(n)
 	}

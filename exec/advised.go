@@ -36,6 +36,10 @@ type Engine struct {
 	byName  map[string]*table
 
 	stmts stmtCache
+
+	// executor runs join steps (SetExecutor); each table holds a copy,
+	// which is what a step reaches.
+	executor Executor
 }
 
 // stmtCacheSize bounds the statements Prepare keeps planned.

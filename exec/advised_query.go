@@ -554,8 +554,9 @@ func (sp *stepProg) fill(t tuple, d []types.Datum) {
 	}
 }
 
-// next runs a later lookup for all earlier rows in one round trip and
-// joins.
+// next runs a later lookup for all earlier rows and joins: in one round
+// trip, or with the PerPartition executor (Engine.SetExecutor) in one per
+// partition probed, the partitions read one after another.
 func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows []tuple) ([]tuple, error) {
 	p := r.p
 	keys := make([]string, len(rows))
@@ -591,13 +592,21 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 	var slab types.Slab[types.Datum]
 	var err error
 	var k []byte
-	rerr := sp.read(ctx, st, store.RowSet{Ranges: ranges}, store.ReadOptions{}, func(d []types.Datum) bool {
+	group := func(d []types.Datum) bool {
 		if k, err = sp.t.l.AppendKeyPrefixDatums(k[:0], d, len(sp.key)); err != nil {
 			return false
 		}
 		groups[string(k)] = append(groups[string(k)], slab.Copy(d))
 		return true
-	})
+	}
+	var rerr error
+	if sp.t.executor == PerPartition {
+		for i := 0; i < len(ranges) && rerr == nil && err == nil; i++ {
+			rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges[i : i+1]}, store.ReadOptions{}, group)
+		}
+	} else {
+		rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges}, store.ReadOptions{}, group)
+	}
 	if err == nil {
 		err = rerr
 	}

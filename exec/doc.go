@@ -95,7 +95,9 @@
 // salted fan-out; a prepared statement re-keys the plan, plan.KeyRebind)
 // and run by the client's executor. Every
 // later lookup is one store round trip carrying the keys of all the rows the
-// previous steps produced (never one round trip per row); its rows are
+// previous steps produced (never one round trip per row; with the
+// PerPartition executor, Engine.SetExecutor, one per partition probed, as
+// NoSE's Cassandra executor ran joins); its rows are
 // joined to those rows on the shared entity keys. Client-side filters run
 // after the step that fetched their attributes, then the sort, the limit and
 // the projection. A query whose WHERE has OR or IN runs as a union

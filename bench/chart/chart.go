@@ -1,7 +1,8 @@
 // Package chart draws the RUBiS benchmark report's charts as PNG files, in the
 // style of Fig. 4 and Fig. 5 of the NoSE-with-secondary-index paper (seed
-// 000): bar charts comparing schema variants ("baseline", "cf", "si"), plus a
-// scatter of the cost model's predictions against measured latencies.
+// 000): bar charts comparing schema variants ("baseline", "cf", "si"), a
+// scatter of the cost model's predictions against measured latencies, and
+// the lines of a budget sweep (predicted and measured against the budget).
 //
 // It owns the look of those charts only: callers hand it finished numbers in
 // seconds; it validates them, converts them to milliseconds for the axes and
@@ -53,6 +54,7 @@ const (
 	meansWidth, meansHeight     = 8 * vg.Inch, 5 * vg.Inch
 	barsWidth, barsHeight       = 12 * vg.Inch, 6 * vg.Inch
 	scatterWidth, scatterHeight = 8 * vg.Inch, 5 * vg.Inch
+	sweepWidth, sweepHeight     = 8 * vg.Inch, 5 * vg.Inch
 )
 
 const (
@@ -607,4 +609,141 @@ func nameHash(name string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(name))
 	return h.Sum32()
+}
+
+// SweepSeries is one schema variant along a budget sweep.
+type SweepSeries struct {
+	Name string // variant name (legend label and colour)
+	// Predicted and Measured are seconds, one per budget: the advisor's
+	// weighted cost and the measured weighted mean. NaN where the variant
+	// has no schema within the budget: no point is drawn there and the
+	// line breaks.
+	Predicted, Measured []float64
+}
+
+// Sweep draws a budget sweep: the storage budget on the x axis (bytes,
+// shown in MB), the weighted mean response time on the y axis (seconds,
+// shown in ms; logarithmic under the same rule as Means), and per variant
+// a solid line through its measured values and a dashed one through its
+// predicted ones, in the variant's colour, each point marked with its
+// glyph. budgets must increase.
+func Sweep(path, title string, budgets []float64, series []SweepSeries) error {
+	if err := checkPNGPath(path); err != nil {
+		return err
+	}
+	if len(budgets) == 0 {
+		return errors.New("chart: Sweep needs at least one budget")
+	}
+	for i, b := range budgets {
+		if !(b > 0) || math.IsInf(b, 0) {
+			return fmt.Errorf("chart: budget %v is not a size", b)
+		}
+		if i > 0 && b <= budgets[i-1] {
+			return fmt.Errorf("chart: budgets must increase: %v after %v", b, budgets[i-1])
+		}
+	}
+	if len(series) == 0 {
+		return errors.New("chart: no series to draw")
+	}
+	seen := map[string]bool{}
+	var all []float64
+	for _, s := range series {
+		if s.Name == "" {
+			return errors.New("chart: a series has an empty variant name")
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("chart: variant %q appears twice", s.Name)
+		}
+		seen[s.Name] = true
+		for _, vs := range [][]float64{s.Predicted, s.Measured} {
+			if len(vs) != len(budgets) {
+				return fmt.Errorf("chart: %q has %d values for %d budgets", s.Name, len(vs), len(budgets))
+			}
+			for i, v := range vs {
+				if math.IsNaN(v) {
+					continue
+				}
+				if err := checkValue(v); err != nil {
+					return fmt.Errorf("chart: %q at budget %v: %w", s.Name, budgets[i], err)
+				}
+				all = append(all, v*msPerSecond)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return errors.New("chart: no variant has a value at any budget")
+	}
+	ax := newValueAxis(all)
+
+	p := newPlot(title, true)
+	p.X.Label.Text = "Storage budget (MB)"
+	p.Y.Label.Text = axisLabel("Weighted mean")
+	p.Legend.Top = true
+	for _, s := range series {
+		for _, kind := range []struct {
+			vals   []float64
+			label  string
+			dashed bool
+		}{{s.Measured, "measured", false}, {s.Predicted, "predicted", true}} {
+			var pts plotter.XYs
+			var legend []plot.Thumbnailer
+			// One line per run of budgets with a value: a gap where the
+			// variant is infeasible.
+			flush := func(seg plotter.XYs) error {
+				if len(seg) < 2 {
+					return nil
+				}
+				l, err := plotter.NewLine(seg)
+				if err != nil {
+					return err
+				}
+				l.Color = variantColor(s.Name)
+				l.Width = vg.Points(1.5)
+				if kind.dashed {
+					l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+				}
+				p.Add(l)
+				if legend == nil {
+					legend = append(legend, l)
+				}
+				return nil
+			}
+			var seg plotter.XYs
+			for i, v := range kind.vals {
+				if math.IsNaN(v) {
+					if err := flush(seg); err != nil {
+						return fmt.Errorf("chart: %q: %w", s.Name, err)
+					}
+					seg = nil
+					continue
+				}
+				xy := plotter.XY{X: budgets[i] / 1e6, Y: ax.clamp(v * msPerSecond)}
+				seg = append(seg, xy)
+				pts = append(pts, xy)
+			}
+			if err := flush(seg); err != nil {
+				return fmt.Errorf("chart: %q: %w", s.Name, err)
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return fmt.Errorf("chart: %q: %w", s.Name, err)
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: variantColor(s.Name), Radius: vg.Points(3), Shape: variantGlyph(s.Name)}
+			p.Add(sc)
+			p.Legend.Add(s.Name+" "+kind.label, append(legend, sc)...)
+		}
+	}
+	// Half a step of margin either side, so that the end points are not on
+	// the frame (a single budget gets ±10%).
+	lo, hi := budgets[0]/1e6, budgets[len(budgets)-1]/1e6
+	pad := (hi - lo) / float64(2*max(len(budgets)-1, 1))
+	if pad == 0 {
+		pad = lo / 10
+	}
+	p.X.Min, p.X.Max = lo-pad, hi+pad
+	ax.apply(&p.Y)
+	return save(p, sweepWidth, sweepHeight, path)
 }

@@ -238,3 +238,64 @@ func TestLabelsApart(t *testing.T) {
 		t.Errorf("a label with room moved to %v", far.Y)
 	}
 }
+
+func TestSweep(t *testing.T) {
+	nan := math.NaN()
+	budgets := []float64{64e6, 80e6, 100e6, 161e6}
+	cases := map[string][]SweepSeries{
+		// The baseline infeasible at the smallest budget: its lines start
+		// at the second; cf and si orders of magnitude below it (log).
+		"log_gap": {
+			{Name: "baseline", Predicted: []float64{nan, 0.4, 0.4, 0.4}, Measured: []float64{nan, 0.03, 0.03, 0.03}},
+			{Name: "cf", Predicted: []float64{0.02, 0.015, 0.012, 0.01}, Measured: []float64{0.009, 0.008, 0.008, 0.007}},
+			{Name: "si", Predicted: []float64{0.018, 0.015, 0.012, 0.01}, Measured: []float64{0.01, 0.008, 0.008, 0.007}},
+		},
+		// A gap inside a line, and a variant with one point only.
+		"linear_holes": {
+			{Name: "cf", Predicted: []float64{0.02, nan, 0.012, 0.01}, Measured: []float64{0.02, nan, 0.013, 0.011}},
+			{Name: "si", Predicted: []float64{nan, nan, 0.011, nan}, Measured: []float64{nan, nan, 0.012, nan}},
+		},
+		"no_point_for_one": {
+			{Name: "cf", Predicted: []float64{0.02, 0.02, 0.012, 0.01}, Measured: []float64{0.02, 0.01, 0.013, 0.011}},
+			{Name: "baseline", Predicted: []float64{nan, nan, nan, nan}, Measured: []float64{nan, nan, nan, nan}},
+		},
+	}
+	for name, series := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "sweep.png")
+			if err := Sweep(path, "RUBiS bidding against the budget", budgets, series); err != nil {
+				t.Fatal(err)
+			}
+			checkPNG(t, path, 768, 480)
+		})
+	}
+	t.Run("one budget", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "sweep.png")
+		if err := Sweep(path, "", []float64{161e6}, []SweepSeries{{Name: "si", Predicted: []float64{0.01}, Measured: []float64{0.02}}}); err != nil {
+			t.Fatal(err)
+		}
+		checkPNG(t, path, 768, 480)
+	})
+
+	png := filepath.Join(t.TempDir(), "x.png")
+	one := []SweepSeries{{Name: "cf", Predicted: []float64{0.01, 0.01}, Measured: []float64{0.01, 0.01}}}
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"not png", Sweep(filepath.Join(t.TempDir(), "x.svg"), "", []float64{1, 2}, one), ".png"},
+		{"no budgets", Sweep(png, "", nil, one), "at least one budget"},
+		{"decreasing", Sweep(png, "", []float64{2, 1}, one), "must increase"},
+		{"zero budget", Sweep(png, "", []float64{0, 1}, one), "not a size"},
+		{"no series", Sweep(png, "", []float64{1, 2}, nil), "no series"},
+		{"length", Sweep(png, "", []float64{1, 2, 3}, one), "2 values for 3 budgets"},
+		{"twice", Sweep(png, "", []float64{1, 2}, append(one, one...)), "twice"},
+		{"negative", Sweep(png, "", []float64{1, 2}, []SweepSeries{{Name: "cf", Predicted: []float64{-1, 0}, Measured: []float64{0, 0}}}), "negative"},
+		{"nothing", Sweep(png, "", []float64{1, 2}, []SweepSeries{{Name: "cf", Predicted: []float64{nan, nan}, Measured: []float64{nan, nan}}}), "no variant has a value"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one mentioning %q", c.name, c.err, c.want)
+		}
+	}
+}

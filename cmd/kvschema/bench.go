@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 
 	"github.com/kvschema/kvschema/bench"
 	"github.com/kvschema/kvschema/calibrate"
+	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/store"
 )
@@ -42,6 +46,8 @@ with that delay added to every store round trip; the last one is the
 realistic setting the cost profile is calibrated for (unless --profile names
 one). Writes DIR/REPORT.md (naming the model, workload and mix), results.csv,
 summary.json, the measured model, the schemas, the profile and PNG charts.
+
+` + sweepLong + `
 
 ` + workloadHelp,
 		Args: cobra.NoArgs,
@@ -84,11 +90,25 @@ summary.json, the measured model, the schemas, the profile and PNG charts.
 	return c
 }
 
+// sweepLong is the bench commands' help on budget sweeps and executors.
+const sweepLong = `A list of budgets (--budget 60MB,80MB,100MB) runs a budget sweep: every
+variant advised and measured at each budget on the same data (the cf and si
+variants advised at each; the baseline's optimum reused at the smaller
+budgets it fits; a schema identical to one already measured shares that
+measurement), a variant without a schema within a budget reported as
+infeasible. DIR/REPORT.md then gives per budget each variant's predicted and
+measured weighted means and SIs, whether the cf and si schemas are
+identical, the si/cf ratios and a chart of both against the budget
+(sweep-rtt*.png); each budget's own report is in DIR/budget-SIZE/.
+--executor per-partition runs join steps as NoSE's Cassandra executor did,
+one store request per partition probed, instead of one batched request per
+step.`
+
 // benchOptions are the flags every bench command shares that need
 // parsing.
 type benchOptions struct {
-	variants, rtts, budget string
-	quiet                  bool
+	variants, rtts, budget, executor string
+	sweep, quiet                     bool
 }
 
 // flags adds the flags every bench command has; budgetHelp describes the
@@ -100,7 +120,9 @@ func (o *benchOptions) flags(c *cobra.Command, cfg *bench.Config, budgetHelp str
 	}
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the data generator and of the parameter sampling")
 	f.StringVar(&o.variants, "variants", "baseline,cf,si", "schema variants to compare")
-	f.StringVar(&o.budget, "budget", "", "storage budget (e.g. 161MB; default: "+budgetHelp+")")
+	f.StringVar(&o.budget, "budget", "", "storage budget (e.g. 161MB; default: "+budgetHelp+"); a list (60MB,80MB,100MB) runs a budget sweep")
+	f.BoolVar(&o.sweep, "sweep", false, "budget sweep over the default budgets: "+sweepHelp()+" (RUBiS only)")
+	f.StringVar(&o.executor, "executor", "batched", "how join steps read the partitions they probe: batched (one store request per step) or per-partition (one request per partition, as NoSE's Cassandra executor)")
 	f.StringVar(&cfg.Store, "store", "pebble", "pebble (temporary), pebble:DIR (kept) or mem:")
 	f.StringVar(&o.rtts, "rtt", "0,1ms", "simulated round-trip delays, one measurement pass each; the last is the realistic one")
 	f.IntVar(&cfg.Iterations, "iterations", 100, "timed runs per statement")
@@ -127,8 +149,11 @@ sampled from the data, restoring the store after statements that write. Each
 --rtt value is one measurement pass with that delay added to every store
 round trip; the last one is the realistic setting the cost profile is
 calibrated for (unless --profile names one). Writes DIR/REPORT.md (with the
-SI schema's ratios to the others against the paper's targets),
-results.csv, summary.json, the schemas, the profile and PNG charts.`,
+SI schema's ratios to the others against the paper's targets, and the
+paper's Fig. 4 comparison), results.csv, summary.json, the schemas, the
+profile and PNG charts.
+
+` + sweepLong + ` --sweep runs the default budgets: ` + sweepHelp() + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd, cfg, o, true)
@@ -153,12 +178,8 @@ func runBench(cmd *cobra.Command, cfg bench.Config, o benchOptions, rubis bool) 
 		}
 		cfg.RTTs = append(cfg.RTTs, d)
 	}
-	if o.budget != "" {
-		b, err := units.Parse(o.budget)
-		if err != nil {
-			return fmt.Errorf("--budget: %v", err)
-		}
-		cfg.Budget = b
+	if err := o.parse(&cfg); err != nil {
+		return err
 	}
 	if !o.quiet {
 		cfg.Progress = cmd.ErrOrStderr()
@@ -168,6 +189,11 @@ func runBench(cmd *cobra.Command, cfg bench.Config, o benchOptions, rubis bool) 
 		return err
 	}
 	out := cmd.OutOrStdout()
+	if rep.Sweep != nil {
+		printSweep(out, rep)
+		fmt.Fprintf(out, "report: %s/REPORT.md (%v)\n", rep.Config.Out, rep.Took.Round(time.Second))
+		return nil
+	}
 	for _, v := range rep.Variants {
 		for _, p := range v.Passes {
 			fmt.Fprintf(out, "%-8s rtt %-6v weighted mean %-12v Spearman %.3f  (%d structures, %d SIs, size %s, model cost %.6g)\n",
@@ -195,6 +221,49 @@ func runBench(cmd *cobra.Command, cfg bench.Config, o benchOptions, rubis bool) 
 	return nil
 }
 
+// parse reads the budget, sweep and executor flags into cfg: one budget
+// is Config.Budget, several a sweep (Config.Budgets).
+func (o benchOptions) parse(cfg *bench.Config) error {
+	var err error
+	if cfg.Executor, err = exec.ParseExecutor(o.executor); err != nil {
+		return fmt.Errorf("--executor: %v", err)
+	}
+	budgets := splitList(o.budget)
+	if o.budget != "" && len(budgets) == 0 {
+		return fmt.Errorf("--budget %q: no budget", o.budget)
+	}
+	if o.sweep && len(budgets) > 0 {
+		return errors.New("give --budget or --sweep, not both")
+	}
+	cfg.Sweep = o.sweep
+	if len(budgets) == 1 {
+		if cfg.Budget, err = units.Parse(budgets[0]); err != nil {
+			return fmt.Errorf("--budget: %v", err)
+		}
+		return nil
+	}
+	for _, s := range budgets {
+		b, err := units.Parse(s)
+		if err != nil {
+			return fmt.Errorf("--budget: %v", err)
+		}
+		if math.IsInf(b, 1) {
+			return fmt.Errorf("--budget %s: a sweep's budgets are sizes (for one that does not bind, give a large one)", o.budget)
+		}
+		cfg.Budgets = append(cfg.Budgets, b)
+	}
+	return nil
+}
+
+// sweepHelp describes the default sweep's budgets.
+func sweepHelp() string {
+	var fs []string
+	for _, f := range bench.SweepFactors {
+		fs = append(fs, strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return strings.Join(fs, ", ") + " × the paper's 161,000,000 bytes scaled to the data"
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -203,6 +272,35 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// printSweep prints a budget sweep's summary: per budget each variant's
+// predicted and measured weighted means, or why it has no schema, and the
+// SI schema's ratio to the CF-only one.
+func printSweep(out io.Writer, rep *bench.Report) {
+	for _, pt := range rep.Sweep {
+		budget := units.Format(pt.Budget)
+		for _, inf := range pt.Infeasible {
+			fmt.Fprintf(out, "budget %-8s %-8s infeasible (the smallest schema takes %s)\n", budget, inf.Name, units.Format(inf.MinBudget))
+		}
+		for _, v := range pt.Variants {
+			for _, p := range v.Passes {
+				fmt.Fprintf(out, "budget %-8s %-8s rtt %-6v weighted mean %-12v predicted %-12v (%d structures, %d SIs, size %s)\n", budget, v.Name, p.RTT,
+					time.Duration(p.WeightedMean*1e9).Round(time.Microsecond), time.Duration(p.PredictedMean*1e9).Round(time.Microsecond), v.Structures, v.SIs, units.Format(v.Size))
+			}
+		}
+		same, ok := pt.Identical("cf", "si")
+		if !ok {
+			continue
+		}
+		schemas := "schemas differ"
+		if same {
+			schemas = "identical schemas"
+		}
+		for _, rtt := range rep.Config.RTTs {
+			fmt.Fprintf(out, "budget %-8s rtt %v: si/cf measured %.3f, predicted %.3f (%s)\n", budget, rtt, pt.Ratio("cf", rtt), pt.PredictedRatio("cf"), schemas)
+		}
+	}
 }
 
 func calibrateCmd() *cobra.Command {

@@ -4,13 +4,18 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvschema/kvschema/bench"
+	"github.com/kvschema/kvschema/exec"
 )
 
 // calibrate writes a profile that advise --profile accepts.
@@ -303,6 +308,53 @@ func TestBenchInputErrors(t *testing.T) {
 		{[]string{"--model", chatModel, "--workload", chatWorkload, "extra"}, `unknown command "extra"`},
 	} {
 		_, err := run(t, "", append(append([]string{"bench"}, c.args...), common...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err = %v, want one mentioning %s", c.args, err, c.want)
+		}
+	}
+}
+
+// The bench flags that need parsing: one budget is the run's budget, a
+// list of them a sweep, --sweep the default sweep; --executor names the
+// executor.
+func TestBenchFlags(t *testing.T) {
+	for _, c := range []struct {
+		o       benchOptions
+		budget  float64
+		budgets []float64
+		sweep   bool
+		x       exec.Executor
+	}{
+		{benchOptions{}, 0, nil, false, exec.Batched},
+		{benchOptions{budget: "161MB", executor: "batched"}, 161e6, nil, false, exec.Batched},
+		{benchOptions{budget: "unlimited"}, math.Inf(1), nil, false, exec.Batched},
+		{benchOptions{budget: "60MB,80MB, 100MB", executor: "per-partition"}, 0, []float64{60e6, 80e6, 100e6}, false, exec.PerPartition},
+		{benchOptions{budget: "1GiB,2e6"}, 0, []float64{1 << 30, 2e6}, false, exec.Batched},
+		{benchOptions{budget: "60MB,"}, 60e6, nil, false, exec.Batched},
+		{benchOptions{sweep: true, executor: "per-partition"}, 0, nil, true, exec.PerPartition},
+	} {
+		var cfg bench.Config
+		if err := c.o.parse(&cfg); err != nil {
+			t.Errorf("%+v: %v", c.o, err)
+			continue
+		}
+		if cfg.Budget != c.budget || !slices.Equal(cfg.Budgets, c.budgets) || cfg.Sweep != c.sweep || cfg.Executor != c.x {
+			t.Errorf("%+v: budget %v, budgets %v, sweep %v, executor %v; want %v, %v, %v, %v", c.o, cfg.Budget, cfg.Budgets, cfg.Sweep, cfg.Executor, c.budget, c.budgets, c.sweep, c.x)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "rubis", "--budget", "60MB,lots"}, `budget "lots"`},
+		{[]string{"bench", "rubis", "--budget", "60MB,unlimited"}, "a sweep's budgets are sizes"},
+		{[]string{"bench", "rubis", "--budget", ","}, "no budget"},
+		{[]string{"bench", "rubis", "--sweep", "--budget", "60MB"}, "give --budget or --sweep, not both"},
+		{[]string{"bench", "rubis", "--executor", "parallel"}, `--executor: unknown executor "parallel" (batched or per-partition)`},
+		{[]string{"bench", "rubis", "--budget", "60MB,60MB", "--out", t.TempDir()}, "60MB given twice"},
+		{[]string{"bench", "--model", chatModel, "--workload", chatWorkload, "--sweep", "--out", t.TempDir()}, "give the budgets (--budget 10MB,20MB,40MB)"},
+	} {
+		_, err := run(t, "", c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: err = %v, want one mentioning %s", c.args, err, c.want)
 		}
