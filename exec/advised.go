@@ -37,8 +37,8 @@ type Engine struct {
 
 	stmts stmtCache
 
-	// executor runs join steps (SetExecutor); each table holds a copy,
-	// which is what a step reaches.
+	// executor runs join steps (SetExecutor); each compiled step holds a
+	// copy.
 	executor Executor
 }
 

@@ -68,6 +68,8 @@ type stepProg struct {
 	read1 *firstRead
 	// local reads through a local index instead (advised_local.go).
 	local *localRead
+	// executor is the engine's when compiled (Engine.SetExecutor).
+	executor Executor
 }
 
 // firstRead is the first step of a program: a read of its index viewed as
@@ -219,7 +221,7 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 		if t == nil {
 			return nil, fmt.Errorf("plan step %d reads %s, which is not in the schema", si+1, l.Index.Name)
 		}
-		sp := &stepProg{l: l, t: t, toSlot: make([]int, len(t.attrs)), filters: append([]int(nil), l.Filters...)}
+		sp := &stepProg{l: l, t: t, toSlot: make([]int, len(t.attrs)), filters: append([]int(nil), l.Filters...), executor: e.executor}
 		ref := func(a catalog.Attr) catalog.FieldRef { return catalog.FieldRef{Node: l.Map[a.Node], Field: a.Field} }
 		for i, a := range t.attrs {
 			sp.toSlot[i] = -1
@@ -600,7 +602,7 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 		return true
 	}
 	var rerr error
-	if sp.t.executor == PerPartition {
+	if sp.executor == PerPartition {
 		for i := 0; i < len(ranges) && rerr == nil && err == nil; i++ {
 			rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges[i : i+1]}, store.ReadOptions{}, group)
 		}

@@ -47,14 +47,10 @@ func ParseExecutor(s string) (Executor, error) {
 }
 
 // SetExecutor makes e run the join steps of advised queries, support
-// queries of writes included, with x (Batched by default). Call it before
-// e runs statements: it is not synchronized with running ones.
-func (e *Engine) SetExecutor(x Executor) {
-	e.executor = x
-	for _, t := range e.tables {
-		t.executor = x
-	}
-}
+// queries of writes included, with x (Batched by default). Statements
+// compile it in: call it before e prepares any (an engine per executor,
+// as the benchmark builds them).
+func (e *Engine) SetExecutor(x Executor) { e.executor = x }
 
 // Executor returns how e runs join steps (SetExecutor).
 func (e *Engine) Executor() Executor { return e.executor }

@@ -21,9 +21,6 @@ type table struct {
 	pos   map[catalog.Attr]int
 	nhash int // key attributes forming the partition key
 	salt  int // SALT_BUCKETS; 0: unsalted
-	// executor is the engine's (Engine.SetExecutor): how a join step
-	// reading this table reads the partitions it probes.
-	executor Executor
 
 	decoders     sync.Pool // of *layout.RowDecoder
 	cellDecoders sync.Pool // of *layout.CellDecoder
