@@ -526,6 +526,9 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 					continue
 				}
 				if u, ok := planner.Maintain(s.Write, x); ok {
+					if x.Kind == catalog.SI && opt.Profile.LocalIndexes {
+						u = u.Local()
+					}
 					upkeeps[s][x] = u
 				}
 			}

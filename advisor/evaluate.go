@@ -26,6 +26,10 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 		return nil, err
 	}
 	pl := planner.New(s, opt.Profile)
+	// An engine that keeps SIs itself (Profile.LocalIndexes) writes their
+	// entries with their bases': each costs its writes, no support query,
+	// as Advise prices it.
+	pl.LocalSIs = opt.Profile.LocalIndexes
 	res := &Result{Mix: opt.Mix, Evaluated: true, Budget: opt.Budget, Profile: opt.Profile, Indexes: s.Indexes, Schema: s}
 	for _, x := range s.Indexes {
 		res.TotalSize += x.Size
@@ -68,6 +72,15 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 				if !seen[sp.Plan] {
 					seen[sp.Plan] = true
 					wp.Cost += sp.Plan.Cost
+				}
+			}
+		}
+		if pl.LocalSIs {
+			for _, x := range s.Indexes {
+				if u, ok := planner.Maintain(st.Write, x); ok && x.Kind == catalog.SI {
+					c := u.Local().Cost(opt.Profile)
+					wp.Indexes = append(wp.Indexes, &IndexUpkeep{Index: x, Puts: u.Puts, Deletes: u.Deletes, WriteCost: c})
+					wp.Cost += c
 				}
 			}
 		}

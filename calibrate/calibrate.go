@@ -305,7 +305,7 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 
 	res.Sorts = measureSorts(opt, tick)
 
-	p := cost.Profile{Name: name, Engine: opt.Engine, RTT: opt.RTT.Seconds()}
+	p := cost.Profile{Name: name, Engine: opt.Engine, RTT: opt.RTT.Seconds(), LocalIndexes: st.Capabilities().LocalIndexes}
 	if p.Engine == "" {
 		if e := st.Capabilities().Engine; e != "mem" {
 			p.Engine = e

@@ -51,6 +51,14 @@ type Profile struct {
 	// RTT is the network round trip, in seconds, that the constants
 	// include on every store call (calibrate --rtt), when known.
 	RTT float64 `json:"rtt,omitempty"`
+	// LocalIndexes: the engine keeps secondary indexes itself, in their
+	// base column family's write path (Cassandra; kvschema on Pebble:
+	// store.Capabilities.LocalIndexes), so an SI's upkeep is its writes
+	// alone — seed 000 plans no update of an SI (§3.4: it is updated
+	// atomically with its base). Without it (kvschema on Bigtable, whose
+	// SIs are tables the client keeps), an SI's upkeep runs the support
+	// queries that find the entries to rewrite, as a CF's does.
+	LocalIndexes bool `json:"local_indexes,omitempty"`
 }
 
 // Engines a profile can describe, the targets of advise.

@@ -23,6 +23,7 @@ var (
 	Pebble = Profile{
 		Name:          "pebble",
 		Engine:        "pebble",
+		LocalIndexes:  true,
 		IndexCost:     3.036e-06,
 		PartitionCost: 1.111e-06,
 		RowCost:       1.576e-06,

@@ -23,6 +23,11 @@ type Planner struct {
 	// prices only the plans NoSE considers, does not. Set it before the
 	// Planner is shared.
 	Scans bool
+	// LocalSIs: the engine keeps every secondary index itself (a profile's
+	// LocalIndexes, when costing a schema for it), so Write plans none, as
+	// it plans none of the schema's local indexes (Schema.Local) that a
+	// store keeps. Set it before the Planner is shared.
+	LocalSIs bool
 }
 
 // New plans over schema s, pricing plans with m.
@@ -70,8 +75,8 @@ func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 	var out []*plan.Upkeep
 	plans := map[string]*plan.Query{}
 	for _, x := range p.schema.Indexes {
-		if p.schema.Local[x] != nil {
-			continue // the store keeps it, in the base's write path
+		if p.schema.Local[x] != nil || p.LocalSIs && x.Kind == catalog.SI {
+			continue // the engine keeps it, in the base's write path
 		}
 		u, ok := Maintain(w, x)
 		if !ok {

@@ -20,6 +20,11 @@ type Upkeep struct {
 	Parts         []*plan.Upkeep
 }
 
+// Local is the upkeep of a secondary index the engine keeps itself, in
+// its base's write path (cost.Profile.LocalIndexes): the same writes, no
+// support queries.
+func (u Upkeep) Local() Upkeep { return Upkeep{Puts: u.Puts, Deletes: u.Deletes} }
+
 // Cost prices the upkeep's writes (not its support queries) with m.
 func (u Upkeep) Cost(m cost.Model) float64 { return m.Write(u.Puts, u.Deletes) }
 

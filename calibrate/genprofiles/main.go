@@ -132,6 +132,9 @@ package cost
 		if p.RTT != 0 {
 			fmt.Fprintf(&b, "\t\tRTT: %g,\n", p.RTT)
 		}
+		if p.LocalIndexes {
+			fmt.Fprintf(&b, "\t\tLocalIndexes: true,\n")
+		}
 		for _, f := range []struct {
 			name string
 			v    float64
