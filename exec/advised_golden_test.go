@@ -38,7 +38,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files in testd
 // smallest of the schemas of least cost, where that CF keeps its keys
 // only: those digests are the current encoder's; and once more when the
 // catalog began to record whether secondary indexes are the store's local
-// indexes.) memstore keeps local indexes, so in the unsalted runs a
+// indexes, and the stored Cassandra profile says it keeps them.) memstore keeps local indexes, so in the unsalted runs a
 // secondary index whose base stores the indexed value as a cell has no
 // table; the salted runs, whose bases cannot carry one (catalog's
 // localBases), keep every secondary index in a table and pin its bytes.
