@@ -94,7 +94,8 @@ DEFINE SECONDARY INDEX items_by_quantity ON items_by_id (items.quantity);`
 				t.Fatal(err)
 			}
 			explain := q.Explain()
-			if strings.Contains(explain, "LOCAL INDEX items_by_quantity") != local {
+			if strings.Contains(explain, "LOCAL INDEX items_by_quantity") != local ||
+				strings.Contains(explain, "OVER items_by_quantity [items.quantity = ?] (SECONDARY INDEX TABLE: 1 ROUND TRIP, THE BASE ROWS ANOTHER)") == local {
 				t.Errorf("EXPLAIN does not say the index kind:\n%s", explain)
 			}
 			cs.Reset()

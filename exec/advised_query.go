@@ -753,7 +753,16 @@ func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
 	if sp.read1 != nil && sp.l.Role == cost.Scan && t.salt > 0 {
 		ways, salt = t.salt, fmt.Sprintf(" (ALL %d SALT BUCKETS)", t.salt)
 	}
-	fmt.Fprintf(b, "CLIENT PARALLEL %d-WAY %s OVER %s%s%s\n", ways, what, t.name, keyText, salt)
+	kind := ""
+	if t.x.Kind == catalog.SI {
+		// An SI the client keeps in a table (no local index): its read
+		// returns keys, and the base rows are another round trip.
+		kind = " (SECONDARY INDEX TABLE: 1 ROUND TRIP)"
+		if i+1 < len(p.steps) && p.steps[i+1].l.Role == cost.AfterSI {
+			kind = " (SECONDARY INDEX TABLE: 1 ROUND TRIP, THE BASE ROWS ANOTHER)"
+		}
+	}
+	fmt.Fprintf(b, "CLIENT PARALLEL %d-WAY %s OVER %s%s%s%s\n", ways, what, t.name, keyText, salt, kind)
 	if ways > 1 && len(sp.read1.sel.OrderBy) > 0 {
 		b.WriteString("CLIENT MERGE SORT\n")
 	}
