@@ -82,6 +82,14 @@
 //     KeyAttrs), ordered-encoded; it holds only the marker cell. An SI
 //     lookup is a prefix scan of the indexed value; the step after it reads
 //     the base rows the entries name, all in one round trip.
+//   - On a store that keeps local indexes (store.Capabilities.LocalIndexes:
+//     Pebble, mem), an SI whose base stores the indexed attribute as a
+//     value cell has no table (catalog.Schema.Local): the base's table
+//     declares a store index on that cell, the store maintains its entries
+//     in the base's own write batch (no upkeep, no support read), and an SI
+//     step with the base step after it is one ReadIndex returning the base
+//     rows (advised_local.go). The choice is made when the schema is first
+//     deployed and recorded with it in the catalog.
 //
 // EXPLAIN prints each step's table and key; the trace store shows the
 // store operations themselves.
