@@ -106,7 +106,7 @@ func (db *DB) Describe(ctx context.Context, name string) (string, error) {
 			for _, x := range a.Schema.Indexes {
 				for _, nd := range x.Graph.Nodes {
 					if nd.Entity == e {
-						describeIndex(&b, x, ddl)
+						describeIndex(&b, a.Schema, x, ddl)
 						break
 					}
 				}
@@ -114,7 +114,7 @@ func (db *DB) Describe(ctx context.Context, name string) (string, error) {
 			return b.String(), nil
 		}
 		if x := a.Schema.Index(name); x != nil {
-			describeIndex(&b, x, ddl)
+			describeIndex(&b, a.Schema, x, ddl)
 			return b.String(), nil
 		}
 	}
@@ -132,8 +132,12 @@ func describeLayout(b *strings.Builder, l *layout.Layout) {
 	b.WriteString("\n" + lang.Print(l.Def) + ";\n")
 }
 
-func describeIndex(b *strings.Builder, x *catalog.Index, ddl map[string]lang.Statement) {
-	fmt.Fprintf(b, "\n-- %s in table %s: %s, about %.0f rows of %.0f bytes in %.0f partitions", strings.ToLower(indexKind(x)), x.Name, x.Describe(), x.Entries, x.EntrySize, x.Partitions)
+func describeIndex(b *strings.Builder, s *catalog.Schema, x *catalog.Index, ddl map[string]lang.Statement) {
+	where := "in table " + x.Name
+	if base := s.Local[x]; base != nil {
+		where = "kept by the store in table " + base.Name + " (a local index: its entries are written with the rows, read with them in one call)"
+	}
+	fmt.Fprintf(b, "\n-- %s %s: %s, about %.0f rows of %.0f bytes in %.0f partitions", strings.ToLower(indexKind(x)), where, x.Describe(), x.Entries, x.EntrySize, x.Partitions)
 	if x.SaltBuckets > 0 {
 		fmt.Fprintf(b, ", %d salt buckets", x.SaltBuckets)
 	}

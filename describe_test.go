@@ -53,7 +53,7 @@ DEFINE PRIMARY SCHEMA accounts_by_id FOR accounts { TABLE 'acc', ROW salt(4){ord
 		{"accounts_by_id", []string{"-- layout of accounts in table acc, 4 salt buckets\nDEFINE PRIMARY SCHEMA accounts_by_id"}},
 		{"items", []string{"DEFINE RELATION items ROWS 20000 {", "-- column family in table cf_items_by_id: CF([items.id] [] → [", "DEFINE COLUMN FAMILY cf_items_by_id FOR items {"}},
 		{"cf_buynow_items_by_id", []string{"-- column family in table cf_buynow_items_by_id: CF(", "DEFINE COLUMN FAMILY cf_buynow_items_by_id FOR buynow {"}},
-		{"si_items_by_quantity", []string{"-- secondary index in table si_items_by_quantity: SI([items.quantity] → [", "DEFINE SECONDARY INDEX si_items_by_quantity ON cf_items_by_id (items.quantity);"}},
+		{"si_items_by_quantity", []string{"-- secondary index kept by the store in table cf_items_by_id (a local index: its entries are written with the rows, read with them in one call): SI([items.quantity] → [", "DEFINE SECONDARY INDEX si_items_by_quantity ON cf_items_by_id (items.quantity);"}},
 		{"schema", []string{"DEFINE RELATION accounts {", "-- the advised schema", "DEFINE COLUMN FAMILY cf_buynow_items_by_id"}},
 	} {
 		text, err := db.Describe(ctx, tc.name)
