@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -274,6 +275,7 @@ func TestTxAdvisedSchema(t *testing.T) {
 		"INSERT INTO users (id, nickname, rating, region) VALUES (91001, 'ann', 1, 1)",
 		"UPDATE users SET rating = 5 WHERE users.id = 91001",
 		"UPDATE items SET nb_of_bids = 7 WHERE items.id = 3",
+		"UPDATE items SET quantity = 4242 WHERE items.id = 4", // indexed by si_items_by_quantity
 	} {
 		if _, err := tx.Exec(ctx, st); err != nil {
 			t.Fatalf("%s: %v", st, err)
@@ -294,6 +296,19 @@ func TestTxAdvisedSchema(t *testing.T) {
 	if got := read(db, user); got != "[]" {
 		t.Fatalf("outside before Commit: %s", got)
 	}
+	// Through the secondary index (on Pebble, the store's local index,
+	// read through the transaction's pending writes).
+	const byQuantity = "SELECT items.name FROM items WHERE items.quantity = 4242"
+	if ex, err := tx.DB().Explain(ctx, byQuantity); err != nil || !strings.Contains(ex, "LOCAL INDEX si_items_by_quantity") {
+		t.Fatalf("the query does not read the local index: %v\n%s", err, ex)
+	}
+	name4 := read(db, "SELECT items.name FROM items WHERE items.id = 4")
+	if got := read(tx.DB(), byQuantity); got != name4 {
+		t.Fatalf("inside, through the index: %s, want item 4's %s", got, name4)
+	}
+	if got := read(db, byQuantity); got != "[]" {
+		t.Fatalf("outside before Commit, through the index: %s", got)
+	}
 	itemBefore := read(db, item)
 	if itemBefore == "[[7]]" {
 		t.Fatal("the item's update shows before Commit")
@@ -306,6 +321,9 @@ func TestTxAdvisedSchema(t *testing.T) {
 	}
 	if got := read(db, item); got != "[[7]]" {
 		t.Fatalf("after Commit: %s", got)
+	}
+	if got := read(db, byQuantity); got != name4 {
+		t.Fatalf("after Commit, through the index: %s", got)
 	}
 	if rep, err := db.Verify(ctx, exec.VerifyOptions{}); err != nil || !rep.Clean() {
 		t.Fatalf("verify after the transaction: %v %v", rep, err)
