@@ -30,10 +30,9 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 		if err != nil {
 			return nil, err
 		}
-		// Secondary indexes are the store's local indexes where it keeps
-		// them — unless the schema is deployed already, with tables for
-		// them: a deployment keeps the kind it was made with.
-		a.KeepLocal(st.Capabilities().LocalIndexes)
+		// A deployment keeps the kind of secondary index it was made
+		// with; a new one takes the store's (Realize).
+		Realize(st, a)
 		if old := cat.Advised; old != nil {
 			if !old.Same(a) {
 				return nil, errors.New("the store already holds a different schema or model; use an empty store")
@@ -63,6 +62,13 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 		return e, nil
 	}
 }
+
+// Realize decides how a first deployment of a on st keeps its secondary
+// indexes: as the store's local indexes where it keeps them
+// (store.Capabilities.LocalIndexes), as tables the engine keeps elsewhere
+// (catalog.Advised.KeepLocal). Deploy applies it; a caller that builds
+// the engine of a schema it has yet to deploy calls it first.
+func Realize(st store.Store, a *catalog.Advised) { a.KeepLocal(st.Capabilities().LocalIndexes) }
 
 // Open opens the engine of the advised schema deployed in a store.
 func Open(ctx context.Context, st store.Store) (*Engine, error) {

@@ -263,6 +263,7 @@ func prepareLoad(ctx context.Context, db *kvschema.DB, modelFile, schemaFile, pr
 		_, err := db.Deploy(ctx, model, msrc, schemaFile, ssrc, prof) // its note was given above
 		return err
 	}
+	exec.Realize(db.Store(), a) // as deploy will
 	return exec.FromCatalog(db.Store(), a, nil), deploy, nil
 }
 

@@ -240,9 +240,12 @@ func (t *table) index(name string) (*tableIndex, error) {
 	return nil, fmt.Errorf("pebblestore: table %q, index %q: %w", t.spec.Name, name, store.ErrNoIndex)
 }
 
-// ReadIndex implements store.Indexer with one iterator, one consistent
-// state: it walks the entries of each selected value range and reads each
-// entry's row with a prefix seek, then seeks back past the entry.
+// ReadIndex implements store.Indexer with two iterators over one
+// consistent state (the second a clone of the first): one walks the
+// entries of each selected value range, the other reads each entry's row.
+// Kept apart, neither leaves its key range between entries — the index
+// and the base table live in different files, and an iterator that
+// switched files at every entry would load them again each time.
 func (s *Store) ReadIndex(ctx context.Context, name, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
 	r, t, err := s.enterTable(ctx, name)
 	if err != nil {
@@ -253,7 +256,7 @@ func (s *Store) ReadIndex(ctx context.Context, name, index string, values store.
 }
 
 // readIndexWith is ReadIndex with reader r.
-func (s *Store) readIndexWith(r *reader, t *table, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+func (s *Store) readIndexWith(r *reader, t *table, index string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) (err error) {
 	x, err := t.index(index)
 	if err != nil {
 		return err
@@ -269,8 +272,14 @@ func (s *Store) readIndexWith(r *reader, t *table, index string, values store.Ro
 	if err != nil {
 		return err
 	}
+	var rows *pebble.Iterator // the clone reading base rows, made at the first entry
+	defer func() {
+		if rows != nil {
+			err = cmp.Or(err, rows.Close())
+		}
+	}()
 	n := 0
-	var lo, hi, pos []byte
+	var lo, hi []byte
 	for _, rg := range ranges {
 		lo = appendEnc(append(lo[:0], x.prefix...), rg.Start)
 		if rg.End == nil {
@@ -284,18 +293,22 @@ func (s *Store) readIndexWith(r *reader, t *table, index string, values store.Ro
 		} else {
 			ok = it.SeekGE(lo)
 		}
-		for ; ok; ok = seekPast(it, pos, opts.Reverse) {
+		for ; ok; ok = step(it, opts.Reverse) {
 			k := it.Key()
 			if opts.Reverse && bytes.Compare(k, lo) < 0 || !opts.Reverse && bytes.Compare(k, hi) >= 0 {
 				break
 			}
-			pos = append(pos[:0], k...)
-			vlen, _, err := encLen(pos[len(x.prefix):])
+			vlen, _, err := encLen(k[len(x.prefix):])
 			if err != nil {
 				return r.fail(err)
 			}
-			row := pos[len(x.prefix)+vlen:]
-			found, err := r.readRow(it, t, row)
+			row := k[len(x.prefix)+vlen:]
+			if rows == nil {
+				if rows, err = it.Clone(pebble.CloneOptions{}); err != nil {
+					return r.fail(err)
+				}
+			}
+			found, err := r.readRowAt(rows, t, row)
 			if err != nil {
 				return r.fail(err)
 			}
@@ -311,13 +324,4 @@ func (s *Store) readIndexWith(r *reader, t *table, index string, values store.Ro
 		}
 	}
 	return nil
-}
-
-// seekPast moves it from wherever it is to the key after (or, in reverse,
-// before) pos, an index entry's key: pos+0x00 is the smallest key above it.
-func seekPast(it *pebble.Iterator, pos []byte, reverse bool) bool {
-	if reverse {
-		return it.SeekLT(pos)
-	}
-	return it.SeekGE(append(pos, 0))
 }

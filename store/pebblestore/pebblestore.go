@@ -666,6 +666,26 @@ func (s *Store) readRowWith(r *reader, t *table, key []byte) (row store.Row, fou
 // readRow assembles the row of key from its cells, which SeekPrefixGE and
 // Next yield in order and nothing else, and reports whether it has any.
 func (r *reader) readRow(it *pebble.Iterator, t *table, key []byte) (bool, error) {
+	return r.readRowWith(it, t, key, true)
+}
+
+// readRowAt is readRow with a plain seek instead of a prefix seek: for an
+// iterator whose reads move on through the table (rows of an index's
+// entries, in key order), where a prefix seek would consult every level's
+// filters again each time.
+// When the row is a little ahead of where it stands (the last row read
+// left it just past that row's cells), it steps there instead: a seek
+// starts from the table's index blocks, which a block cache smaller than
+// the data would load again for every row, where stepping stays in the
+// data blocks, as a scan does.
+func (r *reader) readRowAt(it *pebble.Iterator, t *table, key []byte) (bool, error) {
+	return r.readRowWith(it, t, key, false)
+}
+
+// rowSteps is how far readRowAt steps before it seeks.
+const rowSteps = 8
+
+func (r *reader) readRowWith(it *pebble.Iterator, t *table, key []byte, prefix bool) (bool, error) {
 	r.key = appendEnc(append(r.key[:0], t.prefix...), key)
 	r.buf, r.cells = r.buf[:0], r.cells[:0]
 	r.encLen = len(r.key) - len(t.prefix)
@@ -673,7 +693,23 @@ func (r *reader) readRow(it *pebble.Iterator, t *table, key []byte) (bool, error
 	if r.escaped {
 		r.decoded = append(r.decoded[:0], key...)
 	}
-	for ok := it.SeekPrefixGE(r.key); ok; ok = it.Next() {
+	var ok bool
+	switch {
+	case prefix:
+		ok = it.SeekPrefixGE(r.key)
+	case it.Valid() && bytes.Compare(it.Key(), r.key) < 0:
+		ok = true
+		for i := 0; ok && bytes.Compare(it.Key(), r.key) < 0; i++ {
+			if i == rowSteps {
+				ok = it.SeekGE(r.key)
+				break
+			}
+			ok = it.Next()
+		}
+	default:
+		ok = it.SeekGE(r.key)
+	}
+	for ; ok && (prefix || bytes.HasPrefix(it.Key(), r.key)); ok = it.Next() {
 		k := it.Key()[len(t.prefix):]
 		cell := r.encLen
 		if len(r.cells) == 0 {
