@@ -247,3 +247,38 @@ func TestLoadBothKinds(t *testing.T) {
 		t.Fatalf("a file naming neither kind: %v\n%s", err, out)
 	}
 }
+
+// TestLoadLocalIndexes: a schema with secondary indexes loads into Pebble,
+// which keeps them as local indexes of their column families (no tables
+// of their own): load, query through one and verify, from the command line.
+func TestLoadLocalIndexes(t *testing.T) {
+	needCBC(t)
+	dir := t.TempDir()
+	ddl := filepath.Join(dir, "schema.kvs")
+	mustRun(t, "", "advise", "--model", "../../examples/rubis/model.kvs", "--workload", "../../examples/rubis/workload_secondary.kvs",
+		"--mix", "bidding", "--budget", "161MB", "--target", "cassandra", "--format", "ddl", "-o", ddl, "-q")
+	src, err := os.ReadFile(ddl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "DEFINE SECONDARY INDEX si_items_by_quantity ON cf_items_by_id") {
+		t.Fatalf("the advised schema lacks the index the test reads through:\n%s", src)
+	}
+	m, _, _, err := rubis.Parse("workload.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := rubis.WriteDir(context.Background(), data, m, rubis.Config{Scale: 0.0005, Seed: 3}, dataio.CSV); err != nil {
+		t.Fatal(err)
+	}
+	url := "pebble:" + filepath.Join(dir, "db")
+	mustRun(t, "", "load", "--store", url, "--model", "../../examples/rubis/model.kvs", "--schema", ddl, "--data", data, "-q")
+	out := mustRun(t, "", "exec", "--store", url, "--explain", "-e", "SELECT items.name FROM items WHERE items.quantity = 3")
+	if !strings.Contains(out, "OVER LOCAL INDEX si_items_by_quantity OF cf_items_by_id [items.quantity = 3] (1 ROUND TRIP") {
+		t.Fatalf("the query does not read the local index:\n%s", out)
+	}
+	if out := mustRun(t, "", "verify", "--store", url); !strings.Contains(out, "verify: clean") {
+		t.Fatalf("verify:\n%s", out)
+	}
+}
