@@ -107,8 +107,8 @@ step.`
 // benchOptions are the flags every bench command shares that need
 // parsing.
 type benchOptions struct {
-	variants, rtts, budget, executor string
-	sweep, quiet                     bool
+	variants, rtts, budget, executor, pebbleCache string
+	sweep, quiet                                  bool
 }
 
 // flags adds the flags every bench command has; budgetHelp describes the
@@ -124,6 +124,7 @@ func (o *benchOptions) flags(c *cobra.Command, cfg *bench.Config, budgetHelp str
 	f.BoolVar(&o.sweep, "sweep", false, "budget sweep over the default budgets: "+sweepHelp()+" (RUBiS only)")
 	f.StringVar(&o.executor, "executor", "batched", "how join steps read the partitions they probe: batched (one store request per step) or per-partition (one request per partition, as NoSE's Cassandra executor)")
 	f.StringVar(&cfg.Store, "store", "pebble", "pebble (temporary), pebble:DIR (kept) or mem:")
+	f.StringVar(&o.pebbleCache, "pebble-cache", "", "Pebble's block cache (default 64MiB), e.g. 512MB")
 	f.StringVar(&o.rtts, "rtt", "0,1ms", "simulated round-trip delays, one measurement pass each; the last is the realistic one")
 	f.IntVar(&cfg.Iterations, "iterations", 100, "timed runs per statement")
 	f.IntVar(&cfg.Warmup, "warmup", 5, "untimed runs per statement before them")
@@ -225,6 +226,13 @@ func runBench(cmd *cobra.Command, cfg bench.Config, o benchOptions, rubis bool) 
 // is Config.Budget, several a sweep (Config.Budgets).
 func (o benchOptions) parse(cfg *bench.Config) error {
 	var err error
+	if o.pebbleCache != "" {
+		n, err := units.Parse(o.pebbleCache)
+		if err != nil || n < 1<<20 {
+			return fmt.Errorf("--pebble-cache %q: want a size of at least 1MiB", o.pebbleCache)
+		}
+		cfg.PebbleCache = int64(n)
+	}
 	if cfg.Executor, err = exec.ParseExecutor(o.executor); err != nil {
 		return fmt.Errorf("--executor: %v", err)
 	}

@@ -338,9 +338,16 @@ func TestBenchFlags(t *testing.T) {
 			t.Errorf("%+v: %v", c.o, err)
 			continue
 		}
+		if cfg.PebbleCache != 0 {
+			t.Errorf("%+v: pebble cache %d without --pebble-cache", c.o, cfg.PebbleCache)
+		}
 		if cfg.Budget != c.budget || !slices.Equal(cfg.Budgets, c.budgets) || cfg.Sweep != c.sweep || cfg.Executor != c.x {
 			t.Errorf("%+v: budget %v, budgets %v, sweep %v, executor %v; want %v, %v, %v, %v", c.o, cfg.Budget, cfg.Budgets, cfg.Sweep, cfg.Executor, c.budget, c.budgets, c.sweep, c.x)
 		}
+	}
+	var cfg bench.Config
+	if err := (&benchOptions{pebbleCache: "512MB"}).parse(&cfg); err != nil || cfg.PebbleCache != 512e6 {
+		t.Errorf("--pebble-cache 512MB: %d, %v", cfg.PebbleCache, err)
 	}
 	for _, c := range []struct {
 		args []string
@@ -350,6 +357,7 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"bench", "rubis", "--budget", "60MB,unlimited"}, "a sweep's budgets are sizes"},
 		{[]string{"bench", "rubis", "--budget", ","}, "no budget"},
 		{[]string{"bench", "rubis", "--sweep", "--budget", "60MB"}, "give --budget or --sweep, not both"},
+		{[]string{"bench", "rubis", "--pebble-cache", "1kB"}, `--pebble-cache "1kB": want a size of at least 1MiB`},
 		{[]string{"bench", "rubis", "--executor", "parallel"}, `--executor: unknown executor "parallel" (batched or per-partition)`},
 		{[]string{"bench", "rubis", "--budget", "60MB,60MB", "--out", t.TempDir()}, "60MB given twice"},
 		{[]string{"bench", "--model", chatModel, "--workload", chatWorkload, "--sweep", "--out", t.TempDir()}, "give the budgets (--budget 10MB,20MB,40MB)"},

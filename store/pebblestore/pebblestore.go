@@ -88,6 +88,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/kvschema/kvschema/internal/units"
 	"github.com/kvschema/kvschema/store"
 )
 
@@ -105,21 +106,30 @@ func init() {
 func parseURL(rest string) (dir string, opts Options, err error) {
 	dir, query, _ := strings.Cut(rest, "?")
 	if dir == "" {
-		return "", opts, fmt.Errorf("store URL %q: want pebble:DIR[?sync=false]", "pebble:"+rest)
+		return "", opts, fmt.Errorf("store URL %q: want pebble:DIR[?sync=false][&cache=SIZE]", "pebble:"+rest)
 	}
 	params, err := url.ParseQuery(query)
 	if err != nil {
 		return "", opts, fmt.Errorf("store URL %q: %w", "pebble:"+rest, err)
 	}
 	for k, v := range params {
-		if k != "sync" {
-			return "", opts, fmt.Errorf("store URL %q: unknown parameter %q (known: sync)", "pebble:"+rest, k)
+		val := v[len(v)-1]
+		switch k {
+		case "sync":
+			sync, err := strconv.ParseBool(val)
+			if err != nil {
+				return "", opts, fmt.Errorf("store URL %q: sync=%q: want true or false", "pebble:"+rest, val)
+			}
+			opts.NoSync = !sync
+		case "cache":
+			n, err := units.Parse(val)
+			if err != nil || n < 1<<20 || n > 1<<40 {
+				return "", opts, fmt.Errorf("store URL %q: cache=%q: want a block cache size from 1MiB to 1TiB (e.g. 256MB)", "pebble:"+rest, val)
+			}
+			opts.CacheSize = int64(n)
+		default:
+			return "", opts, fmt.Errorf("store URL %q: unknown parameter %q (known: sync, cache)", "pebble:"+rest, k)
 		}
-		sync, err := strconv.ParseBool(v[len(v)-1])
-		if err != nil {
-			return "", opts, fmt.Errorf("store URL %q: sync=%q: want true or false", "pebble:"+rest, v[len(v)-1])
-		}
-		opts.NoSync = !sync
 	}
 	return dir, opts, nil
 }

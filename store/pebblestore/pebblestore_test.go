@@ -224,7 +224,7 @@ func TestSnapshotFiles(t *testing.T) {
 func TestURL(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	for _, rest := range []string{"", "?sync=false"} {
+	for _, rest := range []string{"", "?sync=false", "?cache=256MB&sync=false"} {
 		s, err := store.Open(ctx, "pebble:"+dir+rest)
 		if err != nil {
 			t.Fatalf("%q: %v", rest, err)
@@ -240,7 +240,9 @@ func TestURL(t *testing.T) {
 		"pebble:":                        "want pebble:DIR",
 		"pebble:?sync=false":             "want pebble:DIR",
 		"pebble:" + dir + "?sync=maybe":  `sync="maybe": want true or false`,
-		"pebble:" + dir + "?cache=1":     `unknown parameter "cache"`,
+		"pebble:" + dir + "?cache=1":     `cache="1": want a block cache size`,
+		"pebble:" + dir + "?cache=big":   `cache="big": want a block cache size`,
+		"pebble:" + dir + "?color=red":   `unknown parameter "color"`,
 		"pebble:" + dir + "?sync=%zz":    "invalid URL escape",
 		"pebble:" + file:                 "pebblestore: open " + file,
 		"pebble:" + file + "/sub?sync=1": "pebblestore: open " + file + "/sub",
