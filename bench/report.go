@@ -298,6 +298,9 @@ func (c Config) Command() string {
 	if c.Executor != exec.Batched {
 		cmd += " --executor " + c.Executor.String()
 	}
+	if c.PebbleCache > 0 {
+		cmd += " --pebble-cache " + units.Format(float64(c.PebbleCache))
+	}
 	if c.Profile != "" {
 		cmd += " --profile " + shellQuote(c.Profile)
 	}
