@@ -308,7 +308,9 @@ func (b elemRange) under(dst, prefix []byte) (store.Range, []byte) {
 	if b.endSet {
 		// Non-nil even when empty: a nil End would mean unbounded.
 		dst = append(append(dst, prefix...), b.end...)
-		r.End = dst[n:len(dst):len(dst)]
+		if r.End = dst[n:len(dst):len(dst)]; r.End == nil {
+			r.End = []byte{} // dst was nil, and nothing was appended
+		}
 	} else if end := appendPrefixSuccessor(dst, prefix); end != nil {
 		dst = end
 		r.End = dst[n:len(dst):len(dst)]
