@@ -680,12 +680,17 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 			}
 		}
 		p = planner.NewPool(kept)
-		for i, s := range queries {
-			qdags[i] = planner.Build(s.Query, opt.Profile, p)
+		// The DAGs over what remains are those built, without the
+		// dropped indexes' steps (planner.DAG.Cut).
+		cut := func(d *planner.DAG) {
+			d.Cut(func(a int) bool { return drop[d.Arcs[a].Step.Index] })
+		}
+		for _, d := range qdags {
+			cut(d)
 		}
 		var live []*support
 		for _, sp := range supports {
-			sp.dag = planner.Build(sp.query, opt.Profile, p)
+			cut(sp.dag)
 			var need []*catalog.Index
 			for _, x := range sp.needBy {
 				if !drop[x] {

@@ -197,6 +197,66 @@ func (d *DAG) keepOneRead(ok func(*catalog.Index) bool) {
 	}
 }
 
+// Cut removes the arcs drop reports, and the states the start then no
+// longer reaches, and returns how many live arcs it removed. When drop
+// removes every arc of some indexes, the DAG is the one Build gives over
+// the others, state for state and arc for arc, in the same order.
+func (d *DAG) Cut(drop func(arc int) bool) int {
+	before := len(d.LiveArcs())
+	for _, s := range d.States {
+		keep := s.Out[:0]
+		for _, a := range s.Out {
+			if arc := d.Arcs[a]; !arc.cut && drop(a) {
+				arc.cut = true
+				continue
+			}
+			keep = append(keep, a)
+		}
+		s.Out = keep
+	}
+	// Number the states as Build discovers them: in order, each state's
+	// arcs in order, a state at the first arc that reaches it.
+	num := make([]int, len(d.States))
+	for i := range num {
+		num[i] = -1
+	}
+	num[0] = 0
+	order := []int{0}
+	var arcs []*Arc
+	for k := 0; k < len(order); k++ {
+		s := d.States[order[k]]
+		out := make([]int, 0, len(s.Out))
+		for _, a := range s.Out {
+			arc := d.Arcs[a]
+			if num[arc.To] < 0 {
+				num[arc.To] = len(order)
+				order = append(order, arc.To)
+			}
+			out = append(out, len(arcs))
+			arcs = append(arcs, arc)
+		}
+		s.Out = out
+	}
+	states := make([]*State, len(order))
+	for k, i := range order {
+		states[k] = d.States[i]
+	}
+	for _, arc := range arcs {
+		arc.From, arc.To = num[arc.From], num[arc.To]
+	}
+	for key, i := range d.byKey {
+		if num[i] < 0 {
+			delete(d.byKey, key)
+		} else {
+			d.byKey[key] = num[i]
+		}
+	}
+	d.States, d.Arcs = states, arcs
+	d.order, d.best, d.bestDone = nil, nil, false
+	d.markLive()
+	return before - len(d.LiveArcs())
+}
+
 func (d *DAG) embeddings(x *catalog.Index) [][]int {
 	if e, ok := d.embeds[x]; ok {
 		return e
@@ -692,6 +752,11 @@ func (d *DAG) ShortestPath(allow func(*catalog.Index) bool) ([]int, float64) {
 // PricedPath is ShortestPath with each step priced by price, which may
 // also exclude it.
 func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64) {
+	return d.ArcPath(func(a int) (float64, bool) { return price(&d.Arcs[a].Step) })
+}
+
+// ArcPath is PricedPath with each step priced by its arc's number.
+func (d *DAG) ArcPath(price func(arc int) (float64, bool)) ([]int, float64) {
 	if len(d.States) == 0 || !d.States[0].Live {
 		return nil, 0
 	}
@@ -699,10 +764,9 @@ func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64
 		d.order = d.topo()
 	}
 	best := make([]float64, len(d.States))
-	via := make([]int, len(d.States))
+	via := make([]int32, len(d.States))
 	for i := range best {
 		best[i] = -1
-		via[i] = -1
 	}
 	best[0] = 0
 	end := -1
@@ -715,13 +779,13 @@ func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64
 			end = i
 		}
 		for _, a := range s.Out {
-			arc := d.Arcs[a]
-			p, ok := price(&arc.Step)
+			p, ok := price(a)
 			if !ok {
 				continue
 			}
-			if c := best[i] + p; best[arc.To] < 0 || c < best[arc.To] {
-				best[arc.To], via[arc.To] = c, a
+			to := d.Arcs[a].To
+			if c := best[i] + p; best[to] < 0 || c < best[to] {
+				best[to], via[to] = c, int32(a)
 			}
 		}
 	}
@@ -730,7 +794,7 @@ func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64
 	}
 	var path []int
 	for i := end; i != 0; i = d.Arcs[via[i]].From {
-		path = append(path, via[i])
+		path = append(path, int(via[i]))
 	}
 	slices.Reverse(path)
 	return path, best[end]
