@@ -93,7 +93,9 @@
 //
 // Nothing is pruned but CFs no plan of the workload can use and, in the
 // program, structures dominated in every plan they serve (advisor.go's
-// dominated).
+// dominated) and plan steps on no plan worth choosing (planner.DAG.Prune:
+// each plan through them is dominated by one reading a subset of its
+// indexes at no more cost, so every schema keeps a least-cost plan).
 package advisor
 
 import (
@@ -101,8 +103,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -264,7 +269,7 @@ func Advise(ctx context.Context, m *catalog.Model, w *workload.Workload, opt Opt
 	// meet a budget by decomposition (decompose.go).
 	var parts []*part
 	if !opt.oneProgram {
-		parts = pb.split()
+		parts = pb.parts
 	}
 	// Parts with queries come first; parts of writes alone add nothing
 	// to a program, so one part with queries is one program as before.
@@ -471,6 +476,27 @@ type problem struct {
 	upkeeps         map[*workload.Statement]map[*catalog.Index]planner.Upkeep
 	supports        []*support
 	pool            *planner.Pool
+	// parts are the problem's independent parts (split), taken before
+	// its DAGs were pruned.
+	parts []*part
+}
+
+// pruneAll prunes the DAGs (planner.DAG.Prune), as many at a time as
+// there are processors, and returns how many steps it dropped.
+func pruneAll(dags []*planner.DAG) int {
+	var next, total atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(dags)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(dags)); i = next.Add(1) - 1 {
+				total.Add(int64(dags[i].Prune()))
+			}
+		}()
+	}
+	wg.Wait()
+	return int(total.Load())
 }
 
 // maxPartition is the partition limit the options set.
@@ -704,6 +730,22 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		supports = live
 		opt.progress("dropped %d dominated candidates", len(drop))
 	}
+	// Steps on no plan worth choosing (planner.DAG.Prune: each plan
+	// another, reading a subset of its indexes, costs no more than) go:
+	// any schema then has a least-cost plan for every query and support
+	// query with the steps kept, so the optimum is the same, in a smaller
+	// program.
+	pb := &problem{queries: queries, writes: writes, qdags: qdags, upkeeps: upkeeps, supports: supports, pool: p}
+	// The independent parts are those of the DAGs before they are pruned:
+	// a part pruning alone would cut off is typically one query's, and as
+	// a program of its own costs solver runs (several under a binding
+	// budget) and saves next to nothing.
+	pb.parts = pb.split()
+	dags := append([]*planner.DAG(nil), qdags...)
+	for _, sp := range supports {
+		dags = append(dags, sp.dag)
+	}
+	pruned := pruneAll(dags)
 	for _, d := range qdags {
 		res.Stats.QuerySteps += len(d.LiveArcs())
 	}
@@ -711,8 +753,8 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		res.Stats.SupportSteps += len(sp.dag.LiveArcs())
 	}
 	res.Stats.PlanTime = time.Since(planStart)
-	opt.progress("planned %d queries (%d possible steps) and %d support queries (%d possible steps) in %v",
-		len(queries), res.Stats.QuerySteps, len(supports), res.Stats.SupportSteps, res.Stats.PlanTime.Round(time.Millisecond))
+	opt.progress("planned %d queries (%d possible steps) and %d support queries (%d possible steps) in %v; %d steps on no plan worth choosing dropped",
+		len(queries), res.Stats.QuerySteps, len(supports), res.Stats.SupportSteps, res.Stats.PlanTime.Round(time.Millisecond), pruned)
 
-	return &problem{queries: queries, writes: writes, qdags: qdags, upkeeps: upkeeps, supports: supports, pool: p}, res, nil
+	return pb, res, nil
 }

@@ -228,6 +228,51 @@ func TestCutIsBuild(t *testing.T) {
 	}
 }
 
+// TestPruneKeepsCheapest: after Prune, the least cost of a plan within any
+// set of indexes is what it was (the advisor prunes its DAGs so), and
+// Prune removes steps.
+func TestPruneKeepsCheapest(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	pruned := 0
+	for _, wf := range []string{"workload.kvs", "workload_secondary.kvs"} {
+		qs, ws, s := rubisPool(t, wf)
+		var queries []*catalog.Query
+		for _, st := range qs {
+			queries = append(queries, st.Query)
+		}
+		for _, st := range ws {
+			for _, x := range s.Indexes {
+				if u, ok := planner.Maintain(st.Write, x); ok {
+					queries = append(queries, u.Support...)
+				}
+			}
+		}
+		pool := planner.NewPool(s.Indexes)
+		for _, q := range queries {
+			d, whole := planner.Build(q, cost.Cassandra, pool), planner.Build(q, cost.Cassandra, pool)
+			pruned += d.Prune()
+			for trial := 0; trial < 20; trial++ {
+				var allow func(*catalog.Index) bool
+				if trial > 0 {
+					in := map[*catalog.Index]bool{}
+					for _, x := range s.Indexes {
+						in[x] = r.Intn(4) > 0
+					}
+					allow = func(x *catalog.Index) bool { return in[x] }
+				}
+				p1, c1 := whole.ShortestPath(allow)
+				p2, c2 := d.ShortestPath(allow)
+				if (p1 == nil) != (p2 == nil) || c1 != c2 {
+					t.Fatalf("%s (trial %d): least cost %v (plan %v) before Prune, %v (plan %v) after", q.Describe(), trial, c1, p1, c2, p2)
+				}
+			}
+		}
+	}
+	if pruned == 0 {
+		t.Fatal("Prune removed nothing")
+	}
+}
+
 // dagText lists a DAG's states and arcs, in order.
 func dagText(d *planner.DAG) string {
 	var b strings.Builder
