@@ -481,21 +481,28 @@ type problem struct {
 	parts []*part
 }
 
-// pruneAll prunes the DAGs (planner.DAG.Prune), as many at a time as
-// there are processors, and returns how many steps it dropped.
-func pruneAll(dags []*planner.DAG) int {
-	var next, total atomic.Int64
+// parallel calls f(0), …, f(n-1), as many at a time as there are
+// processors (plan DAGs are built and pruned so: each call has its own).
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(dags)) {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(len(dags)); i = next.Add(1) - 1 {
-				total.Add(int64(dags[i].Prune()))
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// pruneAll prunes the DAGs (planner.DAG.Prune), in parallel, and returns
+// how many steps it dropped.
+func pruneAll(dags []*planner.DAG) int {
+	var total atomic.Int64
+	parallel(len(dags), func(i int) { total.Add(int64(dags[i].Prune())) })
 	return int(total.Load())
 }
 
@@ -636,7 +643,11 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		p := planner.NewPool(list)
 		supports = supports[:0]
 		byKey := map[string]*support{}
-		dropped := false
+		type need struct {
+			sp *support
+			x  *catalog.Index
+		}
+		var needs []need
 		for _, s := range writes {
 			for _, x := range list {
 				u, ok := upkeeps[s][x]
@@ -647,17 +658,22 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 					k := s.Tag + "\x00" + planner.QueryKey(q)
 					sp := byKey[k]
 					if sp == nil {
-						sp = &support{write: s, query: q, dag: planner.Build(q, opt.Profile, p)}
+						sp = &support{write: s, query: q}
 						byKey[k] = sp
 						supports = append(supports, sp)
 					}
-					if !sp.dag.States[0].Live {
-						usable[x] = false
-						dropped = true
-					}
-					sp.needBy = append(sp.needBy, x)
+					needs = append(needs, need{sp, x})
 				}
 			}
+		}
+		parallel(len(supports), func(i int) { supports[i].dag = planner.Build(supports[i].query, opt.Profile, p) })
+		dropped := false
+		for _, n := range needs {
+			if !n.sp.dag.States[0].Live {
+				usable[n.x] = false
+				dropped = true
+			}
+			n.sp.needBy = append(n.sp.needBy, n.x)
 		}
 		if !dropped {
 			break
@@ -671,8 +687,8 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	}
 	p := planner.NewPool(list)
 	qdags := make([]*planner.DAG, len(queries))
+	parallel(len(queries), func(i int) { qdags[i] = planner.Build(queries[i].Query, opt.Profile, p) })
 	for i, s := range queries {
-		qdags[i] = planner.Build(s.Query, opt.Profile, p)
 		if !qdags[i].States[0].Live {
 			if n := res.Stats.LargePartitions; n > 0 {
 				return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures whose average partition is at most %s (--max-partition; %d candidates were refused for larger ones)", s.Text(), units.Format(maxPart), n)

@@ -4,6 +4,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -244,12 +245,14 @@ func nodePaths(g *Graph) []string {
 // computes the identity and the size estimates. Call it once the Graph and
 // attributes are set.
 func (x *Index) Finish() {
-	seen := map[Attr]bool{}
+	// An attribute in an earlier part, or earlier in its part, goes
+	// (parts are short: a scan beats a map).
+	var seen []Attr
 	dedupe := func(as []Attr) []Attr {
 		out := as[:0:0]
 		for _, a := range as {
-			if !seen[a] {
-				seen[a] = true
+			if !slices.Contains(seen, a) {
+				seen = append(seen, a)
 				out = append(out, a)
 			}
 		}
