@@ -128,12 +128,7 @@ func (x *Index) Attrs() []Attr {
 
 // Has reports whether the index stores attribute a.
 func (x *Index) Has(a Attr) bool {
-	for _, b := range x.Attrs() {
-		if b == a {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(x.Hash, a) || slices.Contains(x.Order, a) || slices.Contains(x.Extra, a)
 }
 
 // InKey reports whether a is in the partition or clustering key.

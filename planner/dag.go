@@ -724,19 +724,20 @@ func (d *DAG) arc(i int, l plan.Step) {
 // provides reports whether lookup l fetches every field the query needs of
 // node n, apart from those an applied equality fixes.
 func (d *DAG) provides(s *State, l plan.Step, n int) bool {
-	attrs := l.Index.Attrs()
+	x := l.Index
+	stores := func(as []catalog.Attr, f *catalog.Field) bool {
+		for _, a := range as {
+			if a.Field == f && l.Map[a.Node] == n {
+				return true
+			}
+		}
+		return false
+	}
 	for _, f := range d.needed[n] {
 		if d.fixed(s, n, f) {
 			continue
 		}
-		found := false
-		for _, a := range attrs {
-			if a.Field == f && l.Map[a.Node] == n {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !stores(x.Hash, f) && !stores(x.Order, f) && !stores(x.Extra, f) {
 			return false
 		}
 	}
