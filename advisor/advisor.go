@@ -9,7 +9,8 @@
 //
 // The program is the sum of independent parts (components.go) but for
 // the budget row: statements that can read or charge a common candidate
-// index, or an SI and its possible bases, fall in one part, and each part
+// index (by the plan DAGs before pruning), or an SI and its possible
+// bases, fall in one part, and each part
 // is solved as its own program and the solutions merged (decompose.go).
 // A part's program identical to one already solved is not solved again.
 // Without a budget, or when the parts' optima fit in it, the merged
