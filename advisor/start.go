@@ -237,44 +237,6 @@ func (ls *localSearch) construct(lambda float64) bool {
 			return false
 		}
 	}
-	return ls.complete(lambda)
-}
-
-// complete closes the schema over SI bases and support queries (each
-// support query's plan chosen as construct chooses them, lambda per byte
-// on the indexes it adds) and prices it exactly.
-func (ls *localSearch) complete(lambda float64) bool {
-	pr := ls.pr
-	ls.size = 0
-	clear(ls.need)
-	clear(ls.spath)
-	penalty := func(x *catalog.Index) float64 {
-		if ls.has(x) {
-			return 0
-		}
-		return pr.writeCost[x] + lambda*x.Size
-	}
-	add := func(d *planner.DAG, w float64) bool {
-		p, _ := d.PricedPath(func(l *plan.Step) (float64, bool) {
-			if _, ok := pr.x[l.Index]; !ok {
-				return 0, false
-			}
-			return w*l.Cost + penalty(l.Index), true
-		})
-		if p == nil {
-			return false
-		}
-		for _, a := range p {
-			ls.in[ls.id[d.Arcs[a].Step.Index]] = true
-		}
-		return true
-	}
-	// Every query a plan (all of them for construct's empty schema).
-	for _, qi := range ls.byWeight {
-		if p, _ := ls.shortest(pr.qdags[qi], ls.qids[qi]); p == nil && !add(pr.qdags[qi], pr.queries[qi].Weight(pr.mix)) {
-			return false
-		}
-	}
 	// Close over SI bases and support queries.
 	routed := make([]bool, len(pr.sups))
 	for changed := true; changed; {
