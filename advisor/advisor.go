@@ -9,7 +9,8 @@
 //
 // The program is the sum of independent parts (components.go) but for
 // the budget row: statements that can read or charge a common candidate
-// index, or an SI and its possible bases, fall in one part, and each part
+// index (by the plan DAGs before pruning), or an SI and its possible
+// bases, fall in one part, and each part
 // is solved as its own program and the solutions merged (decompose.go).
 // A part's program identical to one already solved is not solved again.
 // Without a budget, or when the parts' optima fit in it, the merged
@@ -93,7 +94,9 @@
 //
 // Nothing is pruned but CFs no plan of the workload can use and, in the
 // program, structures dominated in every plan they serve (advisor.go's
-// dominated).
+// dominated) and plan steps on no plan worth choosing (planner.DAG.Prune:
+// each plan through them is dominated by one reading a subset of its
+// indexes at no more cost, so every schema keeps a least-cost plan).
 package advisor
 
 import (
@@ -101,8 +104,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -264,7 +270,7 @@ func Advise(ctx context.Context, m *catalog.Model, w *workload.Workload, opt Opt
 	// meet a budget by decomposition (decompose.go).
 	var parts []*part
 	if !opt.oneProgram {
-		parts = pb.split()
+		parts = pb.parts
 	}
 	// Parts with queries come first; parts of writes alone add nothing
 	// to a program, so one part with queries is one program as before.
@@ -471,6 +477,34 @@ type problem struct {
 	upkeeps         map[*workload.Statement]map[*catalog.Index]planner.Upkeep
 	supports        []*support
 	pool            *planner.Pool
+	// parts are the problem's independent parts (split), taken before
+	// its DAGs were pruned.
+	parts []*part
+}
+
+// parallel calls f(0), …, f(n-1), as many at a time as there are
+// processors (plan DAGs are built and pruned so: each call has its own).
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// pruneAll prunes the DAGs (planner.DAG.Prune), in parallel, and returns
+// how many steps it dropped.
+func pruneAll(dags []*planner.DAG) int {
+	var total atomic.Int64
+	parallel(len(dags), func(i int) { total.Add(int64(dags[i].Prune())) })
+	return int(total.Load())
 }
 
 // maxPartition is the partition limit the options set.
@@ -613,7 +647,11 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		p := planner.NewPool(list)
 		supports = supports[:0]
 		byKey := map[string]*support{}
-		dropped := false
+		type need struct {
+			sp *support
+			x  *catalog.Index
+		}
+		var needs []need
 		for _, s := range writes {
 			for _, x := range list {
 				u, ok := upkeeps[s][x]
@@ -624,17 +662,22 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 					k := s.Tag + "\x00" + planner.QueryKey(q)
 					sp := byKey[k]
 					if sp == nil {
-						sp = &support{write: s, query: q, dag: planner.Build(q, opt.Profile, p)}
+						sp = &support{write: s, query: q}
 						byKey[k] = sp
 						supports = append(supports, sp)
 					}
-					if !sp.dag.States[0].Live {
-						usable[x] = false
-						dropped = true
-					}
-					sp.needBy = append(sp.needBy, x)
+					needs = append(needs, need{sp, x})
 				}
 			}
+		}
+		parallel(len(supports), func(i int) { supports[i].dag = planner.Build(supports[i].query, opt.Profile, p) })
+		dropped := false
+		for _, n := range needs {
+			if !n.sp.dag.States[0].Live {
+				usable[n.x] = false
+				dropped = true
+			}
+			n.sp.needBy = append(n.sp.needBy, n.x)
 		}
 		if !dropped {
 			break
@@ -648,8 +691,8 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	}
 	p := planner.NewPool(list)
 	qdags := make([]*planner.DAG, len(queries))
+	parallel(len(queries), func(i int) { qdags[i] = planner.Build(queries[i].Query, opt.Profile, p) })
 	for i, s := range queries {
-		qdags[i] = planner.Build(s.Query, opt.Profile, p)
 		if !qdags[i].States[0].Live {
 			if n := res.Stats.LargePartitions; n > 0 {
 				return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures whose average partition is at most %s (--max-partition; %d candidates were refused for larger ones)", s.Text(), units.Format(maxPart), n)
@@ -683,12 +726,17 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 			}
 		}
 		p = planner.NewPool(kept)
-		for i, s := range queries {
-			qdags[i] = planner.Build(s.Query, opt.Profile, p)
+		// The DAGs over what remains are those built, without the
+		// dropped indexes' steps (planner.DAG.Cut).
+		cut := func(d *planner.DAG) {
+			d.Cut(func(a int) bool { return drop[d.Arcs[a].Step.Index] })
+		}
+		for _, d := range qdags {
+			cut(d)
 		}
 		var live []*support
 		for _, sp := range supports {
-			sp.dag = planner.Build(sp.query, opt.Profile, p)
+			cut(sp.dag)
 			var need []*catalog.Index
 			for _, x := range sp.needBy {
 				if !drop[x] {
@@ -702,6 +750,22 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		supports = live
 		opt.progress("dropped %d dominated candidates", len(drop))
 	}
+	// Steps on no plan worth choosing (planner.DAG.Prune: each plan
+	// another, reading a subset of its indexes, costs no more than) go:
+	// any schema then has a least-cost plan for every query and support
+	// query with the steps kept, so the optimum is the same, in a smaller
+	// program.
+	pb := &problem{queries: queries, writes: writes, qdags: qdags, upkeeps: upkeeps, supports: supports, pool: p}
+	// The independent parts are those of the DAGs before they are pruned:
+	// a part pruning alone would cut off is typically one query's, and as
+	// a program of its own costs solver runs (several under a binding
+	// budget) and saves next to nothing.
+	pb.parts = pb.split()
+	dags := append([]*planner.DAG(nil), qdags...)
+	for _, sp := range supports {
+		dags = append(dags, sp.dag)
+	}
+	pruned := pruneAll(dags)
 	for _, d := range qdags {
 		res.Stats.QuerySteps += len(d.LiveArcs())
 	}
@@ -709,8 +773,8 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		res.Stats.SupportSteps += len(sp.dag.LiveArcs())
 	}
 	res.Stats.PlanTime = time.Since(planStart)
-	opt.progress("planned %d queries (%d possible steps) and %d support queries (%d possible steps) in %v",
-		len(queries), res.Stats.QuerySteps, len(supports), res.Stats.SupportSteps, res.Stats.PlanTime.Round(time.Millisecond))
+	opt.progress("planned %d queries (%d possible steps) and %d support queries (%d possible steps) in %v; %d steps on no plan worth choosing dropped",
+		len(queries), res.Stats.QuerySteps, len(supports), res.Stats.SupportSteps, res.Stats.PlanTime.Round(time.Millisecond), pruned)
 
-	return &problem{queries: queries, writes: writes, qdags: qdags, upkeeps: upkeeps, supports: supports, pool: p}, res, nil
+	return pb, res, nil
 }

@@ -746,6 +746,8 @@ func (d *decomposition) smallest(ctx context.Context, c *component, p point) (po
 	if c.tie == nil {
 		c.tie = c.build()
 	}
+	// c.tie is built as c.pr: the duals of c.pr's first run hold for it.
+	c.tie.lpBound, c.tie.reduced = c.pr.lpBound, c.pr.reduced
 	var st Stats
 	sol, proven, err := c.tie.smallest(ctx, c.opt, &st, &solver.Solution{Status: solver.Optimal, Values: p.values, Objective: p.f}, c.nodes)
 	d.st.Solves += st.Solves

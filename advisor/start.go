@@ -25,8 +25,14 @@ import (
 type localSearch struct {
 	pr     *ilp
 	budget float64
-	in     map[*catalog.Index]bool
-	size   float64
+	// in says which indexes the schema holds, by their number in
+	// pr.indexes (id).
+	in   []bool
+	id   map[*catalog.Index]int
+	size float64
+	// qids, sids: per query and support DAG, the number of the index each
+	// arc reads (-1 for an index outside the program).
+	qids, sids [][]int32
 	// Per query and per support query: the current path and its cost, nil
 	// when a support query is not needed.
 	qpath, spath [][]int
@@ -45,46 +51,7 @@ type localSearch struct {
 // start returns variable values for a feasible schema within the budget,
 // or nil when the search finds none.
 func (pr *ilp) start(budget float64) []float64 {
-	ls := &localSearch{pr: pr, budget: budget, in: map[*catalog.Index]bool{},
-		qpath: make([][]int, len(pr.queries)), qcost: make([]float64, len(pr.queries)),
-		spath: make([][]int, len(pr.sups)), scost: make([]float64, len(pr.sups)), need: make([]int, len(pr.sups)),
-		readers: map[*catalog.Index][]int{}, supportOf: map[*support]int{}, baseOf: map[*catalog.Index][]*catalog.Index{}}
-	for _, x := range pr.indexes {
-		for _, b := range pr.pool.Bases[x] {
-			ls.baseOf[b] = append(ls.baseOf[b], x)
-		}
-	}
-	for si, sp := range pr.sups {
-		ls.supportOf[sp] = si
-	}
-	type reader struct {
-		id int
-		x  *catalog.Index
-	}
-	seen := map[reader]bool{}
-	addReaders := func(d *planner.DAG, id int) {
-		for _, a := range d.LiveArcs() {
-			x := d.Arcs[a].Step.Index
-			k := reader{id, x}
-			if !seen[k] {
-				seen[k] = true
-				ls.readers[x] = append(ls.readers[x], id)
-			}
-		}
-	}
-	for qi, d := range pr.qdags {
-		addReaders(d, qi)
-	}
-	for si, sp := range pr.sups {
-		addReaders(sp.dag, -1-si)
-	}
-	ls.byWeight = make([]int, len(pr.queries))
-	for qi := range ls.byWeight {
-		ls.byWeight[qi] = qi
-	}
-	sort.SliceStable(ls.byWeight, func(a, b int) bool {
-		return pr.queries[ls.byWeight[a]].Weight(pr.mix) > pr.queries[ls.byWeight[b]].Weight(pr.mix)
-	})
+	ls := newLocalSearch(pr, budget)
 	// The least lambda whose schema fits (doubling, then bisection), and a
 	// few below it, whose schemas are cut down to the budget by dropping
 	// indexes: the best of these after local improvement.
@@ -129,6 +96,66 @@ func (pr *ilp) start(budget float64) []float64 {
 	return best
 }
 
+// newLocalSearch prepares a search over pr's schemas within budget.
+func newLocalSearch(pr *ilp, budget float64) *localSearch {
+	ls := &localSearch{pr: pr, budget: budget, in: make([]bool, len(pr.indexes)), id: map[*catalog.Index]int{},
+		qpath: make([][]int, len(pr.queries)), qcost: make([]float64, len(pr.queries)),
+		spath: make([][]int, len(pr.sups)), scost: make([]float64, len(pr.sups)), need: make([]int, len(pr.sups)),
+		readers: map[*catalog.Index][]int{}, supportOf: map[*support]int{}, baseOf: map[*catalog.Index][]*catalog.Index{}}
+	for k, x := range pr.indexes {
+		ls.id[x] = k
+		for _, b := range pr.pool.Bases[x] {
+			ls.baseOf[b] = append(ls.baseOf[b], x)
+		}
+	}
+	ids := func(d *planner.DAG) []int32 {
+		out := make([]int32, len(d.Arcs))
+		for a, arc := range d.Arcs {
+			out[a] = -1
+			if k, ok := ls.id[arc.Step.Index]; ok {
+				out[a] = int32(k)
+			}
+		}
+		return out
+	}
+	for _, d := range pr.qdags {
+		ls.qids = append(ls.qids, ids(d))
+	}
+	for si, sp := range pr.sups {
+		ls.supportOf[sp] = si
+		ls.sids = append(ls.sids, ids(sp.dag))
+	}
+	type reader struct {
+		id int
+		x  *catalog.Index
+	}
+	seen := map[reader]bool{}
+	addReaders := func(d *planner.DAG, id int) {
+		for _, a := range d.LiveArcs() {
+			x := d.Arcs[a].Step.Index
+			k := reader{id, x}
+			if !seen[k] {
+				seen[k] = true
+				ls.readers[x] = append(ls.readers[x], id)
+			}
+		}
+	}
+	for qi, d := range pr.qdags {
+		addReaders(d, qi)
+	}
+	for si, sp := range pr.sups {
+		addReaders(sp.dag, -1-si)
+	}
+	ls.byWeight = make([]int, len(pr.queries))
+	for qi := range ls.byWeight {
+		ls.byWeight[qi] = qi
+	}
+	sort.SliceStable(ls.byWeight, func(a, b int) bool {
+		return pr.queries[ls.byWeight[a]].Weight(pr.mix) > pr.queries[ls.byWeight[b]].Weight(pr.mix)
+	})
+	return ls
+}
+
 // total is the schema's cost as the program prices it.
 func (ls *localSearch) total() float64 {
 	pr := ls.pr
@@ -141,15 +168,37 @@ func (ls *localSearch) total() float64 {
 			c += sp.write.Weight(pr.mix) * ls.scost[si]
 		}
 	}
-	for x, on := range ls.in {
+	for k, on := range ls.in {
 		if on {
-			c += pr.writeCost[x]
+			c += pr.writeCost[pr.indexes[k]]
 		}
 	}
 	return c
 }
 
-func (ls *localSearch) allowIn(x *catalog.Index) bool { return ls.in[x] }
+// has says whether the schema holds x.
+func (ls *localSearch) has(x *catalog.Index) bool {
+	k, ok := ls.id[x]
+	return ok && ls.in[k]
+}
+
+// shortest is the least-cost path of a DAG (its arcs' index numbers ids)
+// within the schema.
+func (ls *localSearch) shortest(d *planner.DAG, ids []int32) ([]int, float64) {
+	return d.ArcPath(func(a int) (float64, bool) {
+		k := ids[a]
+		return d.Arcs[a].Step.Cost, k >= 0 && ls.in[k]
+	})
+}
+
+// dag is a query's DAG (id ≥ 0) or a support query's (id = -1-si), with
+// its arcs' index numbers.
+func (ls *localSearch) dag(id int) (*planner.DAG, []int32) {
+	if id >= 0 {
+		return ls.pr.qdags[id], ls.qids[id]
+	}
+	return ls.pr.sups[-1-id].dag, ls.sids[-1-id]
+}
 
 // construct builds a schema plan by plan, heaviest query first: each
 // query, then each support query the schema comes to need, takes the plan
@@ -163,7 +212,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 	clear(ls.need)
 	clear(ls.spath)
 	penalty := func(x *catalog.Index) float64 {
-		if ls.in[x] {
+		if ls.has(x) {
 			return 0
 		}
 		return pr.writeCost[x] + lambda*x.Size
@@ -179,7 +228,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 			return false
 		}
 		for _, a := range p {
-			ls.in[d.Arcs[a].Step.Index] = true
+			ls.in[ls.id[d.Arcs[a].Step.Index]] = true
 		}
 		return true
 	}
@@ -192,8 +241,8 @@ func (ls *localSearch) construct(lambda float64) bool {
 	routed := make([]bool, len(pr.sups))
 	for changed := true; changed; {
 		changed = false
-		for _, x := range pr.indexes {
-			if !ls.in[x] {
+		for k, x := range pr.indexes {
+			if !ls.in[k] {
 				continue
 			}
 			if x.Kind == catalog.SI && !ls.hasBase(x) {
@@ -206,7 +255,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 				if base == nil {
 					return false
 				}
-				ls.in[base], changed = true, true
+				ls.in[ls.id[base]], changed = true, true
 			}
 			for _, sp := range pr.needs[x] {
 				if si := ls.supportOf[sp]; !routed[si] {
@@ -219,21 +268,22 @@ func (ls *localSearch) construct(lambda float64) bool {
 		}
 	}
 	// Price the schema exactly: every plan the least-cost one within it.
-	for x, on := range ls.in {
+	for k, on := range ls.in {
 		if !on {
 			continue
 		}
+		x := pr.indexes[k]
 		ls.size += x.Size
 		for _, sp := range pr.needs[x] {
 			ls.need[ls.supportOf[sp]]++
 		}
 	}
 	for qi, d := range pr.qdags {
-		ls.qpath[qi], ls.qcost[qi] = d.ShortestPath(ls.allowIn)
+		ls.qpath[qi], ls.qcost[qi] = ls.shortest(d, ls.qids[qi])
 	}
 	for si, sp := range pr.sups {
 		if ls.need[si] > 0 {
-			if ls.spath[si], ls.scost[si] = sp.dag.ShortestPath(ls.allowIn); ls.spath[si] == nil {
+			if ls.spath[si], ls.scost[si] = ls.shortest(sp.dag, ls.sids[si]); ls.spath[si] == nil {
 				return false
 			}
 		}
@@ -244,7 +294,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 // hasBase reports whether SI x has a base CF in the schema.
 func (ls *localSearch) hasBase(x *catalog.Index) bool {
 	for _, b := range ls.pr.pool.Bases[x] {
-		if ls.in[b] {
+		if ls.has(b) {
 			return true
 		}
 	}
@@ -262,13 +312,14 @@ type replan struct {
 // or ok == false when the schema would answer some query no more.
 func (ls *localSearch) move(x *catalog.Index) (delta float64, plans []replan, ok bool) {
 	pr := ls.pr
-	drop := ls.in[x]
-	ls.in[x] = !drop
-	defer func() { ls.in[x] = drop }()
+	kx := ls.id[x]
+	drop := ls.in[kx]
+	ls.in[kx] = !drop
+	defer func() { ls.in[kx] = drop }()
 	if drop {
 		delta -= pr.writeCost[x]
 		for _, y := range ls.baseOf[x] {
-			if ls.in[y] && !ls.hasBase(y) {
+			if ls.has(y) && !ls.hasBase(y) {
 				return 0, nil, false
 			}
 		}
@@ -305,7 +356,7 @@ func (ls *localSearch) move(x *catalog.Index) (delta float64, plans []replan, ok
 			plans = append(plans, replan{id: -1 - si})
 		case ls.need[si] == 0:
 			changed[-1-si] = true
-			p, c := sp.dag.ShortestPath(ls.allowIn)
+			p, c := ls.shortest(sp.dag, ls.sids[si])
 			if p == nil {
 				return 0, nil, false
 			}
@@ -318,23 +369,22 @@ func (ls *localSearch) move(x *catalog.Index) (delta float64, plans []replan, ok
 		if changed[id] {
 			continue
 		}
-		var d *planner.DAG
+		d, ids := ls.dag(id)
 		var cur []int
 		var old, w float64
 		if id >= 0 {
-			d, cur, old, w = pr.qdags[id], ls.qpath[id], ls.qcost[id], pr.queries[id].Weight(pr.mix)
+			cur, old, w = ls.qpath[id], ls.qcost[id], pr.queries[id].Weight(pr.mix)
 		} else {
 			si := -1 - id
 			if needed(si) == 0 {
 				continue
 			}
-			sp := pr.sups[si]
-			d, cur, old, w = sp.dag, ls.spath[si], ls.scost[si], sp.write.Weight(pr.mix)
+			cur, old, w = ls.spath[si], ls.scost[si], pr.sups[si].write.Weight(pr.mix)
 		}
 		if drop && !reads(d, cur, x) {
 			continue
 		}
-		p, c := d.ShortestPath(ls.allowIn)
+		p, c := ls.shortest(d, ids)
 		if p == nil {
 			return 0, nil, false
 		}
@@ -368,11 +418,11 @@ func (ls *localSearch) step(shrink bool) bool {
 	if shrink {
 		bestScore = math.Inf(1)
 	}
-	for _, x := range pr.indexes {
+	for k, x := range pr.indexes {
 		switch {
-		case shrink && !ls.in[x]:
+		case shrink && !ls.in[k]:
 			continue
-		case !shrink && !ls.in[x] && ls.size+x.Size > ls.budget:
+		case !shrink && !ls.in[k] && ls.size+x.Size > ls.budget:
 			continue
 		}
 		delta, plans, ok := ls.move(x)
@@ -389,8 +439,8 @@ func (ls *localSearch) step(shrink bool) bool {
 	if best == nil {
 		return false
 	}
-	drop := ls.in[best]
-	ls.in[best] = !drop
+	drop := ls.has(best)
+	ls.in[ls.id[best]] = !drop
 	sign := 1
 	if drop {
 		sign = -1
@@ -415,9 +465,9 @@ func (ls *localSearch) step(shrink bool) bool {
 func (ls *localSearch) values() []float64 {
 	pr := ls.pr
 	val := make([]float64, pr.m.NumVars())
-	for x, on := range ls.in {
+	for k, on := range ls.in {
 		if on {
-			val[pr.x[x]] = 1
+			val[pr.x[pr.indexes[k]]] = 1
 		}
 	}
 	set := func(vars map[int]solver.Var, path []int) {

@@ -4,6 +4,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -127,12 +128,7 @@ func (x *Index) Attrs() []Attr {
 
 // Has reports whether the index stores attribute a.
 func (x *Index) Has(a Attr) bool {
-	for _, b := range x.Attrs() {
-		if b == a {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(x.Hash, a) || slices.Contains(x.Order, a) || slices.Contains(x.Extra, a)
 }
 
 // InKey reports whether a is in the partition or clustering key.
@@ -228,49 +224,63 @@ func Canon(sub Sub) (*Graph, []int) {
 
 // GraphKey is the canonical text of a graph: its node paths.
 func GraphKey(g *Graph) string {
+	return strings.Join(nodePaths(g), ",")
+}
+
+// nodePaths is g.Describe of every node.
+func nodePaths(g *Graph) []string {
 	paths := make([]string, len(g.Nodes))
 	for i := range g.Nodes {
 		paths[i] = g.Describe(i)
 	}
-	return strings.Join(paths, ",")
+	return paths
 }
 
 // Finish sorts the unordered parts, drops duplicates between the parts,
 // computes the identity and the size estimates. Call it once the Graph and
 // attributes are set.
 func (x *Index) Finish() {
-	seen := map[Attr]bool{}
+	// An attribute in an earlier part, or earlier in its part, goes
+	// (parts are short: a scan beats a map).
+	var seen []Attr
 	dedupe := func(as []Attr) []Attr {
 		out := as[:0:0]
 		for _, a := range as {
-			if !seen[a] {
-				seen[a] = true
+			if !slices.Contains(seen, a) {
+				seen = append(seen, a)
 				out = append(out, a)
 			}
 		}
 		return out
 	}
-	x.sortAttrs(x.Hash)
+	// Each node's path once: AttrName is paths[a.Node] + "." + the field.
+	paths := nodePaths(x.Graph)
+	name := func(a Attr) string { return paths[a.Node] + "." + a.Field.Name }
+	sortAttrs(x.Hash, name)
 	x.Hash = dedupe(x.Hash)
 	x.Order = dedupe(x.Order)
-	x.sortAttrs(x.Extra)
+	sortAttrs(x.Extra, name)
 	x.Extra = dedupe(x.Extra)
 	var b strings.Builder
-	b.WriteString(x.Kind.String() + "[" + GraphKey(x.Graph) + "]")
+	b.WriteString(x.Kind.String() + "[" + strings.Join(paths, ",") + "]")
 	for _, part := range [][]Attr{x.Hash, x.Order, x.Extra} {
 		b.WriteByte('|')
 		for i, a := range part {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(x.AttrName(a))
+			b.WriteString(paths[a.Node])
+			b.WriteByte('.')
+			b.WriteString(a.Field.Name)
 		}
 	}
 	x.Key = b.String()
 	x.Entries = JoinSize(x.Graph)
 	x.EntrySize = 0
-	for _, a := range x.Attrs() {
-		x.EntrySize += a.Field.Size
+	for _, part := range [][]Attr{x.Hash, x.Order, x.Extra} {
+		for _, a := range part {
+			x.EntrySize += a.Field.Size
+		}
 	}
 	x.Size = x.Entries * x.EntrySize
 	p := 1.0
@@ -280,8 +290,28 @@ func (x *Index) Finish() {
 	x.Partitions = min(max(p, 1), x.Entries)
 }
 
-func (x *Index) sortAttrs(as []Attr) {
-	sort.Slice(as, func(i, j int) bool { return x.AttrName(as[i]) < x.AttrName(as[j]) })
+// sortAttrs sorts as by name, each name made once.
+func sortAttrs(as []Attr, name func(Attr) string) {
+	if len(as) < 2 {
+		return
+	}
+	names := make([]string, len(as))
+	for i, a := range as {
+		names[i] = name(a)
+	}
+	sort.Sort(attrsByName{as, names})
+}
+
+type attrsByName struct {
+	as    []Attr
+	names []string
+}
+
+func (s attrsByName) Len() int           { return len(s.as) }
+func (s attrsByName) Less(i, j int) bool { return s.names[i] < s.names[j] }
+func (s attrsByName) Swap(i, j int) {
+	s.as[i], s.as[j] = s.as[j], s.as[i]
+	s.names[i], s.names[j] = s.names[j], s.names[i]
 }
 
 // JoinSize is the number of tuples of the join a graph describes: the

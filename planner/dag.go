@@ -2,10 +2,12 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
@@ -195,6 +197,263 @@ func (d *DAG) keepOneRead(ok func(*catalog.Index) bool) {
 		}
 		s.Out = keep
 	}
+}
+
+// maxPruneLabels and maxPlanIndexes bound Prune's work on one DAG: the
+// partial plans it keeps, over all states, and the distinct indexes one
+// plan reads.
+const (
+	maxPruneLabels = 1 << 14
+	maxPlanIndexes = 8
+)
+
+// indexSet is the set of indexes a partial plan reads, by their numbers
+// in Prune plus one, ascending, then zeros.
+type indexSet [8]uint16
+
+// with is s and index b; false when that is more than maxPlanIndexes.
+func (s indexSet) with(b int16) (indexSet, bool) {
+	v := uint16(b) + 1
+	i := 0
+	for i < len(s) && s[i] != 0 && s[i] < v {
+		i++
+	}
+	if i < len(s) && s[i] == v {
+		return s, true
+	}
+	if s[len(s)-1] != 0 || s.len() == maxPlanIndexes {
+		return s, false
+	}
+	copy(s[i+1:], s[i:len(s)-1])
+	s[i] = v
+	return s, true
+}
+
+func (s indexSet) len() int {
+	n := 0
+	for n < len(s) && s[n] != 0 {
+		n++
+	}
+	return n
+}
+
+// pruneLabel is a partial plan of Prune's: its cost, the indexes it
+// reads, and its last step.
+type pruneLabel struct {
+	cost float64
+	set  indexSet
+	prev int32 // label it extends, -1 for the start
+	arc  int32
+}
+
+// pruneScratch keeps Prune's labels between calls.
+var pruneScratch = sync.Pool{New: func() any { return new([]pruneLabel) }}
+
+// Prune removes the steps that lie on no plan worth choosing, and returns
+// how many. A plan P is dominated by a plan Q that reads only indexes P
+// reads and costs no more: any schema that answers the query with P
+// answers it with Q, at no more cost. Prune keeps the steps of the plans
+// no other dominates (of plans equal in cost and indexes, one), so for
+// every set A of indexes, the least cost of a plan reading only A is what
+// it was: the least-cost plan within A is kept, or one that dominates it.
+// It finds them as a multi-criteria shortest path: at each state (in
+// topological order) the partial plans that reach it, but those another
+// one reaching it dominates (each completion of those is dominated by the
+// same completion of that one, the cost of a step depending on its state
+// only). A DAG with too many partial plans worth keeping, or a plan
+// reading too many indexes, is left whole.
+func (d *DAG) Prune() int {
+	live := d.LiveArcs()
+	if len(live) == 0 {
+		return 0
+	}
+	ids := map[*catalog.Index]int16{}
+	bit := make([]int16, len(d.Arcs))
+	for _, a := range live {
+		x := d.Arcs[a].Step.Index
+		if _, ok := ids[x]; !ok {
+			ids[x] = int16(len(ids))
+		}
+		bit[a] = ids[x]
+	}
+	scratch := pruneScratch.Get().(*[]pruneLabel)
+	defer pruneScratch.Put(scratch)
+	labels := append((*scratch)[:0], pruneLabel{prev: -1, arc: -1})
+	defer func() { *scratch = labels[:0] }()
+	at := make([][]int32, len(d.States)) // per state, its labels
+	at[0] = []int32{0}
+	// undominated lists the labels of list no other dominates: one with a
+	// subset of its indexes and no more cost (of equal ones, the first).
+	least := map[indexSet]int32{}
+	undominated := func(list []int32) []int32 {
+		if len(list) < 2 {
+			return list
+		}
+		clear(least)
+		for _, k := range list {
+			if o, ok := least[labels[k].set]; !ok || labels[k].cost < labels[o].cost {
+				least[labels[k].set] = k
+			}
+		}
+		out := list[:0:0]
+		for _, k := range list {
+			l := &labels[k]
+			if least[l.set] != k {
+				continue
+			}
+			// A label with a proper subset of l's indexes and no more cost?
+			n := l.set.len()
+			dominated := false
+			for mask := 0; mask < 1<<n-1 && !dominated; mask++ {
+				var t indexSet
+				m := 0
+				for j := 0; j < n; j++ {
+					if mask&(1<<j) != 0 {
+						t[m] = l.set[j]
+						m++
+					}
+				}
+				if o, ok := least[t]; ok && labels[o].cost <= l.cost {
+					dominated = true
+				}
+			}
+			if !dominated {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	if d.order == nil {
+		d.order = d.topo()
+	}
+	// A partial plan is dominated too when a whole plan reading one of
+	// its indexes alone costs less than it and the least cost of any way
+	// to finish it: alone[x] is that plan's cost, togo[s] the least cost
+	// from state s to an end.
+	alone := make([]float64, len(ids))
+	for x, b := range ids {
+		p, c := d.ArcPath(func(a int) (float64, bool) { return d.Arcs[a].Step.Cost, d.Arcs[a].Step.Index == x })
+		if alone[b] = c; p == nil {
+			alone[b] = math.Inf(1)
+		}
+	}
+	togo := make([]float64, len(d.States))
+	for k := len(d.order) - 1; k >= 0; k-- {
+		i := d.order[k]
+		if st := d.States[i]; !st.End {
+			togo[i] = math.Inf(1)
+			for _, a := range st.Out {
+				togo[i] = math.Min(togo[i], d.Arcs[a].Step.Cost+togo[d.Arcs[a].To])
+			}
+		}
+	}
+	var ends []int32
+	for _, i := range d.order {
+		st := d.States[i]
+		if !st.Live || len(at[i]) == 0 {
+			continue
+		}
+		if st.End {
+			ends = append(ends, at[i]...)
+			continue
+		}
+		for _, k := range undominated(at[i]) {
+			from := labels[k]
+			for _, a := range st.Out {
+				arc := d.Arcs[a]
+				if !d.States[arc.To].Live {
+					continue
+				}
+				set, ok := from.set.with(bit[a])
+				if !ok {
+					return 0
+				}
+				c := from.cost + arc.Step.Cost
+				beaten := false
+				for _, v := range set {
+					if v != 0 && alone[v-1] < c+togo[arc.To] {
+						beaten = true
+					}
+				}
+				if beaten {
+					continue
+				}
+				if len(labels) == maxPruneLabels {
+					return 0
+				}
+				labels = append(labels, pruneLabel{cost: c, set: set, prev: k, arc: int32(a)})
+				at[arc.To] = append(at[arc.To], int32(len(labels)-1))
+			}
+		}
+		at[i] = nil
+	}
+	keep := make([]bool, len(d.Arcs))
+	for _, k := range undominated(ends) {
+		for ; labels[k].arc >= 0; k = labels[k].prev {
+			keep[labels[k].arc] = true
+		}
+	}
+	return d.Cut(func(a int) bool { return !keep[a] })
+}
+
+// Cut removes the arcs drop reports, and the states the start then no
+// longer reaches, and returns how many live arcs it removed. When drop
+// removes every arc of some indexes, the DAG is the one Build gives over
+// the others, state for state and arc for arc, in the same order.
+func (d *DAG) Cut(drop func(arc int) bool) int {
+	before := len(d.LiveArcs())
+	for _, s := range d.States {
+		keep := s.Out[:0]
+		for _, a := range s.Out {
+			if arc := d.Arcs[a]; !arc.cut && drop(a) {
+				arc.cut = true
+				continue
+			}
+			keep = append(keep, a)
+		}
+		s.Out = keep
+	}
+	// Number the states as Build discovers them: in order, each state's
+	// arcs in order, a state at the first arc that reaches it.
+	num := make([]int, len(d.States))
+	for i := range num {
+		num[i] = -1
+	}
+	num[0] = 0
+	order := []int{0}
+	var arcs []*Arc
+	for k := 0; k < len(order); k++ {
+		s := d.States[order[k]]
+		out := make([]int, 0, len(s.Out))
+		for _, a := range s.Out {
+			arc := d.Arcs[a]
+			if num[arc.To] < 0 {
+				num[arc.To] = len(order)
+				order = append(order, arc.To)
+			}
+			out = append(out, len(arcs))
+			arcs = append(arcs, arc)
+		}
+		s.Out = out
+	}
+	states := make([]*State, len(order))
+	for k, i := range order {
+		states[k] = d.States[i]
+	}
+	for _, arc := range arcs {
+		arc.From, arc.To = num[arc.From], num[arc.To]
+	}
+	for key, i := range d.byKey {
+		if num[i] < 0 {
+			delete(d.byKey, key)
+		} else {
+			d.byKey[key] = num[i]
+		}
+	}
+	d.States, d.Arcs = states, arcs
+	d.order, d.best, d.bestDone = nil, nil, false
+	d.markLive()
+	return before - len(d.LiveArcs())
 }
 
 func (d *DAG) embeddings(x *catalog.Index) [][]int {
@@ -465,19 +724,20 @@ func (d *DAG) arc(i int, l plan.Step) {
 // provides reports whether lookup l fetches every field the query needs of
 // node n, apart from those an applied equality fixes.
 func (d *DAG) provides(s *State, l plan.Step, n int) bool {
-	attrs := l.Index.Attrs()
+	x := l.Index
+	stores := func(as []catalog.Attr, f *catalog.Field) bool {
+		for _, a := range as {
+			if a.Field == f && l.Map[a.Node] == n {
+				return true
+			}
+		}
+		return false
+	}
 	for _, f := range d.needed[n] {
 		if d.fixed(s, n, f) {
 			continue
 		}
-		found := false
-		for _, a := range attrs {
-			if a.Field == f && l.Map[a.Node] == n {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !stores(x.Hash, f) && !stores(x.Order, f) && !stores(x.Extra, f) {
 			return false
 		}
 	}
@@ -692,6 +952,11 @@ func (d *DAG) ShortestPath(allow func(*catalog.Index) bool) ([]int, float64) {
 // PricedPath is ShortestPath with each step priced by price, which may
 // also exclude it.
 func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64) {
+	return d.ArcPath(func(a int) (float64, bool) { return price(&d.Arcs[a].Step) })
+}
+
+// ArcPath is PricedPath with each step priced by its arc's number.
+func (d *DAG) ArcPath(price func(arc int) (float64, bool)) ([]int, float64) {
 	if len(d.States) == 0 || !d.States[0].Live {
 		return nil, 0
 	}
@@ -699,10 +964,9 @@ func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64
 		d.order = d.topo()
 	}
 	best := make([]float64, len(d.States))
-	via := make([]int, len(d.States))
+	via := make([]int32, len(d.States))
 	for i := range best {
 		best[i] = -1
-		via[i] = -1
 	}
 	best[0] = 0
 	end := -1
@@ -715,13 +979,13 @@ func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64
 			end = i
 		}
 		for _, a := range s.Out {
-			arc := d.Arcs[a]
-			p, ok := price(&arc.Step)
+			p, ok := price(a)
 			if !ok {
 				continue
 			}
-			if c := best[i] + p; best[arc.To] < 0 || c < best[arc.To] {
-				best[arc.To], via[arc.To] = c, a
+			to := d.Arcs[a].To
+			if c := best[i] + p; best[to] < 0 || c < best[to] {
+				best[to], via[to] = c, int32(a)
 			}
 		}
 	}
@@ -730,7 +994,7 @@ func (d *DAG) PricedPath(price func(*plan.Step) (float64, bool)) ([]int, float64
 	}
 	var path []int
 	for i := end; i != 0; i = d.Arcs[via[i]].From {
-		path = append(path, via[i])
+		path = append(path, int(via[i]))
 	}
 	slices.Reverse(path)
 	return path, best[end]

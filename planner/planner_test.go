@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"os"
@@ -158,6 +159,130 @@ func TestShortestPathIsCheapest(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCutIsBuild: cutting every step of some indexes from a DAG leaves the
+// DAG Build gives over the others, state for state and arc for arc (the
+// advisor cuts its DAGs instead of building them again), and a cut that
+// removes arcs leaves no state the start does not reach.
+func TestCutIsBuild(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for _, wf := range []string{"workload.kvs", "workload_secondary.kvs"} {
+		qs, ws, s := rubisPool(t, wf)
+		var queries []*catalog.Query
+		for _, st := range qs {
+			queries = append(queries, st.Query)
+		}
+		for _, st := range ws {
+			for _, x := range s.Indexes {
+				if u, ok := planner.Maintain(st.Write, x); ok {
+					queries = append(queries, u.Support...)
+				}
+			}
+		}
+		pool := planner.NewPool(s.Indexes)
+		cut := 0
+		for trial := 0; trial < 4; trial++ {
+			drop := map[*catalog.Index]bool{}
+			var kept []*catalog.Index
+			for _, x := range s.Indexes {
+				if drop[x] = r.Intn(4) == 0; !drop[x] {
+					kept = append(kept, x)
+				}
+			}
+			less := planner.NewPool(kept)
+			for _, q := range queries {
+				d := planner.Build(q, cost.Cassandra, pool)
+				cut += d.Cut(func(a int) bool { return drop[d.Arcs[a].Step.Index] })
+				want := planner.Build(q, cost.Cassandra, less)
+				if got, want := dagText(d), dagText(want); got != want {
+					t.Fatalf("%s: cut DAG\n%s\nBuild over the rest\n%s", q.Describe(), got, want)
+				}
+			}
+		}
+		if cut == 0 {
+			t.Fatalf("%s: no cut removed an arc", wf)
+		}
+	}
+	// A cut of some arcs of an index (as the advisor's dominance pruning
+	// does): what the start no longer reaches is not live.
+	qs, _, s := rubisPool(t, "workload_secondary.kvs")
+	pool := planner.NewPool(s.Indexes)
+	for _, st := range qs {
+		d := planner.Build(st.Query, cost.Cassandra, pool)
+		d.Cut(func(a int) bool { return d.Arcs[a].From == 0 && a%2 == 0 })
+		reached := make([]bool, len(d.States))
+		reached[0] = true
+		for i := range d.States { // states are in discovery order
+			for _, a := range d.States[i].Out {
+				if reached[i] {
+					reached[d.Arcs[a].To] = true
+				}
+			}
+		}
+		for i := range d.States {
+			if !reached[i] {
+				t.Fatalf("state %d of %s is not reached from the start after the cut", i, st.Tag)
+			}
+		}
+	}
+}
+
+// TestPruneKeepsCheapest: after Prune, the least cost of a plan within any
+// set of indexes is what it was (the advisor prunes its DAGs so), and
+// Prune removes steps.
+func TestPruneKeepsCheapest(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	pruned := 0
+	for _, wf := range []string{"workload.kvs", "workload_secondary.kvs"} {
+		qs, ws, s := rubisPool(t, wf)
+		var queries []*catalog.Query
+		for _, st := range qs {
+			queries = append(queries, st.Query)
+		}
+		for _, st := range ws {
+			for _, x := range s.Indexes {
+				if u, ok := planner.Maintain(st.Write, x); ok {
+					queries = append(queries, u.Support...)
+				}
+			}
+		}
+		pool := planner.NewPool(s.Indexes)
+		for _, q := range queries {
+			d, whole := planner.Build(q, cost.Cassandra, pool), planner.Build(q, cost.Cassandra, pool)
+			pruned += d.Prune()
+			for trial := 0; trial < 20; trial++ {
+				var allow func(*catalog.Index) bool
+				if trial > 0 {
+					in := map[*catalog.Index]bool{}
+					for _, x := range s.Indexes {
+						in[x] = r.Intn(4) > 0
+					}
+					allow = func(x *catalog.Index) bool { return in[x] }
+				}
+				p1, c1 := whole.ShortestPath(allow)
+				p2, c2 := d.ShortestPath(allow)
+				if (p1 == nil) != (p2 == nil) || c1 != c2 {
+					t.Fatalf("%s (trial %d): least cost %v (plan %v) before Prune, %v (plan %v) after", q.Describe(), trial, c1, p1, c2, p2)
+				}
+			}
+		}
+	}
+	if pruned == 0 {
+		t.Fatal("Prune removed nothing")
+	}
+}
+
+// dagText lists a DAG's states and arcs, in order.
+func dagText(d *planner.DAG) string {
+	var b strings.Builder
+	for i, st := range d.States {
+		fmt.Fprintf(&b, "state %d live %v end %v out %v\n", i, st.Live, st.End, st.Out)
+	}
+	for i, a := range d.Arcs {
+		fmt.Fprintf(&b, "arc %d %d>%d %s %v %v\n", i, a.From, a.To, a.Step.Index.Key, a.Step.Map, a.Step.Cost)
+	}
+	return b.String()
 }
 
 // TestModelChangesPlans shows the cost model is a seam: the same pool

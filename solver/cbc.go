@@ -58,6 +58,7 @@ type CBC struct {
 const (
 	cbcModelFile = "model.lp"
 	cbcSolFile   = "solution.txt"
+	cbcLPFile    = "relaxation.txt" // the LP relaxation's solution (Tuning.Duals)
 	cbcLogFile   = "cbc.log"
 	cbcStartFile = "start.sol"
 	cbcInstall   = "install it with `apt-get install coinor-cbc`"
@@ -122,7 +123,7 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.NumVars() == 0 {
+	if m.NumVars() == 0 || m.NumFixed() == m.NumVars() {
 		// cbc cannot read a model without columns; the answer is trivial.
 		return trivial(m, "cbc", start), nil
 	}
@@ -148,8 +149,10 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	}
 	// A stale solution file from a kept earlier run must not be mistaken
 	// for this run's answer.
-	if err := os.Remove(filepath.Join(dir, cbcSolFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("solver: cbc: %w", err)
+	for _, f := range []string{cbcSolFile, cbcLPFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("solver: cbc: %w", err)
+		}
 	}
 
 	// Relative file names with Dir set: cbc parses its command line itself,
@@ -232,6 +235,13 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	if sol.Status == Feasible || sol.Status == Optimal && c.RelGap > 0 {
 		sol.Gap = info.gap(sol.Objective)
 	}
+	if m.tuning.Duals {
+		// Without them (cbc stopped first, or the relaxation has no
+		// optimum) the solution is as good; the caller does without.
+		if data, err := os.ReadFile(filepath.Join(dir, cbcLPFile)); err == nil {
+			sol.Duals = parseDuals(data, m.NumConstraints())
+		}
+	}
 	sol.Time = time.Since(start)
 	return sol, nil
 }
@@ -260,10 +270,18 @@ func (c *CBC) args(startFile string, t Tuning) []string {
 	if t.NoGomory {
 		args = append(args, "gomoryCuts", "off")
 	}
+	if t.NoZeroHalf {
+		args = append(args, "zeroHalfCuts", "off")
+	}
 	if t.NoPreprocess {
 		args = append(args, "preprocess", "off")
 	}
 	args = append(args, c.Args...)
+	if t.Duals {
+		// The LP relaxation first, every row's dual written out; the
+		// branch and bound then starts from that solved relaxation.
+		args = append(args, "initialSolve", "printingOptions", "all", "solu", cbcLPFile, "printingOptions", "normal")
+	}
 	return append(args, "ratioGap", formatNum(c.RelGap), "solve", "solu", cbcSolFile)
 }
 
@@ -274,6 +292,9 @@ func writeStart(path string, m *Model) error {
 	var b strings.Builder
 	b.WriteString("Feasible - objective value 0\n")
 	for i, v := range m.start {
+		if _, fixed := m.FixedValue(Var(i)); fixed {
+			continue
+		}
 		if i < len(m.vars) && v != 0 {
 			fmt.Fprintf(&b, "%d %s %s 0\n", i, colName(i), formatNum(v))
 		}
@@ -293,10 +314,15 @@ func writeLPFile(path string, m *Model) error {
 	return f.Close()
 }
 
-// trivial solves a model without variables: every constraint is 0 (sense) rhs.
+// trivial solves a model without free variables: the fixed values are the
+// only assignment.
 func trivial(m *Model, solver string, start time.Time) *Solution {
-	s := &Solution{Status: Optimal, Values: []float64{}, Solver: solver}
-	if _, violated := m.Evaluate(nil); len(violated) > 0 {
+	values := make([]float64, m.NumVars())
+	for v := range values {
+		values[v], _ = m.FixedValue(Var(v))
+	}
+	s := &Solution{Status: Optimal, Values: values, Solver: solver}
+	if _, violated := m.Evaluate(values); len(violated) > 0 {
 		s.Status, s.Values = Infeasible, nil
 	}
 	s = m.finish(s)
@@ -310,6 +336,9 @@ type solFile struct {
 	// objective is the header's number; for NoSolution it is the LP bound.
 	objective float64
 	cols      []solCol
+	// last holds each line's last number: a column's reduced cost, a
+	// row's dual (NaN if unreadable).
+	last []float64
 }
 
 type solCol struct {
@@ -318,7 +347,9 @@ type solCol struct {
 	value float64
 }
 
-// parseSolution parses cbc's solution file. The first line is the status,
+// parseSolution parses cbc's solution file (or, with printingOptions all,
+// an LP relaxation's: its rows come first, named c0, c1, …, then its
+// columns). The first line is the status,
 // e.g. "Optimal - objective value 17.07", "Infeasible - objective value 3",
 // "Integer infeasible - objective value 1.5", "Unbounded - objective value 0",
 // "Stopped on time - objective value -6672" (has an incumbent) or
@@ -379,7 +410,12 @@ func parseSolution(data []byte) (*solFile, error) {
 		if err1 != nil || err2 != nil || idx < 0 || math.IsNaN(val) || math.IsInf(val, 0) {
 			return nil, fmt.Errorf("solution line %d: malformed %q", line, clip(s))
 		}
+		dual, err := strconv.ParseFloat(fields[3], 64)
+		if err != nil {
+			dual = math.NaN()
+		}
 		f.cols = append(f.cols, solCol{index: idx, name: fields[1], value: val})
+		f.last = append(f.last, dual)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
@@ -400,6 +436,11 @@ func decodeSolution(m *Model, data []byte) (*Solution, error) {
 	}
 	s.Values = make([]float64, m.NumVars())
 	seen := make([]bool, m.NumVars())
+	for v := range s.Values {
+		if x, ok := m.FixedValue(Var(v)); ok {
+			s.Values[v], seen[v] = x, true
+		}
+	}
 	for _, col := range f.cols {
 		v, ok := parseColName(col.name, m.NumVars())
 		if !ok {
@@ -412,6 +453,28 @@ func decodeSolution(m *Model, data []byte) (*Solution, error) {
 		s.Values[v] = col.value
 	}
 	return m.finish(s), nil
+}
+
+// parseDuals reads the row duals of an LP solution file written with
+// printingOptions all ("index name activity dual" per row, then the
+// columns), for a model of n constraints; nil unless the relaxation was
+// solved to optimality.
+func parseDuals(data []byte, n int) []float64 {
+	f, err := parseSolution(data)
+	if err != nil || f.status != Optimal {
+		return nil
+	}
+	duals := make([]float64, n)
+	for k, line := range f.cols {
+		digits, ok := strings.CutPrefix(line.name, "c")
+		if !ok {
+			continue // a column
+		}
+		if i, err := strconv.Atoi(digits); err == nil && i >= 0 && i < n && rowName(i) == line.name {
+			duals[i] = f.last[k]
+		}
+	}
+	return duals
 }
 
 // parseColName inverts colName for indices below n; it accepts only the

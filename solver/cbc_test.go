@@ -377,53 +377,7 @@ func TestCBCBadBinary(t *testing.T) {
 func TestCBCMatchesExhaustive(t *testing.T) {
 	c := requireCBC(t)
 	rapid.Check(t, func(t *rapid.T) {
-		m := NewModel()
-		n := rapid.IntRange(1, 12).Draw(t, "vars")
-		for i := range n {
-			m.AddVar(fmt.Sprint("b", i), Binary, 0, 1)
-		}
-		coef := rapid.IntRange(-4, 4)
-		expr := func(label string) []Term {
-			// Up to n+2 terms, so duplicates (merged) and zeros (dropped) occur.
-			k := rapid.IntRange(0, n+2).Draw(t, label+" len")
-			terms := make([]Term, k)
-			for j := range terms {
-				terms[j] = Term{
-					Var:  Var(rapid.IntRange(0, n-1).Draw(t, label+" var")),
-					Coef: float64(coef.Draw(t, label+" coef")),
-				}
-			}
-			return terms
-		}
-		m.SetObjective(expr("obj"))
-		// Random right-hand sides make most models infeasible, so half the
-		// models get rows that a planted point satisfies (plus slack).
-		var planted []float64
-		if rapid.Bool().Draw(t, "planted") {
-			planted = rapid.SliceOfN(rapid.SampledFrom([]float64{0, 1}), n, n).Draw(t, "point")
-		}
-		rows := rapid.IntRange(0, 8).Draw(t, "rows")
-		for i := range rows {
-			label := fmt.Sprint("row ", i)
-			sense := rapid.SampledFrom([]Sense{LE, GE, EQ}).Draw(t, label+" sense")
-			terms := expr(label)
-			rhs := float64(rapid.IntRange(-6, 6).Draw(t, label+" rhs"))
-			if planted != nil {
-				slack := float64(rapid.IntRange(0, 3).Draw(t, label+" slack"))
-				rhs = 0
-				for _, tm := range terms {
-					rhs += tm.Coef * planted[tm.Var]
-				}
-				switch sense {
-				case LE:
-					rhs += slack
-				case GE:
-					rhs -= slack
-				}
-			}
-			m.AddConstraint(label, terms, sense, rhs)
-		}
-
+		m := randomModel(t)
 		want := solve(t, Exhaustive{}, m)
 		got := solve(t, c, m)
 		if got.Status != want.Status {
@@ -437,6 +391,58 @@ func TestCBCMatchesExhaustive(t *testing.T) {
 		}
 		checkSolution(t, m, got)
 	})
+}
+
+// randomModel is a small pure-binary model: up to 12 variables, 8 rows of
+// small integer coefficients, half of them satisfied by a planted point.
+func randomModel(t *rapid.T) *Model {
+	m := NewModel()
+	n := rapid.IntRange(1, 12).Draw(t, "vars")
+	for i := range n {
+		m.AddVar(fmt.Sprint("b", i), Binary, 0, 1)
+	}
+	coef := rapid.IntRange(-4, 4)
+	expr := func(label string) []Term {
+		// Up to n+2 terms, so duplicates (merged) and zeros (dropped) occur.
+		k := rapid.IntRange(0, n+2).Draw(t, label+" len")
+		terms := make([]Term, k)
+		for j := range terms {
+			terms[j] = Term{
+				Var:  Var(rapid.IntRange(0, n-1).Draw(t, label+" var")),
+				Coef: float64(coef.Draw(t, label+" coef")),
+			}
+		}
+		return terms
+	}
+	m.SetObjective(expr("obj"))
+	// Random right-hand sides make most models infeasible, so half the
+	// models get rows that a planted point satisfies (plus slack).
+	var planted []float64
+	if rapid.Bool().Draw(t, "planted") {
+		planted = rapid.SliceOfN(rapid.SampledFrom([]float64{0, 1}), n, n).Draw(t, "point")
+	}
+	rows := rapid.IntRange(0, 8).Draw(t, "rows")
+	for i := range rows {
+		label := fmt.Sprint("row ", i)
+		sense := rapid.SampledFrom([]Sense{LE, GE, EQ}).Draw(t, label+" sense")
+		terms := expr(label)
+		rhs := float64(rapid.IntRange(-6, 6).Draw(t, label+" rhs"))
+		if planted != nil {
+			slack := float64(rapid.IntRange(0, 3).Draw(t, label+" slack"))
+			rhs = 0
+			for _, tm := range terms {
+				rhs += tm.Coef * planted[tm.Var]
+			}
+			switch sense {
+			case LE:
+				rhs += slack
+			case GE:
+				rhs -= slack
+			}
+		}
+		m.AddConstraint(label, terms, sense, rhs)
+	}
+	return m
 }
 
 // TestReporterLines: cbc's own log lines (captured from a RUBiS run) become

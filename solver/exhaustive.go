@@ -12,7 +12,7 @@ const exhaustiveMax = 24
 // Exhaustive solves a pure-binary model by trying every assignment. It is a
 // test oracle for other solvers: slow, but obviously correct. Ties are broken
 // towards the first optimum in enumeration order (variable 0 is the lowest
-// bit), so it is deterministic.
+// bit), so it is deterministic. Fixed variables (Fix) keep their values.
 type Exhaustive struct{}
 
 // Name returns "exhaustive".
@@ -39,8 +39,15 @@ func (Exhaustive) Solve(ctx context.Context, m *Model) (*Solution, error) {
 				return nil, fmt.Errorf("solver: exhaustive: %w", err)
 			}
 		}
+		fits := true
 		for i := range values {
 			values[i] = float64(mask >> i & 1)
+			if x, ok := m.FixedValue(Var(i)); ok && x != values[i] {
+				fits = false
+			}
+		}
+		if !fits {
+			continue
 		}
 		obj, violated := m.Evaluate(values)
 		if len(violated) == 0 && (best.Status != Optimal || obj < best.Objective) {

@@ -22,7 +22,9 @@ const lpCommentMax = 200
 // (which may contain any characters) never reach the parser; they appear only
 // in leading comment lines, quoted, as a debugging aid. Every variable is
 // listed in the objective, with coefficient 0 if need be, so that each one is
-// declared and columns are numbered in index order. Numbers use strconv's
+// declared and columns are numbered in index order; but fixed variables
+// (Fix) are left out, their terms moved to the right-hand sides and rows
+// left without terms dropped when they hold. Numbers use strconv's
 // shortest 'g' form. The output depends only on the model: the same model
 // always gives the same bytes. A model without variables cannot be written
 // (the format has no way to declare an empty objective).
@@ -30,13 +32,35 @@ func (m *Model) WriteLP(w io.Writer) error {
 	if len(m.vars) == 0 {
 		return errors.New("solver: cannot write an LP file for a model without variables")
 	}
+	// Fixed variables are left out (see Fix): their terms move to the
+	// right-hand sides, and a row left without terms goes if it holds.
+	free := make([]bool, len(m.vars))
+	first := -1
+	for i := range m.vars {
+		if _, ok := m.FixedValue(Var(i)); !ok {
+			free[i] = true
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if first < 0 {
+		return errors.New("solver: cannot write an LP file for a model whose variables are all fixed")
+	}
 	lw := &lpWriter{w: bufio.NewWriter(w)}
 
 	lw.str(`\ kvschema model: ` + strconv.Itoa(len(m.vars)) + " variables, " +
 		strconv.Itoa(len(m.cons)) + " constraints")
+	if n := len(m.vars) - countTrue(free); n > 0 {
+		lw.str(", " + strconv.Itoa(n) + " variables fixed")
+	}
 	lw.newline()
 	for i, v := range m.vars {
-		lw.str(`\ ` + colName(i) + " " + kindNames[v.kind] + " " + quoteComment(v.name))
+		if x, ok := m.FixedValue(Var(i)); ok {
+			lw.str(`\ ` + colName(i) + " " + kindNames[v.kind] + " = " + formatNum(x) + " " + quoteComment(v.name))
+		} else {
+			lw.str(`\ ` + colName(i) + " " + kindNames[v.kind] + " " + quoteComment(v.name))
+		}
 		lw.newline()
 	}
 	for i, c := range m.cons {
@@ -51,41 +75,66 @@ func (m *Model) WriteLP(w io.Writer) error {
 	for _, t := range m.obj {
 		obj[t.Var] = t.Coef
 	}
+	firstTerm := true
 	for i, c := range obj {
-		lw.term(i == 0, c, colName(i))
+		if free[i] {
+			lw.term(firstTerm, c, colName(i))
+			firstTerm = false
+		}
 	}
 	lw.newline()
 
 	lw.str("Subject To")
 	lw.newline()
+	var terms []Term
 	for i, c := range m.cons {
-		lw.str(" " + rowName(i) + ":")
-		if len(c.terms) == 0 {
-			// The format needs a variable in every row; 0·x0 keeps the
-			// row (and so its infeasibility) without changing it.
-			lw.term(true, 0, colName(0))
+		terms = terms[:0]
+		rhs := c.rhs
+		for _, t := range c.terms {
+			if free[t.Var] {
+				terms = append(terms, t)
+			} else {
+				x, _ := m.FixedValue(t.Var)
+				rhs -= t.Coef * x
+			}
 		}
-		for j, t := range c.terms {
+		if len(terms) == 0 && len(c.terms) > 0 && satisfied(constraint{sense: c.sense, rhs: rhs}, nil) {
+			continue // holds whatever the free variables are
+		}
+		lw.str(" " + rowName(i) + ":")
+		if len(terms) == 0 {
+			// The format needs a variable in every row; 0·x keeps the
+			// row (and so its infeasibility) without changing it.
+			lw.term(true, 0, colName(first))
+		}
+		for j, t := range terms {
 			lw.term(j == 0, t.Coef, colName(int(t.Var)))
 		}
-		lw.token(senseOps[c.sense] + " " + formatNum(c.rhs))
+		lw.token(senseOps[c.sense] + " " + formatNum(posZero(rhs)))
 		lw.newline()
 	}
 
 	var bins, gens []int
+	bounded := false
 	for i, v := range m.vars {
+		if !free[i] {
+			continue
+		}
 		switch v.kind {
 		case Binary:
 			bins = append(bins, i)
 		case Integer:
 			gens = append(gens, i)
+			bounded = true
+		default:
+			bounded = true
 		}
 	}
-	if len(bins) < len(m.vars) {
+	if bounded {
 		lw.str("Bounds")
 		lw.newline()
 		for i, v := range m.vars {
-			if v.kind != Binary {
+			if free[i] && v.kind != Binary {
 				lw.str(" " + boundLine(colName(i), v.lo, v.hi))
 				lw.newline()
 			}
@@ -96,6 +145,16 @@ func (m *Model) WriteLP(w io.Writer) error {
 	lw.str("End")
 	lw.newline()
 	return lw.w.Flush()
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 var kindNames = [...]string{Binary: "binary", Integer: "integer", Continuous: "continuous"}

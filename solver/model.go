@@ -84,6 +84,9 @@ type Model struct {
 	start []float64
 	// tuning are the search settings of SetTuning.
 	tuning Tuning
+	// fixed holds each variable's fixed value (Fix), NaN when free; nil
+	// when none is fixed.
+	fixed []float64
 }
 
 // Tuning adjusts the search for one model. A solver without such settings
@@ -103,6 +106,12 @@ type Tuning struct {
 	// preprocess off): its passes can take longer than the search they
 	// shorten.
 	NoPreprocess bool
+	// NoZeroHalf skips zero-half cuts (cbc zeroHalfCuts off), which cost
+	// more than they tighten on some models.
+	NoZeroHalf bool
+	// Duals asks for the duals of the LP relaxation (Solution.Duals),
+	// which ReducedCosts turns into a bound and reduced costs.
+	Duals bool
 }
 
 // SetTuning sets the search settings the next solves use.
@@ -186,10 +195,11 @@ func (m *Model) Fingerprint() [32]byte {
 		}
 	}
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(m.vars)))
-	for _, v := range m.vars {
+	for i, v := range m.vars {
 		buf = append(buf, byte(v.kind))
-		num(v.lo)
-		num(v.hi)
+		lo, hi := m.bounds(Var(i))
+		num(lo)
+		num(hi)
 	}
 	terms(m.obj)
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(m.cons)))
@@ -201,7 +211,7 @@ func (m *Model) Fingerprint() [32]byte {
 		buf = buf[:0]
 	}
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(m.tuning.NodeLimit))
-	for _, b := range []bool{m.tuning.NoHeuristics, m.tuning.NoGomory, m.tuning.NoPreprocess} {
+	for _, b := range []bool{m.tuning.NoHeuristics, m.tuning.NoGomory, m.tuning.NoPreprocess, m.tuning.NoZeroHalf, m.tuning.Duals} {
 		if b {
 			buf = append(buf, 1)
 		} else {
@@ -351,6 +361,10 @@ type Solution struct {
 	Nodes int
 	// Solver names the solver and its version, e.g. "cbc 2.10.8".
 	Solver string
+	// Duals are the duals of the model's LP relaxation, one per
+	// constraint, when Tuning.Duals asked for them and the solver gave
+	// them (cbc does, when the relaxation has an optimum); nil otherwise.
+	Duals []float64
 }
 
 // Solver solves a Model. Implementations must respect ctx cancellation and
