@@ -170,21 +170,32 @@ func (r *Report) charts(dir string, rtt time.Duration) ([]string, error) {
 }
 
 func (r *Report) writeCSV(path string) error {
+	return writeResultsCSV(path, nil, func(row func(lead []string, s *StatementResult)) {
+		for _, v := range r.Variants {
+			for _, p := range v.Passes {
+				for _, st := range p.Statements {
+					row([]string{v.Name, fmtFloat(p.RTT.Seconds())}, st)
+				}
+			}
+		}
+	})
+}
+
+// writeResultsCSV writes results.csv: a row per measured statement, its
+// leading columns (lead: a sweep's budget first) then the variant, the
+// pass's rtt and the statement's numbers.
+func writeResultsCSV(path string, lead []string, rows func(row func(lead []string, s *StatementResult))) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"variant", "rtt_s", "tag", "group", "kind", "weight", "predicted_cost", "steps", "mean_s", "p50_s", "p95_s", "p99_s", "round_trips", "rows", "runs"})
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	for _, v := range r.Variants {
-		for _, p := range v.Passes {
-			for _, s := range p.Statements {
-				_ = w.Write([]string{v.Name, g(p.RTT.Seconds()), s.Tag, s.Group, s.Kind, g(s.Weight), g(s.Predicted), strconv.Itoa(s.Steps),
-					g(s.Mean), g(s.P50), g(s.P95), g(s.P99), g(s.RoundTrips), g(s.Rows), strconv.Itoa(s.Runs)})
-			}
-		}
-	}
+	_ = w.Write(append(lead, "variant", "rtt_s", "tag", "group", "kind", "weight", "predicted_cost", "steps", "mean_s", "p50_s", "p95_s", "p99_s", "round_trips", "rows", "runs"))
+	g := fmtFloat
+	rows(func(lead []string, s *StatementResult) {
+		_ = w.Write(append(lead, s.Tag, s.Group, s.Kind, g(s.Weight), g(s.Predicted), strconv.Itoa(s.Steps),
+			g(s.Mean), g(s.P50), g(s.P95), g(s.P99), g(s.RoundTrips), g(s.Rows), strconv.Itoa(s.Runs)))
+	})
 	w.Flush()
 	if err := w.Error(); err != nil {
 		f.Close()
@@ -192,6 +203,9 @@ func (r *Report) writeCSV(path string) error {
 	}
 	return f.Close()
 }
+
+// fmtFloat writes x as results.csv does: the shortest exact form.
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // summaryEntry is one variant in summary.json. The top-level numbers are
 // those of the realistic pass (the last RTT).

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -400,29 +398,17 @@ func (r *Report) sweepChart(dir string, rtt time.Duration) (string, error) {
 // writeSweepCSV writes every measured statement of every budget: the
 // columns of a one-budget run's results.csv after the budget's.
 func (r *Report) writeSweepCSV(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"budget_bytes", "variant", "rtt_s", "tag", "group", "kind", "weight", "predicted_cost", "steps", "mean_s", "p50_s", "p95_s", "p99_s", "round_trips", "rows", "runs"})
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	for _, pt := range r.Sweep {
-		for _, v := range pt.Variants {
-			for _, p := range v.Passes {
-				for _, s := range p.Statements {
-					_ = w.Write([]string{g(pt.Budget), v.Name, g(p.RTT.Seconds()), s.Tag, s.Group, s.Kind, g(s.Weight), g(s.Predicted), strconv.Itoa(s.Steps),
-						g(s.Mean), g(s.P50), g(s.P95), g(s.P99), g(s.RoundTrips), g(s.Rows), strconv.Itoa(s.Runs)})
+	return writeResultsCSV(path, []string{"budget_bytes"}, func(row func(lead []string, s *StatementResult)) {
+		for _, pt := range r.Sweep {
+			for _, v := range pt.Variants {
+				for _, p := range v.Passes {
+					for _, st := range p.Statements {
+						row([]string{fmtFloat(pt.Budget), v.Name, fmtFloat(p.RTT.Seconds())}, st)
+					}
 				}
 			}
 		}
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	})
 }
 
 // sweepSummary is a sweep's summary.json: per budget, each variant's
