@@ -382,6 +382,9 @@ func (r *KeyRebind) rangeUnder(prefix []byte, args []types.Value) (store.Range, 
 		return store.Range{}, false
 	}
 	rg, _ := b.under(prefix[len(prefix):], prefix)
+	if rg.Empty() {
+		return store.Range{}, false // bounds that meet: the planner reads nothing
+	}
 	return rg, true
 }
 
