@@ -131,6 +131,12 @@ type Options struct {
 	// partition — size over partitions, from the model's statistics — is
 	// larger; 0: catalog.MaxPartitionBytes; +Inf: no limit.
 	MaxPartition float64
+	// StaticColumns also enumerates column families with static columns
+	// (Cassandra's; catalog.Index.Static): for every candidate partitioned
+	// by its root entity's key alone, with a clustering key, that holds
+	// fields of the root as values, the same candidate keeping those
+	// fields once per partition.
+	StaticColumns bool
 	// Progress, when set, receives a line per stage.
 	Progress func(stage string)
 	// oneProgram solves the problem as one integer program even when it
@@ -543,6 +549,7 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	// Enumerate.
 	en := newEnumerator(opt.Mode)
 	en.wide = opt.wide
+	en.static = opt.StaticColumns
 	for _, s := range queries {
 		en.forQuery(s.Query)
 	}

@@ -47,6 +47,8 @@ type enumerator struct {
 	// err says when a query is beyond its bounds.
 	wide bool
 	err  error
+	// static: add each candidate's static-column variant (staticVariant).
+	static bool
 }
 
 func newEnumerator(mode Mode) *enumerator {
@@ -60,7 +62,39 @@ func (e *enumerator) add(x *catalog.Index) *catalog.Index {
 	}
 	e.byKey[x.Key] = x
 	e.list = append(e.list, x)
+	if e.static {
+		if v := staticVariant(x); v != nil {
+			e.add(v)
+		}
+	}
 	return x
+}
+
+// staticVariant is CF x with the fields of its root among its values made
+// static columns (catalog.Index.Static), or nil when x has none or cannot
+// have static columns (it must be partitioned by its root's key alone and
+// have a clustering key). The variant stores those fields once per
+// partition: it is smaller, a write of the root changes one partition row
+// instead of every row of the partition, and a message (a row) is written
+// without reading them; reading them costs no extra request.
+func staticVariant(x *catalog.Index) *catalog.Index {
+	root := x.Graph.Nodes[0].Entity
+	if x.Kind != catalog.CF || len(x.Static) > 0 || len(x.Order) == 0 || len(x.Hash) != 1 ||
+		x.Hash[0] != (catalog.Attr{Node: 0, Field: root.ID()}) {
+		return nil
+	}
+	var static, extra []catalog.Attr
+	for _, a := range x.Extra {
+		if a.Node == 0 && !a.Field.Key {
+			static = append(static, a)
+		} else {
+			extra = append(extra, a)
+		}
+	}
+	if len(static) == 0 {
+		return nil
+	}
+	return &catalog.Index{Kind: catalog.CF, Graph: x.Graph, Hash: slices.Clone(x.Hash), Order: slices.Clone(x.Order), Static: static, Extra: extra}
 }
 
 // shape describes a query for enumeration: per node, its equality fields,

@@ -190,8 +190,14 @@ func adviseCost(m *catalog.Model, w *workload.Workload, budget float64, mode Mod
 
 // adviseWide is advise over the wide enumeration, as one program (not the
 // decomposition the default path takes), costs only.
-func adviseWide(m *catalog.Model, w *workload.Workload, budget float64, mode Mode) (*Result, error) {
-	return Advise(context.Background(), m, w, Options{Mix: "m", Budget: budget, Profile: cost.Cassandra, Mode: mode, Solver: &solver.CBC{}, wide: true, oneProgram: true, costOnly: true})
+func adviseWide(m *catalog.Model, w *workload.Workload, budget float64, mode Mode, static bool) (*Result, error) {
+	return Advise(context.Background(), m, w, Options{Mix: "m", Budget: budget, Profile: cost.Cassandra, Mode: mode, Solver: &solver.CBC{}, wide: true, oneProgram: true, costOnly: true, StaticColumns: static})
+}
+
+// adviseStatic is adviseCost with static-column candidates
+// (Options.StaticColumns).
+func adviseStatic(m *catalog.Model, w *workload.Workload, budget float64, mode Mode) (*Result, error) {
+	return Advise(context.Background(), m, w, Options{Mix: "m", Budget: budget, Profile: cost.Cassandra, Mode: mode, Solver: &solver.CBC{}, oneProgram: true, costOnly: true, StaticColumns: true})
 }
 
 // sameCost reports whether two costs agree within a relative 1e-9.
@@ -311,22 +317,29 @@ func TestWideOptimumProperty(t *testing.T) {
 			rapid.Check(t, func(rt *rapid.T) {
 				in := genWide(rt, 1)
 				m, w := parse(rt, in.model, in.workload(nil))
+				// Half the instances with static-column candidates, in
+				// both enumerations.
+				static := rapid.Bool().Draw(rt, "static")
+				advise := adviseCost
+				if static {
+					advise = adviseStatic
+				}
 				budget, free := math.Inf(1), (*Result)(nil)
 				if budgets {
 					var err error
-					if free, err = adviseCost(m, w, 0, WithSI); err != nil {
+					if free, err = advise(m, w, 0, WithSI); err != nil {
 						rt.Fatalf("%v\n%s", err, in)
 					}
 					budget = drawBudget(rt, free)
 				}
-				def, err := adviseCost(m, w, budget, WithSI)
+				def, err := advise(m, w, budget, WithSI)
 				dc, dleast := outcome(rt, def, err, in)
-				wide, err := adviseWide(m, w, budget, WithSI)
+				wide, err := adviseWide(m, w, budget, WithSI, static)
 				wc, wleast := outcome(rt, wide, err, in)
 				cov.note(in, def)
 				cov.noteWide(def, wide, in)
 				if budgets {
-					checkCFOnly(rt, in, m, w, budget, def, dc, dleast)
+					checkCFOnly(rt, in, m, w, budget, def, dc, dleast, advise)
 					if dc < free.TotalCost*(1-1e-9) {
 						rt.Fatalf("budget %v: cost %v, below the unconstrained %v\n%s", budget, dc, free.TotalCost, in)
 					}
@@ -364,9 +377,9 @@ func TestWideOptimumProperty(t *testing.T) {
 // the cost of any default-mode schema without SIs — checked directly when
 // the default optimum has none; a budget too small for the default mode
 // is too small for CF-only mode, whose least budget is no smaller.
-func checkCFOnly(t *rapid.T, in *wideInstance, m *catalog.Model, w *workload.Workload, budget float64, def *Result, dc, dleast float64) {
+func checkCFOnly(t *rapid.T, in *wideInstance, m *catalog.Model, w *workload.Workload, budget float64, def *Result, dc, dleast float64, advise func(*catalog.Model, *workload.Workload, float64, Mode) (*Result, error)) {
 	t.Helper()
-	cf, err := adviseCost(m, w, budget, NoSI)
+	cf, err := advise(m, w, budget, NoSI)
 	cc, cleast := outcome(t, cf, err, in)
 	if math.IsInf(dc, 1) {
 		if !math.IsInf(cc, 1) || cleast < dleast*(1-1e-9) {

@@ -45,7 +45,9 @@ func (s *Schema) localBases() map[*Index]*Index {
 	out := map[*Index]*Index{}
 	for _, x := range s.Indexes {
 		b := s.Base[x]
-		if x.Kind != SI || b == nil || b.SaltBuckets > 0 || !containsAttr(b.Extra, x.Hash[0]) {
+		// A base with static columns reads its partition rows beside the
+		// rows an index lookup returns: not through a store index.
+		if x.Kind != SI || b == nil || b.SaltBuckets > 0 || len(b.Static) > 0 || !containsAttr(b.Extra, x.Hash[0]) {
 			continue
 		}
 		out[x] = b
@@ -100,6 +102,9 @@ func (s *Schema) Statements() []lang.Statement {
 		}
 		d := &lang.DefineColumnFamily{Name: x.Name, Relation: x.Graph.Nodes[0].Entity.Name,
 			Partition: refs(x, x.Hash), Clustering: refs(x, x.Order), Values: refs(x, x.Extra), SaltBuckets: x.SaltBuckets}
+		if len(x.Static) > 0 {
+			d.Static = refs(x, x.Static)
+		}
 		for _, sp := range x.SplitOn {
 			d.SplitOn = append(d.SplitOn, lang.SplitPoint{Values: sp.Values})
 		}
@@ -240,6 +245,28 @@ func columnFamily(m *Model, d *lang.DefineColumnFamily) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	static, err := resolve(d.Static)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range static {
+		c := d.Static[i]
+		switch {
+		case r.Node != 0:
+			return nil, errAt(c.At, "column family %s: static column %s must be an attribute of %s, the relation after FOR", d.Name, lang.PrintExpr(&c), root.Name)
+		case r.Field.Key:
+			return nil, errAt(c.At, "column family %s: static column %s is a key attribute", d.Name, lang.PrintExpr(&c))
+		case len(hash) != 1 || hash[0].Node != 0 || hash[0].Field != root.ID():
+			return nil, errAt(c.At, "column family %s: static columns need the partition key to be %s.%s alone (one partition per %s tuple)", d.Name, root.Name, root.ID().Name, root.Name)
+		case len(order) == 0:
+			return nil, errAt(c.At, "column family %s: static columns need a clustering key (a partition of one row has nothing to share)", d.Name)
+		}
+		for _, o := range append(append([]FieldRef(nil), order...), extra...) {
+			if o == r {
+				return nil, errAt(c.At, "column family %s: %s is both static and in the rows", d.Name, lang.PrintExpr(&c))
+			}
+		}
+	}
 	for _, h := range hash[1:] {
 		if h.Node != hash[0].Node {
 			return nil, errAt(d.At, "column family %s: the partition key must belong to one relation of the path", d.Name)
@@ -275,7 +302,7 @@ func columnFamily(m *Model, d *lang.DefineColumnFamily) (*Index, error) {
 		}
 		return out
 	}
-	x := &Index{Kind: CF, Graph: cg, Hash: conv(hash), Order: conv(order), Extra: conv(extra), Name: d.Name}
+	x := &Index{Kind: CF, Graph: cg, Hash: conv(hash), Order: conv(order), Static: conv(static), Extra: conv(extra), Name: d.Name}
 	x.Finish()
 	if d.SplitOn != nil {
 		if x.SplitOn, err = splitPoints(x, d, conv(hash)); err != nil {

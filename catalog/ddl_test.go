@@ -161,3 +161,68 @@ DEFINE COLUMN FAMILY CF FOR t { PARTITION KEY (t.b) };`)
 		t.Fatalf("error %v, want %q", err, want)
 	}
 }
+
+// TestStaticColumns reads STATIC in a column family: the static columns
+// are kept apart from the values, print back, change the identity and the
+// size (once per root tuple), make the layout's partition rows; and every
+// misuse is an error naming its position.
+func TestStaticColumns(t *testing.T) {
+	const model = `DEFINE RELATION r ROWS 10 { id BIGINT KEY SIZE 8, name STRING SIZE 20, n BIGINT SIZE 8 };
+DEFINE RELATION m ROWS 1000 { id BIGINT KEY SIZE 8, at BIGINT SIZE 8, body STRING SIZE 100, room BIGINT REFERENCES r REVERSE msgs };
+`
+	parse := func(src string) (*Schema, error) {
+		stmts, err := lang.ParseScript("s.kvs", []byte(model+src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Build(stmts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ParseSchema(m, stmts)
+	}
+	s, err := parse(`DEFINE COLUMN FAMILY cf FOR r { PARTITION KEY (r.id), CLUSTERING KEY (r.msgs.at, r.msgs.id), STATIC (r.name, r.n), VALUES (r.msgs.body) };`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.Indexes[0]
+	if got := x.Describe(); got != "CF([r.id] [r.msgs.at, r.msgs.id] static [r.n, r.name] → [r.msgs.body])" {
+		t.Errorf("Describe: %s", got)
+	}
+	// 1000 rows of (8 + 8 + 8 + 100) bytes, 10 partition rows of (8 + 20 + 8).
+	if want := 1000.0*124 + 10*36; x.Size != want || x.EntrySize != 124 {
+		t.Errorf("size %v (rows of %v B), want %v", x.Size, x.EntrySize, want)
+	}
+	l := x.Layout()
+	if !l.HasStatic() || len(l.Static) != 2 || l.PartitionKeys() != 1 {
+		t.Errorf("layout: static %v, partition keys %d", l.Static, l.PartitionKeys())
+	}
+	printed := lang.PrintScript(s.Statements())
+	if !strings.Contains(printed, "STATIC (r.n, r.name)") {
+		t.Errorf("printed without STATIC:\n%s", printed)
+	}
+	again, err := parse(printed)
+	if err != nil || again.Indexes[0].Key != x.Key {
+		t.Fatalf("round trip: %v\n%s", err, printed)
+	}
+	plain, err := parse(`DEFINE COLUMN FAMILY cf FOR r { PARTITION KEY (r.id), CLUSTERING KEY (r.msgs.at, r.msgs.id), VALUES (r.name, r.n, r.msgs.body) };`)
+	if err != nil || plain.Indexes[0].Key == x.Key {
+		t.Fatalf("the static columns do not change the identity: %v", err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{`DEFINE COLUMN FAMILY cf FOR r { PARTITION KEY (r.id), CLUSTERING KEY (r.msgs.id), STATIC (r.msgs.body) };`,
+			"s.kvs:3:91: column family cf: static column r.msgs.body must be an attribute of r, the relation after FOR"},
+		{`DEFINE COLUMN FAMILY cf FOR r { PARTITION KEY (r.id), CLUSTERING KEY (r.msgs.id), STATIC (r.id) };`,
+			"s.kvs:3:91: column family cf: static column r.id is a key attribute"},
+		{`DEFINE COLUMN FAMILY cf FOR r { PARTITION KEY (r.n), CLUSTERING KEY (r.id), STATIC (r.name) };`,
+			"s.kvs:3:85: column family cf: static columns need the partition key to be r.id alone"},
+		{`DEFINE COLUMN FAMILY cf FOR r { PARTITION KEY (r.id), STATIC (r.name) };`,
+			"s.kvs:3:63: column family cf: static columns need a clustering key"},
+		{`DEFINE COLUMN FAMILY cf FOR r { PARTITION KEY (r.id), CLUSTERING KEY (r.msgs.id), STATIC (r.name), VALUES (r.name) };`,
+			"s.kvs:3:91: column family cf: r.name is both static and in the rows"},
+	} {
+		if _, err := parse(tc.src); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s\ngot  %v\nwant %s…", tc.src, err, tc.want)
+		}
+	}
+}

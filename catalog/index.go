@@ -41,9 +41,16 @@ type Index struct {
 	Graph *Graph
 	Hash  []Attr // partition key, sorted by name
 	Order []Attr // clustering key, in key order
-	Extra []Attr // value attributes, sorted by name
-	Key   string // canonical identity
-	Name  string // readable, unique within one advisor run
+	// Static (CFs; nil: none) are static columns, sorted by name:
+	// attributes of the root entity, which alone forms the partition key,
+	// stored once per partition in its partition row (layout.Static), so
+	// that its rows do not repeat them and a write of the root changes one
+	// row per partition. The partition row exists for every tuple of the
+	// root, with or without rows joining it.
+	Static []Attr
+	Extra  []Attr // value attributes, sorted by name
+	Key    string // canonical identity
+	Name   string // readable, unique within one advisor run
 	// SaltBuckets (CFs, 0: none) prefixes every row key with a bucket byte
 	// hashed from the partition key (Phoenix SALT_BUCKETS, seed 001): rows
 	// spread over N key ranges, a partition stays one range. Physical only:
@@ -104,7 +111,7 @@ func (x *Index) defaultLayout() (*layout.Layout, error) {
 	nkey := len(x.KeyAttrs())
 	las := make([]layout.Attr, len(attrs))
 	for i, a := range attrs {
-		las[i] = layout.Attr{Name: x.AttrName(a), Type: a.Field.Type, Key: i < nkey, Nullable: true}
+		las[i] = layout.Attr{Name: x.AttrName(a), Type: a.Field.Type, Key: i < nkey, Nullable: true, Static: containsAttr(x.Static, a)}
 	}
 	var splits [][]byte
 	for _, sp := range x.SplitOn {
@@ -118,18 +125,23 @@ func (x *Index) AttrName(a Attr) string {
 	return x.Graph.Describe(a.Node) + "." + a.Field.Name
 }
 
-// Attrs lists every attribute: partition key, clustering key, values.
+// Attrs lists every attribute: partition key, clustering key, static
+// columns, values.
 func (x *Index) Attrs() []Attr {
-	out := make([]Attr, 0, len(x.Hash)+len(x.Order)+len(x.Extra))
+	out := make([]Attr, 0, len(x.Hash)+len(x.Order)+len(x.Static)+len(x.Extra))
 	out = append(out, x.Hash...)
 	out = append(out, x.Order...)
+	out = append(out, x.Static...)
 	return append(out, x.Extra...)
 }
 
 // Has reports whether the index stores attribute a.
 func (x *Index) Has(a Attr) bool {
-	return slices.Contains(x.Hash, a) || slices.Contains(x.Order, a) || slices.Contains(x.Extra, a)
+	return slices.Contains(x.Hash, a) || slices.Contains(x.Order, a) || slices.Contains(x.Static, a) || slices.Contains(x.Extra, a)
 }
+
+// IsStatic reports whether a is one of x's static columns.
+func (x *Index) IsStatic(a Attr) bool { return slices.Contains(x.Static, a) }
 
 // InKey reports whether a is in the partition or clustering key.
 func (x *Index) InKey(a Attr) bool {
@@ -259,6 +271,11 @@ func (x *Index) Finish() {
 	sortAttrs(x.Hash, name)
 	x.Hash = dedupe(x.Hash)
 	x.Order = dedupe(x.Order)
+	sortAttrs(x.Static, name)
+	x.Static = dedupe(x.Static)
+	if len(x.Static) == 0 {
+		x.Static = nil
+	}
 	sortAttrs(x.Extra, name)
 	x.Extra = dedupe(x.Extra)
 	var b strings.Builder
@@ -274,6 +291,16 @@ func (x *Index) Finish() {
 			b.WriteString(a.Field.Name)
 		}
 	}
+	if len(x.Static) > 0 {
+		// Only then: every other index keeps the identity it had.
+		b.WriteString("|static:")
+		for i, a := range x.Static {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(name(a))
+		}
+	}
 	x.Key = b.String()
 	x.Entries = JoinSize(x.Graph)
 	x.EntrySize = 0
@@ -283,6 +310,14 @@ func (x *Index) Finish() {
 		}
 	}
 	x.Size = x.Entries * x.EntrySize
+	if len(x.Static) > 0 {
+		// One partition row per root tuple: its key and static columns.
+		st := x.Hash[0].Field.Size
+		for _, a := range x.Static {
+			st += a.Field.Size
+		}
+		x.Size += x.Graph.Nodes[0].Entity.Count * st
+	}
 	p := 1.0
 	for _, a := range x.Hash {
 		p *= a.Field.Cardinality
@@ -372,6 +407,9 @@ func (x *Index) Describe() string {
 	}
 	if x.Kind == SI {
 		return fmt.Sprintf("SI([%s] → [%s])", names(x.Hash), names(x.Extra))
+	}
+	if len(x.Static) > 0 {
+		return fmt.Sprintf("CF([%s] [%s] static [%s] → [%s])", names(x.Hash), names(x.Order), names(x.Static), names(x.Extra))
 	}
 	return fmt.Sprintf("CF([%s] [%s] → [%s])", names(x.Hash), names(x.Order), names(x.Extra))
 }

@@ -70,6 +70,9 @@ type stepProg struct {
 	local *localRead
 	// executor is the engine's when compiled (Engine.SetExecutor).
 	executor Executor
+	// statics: a later step whose rows need static columns reads the
+	// partition rows holding them with its ranges.
+	statics bool
 }
 
 // firstRead is the first step of a program: a read of its index viewed as
@@ -227,6 +230,7 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 			sp.toSlot[i] = -1
 			if s, ok := p.slots[ref(a)]; ok {
 				sp.toSlot[i] = s
+				sp.statics = sp.statics || t.l.Attrs[i].Static
 			}
 		}
 		used := map[int]bool{}
@@ -563,6 +567,7 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 	p := r.p
 	keys := make([]string, len(rows))
 	var ranges []store.Range
+	var parts [][]byte // per range, its partition row (sp.statics)
 	seen := map[string]bool{}
 	var buf []byte
 	for i, row := range rows {
@@ -583,6 +588,13 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 			}
 			if !rg.Empty() {
 				ranges = append(ranges, rg)
+				if sp.statics {
+					pk, err := sp.t.l.AppendPartitionKeyDatums(nil, r.key[:len(sp.key)])
+					if err != nil {
+						return nil, err
+					}
+					parts = append(parts, pk)
+				}
 			}
 		}
 		buf = k
@@ -604,10 +616,14 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 	var rerr error
 	if sp.executor == PerPartition {
 		for i := 0; i < len(ranges) && rerr == nil && err == nil; i++ {
-			rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges[i : i+1]}, store.ReadOptions{}, group)
+			rs := store.RowSet{Ranges: ranges[i : i+1]}
+			if parts != nil {
+				rs.Keys = parts[i : i+1]
+			}
+			rerr = sp.read(ctx, st, rs, store.ReadOptions{}, group)
 		}
 	} else {
-		rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges}, store.ReadOptions{}, group)
+		rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges, Keys: parts}, store.ReadOptions{}, group)
 	}
 	if err == nil {
 		err = rerr
@@ -766,6 +782,9 @@ func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
 	if ways > 1 && len(sp.read1.sel.OrderBy) > 0 {
 		b.WriteString("CLIENT MERGE SORT\n")
 	}
+	if sp.statics {
+		b.WriteString(staticsLine(sp, i, alts))
+	}
 	if sp.limit > 0 {
 		fmt.Fprintf(b, "    SERVER %d ROW LIMIT\n", sp.limit)
 	}
@@ -783,6 +802,22 @@ func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
 		}
 		fmt.Fprintf(b, "    CLIENT FILTER BY %s\n", strings.Join(fs, " AND "))
 	}
+}
+
+// staticsLine says how step i, which returns static columns, reads the
+// partition rows holding them (plan.Read.Partitions).
+func staticsLine(sp *stepProg, i, alts int) string {
+	switch {
+	case sp.l.Role == cost.Scan && sp.reverse:
+		return "    STATIC COLUMNS: THE SAME RANGES READ FORWARD FIRST FOR THEIR PARTITION ROWS\n"
+	case sp.l.Role == cost.Scan:
+		return "    STATIC COLUMNS: EACH PARTITION ROW MET BEFORE ITS ROWS (SAME CALL)\n"
+	case i > 0:
+		return fmt.Sprintf("    STATIC COLUMNS: THE PARTITION ROW OF EACH KEY OF STEP %d READ WITH THE ROWS (SAME CALL)\n", i)
+	case sp.reverse:
+		return fmt.Sprintf("    STATIC COLUMNS: %s READ IN A PARALLEL CALL, DECODED BEFORE THE ROWS\n", plural(alts, "PARTITION ROW", "PARTITION ROWS"))
+	}
+	return fmt.Sprintf("    STATIC COLUMNS: %s READ WITH THE ROWS (SAME CALL)\n", plural(alts, "PARTITION ROW", "PARTITION ROWS"))
 }
 
 func plural(n int, one, many string) string {

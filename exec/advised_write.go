@@ -509,6 +509,9 @@ func product(sides [][][]types.Value, width int) [][]types.Value {
 func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Write, args, set []types.Value, run *writeRun) error {
 	t, u := up.t, up.u
 	g := t.x.Graph
+	if u.Static {
+		return up.applyStatic(ctx, st, w, args, set, run)
+	}
 	var err error
 	switch u.Kind {
 	case catalog.Insert:
@@ -686,4 +689,52 @@ func (up *upkeepProg) target(ctx context.Context, st store.Store, w *catalog.Wri
 		}
 	}
 	return rows, nil
+}
+
+// applyStatic keeps the static columns of the root tuples a write inserts,
+// changes or deletes, in their partition rows (plan.Upkeep.Static).
+func (up *upkeepProg) applyStatic(ctx context.Context, st store.Store, w *catalog.Write, args, set []types.Value, run *writeRun) error {
+	t, u := up.t, up.u
+	if u.Kind == catalog.Insert {
+		row := make([]types.Value, len(t.attrs))
+		for i, k := range up.setAt {
+			row[i] = set[k]
+		}
+		puts, deletes, err := t.l.StaticCells(row, nil)
+		if err != nil {
+			return err
+		}
+		run.muts = appendCells(run.muts, puts, deletes)
+		return nil
+	}
+	rows, err := up.target(ctx, st, w, args, run)
+	if err != nil {
+		return err
+	}
+	root := t.x.Graph.Nodes[0].Entity
+	for _, r := range rows {
+		if err := run.touchWritten(root, r[0]); err != nil {
+			return err
+		}
+		if u.Kind == catalog.Delete {
+			key, err := t.l.AppendPartitionKey(nil, r)
+			if err != nil {
+				return err
+			}
+			run.muts = append(run.muts, store.Mutation{Kind: store.DeleteRow, Table: t.name, Row: key})
+			continue
+		}
+		changed := make([]bool, len(t.attrs))
+		for i, k := range up.setAt {
+			if t.l.Attrs[i].Static {
+				r[i], changed[i] = set[k], true
+			}
+		}
+		puts, deletes, err := t.l.StaticCells(r, changed)
+		if err != nil {
+			return err
+		}
+		run.muts = appendCells(run.muts, puts, deletes)
+	}
+	return nil
 }

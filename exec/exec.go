@@ -254,9 +254,23 @@ func read(ctx context.Context, st store.Store, acc *plan.Access, r plan.Read, rd
 		}
 	}
 	opts := store.ReadOptions{Limit: rd.p.PerRead, Reverse: rd.p.Reverse}
+	rows := r.Rows
+	if len(r.Partitions) > 0 && !opts.Reverse {
+		// The partition rows come first, in the same call; each counts
+		// against the store's limit.
+		rows.Keys = append(rows.Keys[:len(rows.Keys):len(rows.Keys)], r.Partitions...)
+		if opts.Limit > 0 {
+			opts.Limit += len(r.Partitions)
+		}
+	}
 	for _, table := range tables {
 		rd.dec.Init(acc.Layout, rd.p.Unneeded, table, rd.emit)
-		err := store.ReadCells(ctx, st, table, r.Rows, opts, rd.dec.Func())
+		var err error
+		if opts.Reverse && (len(r.Partitions) > 0 || r.PreloadRows) {
+			err = readPreloaded(ctx, st, table, r, rows, opts, &rd.dec)
+		} else {
+			err = store.ReadCells(ctx, st, table, rows, opts, rd.dec.Func())
+		}
 		if err != nil {
 			if isNoTable(err) {
 				continue // a layout's table is created on first write
@@ -271,6 +285,43 @@ func read(ctx context.Context, st store.Store, acc *plan.Access, r plan.Read, rd
 		}
 	}
 	return nil
+}
+
+// readPreloaded is a reverse read of a layout with static columns: the
+// partition rows (r.Partitions, or r's rows read forward) are read in a
+// call of their own, in parallel with the reverse read, whose rows wait
+// for them before they are decoded; the decoder keeps them all.
+func readPreloaded(ctx context.Context, st store.Store, table string, r plan.Read, rows store.RowSet, opts store.ReadOptions, dec *layout.CellDecoder) error {
+	pre := store.RowSet{Keys: r.Partitions}
+	if r.PreloadRows {
+		pre = r.Rows
+	}
+	cell := dec.Func()
+	done := make(chan error, 1)
+	dec.PreloadPartitions(true)
+	go func() {
+		err := store.ReadCells(ctx, st, table, pre, store.ReadOptions{}, cell)
+		dec.PreloadPartitions(false)
+		done <- err
+	}()
+	var preErr error
+	waited := false
+	wait := func() {
+		if !waited {
+			waited, preErr = true, <-done
+		}
+	}
+	err := store.ReadCells(ctx, st, table, rows, opts, func(row []byte, c store.Cell, first bool) bool {
+		if wait(); preErr != nil {
+			return false
+		}
+		return cell(row, c, first)
+	})
+	wait()
+	if preErr != nil && !isNoTable(preErr) {
+		return preErr
+	}
+	return err
 }
 
 // reader decodes, filters and passes on the tuples of one read, to its

@@ -277,6 +277,27 @@ func (e *Engine) loadIndex(ctx context.Context, data *staged, x *catalog.Index, 
 		muts, size = muts[:0], 0
 		return err
 	}
+	if t.l.HasStatic() {
+		// The partition row of every root tuple, with its static columns.
+		err = partitionRows(src, t, func(vals []types.Value, _ []bool) error {
+			puts, deletes, err := t.l.StaticCells(vals, nil)
+			if err != nil {
+				return err
+			}
+			before := len(muts)
+			muts = appendCells(muts, puts, deletes)
+			for _, m := range muts[before:] {
+				size += len(m.Row) + len(m.Qualifier) + len(m.Value) + 16
+			}
+			if size >= batchBytes {
+				return flush()
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+	}
 	err = joinRows(src, t, func(vals []types.Value, _ []bool) error {
 		before := len(muts)
 		var err error

@@ -210,6 +210,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 	}
 	rep := &Report{Rows: map[string]int{}, Partitions: map[string]PartitionStats{}}
 	actual := map[*catalog.Index]map[string][]types.Value{}
+	actualParts := map[*catalog.Index]map[string][]types.Value{} // partition rows
 	data := ref
 	if data == nil {
 		data = NewDataset(e.m)
@@ -217,6 +218,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 	for _, x := range e.schema.Indexes {
 		t := e.tables[x]
 		rows := map[string][]types.Value{}
+		partRows := map[string][]types.Value{}
 		var derr error
 		// A partition's rows are contiguous (exec/doc.go): one pass finds
 		// each one's size.
@@ -236,18 +238,25 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 		}
 		progress(VerifyEvent{Step: "read", Index: x.Name, Estimate: int64(x.Entries)})
 		err := e.readIndexRows(ctx, x, &derr, func(r store.Row, vals []types.Value) bool {
-			rows[string(r.Key)] = vals
+			part := t.l.IsPartitionRow(r)
+			if part {
+				partRows[string(r.Key)] = vals
+			} else {
+				rows[string(r.Key)] = vals
+			}
 			if x.Kind == catalog.CF {
 				pk, err := t.appendKey(nil, vals, t.nhash)
 				if err != nil {
 					derr = err
 					return false
 				}
-				if cur.Rows == 0 || string(pk) != string(curKey) {
+				if curKey == nil || string(pk) != string(curKey) {
 					endPartition()
 					cur, curKey = Partition{Key: t.describePartition(vals)}, pk
 				}
-				cur.Rows++
+				if !part {
+					cur.Rows++
+				}
 				cur.Bytes += int64(len(r.Key))
 				for _, c := range r.Cells {
 					cur.Bytes += int64(len(c.Family) + len(c.Qualifier) + len(c.Value))
@@ -256,7 +265,9 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 			if len(rows)%10000 == 0 {
 				progress(VerifyEvent{Step: "read", Index: x.Name, Rows: int64(len(rows)), Estimate: int64(x.Entries)})
 			}
-			if ref == nil {
+			if ref == nil && part {
+				data.learnStatic(t, vals)
+			} else if ref == nil {
 				data.learnRow(t, vals)
 			}
 			return true
@@ -273,6 +284,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 			rep.Partitions[x.Name] = parts
 		}
 		actual[x] = rows
+		actualParts[x] = partRows
 		progress(VerifyEvent{Step: "read", Index: x.Name, Rows: int64(len(rows)), Done: true})
 	}
 	rep.Differences = append(rep.Differences, data.conflicts...)
@@ -301,7 +313,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 				continue
 			}
 			for i := t.nkey; i < len(t.attrs); i++ {
-				if wantKnown[k][i] && types.Compare(g[i], vals[i]) != 0 {
+				if wantKnown[k][i] && !t.l.Attrs[i].Static && types.Compare(g[i], vals[i]) != 0 {
 					rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "stale", Row: t.describeKey(vals),
 						Detail: fmt.Sprintf("%s is %s, want %s", x.AttrName(t.attrs[i]), types.Format(g[i]), types.Format(vals[i]))})
 				}
@@ -311,6 +323,13 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 			if _, ok := want[k]; !ok {
 				rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "extra", Row: t.describeKey(vals)})
 			}
+		}
+		if t.l.HasStatic() {
+			diffs, err := comparePartitionRows(data, t, actualParts[x])
+			if err != nil {
+				return nil, err
+			}
+			rep.Differences = append(rep.Differences, diffs...)
 		}
 		progress(VerifyEvent{Step: "compare", Index: x.Name, Rows: int64(len(want)), Done: true})
 	}
@@ -355,8 +374,8 @@ func (d *Dataset) learnRow(t *table, vals []types.Value) {
 	}
 	for i, a := range t.attrs {
 		e := g.Nodes[a.Node].Entity
-		if a.Field.Key {
-			continue
+		if a.Field.Key || t.l.Attrs[i].Static {
+			continue // a static column is in the partition row (learnStatic)
 		}
 		if c := e.Column(a.Field); c >= 0 {
 			d.learn(e, keyOfNode[a.Node], c, vals[i], t.name)
@@ -446,6 +465,23 @@ func (d *Dataset) childrenOf(nav *catalog.Nav) map[string][]*record {
 	return c
 }
 
+// partitionRows calls fn with the partition row of every tuple of t's root
+// (t has static columns): its key and static columns, and which are known.
+func partitionRows(src tuples, t *table, fn func([]types.Value, []bool) error) error {
+	root := t.x.Graph.Nodes[0].Entity
+	return src.scan(root, func(r *record) error {
+		vals := make([]types.Value, len(t.attrs))
+		known := make([]bool, len(t.attrs))
+		c := root.Column(root.ID())
+		vals[0], known[0] = r.vals[c], r.known[c]
+		for _, i := range t.l.Static {
+			c := root.Column(t.attrs[i].Field)
+			vals[i], known[i] = r.vals[c], r.known[c]
+		}
+		return fn(vals, known)
+	})
+}
+
 // joinRows calls fn with every row of t implied by the data, and which of
 // its values are known.
 func joinRows(src tuples, t *table, fn func([]types.Value, []bool) error) error {
@@ -500,7 +536,8 @@ func joinRows(src tuples, t *table, fn func([]types.Value, []bool) error) error 
 	})
 }
 
-// readIndexRows calls fn with every row of index x, decoded. A local index
+// readIndexRows calls fn with every row of index x, decoded (a partition
+// row, layout.IsPartitionRow, with its key and static columns). A local index
 // (catalog.Schema.Local) has no table: its rows are derived from the base
 // rows the store's index returns — each one's SI tuple, its row key as an
 // SI table would have it — so that verify compares the store's entries
@@ -512,7 +549,12 @@ func (e *Engine) readIndexRows(ctx context.Context, x *catalog.Index, derr *erro
 	if b == nil {
 		return e.st.ReadRows(ctx, t.name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
 			vals := make([]types.Value, len(t.attrs))
-			if *derr = t.decode(r, vals); *derr != nil {
+			if t.l.IsPartitionRow(r) {
+				*derr = t.l.DecodePartitionRow(r, vals)
+			} else {
+				*derr = t.decode(r, vals)
+			}
+			if *derr != nil {
 				return false
 			}
 			return fn(r, vals)
@@ -535,4 +577,50 @@ func (e *Engine) readIndexRows(ctx context.Context, x *catalog.Index, derr *erro
 		}
 		return fn(store.Row{Key: key, Cells: r.Cells}, vals)
 	})
+}
+
+// learnStatic merges what a partition row says: its root tuple exists, with
+// those static columns.
+func (d *Dataset) learnStatic(t *table, vals []types.Value) {
+	root := t.x.Graph.Nodes[0].Entity
+	d.learn(root, vals[0], -1, nil, t.name)
+	for _, i := range t.l.Static {
+		if c := root.Column(t.attrs[i].Field); c >= 0 {
+			d.learn(root, vals[0], c, vals[i], t.name)
+		}
+	}
+}
+
+// comparePartitionRows compares the partition rows of t, got (by row key),
+// with those the data implies: one per tuple of the root, holding its
+// static columns.
+func comparePartitionRows(data tuples, t *table, got map[string][]types.Value) ([]Difference, error) {
+	var diffs []Difference
+	want := map[string]bool{}
+	describe := func(vals []types.Value) string { return "partition row " + t.describePartition(vals) }
+	err := partitionRows(data, t, func(vals []types.Value, known []bool) error {
+		k, err := t.l.AppendPartitionKey(nil, vals)
+		if err != nil {
+			return err
+		}
+		want[string(k)] = true
+		g, ok := got[string(k)]
+		if !ok {
+			diffs = append(diffs, Difference{Index: t.name, Kind: "missing", Row: describe(vals)})
+			return nil
+		}
+		for _, i := range t.l.Static {
+			if known[i] && types.Compare(g[i], vals[i]) != 0 {
+				diffs = append(diffs, Difference{Index: t.name, Kind: "stale", Row: describe(vals),
+					Detail: fmt.Sprintf("%s is %s, want %s", t.x.AttrName(t.attrs[i]), types.Format(g[i]), types.Format(vals[i]))})
+			}
+		}
+		return nil
+	})
+	for k, vals := range got {
+		if !want[k] {
+			diffs = append(diffs, Difference{Index: t.name, Kind: "extra", Row: describe(vals)})
+		}
+	}
+	return diffs, err
 }

@@ -147,7 +147,11 @@ func CQL(s *catalog.Schema, keyspace string) (string, error) {
 		}
 		fmt.Fprintf(&b, "-- %s\nCREATE TABLE %s (\n", cqlComment(x.Describe()), qual(x.Name))
 		for _, a := range x.Attrs() {
-			fmt.Fprintf(&b, "  %s %s,\n", cols[a], cqlTypes[a.Field.Type])
+			static := ""
+			if x.IsStatic(a) {
+				static = " STATIC"
+			}
+			fmt.Fprintf(&b, "  %s %s%s,\n", cols[a], cqlTypes[a.Field.Type], static)
 		}
 		var part, clus []string
 		for _, a := range x.Hash {

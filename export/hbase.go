@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/store"
 )
 
@@ -82,7 +83,11 @@ type Table struct {
 func SchemaTables(s *catalog.Schema) []Table {
 	var out []Table
 	for _, x := range s.Indexes {
-		out = append(out, Table{Spec: x.Layout().TableSpec(), About: x.Describe()})
+		about := x.Describe()
+		if len(x.Static) > 0 {
+			about += "; static columns in family " + layout.StaticColumnFamily + " of each partition's first row, keyed by the partition key alone"
+		}
+		out = append(out, Table{Spec: x.Layout().TableSpec(), About: about})
 	}
 	return out
 }

@@ -425,22 +425,25 @@ type ColumnRef struct {
 }
 
 // DefineColumnFamily is `DEFINE COLUMN FAMILY name FOR relation { PARTITION
-// KEY (a, …), CLUSTERING KEY (b, …), VALUES (c, …) }`: a column family over a
-// join of relations along foreign keys, as the advisor recommends it. Its
-// attributes are paths from the root relation (items.seller.region.id); the
-// join is the tree those paths span. CLUSTERING KEY and VALUES may be empty
-// lists. A trailing `, SALT_BUCKETS = n` (Phoenix) prefixes every row key
-// with a bucket byte hashed from the partition key. A trailing `, SPLIT ON
-// ((v1, v2), …)` or `, SPLIT ON (v1, …)` (Phoenix) pre-splits the table
-// where the partitions with those leading partition-key values start; the
-// two exclude each other, as the salt byte already splits the table at every
-// bucket.
+// KEY (a, …), CLUSTERING KEY (b, …), STATIC (s, …), VALUES (c, …) }`: a
+// column family over a join of relations along foreign keys, as the advisor
+// recommends it. Its attributes are paths from the root relation
+// (items.seller.region.id); the join is the tree those paths span.
+// CLUSTERING KEY and VALUES may be empty lists; STATIC (Cassandra's static
+// columns: attributes of the relation after FOR, one value per partition,
+// stored once) may be left out. A trailing `, SALT_BUCKETS = n` (Phoenix)
+// prefixes every row key with a bucket byte hashed from the partition key. A
+// trailing `, SPLIT ON ((v1, v2), …)` or `, SPLIT ON (v1, …)` (Phoenix)
+// pre-splits the table where the partitions with those leading
+// partition-key values start; the two exclude each other, as the salt byte
+// already splits the table at every bucket.
 type DefineColumnFamily struct {
 	At          Pos
 	Name        string
 	Relation    string
 	Partition   []ColumnRef
 	Clustering  []ColumnRef
+	Static      []ColumnRef // static columns: one value per partition; nil for none
 	Values      []ColumnRef
 	SaltBuckets int          // 0: unsalted
 	SplitOn     []SplitPoint // nil: no SPLIT ON

@@ -534,6 +534,12 @@ func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
 		}
 		p.acceptPunct(",")
 	}
+	if p.acceptWord("STATIC") {
+		if d.Static, err = p.keyList("STATIC", true); err != nil {
+			return nil, err
+		}
+		p.acceptPunct(",")
+	}
 	if p.acceptKeyword("VALUES") {
 		if d.Values, err = p.keyList("VALUES", true); err != nil {
 			return nil, err

@@ -163,6 +163,10 @@ func printStmt(b *strings.Builder, s Statement) {
 		printRefs(b, s.Partition)
 		b.WriteString("),\n  CLUSTERING KEY (")
 		printRefs(b, s.Clustering)
+		if len(s.Static) > 0 {
+			b.WriteString("),\n  STATIC (")
+			printRefs(b, s.Static)
+		}
 		b.WriteString("),\n  VALUES (")
 		printRefs(b, s.Values)
 		b.WriteString(")")

@@ -22,10 +22,13 @@ type CellDecoder struct {
 	rd    RowDecoder
 	table string
 	emit  func([]types.Datum) bool
-	open  bool      // a row is begun
-	wide  store.Row // with wide rows: the row's cells, copied
-	err   error
-	cell  func(row []byte, c store.Cell, first bool) bool // Cell, bound once
+	open  bool // a row is begun
+	// part: the row begun is a partition row (static columns); skip: it is
+	// a row to pass over (preload mode).
+	part, skip bool
+	wide       store.Row // with wide rows: the row's cells, copied
+	err        error
+	cell       func(row []byte, c store.Cell, first bool) bool // Cell, bound once
 }
 
 // Func returns Cell as the callback of store.ReadCells, bound once per
@@ -43,6 +46,7 @@ func (cd *CellDecoder) Func() func(row []byte, c store.Cell, first bool) bool {
 func (cd *CellDecoder) Init(l *Layout, skip []bool, table string, emit func([]types.Datum) bool) {
 	cd.rd.Init(l, skip)
 	cd.table, cd.emit, cd.open, cd.err = table, emit, false, nil
+	cd.part, cd.skip = false, false
 	cd.wide.Key, cd.wide.Cells = cd.wide.Key[:0], cd.wide.Cells[:0]
 }
 
@@ -53,6 +57,11 @@ func (cd *CellDecoder) Reset() {
 	clear(cd.wide.Cells)
 	cd.wide.Cells = cd.wide.Cells[:0]
 	cd.emit, cd.table, cd.err, cd.open = nil, "", nil, false
+	cd.part, cd.skip = false, false
+	for i := range cd.rd.parts {
+		clear(cd.rd.parts[i].vals)
+	}
+	cd.rd.parts = cd.rd.parts[:0]
 }
 
 // Cell takes the next cell of the read; it returns false once emit or an
@@ -62,6 +71,27 @@ func (cd *CellDecoder) Cell(row []byte, c store.Cell, first bool) bool {
 		if !cd.finish() {
 			return false
 		}
+		cd.part, cd.skip = false, false
+		if len(cd.rd.l.Static) > 0 {
+			if c.Family == StaticColumnFamily {
+				cd.part = true
+				cd.rd.beginPartition(row)
+			} else {
+				cd.skip = cd.rd.preload
+			}
+		}
+	}
+	if cd.part {
+		if err := cd.rd.partitionCell(c); err != nil {
+			cd.err = err
+			return false
+		}
+		return true
+	}
+	if cd.skip {
+		return true
+	}
+	if first {
 		cd.open = true
 		if cd.rd.l.wideRows {
 			cd.wide.Key = append(cd.wide.Key[:0], row...)

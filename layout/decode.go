@@ -326,6 +326,11 @@ type RowDecoder struct {
 	// (see types.Strings: a value keeps its chunk alive, never changes).
 	strs  types.Strings
 	found bool // whether that row had a cell of the layout
+	// parts are the partition rows met (static columns); preload: pass
+	// over other rows; keepParts: keep every partition row met, not the
+	// last only (CellDecoder.PreloadPartitions).
+	parts              []partitionStatics
+	preload, keepParts bool
 }
 
 // Init readies the decoder for rows of l, leaving the attributes marked in
@@ -348,6 +353,7 @@ func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 	}
 	clear(rd.tuple)
 	rd.boxed = rd.boxed[:0]
+	rd.parts, rd.preload, rd.keepParts = rd.parts[:0], false, false
 	rd.d = decoder{l: l, tuple: rd.tuple, set: newAttrSet(n), skip: skip, strs: &rd.strs}
 }
 
@@ -386,6 +392,9 @@ func (rd *RowDecoder) reset() {
 // decodeOne decodes the one tuple of a row of a layout without wide rows
 // into rd.tuple; found is false if no cell of the row is the layout's.
 func (rd *RowDecoder) decodeOne(table string, row store.Row) (found bool, err error) {
+	if rd.l.IsPartitionRow(row) {
+		return false, nil // no tuple: DecodePartitionRow reads it
+	}
 	if err := rd.begin(table, row.Key); err != nil {
 		return false, err
 	}
@@ -410,7 +419,13 @@ func (rd *RowDecoder) begin(table string, key []byte) error {
 			return err
 		}
 	}
-	return rd.d.decodeField(&l.Row, key)
+	if err := rd.d.decodeField(&l.Row, key); err != nil {
+		return err
+	}
+	if len(l.Static) > 0 {
+		rd.fillStatic(key)
+	}
+	return nil
 }
 
 // cell decodes one cell of the row begun.

@@ -53,13 +53,27 @@ func Default(name string, attrs []Attr, nhash, nkey, saltBuckets int, splits [][
 		l.Row.Elems = append(l.Row.Elems, Element{Kind: ElemAttr, Attr: i, Enc: Ordered})
 	}
 	l.Qualifier.Name, l.Value.Name = "QUALIFIER", "VALUE"
-	if nkey < len(attrs) {
-		for i := nkey; i < len(attrs); i++ {
+	for i := nkey; i < len(attrs); i++ {
+		if attrs[i].Static {
+			l.Static = append(l.Static, i)
+		} else {
 			l.Branches = append(l.Branches, i)
 		}
+	}
+	for i := range nkey {
+		if attrs[i].Static {
+			return nil, fmt.Errorf("layout %s: key attribute %s cannot be static", name, attrs[i].Name)
+		}
+	}
+	if len(l.Static) > 0 && nkey == nhash {
+		// As in Cassandra: a partition of one row has nothing to share.
+		return nil, fmt.Errorf("layout %s: static columns need a clustering key", name)
+	}
+	if len(l.Branches) > 0 {
 		l.Qualifier.Elems = []Element{{Kind: ElemAttrName}}
 		l.Value.Elems = []Element{{Kind: ElemAttrValue}}
 	}
+	l.partitionKeys = nhash
 	l.staticTable, l.staticFamily = name, DefaultCFFamily
 	l.plainCells = l.isPlain()
 	l.prepareDecoding()
@@ -75,6 +89,9 @@ func (l *Layout) TableSpec() store.TableSpec {
 	spec := store.TableSpec{Name: l.staticTable}
 	if l.staticFamily != "" {
 		spec.Families = []string{l.staticFamily}
+	}
+	if len(l.Static) > 0 {
+		spec.Families = append(spec.Families, StaticColumnFamily)
 	}
 	for b := 1; b < l.SaltBuckets; b++ {
 		spec.Splits = append(spec.Splits, []byte{byte(b)})

@@ -111,6 +111,10 @@ type Attr struct {
 	// byte (a relation's key attributes are not nullable; the attributes of
 	// a column family's key are, as the advisor's engine encodes them).
 	Nullable bool
+	// Static: a static column (Cassandra's): one value per partition,
+	// kept in the partition row (see PartitionRow), not in each row.
+	// Default layouts only.
+	Static bool
 }
 
 // Layout is one physical layout of a relation.
@@ -135,6 +139,11 @@ type Layout struct {
 	// Splits are the SPLIT ON row keys, sorted: the layout's table is
 	// pre-split at each. Only for a layout with a constant TABLE and no salt.
 	Splits [][]byte
+	// Static lists the static columns (Attr.Static), increasing; nil for
+	// none. partitionKeys is the number of key attributes forming the
+	// partition key (Default layouts).
+	Static        []int
+	partitionKeys int
 
 	// wideRows: key attributes in FAMILY/QUALIFIER, so one row may hold
 	// several tuples.

@@ -32,6 +32,16 @@ type Read struct {
 	Table  string
 	Bucket int // salt bucket for salted fan-out, -1 otherwise
 	Rows   store.RowSet
+	// Partitions are the keys of the partition rows holding the static
+	// columns (layout.Static) of the partitions the read fixes, when the
+	// plan needs them: read in the same call as Rows (a partition row
+	// sorts before its rows), or, for a reverse read, which would meet
+	// them last, in a forward call made first (layout's
+	// CellDecoder.PreloadPartitions). PreloadRows: the read does not fix
+	// its partitions and is reverse; its rows are read forward first for
+	// their partition rows.
+	Partitions  [][]byte
+	PreloadRows bool
 }
 
 // Access is how one conjunct (or several merged ones) is read from one
@@ -621,4 +631,47 @@ func orderKeys(acc *Access, single func(attr int) bool) (attrs []int, desc []boo
 		return attrs, desc
 	}
 	return attrs, desc
+}
+
+// readPartitions adds to each read of a layout with static columns the
+// partition rows holding them (Read.Partitions), when the plan uses a
+// static column. A forward read that does not fix its partitions meets
+// each partition row before its rows; as that row counts against a
+// store's row limit, such a read pushes no limit down.
+func (p *Plan) readPartitions() {
+	for _, acc := range p.Accesses {
+		l := acc.Layout
+		need := false
+		for _, a := range l.Static {
+			need = need || p.Unneeded == nil || !p.Unneeded[a]
+		}
+		if !need {
+			continue
+		}
+		if acc.FixedElems < l.PartitionKeys() {
+			if p.Reverse {
+				for i := range acc.Reads {
+					acc.Reads[i].PreloadRows = true
+				}
+			} else {
+				p.PerRead = 0
+			}
+			continue
+		}
+		for i := range acc.Reads {
+			r := &acc.Reads[i]
+			seen := map[string]bool{}
+			for _, part := range acc.parts {
+				if part.salt != r.Bucket {
+					continue
+				}
+				k, err := l.AppendPartitionKey(nil, part.tuple)
+				if err != nil || seen[string(k)] {
+					continue
+				}
+				seen[string(k)] = true
+				r.Partitions = append(r.Partitions, k)
+			}
+		}
+	}
 }

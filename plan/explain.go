@@ -17,6 +17,10 @@ func (p *Plan) Explain() string {
 	for _, acc := range p.Accesses {
 		b.WriteString(accessLine(acc, p.Reverse))
 		b.WriteByte('\n')
+		if n := len(acc.Reads); n > 0 && (len(acc.Reads[0].Partitions) > 0 || acc.Reads[0].PreloadRows) {
+			b.WriteString(partitionsLine(acc, p.Reverse))
+			b.WriteByte('\n')
+		}
 	}
 	if p.Residual != nil {
 		fmt.Fprintf(&b, "    CLIENT FILTER BY %s\n", lang.PrintExpr(p.Residual))
@@ -111,6 +115,22 @@ func accessLine(a *Access, reverse bool) string {
 		}
 	}
 	return fmt.Sprintf("CLIENT PARALLEL %d-WAY %s", max(len(a.Reads), 1), step)
+}
+
+// partitionsLine says how a read of a layout with static columns meets
+// the partition rows holding them.
+func partitionsLine(a *Access, reverse bool) string {
+	if a.Reads[0].PreloadRows {
+		return "    STATIC COLUMNS: THE SAME RANGES READ FORWARD FIRST FOR THEIR PARTITION ROWS"
+	}
+	n := 0
+	for _, r := range a.Reads {
+		n += len(r.Partitions)
+	}
+	if reverse {
+		return fmt.Sprintf("    STATIC COLUMNS: %s READ IN A PARALLEL CALL, DECODED BEFORE THE ROWS", plural(n, "PARTITION ROW", "PARTITION ROWS"))
+	}
+	return fmt.Sprintf("    STATIC COLUMNS: %s READ WITH THE ROWS (SAME CALL)", plural(n, "PARTITION ROW", "PARTITION ROWS"))
 }
 
 func bounds(a *Access) string {

@@ -174,6 +174,7 @@ func Select(st *lang.Select, rel *catalog.Relation, args []types.Value, m cost.M
 		return nil, err
 	}
 	p.unneeded()
+	p.readPartitions()
 	return p, nil
 }
 

@@ -73,7 +73,7 @@ func NewKeyRebind(st *lang.Select, p *Plan, m cost.Model) *KeyRebind {
 		return nil
 	}
 	acc := p.Accesses[0]
-	if len(acc.Reads) != 1 || acc.FanOut > 0 || acc.Layout.StaticTable() == "" {
+	if len(acc.Reads) != 1 || acc.FanOut > 0 || acc.Layout.StaticTable() == "" || acc.Layout.HasStatic() {
 		return nil
 	}
 	rel := p.Relation

@@ -38,6 +38,12 @@ type Upkeep struct {
 	// Disconnect); -1 otherwise.
 	Edge       int
 	ChangesKey bool
+	// Static: the part keeps the index's static columns (Node is its root,
+	// the written entity), in the partition row of each written tuple:
+	// Insert puts it, Update changes the static cells the write sets,
+	// Delete deletes it; Supports (at most one, over the root) find the
+	// tuples when the write's predicates do not fix the key.
+	Static bool
 	// Supports: Insert, one per neighbour that needs reading; Update and
 	// Delete, at most one; Connect/Disconnect, the sides that need reading.
 	Supports []*Support
@@ -64,6 +70,9 @@ func (u *Upkeep) Describe() string {
 	fmt.Fprintf(&b, "%s %s at %s", u.Kind, u.Index.Name, u.Index.Graph.Describe(u.Node))
 	if u.ChangesKey {
 		b.WriteString(" (moves rows)")
+	}
+	if u.Static {
+		b.WriteString(" (static columns)")
 	}
 	fmt.Fprintf(&b, ": puts %.4g, deletes %.4g, %d support queries", u.Puts, u.Deletes, len(u.Supports))
 	return b.String()

@@ -737,7 +737,7 @@ func (d *DAG) provides(s *State, l plan.Step, n int) bool {
 		if d.fixed(s, n, f) {
 			continue
 		}
-		if !stores(x.Hash, f) && !stores(x.Order, f) && !stores(x.Extra, f) {
+		if !stores(x.Hash, f) && !stores(x.Order, f) && !stores(x.Static, f) && !stores(x.Extra, f) {
 			return false
 		}
 	}

@@ -53,6 +53,11 @@ func Maintain(w *catalog.Write, x *catalog.Index) (Upkeep, bool) {
 			if part != nil {
 				parts = append(parts, part)
 			}
+			if n == 0 && len(x.Static) > 0 {
+				if part := staticUpkeep(w, x); part != nil {
+					parts = append(parts, part)
+				}
+			}
 		}
 	}
 	if len(parts) == 0 {
@@ -143,11 +148,63 @@ func keyPred(f *catalog.Field) catalog.Pred {
 	return catalog.Pred{Ref: catalog.FieldRef{Node: 0, Field: f}, Op: catalog.Eq, Value: &lang.Param{}}
 }
 
+// rowAttrs lists the attributes x's rows hold: all it stores but its
+// static columns, which its partition rows hold (staticUpkeep keeps them).
+func rowAttrs(x *catalog.Index) []catalog.Attr {
+	out := x.Stored()
+	if len(x.Static) == 0 {
+		return out
+	}
+	kept := out[:0]
+	for _, a := range out {
+		if !x.IsStatic(a) {
+			kept = append(kept, a)
+		}
+	}
+	return kept
+}
+
+// staticUpkeep is how a write of x's root entity keeps x's static columns,
+// in the partition row of each written tuple (one per partition: the root
+// alone forms the partition key): an INSERT puts it, an UPDATE of a
+// static column changes its cells, a DELETE deletes it. A support query
+// over the root finds the tuples unless the predicates fix the key.
+func staticUpkeep(w *catalog.Write, x *catalog.Index) *plan.Upkeep {
+	u := &plan.Upkeep{Index: x, Node: 0, Kind: w.Kind, Edge: -1, Static: true}
+	count := x.Graph.Nodes[0].Entity.Count
+	switch w.Kind {
+	case catalog.Insert:
+		u.Puts = 1
+		return u
+	case catalog.Update:
+		sets := false
+		for _, a := range x.Static {
+			sets = sets || w.SetsField(a.Field)
+		}
+		if !sets {
+			return nil
+		}
+		u.Puts = count * whereSelectivity(w)
+	case catalog.Delete:
+		u.Deletes = count * whereSelectivity(w)
+	default:
+		return nil
+	}
+	fixed := len(w.Preds) > 0
+	for _, p := range w.Preds {
+		fixed = fixed && p.Op == catalog.Eq && p.Ref.Field == x.Hash[0].Field
+	}
+	if !fixed {
+		u.Supports = append(u.Supports, supportQuery(x, []int{0}, 0, x.Hash, w.Preds))
+	}
+	return u
+}
+
 // insertUpkeep: a new tuple at node n of x joins only along relationships
 // the INSERT connects, and only to-one ones (it has no children yet).
 func insertUpkeep(w *catalog.Write, x *catalog.Index, n int) *plan.Upkeep {
 	u := &plan.Upkeep{Index: x, Node: n, Kind: catalog.Insert, Edge: -1}
-	stored := x.Stored()
+	stored := rowAttrs(x)
 	for _, e := range x.Graph.Neighbors(n) {
 		if e.Nav.Many || !w.LinksNav(e.Nav) {
 			return nil
@@ -252,7 +309,7 @@ func updateUpkeep(w *catalog.Write, x *catalog.Index, n int) *plan.Upkeep {
 	u := &plan.Upkeep{Index: x, Node: n, Kind: catalog.Update, Edge: -1}
 	changes := false
 	keys := x.KeyAttrs()
-	for _, a := range x.Stored() {
+	for _, a := range rowAttrs(x) {
 		if a.Node == n && w.SetsField(a.Field) {
 			changes = true
 			if containsAttr(keys, a) {
@@ -270,7 +327,7 @@ func updateUpkeep(w *catalog.Write, x *catalog.Index, n int) *plan.Upkeep {
 	candidates := keys
 	if u.ChangesKey {
 		u.Deletes = rows
-		candidates = x.Stored()
+		candidates = rowAttrs(x)
 	}
 	for _, a := range candidates {
 		if a.Node == n && known[a.Field] {
@@ -329,7 +386,7 @@ func connectUpkeep(w *catalog.Write, x *catalog.Index) []*plan.Upkeep {
 			u := &plan.Upkeep{Index: x, Node: n, Kind: w.Kind, Edge: e.To}
 			a, b := component(x.Graph, n, e.To), component(x.Graph, e.To, n)
 			rows := joinPer(x, a, n) * joinPer(x, b, e.To)
-			attrs := x.Stored()
+			attrs := rowAttrs(x)
 			if w.Kind == catalog.Disconnect {
 				u.Deletes = rows
 				attrs = x.KeyAttrs()

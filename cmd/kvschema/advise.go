@@ -304,7 +304,7 @@ func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
 func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, maxPartition, format, out, statement string
-	var noSI, normalized, quiet bool
+	var noSI, normalized, quiet, static bool
 	var data, compare string
 	var timeLimit time.Duration
 	c := &cobra.Command{
@@ -358,7 +358,7 @@ into is of another kind, and plans with that profile.
 				return fmt.Errorf("--max-partition: %v", err)
 			}
 			cbc := &solver.CBC{TimeLimit: timeLimit}
-			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, MaxPartition: mp}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, MaxPartition: mp, StaticColumns: static}
 			switch {
 			case noSI:
 				opt.Mode = advisor.NoSI
@@ -410,6 +410,7 @@ into is of another kind, and plans with that profile.
 	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024), any letter case; unlimited for none")
 	c.Flags().StringVar(&maxPartition, "max-partition", "100MB", "refuse column families and indexes whose average partition (from the model's statistics) is larger; unlimited for none")
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
+	c.Flags().BoolVar(&static, "static-columns", false, "also consider column families keeping their root entity's fields as static columns (Cassandra's STATIC: once per partition)")
 	c.Flags().BoolVar(&normalized, "normalized", false, "the paper's baseline: one CF per entity plus CFs from equality attributes to keys")
 	c.Flags().StringVar(&format, "format", "text", "output: text, json, ddl (kvschema language), dot (Graphviz) or svg (a picture)")
 	c.Flags().StringVar(&statement, "statement", "", "with --format dot or svg: draw the plan of the workload statement of this tag only")

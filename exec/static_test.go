@@ -1,0 +1,82 @@
+package exec_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/store/countstore"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/types"
+)
+
+// TestStaticColumnsStoreCalls counts what static columns cost the store: a
+// room with its messages is one read (the partition row comes with the
+// rows), the latest messages in reverse two reads made in parallel, an
+// UPDATE of the room changes one cell per static column in one partition
+// row and reads nothing, and a new message writes no room field.
+func TestStaticColumnsStoreCalls(t *testing.T) {
+	ctx := context.Background()
+	cs := countstore.New(memstore.New())
+	en, err := exec.Deploy(ctx, cs, "model.kvs", []byte(chatModel), "schema.kvs", []byte(chatSchema), cost.Pebble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(q string, args ...types.Value) (countstore.Stats, [][]types.Value, string) {
+		t.Helper()
+		st, err := en.Prepare(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs.Reset()
+		if st.Write != nil {
+			if _, err := st.Exec(ctx, args...); err != nil {
+				t.Fatal(err)
+			}
+			return cs.Stats(), nil, st.Explain()
+		}
+		rows, err := st.Query(ctx, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs.Stats(), rows.Values(), st.Explain()
+	}
+	run("INSERT INTO rooms SET id = ?, name = ?, updated = ?", int64(1), "lobby", int64(10))
+	for i := int64(1); i <= 6; i++ {
+		s, _, explain := run("INSERT INTO messages SET id = ?, at = ?, body = ? AND CONNECT TO room(?)", i, 100+i, fmt.Sprint("m", i), int64(1))
+		// Its rows in room_messages (body) and messages_by_id (at, body): the room's
+		// fields are not copied into it (one read: the room exists).
+		if s.ReadRows+s.ReadRow > 1 || s.Mutations != 3 {
+			t.Fatalf("a message's insert: %v\n%s", s, explain)
+		}
+	}
+	s, _, explain := run("UPDATE rooms SET name = ?, updated = ? WHERE rooms.id = ?", "hall", int64(11), int64(1))
+	// rooms_by_id's two cells and the partition row's two.
+	if s.RoundTrips != 1 || s.Mutations != 4 {
+		t.Fatalf("the room's update: %v, want one batch of 4 cells\n%s", s, explain)
+	}
+	s, rows, explain := run("SELECT rooms.name, rooms.updated, rooms.messages.id FROM rooms.messages WHERE rooms.id = ?", int64(1))
+	if s.RoundTrips != 1 || len(rows) != 6 {
+		t.Fatalf("the room's messages: %v, %d rows\n%s", s, len(rows), explain)
+	}
+	for _, r := range rows {
+		if r[0] != "hall" || r[1] != int64(11) {
+			t.Fatalf("a message's row has the room's fields %v\n%s", r, explain)
+		}
+	}
+	s, rows, explain = run("SELECT rooms.name, rooms.messages.at FROM rooms.messages WHERE rooms.id = ? ORDER BY rooms.messages.at DESC LIMIT 2", int64(1))
+	if s.ReadRows != 2 || len(rows) != 2 || rows[0][0] != "hall" || rows[0][1] != int64(106) || rows[1][1] != int64(105) {
+		t.Fatalf("the latest messages: %v, %v\n%s", s, rows, explain)
+	}
+	// A room without messages: its partition row alone yields no row.
+	run("INSERT INTO rooms SET id = ?, name = ?, updated = ?", int64(2), "empty", int64(1))
+	if _, rows, explain = run("SELECT rooms.name, rooms.messages.id FROM rooms.messages WHERE rooms.id = ?", int64(2)); len(rows) != 0 {
+		t.Fatalf("an empty room: %v\n%s", rows, explain)
+	}
+	rep, err := en.Verify(ctx, exec.VerifyOptions{})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("verify: %v\n%s", err, rep)
+	}
+}
