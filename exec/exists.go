@@ -16,8 +16,9 @@ import (
 // exist, as load refuses a dangling foreign key. A support query that reads
 // the entity already checks it (an empty answer is an error); a write
 // whose upkeeps read nothing of it checks with one read of a column family
-// of that entity alone, keyed by its key. Without such a family the schema
-// offers no way to tell, and the write goes unchecked.
+// of that entity alone, keyed by its key, or else of the partition row of
+// a column family with static columns rooted at it. Without either the
+// schema offers no way to tell, and the write goes unchecked.
 type existCheck struct {
 	what  string // the link's name, or the written entity's
 	ent   *catalog.Entity
@@ -53,7 +54,13 @@ func (e *Engine) existChecks(s *Stmt) []existCheck {
 			continue
 		}
 		ent := sd.ent
-		if t := e.entityTable(func(x *catalog.Index) bool { return x.KeyedBy(ent) }); t != nil {
+		t := e.entityTable(func(x *catalog.Index) bool { return x.KeyedBy(ent) })
+		if t == nil {
+			// A column family with static columns keeps a partition row
+			// for every tuple of its root, first in the partition.
+			t = e.entityTable(func(x *catalog.Index) bool { return len(x.Static) > 0 && x.Graph.Nodes[0].Entity == ent })
+		}
+		if t != nil {
 			what := sd.ent.Name
 			if sd.nav != nil {
 				what = sd.nav.Name

@@ -3,6 +3,7 @@ package exec_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kvschema/kvschema/cost"
@@ -78,5 +79,35 @@ func TestStaticColumnsStoreCalls(t *testing.T) {
 	rep, err := en.Verify(ctx, exec.VerifyOptions{})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("verify: %v\n%s", err, rep)
+	}
+}
+
+// TestStaticColumnsCheckExistence: with no column family of rooms alone,
+// a message's insert checks its room through the room's partition row.
+func TestStaticColumnsCheckExistence(t *testing.T) {
+	ctx := context.Background()
+	schema := `DEFINE COLUMN FAMILY room_messages FOR rooms {
+  PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.at, rooms.messages.id),
+  STATIC (rooms.name, rooms.updated), VALUES (rooms.messages.body) };`
+	en, err := exec.Deploy(ctx, memstore.New(), "model.kvs", []byte(chatModel), "schema.kvs", []byte(schema), cost.Pebble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	room, err := en.Prepare("INSERT INTO rooms SET id = ?, name = ?, updated = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := en.Prepare("INSERT INTO messages SET id = ?, at = ?, body = ? AND CONNECT TO room(?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := room.Exec(ctx, int64(1), nil, nil); err != nil { // the marker alone
+		t.Fatal(err)
+	}
+	if _, err := msg.Exec(ctx, int64(1), int64(5), "hi", int64(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := msg.Exec(ctx, int64(2), int64(5), "hi", int64(2)); err == nil || !strings.Contains(err.Error(), "no rooms has id = 2") {
+		t.Fatalf("a message to no room: %v\n%s", err, msg.Explain())
 	}
 }
