@@ -17,6 +17,7 @@ import (
 	"github.com/kvschema/kvschema/internal/oracle"
 	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/solver"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/types"
@@ -147,6 +148,31 @@ func TestRUBiSAgainstSQLite(t *testing.T) {
 			runRUBiS(t, m, w, res, memstore.New())
 		})
 	}
+}
+
+// TestRUBiSStaticAgainstSQLite runs the 61-statement workload on the
+// advisor's schema with static-column candidates (it picks several, with
+// the items' fields kept once per item beside its bids) and compares with
+// SQLite.
+func TestRUBiSStaticAgainstSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("advises the 61 statements with more candidates (seconds)")
+	}
+	m, w := loadRUBiS(t, "workload_secondary.kvs")
+	res, err := advisor.Advise(context.Background(), m, w, advisor.Options{Mix: "bidding", Profile: cost.Cassandra, Budget: 161e6, Solver: &solver.CBC{}, StaticColumns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	static := 0
+	for _, x := range res.Indexes {
+		if len(x.Static) > 0 {
+			static++
+		}
+	}
+	if static < 2 {
+		t.Fatalf("%d column families with static columns: the test checks little", static)
+	}
+	runRUBiS(t, m, w, res, memstore.New())
 }
 
 func runRUBiS(t *testing.T, m *catalog.Model, w *workload.Workload, res *advisor.Result, st store.Store) {

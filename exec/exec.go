@@ -256,12 +256,11 @@ func read(ctx context.Context, st store.Store, acc *plan.Access, r plan.Read, rd
 	opts := store.ReadOptions{Limit: rd.p.PerRead, Reverse: rd.p.Reverse}
 	rows := r.Rows
 	if len(r.Partitions) > 0 && !opts.Reverse {
-		// The partition rows come first, in the same call; each counts
-		// against the store's limit.
+		// The partition rows come first, in the same call.
 		rows.Keys = append(rows.Keys[:len(rows.Keys):len(rows.Keys)], r.Partitions...)
-		if opts.Limit > 0 {
-			opts.Limit += len(r.Partitions)
-		}
+	}
+	if opts.Limit > 0 {
+		opts.Limit += r.Slack // partition rows count against it
 	}
 	for _, table := range tables {
 		rd.dec.Init(acc.Layout, rd.p.Unneeded, table, rd.emit)

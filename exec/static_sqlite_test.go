@@ -38,6 +38,8 @@ const chatWorkload = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1) {
     SELECT rooms.name, rooms.messages.at, rooms.messages.id FROM rooms.messages WHERE rooms.id = ? ORDER BY rooms.messages.at DESC LIMIT 5; -- latest
     SELECT rooms.updated, rooms.messages.id FROM rooms.messages WHERE rooms.id = ? AND rooms.messages.at >= ? ORDER BY rooms.messages.at LIMIT 4; -- since
     SELECT rooms.messages.id, rooms.messages.body FROM rooms.messages WHERE rooms.id = ?; -- no static
+    SELECT rooms.messages.id FROM rooms.messages WHERE rooms.id = ? ORDER BY rooms.messages.at LIMIT 3; -- limited
+    SELECT rooms.messages.id FROM rooms.messages WHERE rooms.id = ? ORDER BY rooms.messages.at DESC LIMIT 3; -- limited reverse
     SELECT messages.body, messages.room.name FROM messages.room WHERE messages.id = ?; -- join
     INSERT INTO rooms SET id = ?, name = ?, updated = ?;
     INSERT INTO messages SET id = ?, at = ?, body = ? AND CONNECT TO room(?);

@@ -42,6 +42,10 @@ type Read struct {
 	// their partition rows.
 	Partitions  [][]byte
 	PreloadRows bool
+	// Slack is the number of partition rows the read may meet (one per
+	// partition it fixes, in a layout with static columns): a store's row
+	// limit counts them, and the executor raises the limit by Slack.
+	Slack int
 }
 
 // Access is how one conjunct (or several merged ones) is read from one
@@ -635,26 +639,26 @@ func orderKeys(acc *Access, single func(attr int) bool) (attrs []int, desc []boo
 
 // readPartitions adds to each read of a layout with static columns the
 // partition rows holding them (Read.Partitions), when the plan uses a
-// static column. A forward read that does not fix its partitions meets
-// each partition row before its rows; as that row counts against a
-// store's row limit, such a read pushes no limit down.
+// static column, and the slack a pushed-down row limit needs for the
+// partition rows a read meets, needed or not (Read.Slack). A read that
+// does not fix its partitions meets an unknown number of them: it pushes
+// no limit down.
 func (p *Plan) readPartitions() {
 	for _, acc := range p.Accesses {
 		l := acc.Layout
+		if !l.HasStatic() {
+			continue
+		}
 		need := false
 		for _, a := range l.Static {
 			need = need || p.Unneeded == nil || !p.Unneeded[a]
 		}
-		if !need {
-			continue
-		}
 		if acc.FixedElems < l.PartitionKeys() {
-			if p.Reverse {
+			p.PerRead = 0
+			if need && p.Reverse {
 				for i := range acc.Reads {
 					acc.Reads[i].PreloadRows = true
 				}
-			} else {
-				p.PerRead = 0
 			}
 			continue
 		}
@@ -670,7 +674,10 @@ func (p *Plan) readPartitions() {
 					continue
 				}
 				seen[string(k)] = true
-				r.Partitions = append(r.Partitions, k)
+				r.Slack++
+				if need {
+					r.Partitions = append(r.Partitions, k)
+				}
 			}
 		}
 	}
