@@ -18,21 +18,6 @@ import (
 	"github.com/kvschema/kvschema/workload"
 )
 
-// The chat model of issue 17: rooms with a name and a last-update time,
-// messages per room ordered by time.
-const chatModel = `
-DEFINE RELATION rooms ROWS 20 { id BIGINT KEY, name STRING CARDINALITY 20, updated BIGINT CARDINALITY 20 };
-DEFINE RELATION messages ROWS 400 { id BIGINT KEY, at BIGINT CARDINALITY 50, body STRING CARDINALITY 400, room BIGINT REFERENCES rooms REVERSE messages };`
-
-// chatSchema keeps each room's fields once per partition of its messages
-// (STATIC), beside the rooms and messages by key.
-const chatSchema = `
-DEFINE COLUMN FAMILY rooms_by_id FOR rooms { PARTITION KEY (rooms.id), VALUES (rooms.name, rooms.updated) };
-DEFINE COLUMN FAMILY room_messages FOR rooms {
-  PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.at, rooms.messages.id),
-  STATIC (rooms.name, rooms.updated), VALUES (rooms.messages.body) };
-DEFINE COLUMN FAMILY messages_by_id FOR messages { PARTITION KEY (messages.id), CLUSTERING KEY (messages.room.id), VALUES (messages.at, messages.body) };`
-
 const chatWorkload = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1) {
     SELECT rooms.name, rooms.updated, rooms.messages.id, rooms.messages.body FROM rooms.messages WHERE rooms.id = ?; -- room
     SELECT rooms.name, rooms.messages.at, rooms.messages.id FROM rooms.messages WHERE rooms.id = ? ORDER BY rooms.messages.at DESC LIMIT 5; -- latest

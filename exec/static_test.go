@@ -13,6 +13,21 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
+// The chat model of issue 17: rooms with a name and a last-update time,
+// messages per room ordered by time.
+const chatModel = `
+DEFINE RELATION rooms ROWS 20 { id BIGINT KEY, name STRING CARDINALITY 20, updated BIGINT CARDINALITY 20 };
+DEFINE RELATION messages ROWS 400 { id BIGINT KEY, at BIGINT CARDINALITY 50, body STRING CARDINALITY 400, room BIGINT REFERENCES rooms REVERSE messages };`
+
+// chatSchema keeps each room's fields once per partition of its messages
+// (STATIC), beside the rooms and messages by key.
+const chatSchema = `
+DEFINE COLUMN FAMILY rooms_by_id FOR rooms { PARTITION KEY (rooms.id), VALUES (rooms.name, rooms.updated) };
+DEFINE COLUMN FAMILY room_messages FOR rooms {
+  PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.at, rooms.messages.id),
+  STATIC (rooms.name, rooms.updated), VALUES (rooms.messages.body) };
+DEFINE COLUMN FAMILY messages_by_id FOR messages { PARTITION KEY (messages.id), CLUSTERING KEY (messages.room.id), VALUES (messages.at, messages.body) };`
+
 // TestStaticColumnsStoreCalls counts what static columns cost the store: a
 // room with its messages is one read (the partition row comes with the
 // rows), the latest messages in reverse two reads made in parallel, an
