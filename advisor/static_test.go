@@ -1,0 +1,51 @@
+package advisor
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/solver"
+)
+
+// TestChatStaticColumns advises the chat example (rooms with their latest
+// messages, the room's fields read with them and touched by every post):
+// with static-column candidates the optimum is one column family keeping
+// the room's fields once per room, which reads in one lookup and keeps in
+// one cell per post, cheaper than the two families (and two lookups per
+// read) the advisor recommends without them — under both profiles.
+func TestChatStaticColumns(t *testing.T) {
+	needCBC(t)
+	model, err := os.ReadFile("../examples/chat/model.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := os.ReadFile("../examples/chat/workload.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, w := parse(t, string(model), string(wl))
+	for _, prof := range []cost.Profile{cost.Cassandra, cost.Pebble} {
+		var costs [2]float64
+		for i, static := range []bool{false, true} {
+			res, err := Advise(context.Background(), m, w, Options{Mix: "chat", Profile: prof, Solver: &solver.CBC{}, StaticColumns: static})
+			if err != nil {
+				t.Fatal(err)
+			}
+			costs[i] = res.TotalCost
+			statics := 0
+			for _, x := range res.Indexes {
+				if len(x.Static) > 0 {
+					statics++
+				}
+			}
+			if want := map[bool]int{false: 0, true: 1}[static]; statics != want || static && len(res.Indexes) != 1 {
+				t.Errorf("%s, static columns %v: %d indexes, %d with static columns", prof.Name, static, len(res.Indexes), statics)
+			}
+		}
+		if costs[1] >= costs[0]*0.9 {
+			t.Errorf("%s: %v with static columns, %v without", prof.Name, costs[1], costs[0])
+		}
+	}
+}
