@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/pebblestore"
+	"github.com/kvschema/kvschema/store/rttstore"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -124,5 +127,65 @@ func TestStaticColumnsCheckExistence(t *testing.T) {
 	}
 	if _, err := msg.Exec(ctx, int64(2), int64(5), "hi", int64(2)); err == nil || !strings.Contains(err.Error(), "no rooms has id = 2") {
 		t.Fatalf("a message to no room: %v\n%s", err, msg.Explain())
+	}
+}
+
+// BenchmarkChatRead reads a room's 20 latest messages with the room's
+// fields on Pebble, over rtt (rttstore, per store call): from one column
+// family with the room's fields static, and from the two families the
+// advisor recommends without static columns (the room by key, then its
+// messages). 50 rooms of 200 messages.
+func BenchmarkChatRead(b *testing.B) {
+	const twoCFs = `
+DEFINE COLUMN FAMILY rooms_by_id FOR rooms { PARTITION KEY (rooms.id), VALUES (rooms.name, rooms.updated) };
+DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.at, rooms.messages.id), VALUES (rooms.messages.body) };`
+	const oneCF = `
+DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.at, rooms.messages.id),
+  STATIC (rooms.name, rooms.updated), VALUES (rooms.messages.body) };`
+	for _, rtt := range []time.Duration{0, time.Millisecond} {
+		for _, c := range []struct{ name, schema string }{{"static", oneCF}, {"two-cfs", twoCFs}} {
+			b.Run(fmt.Sprintf("%s/rtt=%v", c.name, rtt), func(b *testing.B) {
+				ctx := context.Background()
+				ps, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				st := rttstore.New(ps, rtt)
+				defer st.Close()
+				en, err := exec.Deploy(ctx, st, "model.kvs", []byte(chatModel), "schema.kvs", []byte(c.schema), cost.Pebble)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var rows []exec.Row
+				rooms, msgs := en.Model().Entity("rooms"), en.Model().Entity("messages")
+				for r := int64(1); r <= 50; r++ {
+					rows = append(rows, exec.Row{Entity: rooms, Values: []types.Value{r, fmt.Sprint("room ", r), r}})
+					for i := int64(0); i < 200; i++ {
+						id := r*1000 + i
+						rows = append(rows, exec.Row{Entity: msgs, Values: []types.Value{id, i, fmt.Sprint("message ", id), r}})
+					}
+				}
+				if _, err := en.Load(ctx, func(yield func(exec.Row) error) error {
+					for _, row := range rows {
+						if err := yield(row); err != nil {
+							return err
+						}
+					}
+					return nil
+				}, exec.LoadOptions{Identity: "bench"}); err != nil {
+					b.Fatal(err)
+				}
+				q, err := en.Prepare("SELECT rooms.name, rooms.updated, rooms.messages.at, rooms.messages.body FROM rooms.messages WHERE rooms.id = ? ORDER BY rooms.messages.at DESC LIMIT 20")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; b.Loop(); i++ {
+					res, err := q.Query(ctx, int64(i%50+1))
+					if err != nil || len(res.Values()) != 20 {
+						b.Fatalf("%v, %v", err, res)
+					}
+				}
+			})
+		}
 	}
 }
