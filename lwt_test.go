@@ -16,6 +16,7 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	_ "github.com/kvschema/kvschema/driver"
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/types"
@@ -550,5 +551,32 @@ func TestConditionalWritesExplainGuard(t *testing.T) {
 	const src = "EXPLAIN UPDATE users SET karma = 1 WHERE users.id = 1 IF users.karma = 0"
 	if res, err := adb.Exec(ctx, src); err != nil || !strings.Contains(res.Plan, "STORE GUARD: THE BATCH APPLIES ONLY IF THAT ROW OF users_by_id IS AS READ") {
 		t.Errorf("%s: %v\n%s", src, err, res.Plan)
+	}
+}
+
+// TestConditionalInsertOneRead: on a store with guarded writes, INSERT …
+// IF NOT EXISTS decides on the row its guard checks, read once (it read
+// the tuple, then, when the condition held, the same row again for the
+// guard). countstore counts, beside that read: the catalog's version (a
+// scan, each write statement) and the guarded apply's check of its row.
+func TestConditionalInsertOneRead(t *testing.T) {
+	ctx := context.Background()
+	cs := countstore.New(memstore.New())
+	db, err := kvschema.New(ctx, cs, kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Script(ctx, "defs", []byte(lwtDefs), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		cs.Reset()
+		_, row := lwtRow(t, db, "INSERT INTO acct VALUES (1, 1, ?, 0) IF NOT EXISTS", fmt.Sprint("o", i))
+		s := cs.Stats()
+		reads := map[bool]int64{true: 3, false: 2}[want] // the apply's check when applied
+		if row[0] != want || s.ReadRow+s.ReadRows != reads || s.ReadRows != 1 {
+			t.Errorf("insert %d: applied %v, %v; want applied %v after %d reads, one of them the catalog's scan", i, row[0], s, want, reads)
+		}
 	}
 }

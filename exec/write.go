@@ -118,22 +118,29 @@ func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]t
 	}
 	changes := make([]plan.Change, len(uniq))
 	for {
-		olds, err := e.lookup(ctx, rel, uniq)
-		if err != nil {
-			return 0, err
-		}
+		var olds [][]types.Value
 		var guard *store.Guard
 		if cond != nil {
-			// One tuple (plan.Insert sees to it), locked: decide on it.
+			// One tuple (plan.Insert sees to it), locked: decide on it,
+			// read where the guard reads it, in one read.
+			stored, g, ok, err := e.readGuarded(ctx, rel, uniq[0])
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				olds, guard = [][]types.Value{stored}, g
+			}
+		}
+		if olds == nil {
+			var err error
+			if olds, err = e.lookup(ctx, rel, uniq); err != nil {
+				return 0, err
+			}
+		}
+		if cond != nil {
 			out.Current = olds[0]
 			if out.Applied = cond.Holds(rel, olds[0]); !out.Applied {
 				return 0, nil
-			}
-			var same bool
-			if guard, same, err = e.guardTuple(ctx, rel, uniq[0], olds[0]); err != nil {
-				return 0, err
-			} else if !same {
-				continue // another process changed it: decide again
 			}
 		}
 		for i, t := range uniq {
@@ -281,31 +288,46 @@ func (e *Engine) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relat
 // of rel is addressed by its key (then the tuple locks of this process
 // are all there is).
 func (e *Engine) guardTuple(ctx context.Context, rel *catalog.Relation, t, cur []types.Value) (guard *store.Guard, same bool, err error) {
+	stored, guard, ok, err := e.readGuarded(ctx, rel, t)
+	if err != nil || !ok {
+		return nil, err == nil, err
+	}
+	if !sameTuple(stored, cur) {
+		return nil, false, nil
+	}
+	return guard, true, nil
+}
+
+// readGuarded reads the tuple of rel with t's key (nil: none) from the row
+// holding it in a layout addressed by key, with a guard that holds while
+// that row is unchanged (see guardTuple). ok is false, and nothing read,
+// when the store has no guarded writes or no layout of rel is addressed by
+// its key.
+func (e *Engine) readGuarded(ctx context.Context, rel *catalog.Relation, t []types.Value) (stored []types.Value, guard *store.Guard, ok bool, err error) {
 	if _, ok := e.st.(store.Guarded); !ok {
-		return nil, true, nil
+		return nil, nil, false, nil
 	}
 	x := rel.KeyIndex()
 	if x == nil {
-		return nil, true, nil
+		return nil, nil, false, nil
 	}
 	l := x.Layout()
 	table, err := l.TableOf(t)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	key, err := l.RowKey(t)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	row, found, err := e.st.ReadRow(ctx, table, key)
 	if err != nil && !isNoTable(err) {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	want, err := appendKeyValues(nil, rel, t)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	var stored []types.Value
 	if found {
 		var dec layout.RowDecoder
 		dec.Init(l, nil)
@@ -316,14 +338,11 @@ func (e *Engine) guardTuple(ctx context.Context, rel *catalog.Relation, t, cur [
 			}
 			return true
 		}); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 	}
-	if !sameTuple(stored, cur) {
-		return nil, false, nil
-	}
 	snapshot := row.Cells // ReadRow's row is the caller's
-	return &store.Guard{Table: table, Row: key, Holds: func(cells []store.Cell) bool { return store.SameCells(cells, snapshot) }}, true, nil
+	return stored, &store.Guard{Table: table, Row: key, Holds: func(cells []store.Cell) bool { return store.SameCells(cells, snapshot) }}, true, nil
 }
 
 // sameTuple reports whether a and b are the same tuple, or both none.
