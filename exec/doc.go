@@ -76,6 +76,15 @@
 //     the attribute in path notation (items.bids.date), value in keyenc's
 //     natural encoding; NULL is the absence of the cell. A row with no
 //     non-NULL value holds the empty-qualifier marker cell.
+//   - A CF with static columns (catalog.Index.Static: fields of its root,
+//     which alone forms the partition key) keeps them in the partition
+//     row, keyed [salt][partition key] alone, family "s", one cell per
+//     non-NULL static column and the marker: it sorts before the
+//     partition's rows and exists for every tuple of the root. Reads that
+//     return a static column read it in the same call (a reverse read, in
+//     a parallel call decoded first: plan.Read.Partitions); a row limit
+//     pushed to the store leaves room for it (plan.Read.Slack). Writes of
+//     the root keep it (plan.Upkeep.Static); rows never hold static cells.
 //   - An SI row points at one row of its base CF, as Cassandra's index
 //     tables do: its key is the indexed attribute, the base CF's partition
 //     key, then the key of every entity of the graph (catalog.Index

@@ -10,6 +10,9 @@
 // typed read path of queries; RowDecoder decodes assembled rows, and boxes
 // its tuples for callers that want Values (DecodeRow, Decode, DecodeInto).
 //
+// A Default layout may have static columns (Attr.Static, static.go): one
+// value per partition, in a partition row keyed by the partition key alone.
+//
 // A layout is compiled from seed 003's DEFINE SCHEMA fields (Compile) — a
 // layout of one relation with a hand-written encoding — or built for a
 // column family of the advisor (Default): the same elements, so that one
