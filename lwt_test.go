@@ -554,12 +554,12 @@ func TestConditionalWritesExplainGuard(t *testing.T) {
 	}
 }
 
-// TestConditionalInsertOneRead: on a store with guarded writes, INSERT …
-// IF NOT EXISTS decides on the row its guard checks, read once (it read
-// the tuple, then, when the condition held, the same row again for the
-// guard). countstore counts, beside that read: the catalog's version (a
+// TestConditionalWriteOneRead: on a store with guarded writes, a
+// conditional write whose WHERE is its key decides on the row its guard
+// checks, read once (it read the tuple, then, when the condition held, the
+// same row again for the guard). countstore counts, beside that read: the catalog's version (a
 // scan, each write statement) and the guarded apply's check of its row.
-func TestConditionalInsertOneRead(t *testing.T) {
+func TestConditionalWriteOneRead(t *testing.T) {
 	ctx := context.Background()
 	cs := countstore.New(memstore.New())
 	db, err := kvschema.New(ctx, cs, kvschema.Options{})
@@ -570,13 +570,23 @@ func TestConditionalInsertOneRead(t *testing.T) {
 	if err := db.Script(ctx, "defs", []byte(lwtDefs), nil); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []bool{true, false} {
+	for i, tc := range []struct {
+		src  string
+		args []any
+		want bool
+	}{
+		{"INSERT INTO acct VALUES (1, 1, 'a', 0) IF NOT EXISTS", nil, true},
+		{"INSERT INTO acct VALUES (1, 1, 'b', 0) IF NOT EXISTS", nil, false},
+		{"UPDATE acct SET bal = ? WHERE bank = 1 AND id = 1 IF bal = ?", []any{5, 0}, true},
+		{"UPDATE acct SET bal = ? WHERE bank = 1 AND id = 1 IF bal = ?", []any{6, 0}, false},
+		{"DELETE FROM acct WHERE bank = 1 AND id = 1 IF EXISTS", nil, true},
+	} {
 		cs.Reset()
-		_, row := lwtRow(t, db, "INSERT INTO acct VALUES (1, 1, ?, 0) IF NOT EXISTS", fmt.Sprint("o", i))
+		_, row := lwtRow(t, db, tc.src, tc.args...)
 		s := cs.Stats()
-		reads := map[bool]int64{true: 3, false: 2}[want] // the apply's check when applied
-		if row[0] != want || s.ReadRow+s.ReadRows != reads || s.ReadRows != 1 {
-			t.Errorf("insert %d: applied %v, %v; want applied %v after %d reads, one of them the catalog's scan", i, row[0], s, want, reads)
+		reads := map[bool]int64{true: 3, false: 2}[tc.want] // the apply's check when applied
+		if row[0] != tc.want || s.ReadRow+s.ReadRows != reads || s.ReadRows != 1 {
+			t.Errorf("%d. %s: applied %v, %v; want applied %v after %d reads, one of them the catalog's scan", i+1, tc.src, row[0], s, tc.want, reads)
 		}
 	}
 }

@@ -181,17 +181,39 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 	defer func() { e.locks.Unlock(held) }()
 	for attempt := 0; ; attempt++ {
 		var olds [][]types.Value
+		var guard *store.Guard
+		if w.Cond != nil && byKeyRow(p, rel) {
+			// The WHERE is the key alone, read from the row the guard
+			// checks: read it once, for both.
+			key := make([]types.Value, len(rel.Attrs))
+			for i, k := range rel.KeyIdx {
+				key[k] = w.Keys[0][i]
+			}
+			stored, g, ok, err := e.readGuarded(ctx, rel, key)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				guard = g
+				if stored != nil {
+					olds = [][]types.Value{stored}
+				}
+			}
+		}
 		var missing []TupleKey
 		var key []byte
-		err := e.Query(ctx, p, SinkFunc(func(d []types.Datum) bool {
-			olds = append(olds, box(make([]types.Value, 0, len(d)), d))
-			var err error
-			if key, err = appendKeyID(key[:0], rel, d); err == nil && !wanted[string(key)] && !e.locks.Full(held) {
-				wanted[string(key)] = true
-				missing = append(missing, TupleKey{Rel: rel.Name, Key: string(key)})
-			}
-			return true
-		}))
+		var err error
+		if guard == nil {
+			err = e.Query(ctx, p, SinkFunc(func(d []types.Datum) bool {
+				olds = append(olds, box(make([]types.Value, 0, len(d)), d))
+				var err error
+				if key, err = appendKeyID(key[:0], rel, d); err == nil && !wanted[string(key)] && !e.locks.Full(held) {
+					wanted[string(key)] = true
+					missing = append(missing, TupleKey{Rel: rel.Name, Key: string(key)})
+				}
+				return true
+			}))
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -212,7 +234,6 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 			}
 			continue
 		}
-		var guard *store.Guard
 		if w.Cond != nil {
 			// The WHERE names one tuple (plan.Write.condition sees to it),
 			// locked before the read: decide on it.
@@ -223,7 +244,7 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 			if out.Applied = w.Cond.Holds(rel, out.Current); !out.Applied {
 				return 0, nil
 			}
-			if len(w.Keys) == 1 {
+			if len(w.Keys) == 1 && guard == nil {
 				key := make([]types.Value, len(rel.Attrs))
 				for i, k := range rel.KeyIdx {
 					key[k] = w.Keys[0][i]
@@ -247,6 +268,19 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 			return len(changes), err
 		}
 	}
+}
+
+// byKeyRow reports whether read plan p reads exactly the one tuple its
+// key names from the row a conditional write's guard checks: one point
+// lookup of one key in rel's layout addressed by key, with no filter
+// after it (so the WHERE is the key's equalities alone).
+func byKeyRow(p *plan.Plan, rel *catalog.Relation) bool {
+	x := rel.KeyIndex()
+	if x == nil || p.Residual != nil || len(p.Accesses) != 1 {
+		return false
+	}
+	a := p.Accesses[0]
+	return a.Layout == x.Layout() && a.Kind == plan.PointLookup && a.Complete && a.NumKeys() == 1
 }
 
 // apply writes changes in one batch; with a guard, only if it holds when
