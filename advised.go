@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/observe"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store/txnstore"
@@ -165,6 +167,7 @@ func (s *Stmt) runAdvised(ctx context.Context, en *exec.Engine, res Result, args
 	// A copy for the engine, so that the caller's arguments (often the
 	// variadic slice of Query) do not escape on the client's path too.
 	vals := slices.Clone(given)
+	s.observe()
 	if ins, ok := s.ast.(*lang.Insert); ok && len(ins.Rows) > 1 {
 		return s.insertAdvised(ctx, en, ins, vals, res)
 	}
@@ -384,4 +387,40 @@ func (db *DB) Repair(ctx context.Context, progress func(table string, rows int64
 	}
 	st, err := ts.Repair(ctx, progress)
 	return st, true, err
+}
+
+// maxShapeTexts bounds DB.shapes.
+const maxShapeTexts = 4096
+
+// observe counts the statement's run by its shape (DB.ObservedWorkload).
+func (s *Stmt) observe() {
+	c := s.db.observed
+	if c == nil {
+		return
+	}
+	n := s.shapeCount.Load()
+	if n == nil {
+		key := s.text
+		if key == "" {
+			key = lang.Print(s.ast)
+		}
+		if v, ok := s.db.shapes.Load(key); ok {
+			n = v.(*atomic.Uint64)
+		} else if shape, ok := observe.Shape(s.ast); ok {
+			n = c.For(shape)
+			// Texts with constants in them are many: the cache stays
+			// bounded, beyond which a text is normalized at each run.
+			if s.db.nshapes.Add(1) <= maxShapeTexts {
+				s.db.shapes.Store(key, n)
+			}
+		} else {
+			return // no query or write: nothing to count
+		}
+		s.shapeCount.Store(n)
+	}
+	times := uint64(1)
+	if ins, ok := s.ast.(*lang.Insert); ok && len(ins.Rows) > 1 {
+		times = uint64(len(ins.Rows))
+	}
+	c.Count(n, times)
 }

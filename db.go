@@ -41,11 +41,13 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/observe"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
@@ -67,6 +69,9 @@ type Options struct {
 	// transaction of the DB to end before failing with ErrBusy (SQLite's
 	// busy timeout); 0 means 5 s.
 	BusyTimeout time.Duration
+	// NoWorkloadCounts turns off counting the statements run on the
+	// advised schema (see DB.ObservedWorkload).
+	NoWorkloadCounts bool
 }
 
 // DB is a database: a store plus the catalog of relations and layouts
@@ -102,6 +107,15 @@ type DB struct {
 	// checked is the catalog table's change number (store.ChangeCounter)
 	// when version was last found current; 0 if unknown.
 	checked uint64
+	// observed counts the statements run on the advised schema by shape
+	// (nil: Options.NoWorkloadCounts); a transaction's and a snapshot's
+	// DB count into their parent's, which alone flushes (ownsObserved).
+	observed     *observe.Counter
+	ownsObserved bool
+	// shapes caches, by statement text, the count of its shape (nshapes
+	// texts at most: see maxShapeTexts).
+	shapes  sync.Map
+	nshapes atomic.Int64
 }
 
 // Open opens a store URL ("mem:", "pebble:DIR") and loads its definitions.
@@ -128,6 +142,9 @@ func New(ctx context.Context, s store.Store, opts Options) (*DB, error) {
 	db.st = s
 	if opts.Trace != nil {
 		db.st = tracestore.New(s, opts.Trace)
+	}
+	if !opts.NoWorkloadCounts {
+		db.observed, db.ownsObserved = observe.New(s), true
 	}
 	if err := db.reload(ctx); err != nil {
 		return nil, err
@@ -192,10 +209,33 @@ func (db *DB) current(ctx context.Context) error {
 
 // Close closes the store if Open opened it.
 func (db *DB) Close() error {
-	if db.owns {
-		return db.raw.Close()
+	var err error
+	if db.observed != nil && db.ownsObserved {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = db.observed.Close(ctx)
+		cancel()
 	}
-	return nil
+	if db.owns {
+		err = errors.Join(err, db.raw.Close())
+	}
+	return err
+}
+
+// ObservedWorkload returns how often each statement shape ran on the
+// advised schema — every DB's counts the store keeps, this one's flushed
+// first — most frequent first: a shape is the statement with its
+// constants made parameters (lang.Parameterize); an INSERT of n tuples
+// counts n times the INSERT of one. `kvschema workload` writes them as a
+// query log (COUNT<TAB>STATEMENT), which advise reads with
+// --workload-log. Counts are flushed to the store every few seconds while
+// statements run, and when the DB is closed.
+func (db *DB) ObservedWorkload(ctx context.Context) ([]observe.Entry, error) {
+	if db.observed != nil {
+		if err := db.observed.Flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return observe.Read(ctx, db.raw)
 }
 
 // Snapshot returns a read-only DB that sees the store as it is now — its
@@ -223,6 +263,7 @@ func (db *DB) Snapshot(ctx context.Context) (*DB, error) {
 		return nil, err
 	}
 	snap.owns, snap.readOnly = true, true
+	snap.observed, snap.ownsObserved = db.observed, false
 	return snap, nil
 }
 

@@ -37,6 +37,8 @@ type Stmt struct {
 	// routed caches which kind of schema runs the statement, for the
 	// catalog it was decided against (see DB.route).
 	routed atomic.Pointer[routeOf]
+	// shapeCount counts the runs of its shape (see observe).
+	shapeCount atomic.Pointer[atomic.Uint64]
 }
 
 // routeOf is a routing decision: the advised engine, or nil for the

@@ -88,6 +88,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 		return nil, err
 	}
 	txdb.owns = true
+	txdb.observed, txdb.ownsObserved = db.observed, false
 	tx := &Tx{db: txdb, parent: db, ov: ov, held: held, gate: gate}
 	txdb.tx = tx
 	return tx, nil
