@@ -97,6 +97,10 @@
 // dominated) and plan steps on no plan worth choosing (planner.DAG.Prune:
 // each plan through them is dominated by one reading a subset of its
 // indexes at no more cost, so every schema keeps a least-cost plan).
+// Each program's solver run then leaves out the variables the duals of
+// its LP relaxation prove take one value in every schema that costs no
+// more than a known one (ilp.narrow): what the run sees, not what is
+// optimal.
 package advisor
 
 import (
@@ -148,6 +152,9 @@ type Options struct {
 	// costOnly skips the size tie-break (ilp.smallest): tests that
 	// compare costs only save a solver run per program.
 	costOnly bool
+	// noLocalStart skips start.go's local search: the solver runs from
+	// the relaxation's start (ilp.relaxStart), or none (tests of narrow).
+	noLocalStart bool
 }
 
 // Result is a recommendation.

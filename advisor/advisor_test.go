@@ -516,8 +516,11 @@ func TestSmallestOfLeastCostRUBiS(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkResult(t, res)
-	if math.Abs(res.TotalCost-1.99921312) > 1e-7 || res.TotalSize != 72832445 || !res.Stats.Smallest || res.Stats.Solves != 2 {
-		t.Errorf("cost %.9g, size %.0f bytes, proven smallest %v, %d solver runs; want 1.99921312, 72832445, true, 2", res.TotalCost, res.TotalSize, res.Stats.Smallest, res.Stats.Solves)
+	// Three solver runs: a start from the LP relaxation's support (the
+	// local search's start is 2.7% above its bound; narrow), the least
+	// cost, the least size of that cost.
+	if math.Abs(res.TotalCost-1.99921312) > 1e-7 || res.TotalSize != 72832445 || !res.Stats.Smallest || res.Stats.Solves != 3 {
+		t.Errorf("cost %.9g, size %.0f bytes, proven smallest %v, %d solver runs; want 1.99921312, 72832445, true, 3", res.TotalCost, res.TotalSize, res.Stats.Smallest, res.Stats.Solves)
 	}
 }
 

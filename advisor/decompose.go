@@ -164,7 +164,7 @@ type budgetTrace struct {
 func solveParts(ctx context.Context, opt Options, parts []*part, res *Result) error {
 	start := time.Now()
 	d := &decomposition{opt: opt, st: &res.Stats, proven: true}
-	memo := &reuse{seen: map[[32]byte]*solver.Solution{}}
+	memo := &reuse{seen: map[[32]byte]*solver.Solution{}, relaxed: map[[32]byte]*solver.Relaxation{}}
 	n := 0
 	for _, pt := range parts {
 		if len(pt.queries) > 0 {
@@ -763,8 +763,9 @@ func (d *decomposition) smallest(ctx context.Context, c *component, p point) (po
 // reuse remembers the solutions of the programs solved in one run, by
 // fingerprint.
 type reuse struct {
-	seen map[[32]byte]*solver.Solution
-	hits int
+	seen    map[[32]byte]*solver.Solution
+	relaxed map[[32]byte]*solver.Relaxation
+	hits    int
 }
 
 // reusing is a component's solver: a program identical to one solved
@@ -789,4 +790,30 @@ func (r *reusing) Solve(ctx context.Context, m *solver.Model) (*solver.Solution,
 		r.seen[key] = s
 	}
 	return s, err
+}
+
+// Relax solves m's LP relaxation with the underlying solver (which
+// relaxerOf checks can), once per program.
+func (r *reusing) Relax(ctx context.Context, m *solver.Model) (*solver.Relaxation, error) {
+	key := m.Fingerprint()
+	if x, ok := r.relaxed[key]; ok {
+		return x, nil
+	}
+	x, err := r.Solver.(solver.Relaxer).Relax(ctx, m)
+	if err == nil {
+		r.relaxed[key] = x
+	}
+	return x, err
+}
+
+// relaxerOf is s as a solver of LP relaxations, or nil.
+func relaxerOf(s solver.Solver) solver.Relaxer {
+	if r, ok := s.(*reusing); ok {
+		if _, ok := r.Solver.(solver.Relaxer); !ok {
+			return nil
+		}
+		return r
+	}
+	rx, _ := s.(solver.Relaxer)
+	return rx
 }

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -305,24 +306,41 @@ func (pr *ilp) ties() []solver.Term {
 	return out
 }
 
-// solve minimizes the tie-broken cost: one solver run. The smallest
-// schema of the cost found is smallest's to find.
+// solve minimizes the tie-broken cost. The smallest schema of the cost
+// found is smallest's to find.
+//
+// With a solver that solves LP relaxations (solver.Relaxer, as cbc does),
+// the run is prepared from the program's relaxation (narrow): a better
+// start, and the variables its duals fix in every optimal schema left
+// out. Otherwise the solver run asks for the relaxation's duals itself,
+// for the size tie-break.
 func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solution, error) {
 	pr.m.SetObjective(pr.tieBroken())
-	if start := pr.start(opt.Budget); start != nil {
+	pr.reduced = nil
+	start, err := pr.narrow(ctx, opt, st)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.m.ClearFixes()
+	if start != nil {
 		pr.m.SetStart(start)
 	}
-	// The LP relaxation's duals, for the size tie-break (smallest).
 	tune := baseTuning
-	tune.Duals = !opt.costOnly
+	tune.Duals = !opt.costOnly && pr.reduced == nil
 	pr.m.SetTuning(tune)
 	defer pr.m.SetTuning(baseTuning)
 	st.Solves++
 	sol, err := opt.Solver.Solve(ctx, pr.m)
+	if errors.Is(err, solver.ErrInterrupted) && start != nil && pr.reduced != nil {
+		// Interrupted while the run was being prepared: the best schema
+		// known, with its gap to the relaxation's bound.
+		obj, _ := pr.m.Evaluate(start)
+		sol, err = &solver.Solution{Status: solver.Feasible, Values: start, Objective: obj, Solver: opt.Solver.Name(),
+			Gap: math.Max(0, obj-pr.lpBound) / math.Max(1e-9, math.Abs(obj))}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	pr.reduced = nil
 	if sol.Duals != nil {
 		pr.lpBound, pr.reduced = pr.m.ReducedCosts(sol.Duals)
 	}
@@ -342,6 +360,144 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 	}
 	return nil, fmt.Errorf("solver %s stopped with status %v", sol.Solver, sol.Status)
 }
+
+// narrow prepares solve's run from the program's LP relaxation, when the
+// solver solves relaxations, and returns the start to run from (start.go's
+// local search's, or a better one):
+//
+//   - the relaxation's duals bound the tie-broken cost of every schema
+//     (pr.lpBound, pr.reduced; solver.Model.ReducedCosts), for the size
+//     tie-break too (the run no longer computes them);
+//   - when the start is more than subStartGap above that bound, or there
+//     is none, relaxStart looks for a better one;
+//   - every variable whose reduced cost puts every schema that gives it
+//     the other value above the start's cost is fixed, then what the
+//     rows imply (solver.Model.Propagate). Every schema of least
+//     tie-broken cost costs no more than the start, so it satisfies
+//     every fix: the run's optimum is the program's. So is its bound
+//     when it stops early: the schemas left out cost more than the
+//     start, which the run keeps or betters. The fixes stay until solve
+//     returns.
+//
+// On RUBiS's 61 statements within 161MB (Cassandra profile) the start
+// goes from 14.81 to 10.287 (the optimum is 10.2565, the bound 10.1865),
+// 2,170 of the 3,878 variables are fixed, and the run takes 0.65–0.95 s
+// instead of 2.4–2.9 s (a loaded 2-core machine, 2026-11-26).
+func (pr *ilp) narrow(ctx context.Context, opt Options, st *Stats) ([]float64, error) {
+	var start []float64
+	if !opt.noLocalStart {
+		start = pr.start(opt.Budget)
+	}
+	rx := relaxerOf(opt.Solver)
+	if rx == nil {
+		return start, nil
+	}
+	rel, err := rx.Relax(ctx, pr.m)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		// Interrupted before it began, or the relaxation failed: the run
+		// goes on without it (and says what stops it).
+		return start, nil
+	case rel.Status != solver.Optimal || rel.Duals == nil:
+		return start, nil // the run finds out why
+	}
+	bound, reduced := pr.m.ReducedCosts(rel.Duals)
+	if math.IsInf(bound, -1) {
+		return start, nil
+	}
+	pr.lpBound, pr.reduced = bound, reduced
+	startObj := math.Inf(1)
+	if start != nil {
+		obj, violated := pr.m.Evaluate(start)
+		if len(violated) > 0 {
+			start = nil
+		} else {
+			startObj = obj
+		}
+	}
+	opt.progress("LP relaxation: bound %.6g in %v (the start: %.6g)", bound, rel.Time.Round(time.Millisecond), startObj)
+	if start == nil || startObj-bound > subStartGap*math.Abs(startObj) {
+		better, obj, err := pr.relaxStart(ctx, opt, st, rel, start)
+		if err != nil {
+			return nil, err
+		}
+		if obj < startObj {
+			start, startObj = better, obj
+		}
+	}
+	if start == nil {
+		return nil, nil
+	}
+	ub := startObj + 1e-9*math.Max(1, math.Abs(startObj))
+	for v, d := range reduced {
+		switch {
+		case d > 0 && bound+d > ub:
+			pr.m.Fix(solver.Var(v), 0)
+		case d < 0 && bound-d > ub:
+			pr.m.Fix(solver.Var(v), 1)
+		}
+	}
+	if _, ok := pr.m.Propagate(); !ok {
+		pr.m.ClearFixes() // numerical trouble only: the start holds
+		return start, nil
+	}
+	for v := range start {
+		if x, ok := pr.m.FixedValue(solver.Var(v)); ok && math.Abs(x-start[v]) > 0.5 {
+			pr.m.ClearFixes() // likewise
+			return start, nil
+		}
+	}
+	opt.progress("%d of %d variables fixed by reduced costs against the start's cost and what the rows then imply", pr.m.NumFixed(), pr.m.NumVars())
+	return start, nil
+}
+
+// relaxStart looks for a better start than start (nil: none) in the
+// program with every variable the relaxation rel and start both leave at
+// 0 fixed there (RUBiS's 61 statements: 195 of 3,878 variables free),
+// solved within subStartNodes nodes from start: a heuristic, whose schema
+// is a start and nothing more. It returns the schema and its tie-broken
+// cost, or nil and +Inf.
+func (pr *ilp) relaxStart(ctx context.Context, opt Options, st *Stats, rel *solver.Relaxation, start []float64) ([]float64, float64, error) {
+	for v, x := range rel.Values {
+		if math.Abs(x) <= 1e-9 && (start == nil || start[v] == 0) {
+			pr.m.Fix(solver.Var(v), 0)
+		}
+	}
+	free := pr.m.NumVars() - pr.m.NumFixed()
+	pr.m.SetStart(start)
+	tune := baseTuning
+	tune.NodeLimit = subStartNodes
+	pr.m.SetTuning(tune)
+	st.Solves++
+	sub, err := opt.Solver.Solve(ctx, pr.m)
+	pr.m.ClearFixes()
+	pr.m.SetTuning(baseTuning)
+	switch {
+	case errors.Is(err, solver.ErrInterrupted):
+		return nil, math.Inf(1), nil
+	case err != nil:
+		return nil, 0, err
+	case sub.Status != solver.Optimal && sub.Status != solver.Feasible:
+		opt.progress("a start from the relaxation (%d of %d variables free): %v", free, pr.m.NumVars(), sub.Status)
+		return nil, math.Inf(1), nil
+	}
+	obj, violated := pr.m.Evaluate(sub.Values)
+	if len(violated) > 0 {
+		return nil, math.Inf(1), nil
+	}
+	opt.progress("a start from the relaxation (%d of %d variables free): cost %.6g, %v in %v", free, pr.m.NumVars(), obj, sub.Status, sub.Time.Round(time.Millisecond))
+	return sub.Values, obj, nil
+}
+
+// A start more than subStartGap (relative) above the relaxation's bound
+// is improved by solving the program restricted to the relaxation's
+// support (narrow), within subStartNodes nodes.
+const (
+	subStartGap   = 0.01
+	subStartNodes = 100
+)
 
 // sizeUnit is the unit of sizes in the program: megabytes keep the budget
 // row's coefficients near the costs' magnitude, which CBC's LP handles

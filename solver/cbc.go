@@ -166,7 +166,7 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 		if stdbuf, err := exec.LookPath("stdbuf"); err == nil {
 			cmd = exec.CommandContext(ctx, stdbuf, append([]string{"-oL", path}, c.args(startFile, m.tuning)...)...)
 		}
-		rep := &reporter{report: c.Progress}
+		rep := &reporter{report: c.Progress, offset: m.fixedObjective()}
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rep), out
 	}
 	cmd.Dir = dir
@@ -233,7 +233,7 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 		sol.Solver += " " + info.version
 	}
 	if sol.Status == Feasible || sol.Status == Optimal && c.RelGap > 0 {
-		sol.Gap = info.gap(sol.Objective)
+		sol.Gap = info.gap(sol.Objective, m.fixedObjective())
 	}
 	if m.tuning.Duals {
 		// Without them (cbc stopped first, or the relaxation has no
@@ -532,12 +532,14 @@ func parseLog(out []byte) cbcLog {
 	return l
 }
 
-// gap is the relative gap of objective to the final bound. It prefers the
-// bound over cbc's "Gap:" line, which is rounded to two decimals.
-func (l cbcLog) gap(objective float64) float64 {
+// gap is the relative gap of objective to the final bound, cbc's bound
+// plus offset: the objective of the fixed variables, which the LP file
+// leaves out. It prefers the bound over cbc's "Gap:" line, which is
+// rounded to two decimals.
+func (l cbcLog) gap(objective, offset float64) float64 {
 	switch {
 	case l.hasBound:
-		return math.Abs(objective-l.bound) / math.Max(1e-9, math.Abs(objective))
+		return math.Abs(objective-(l.bound+offset)) / math.Max(1e-9, math.Abs(objective))
 	case l.hasGap:
 		return l.gapLine
 	}
@@ -603,9 +605,11 @@ func clip(s string) string {
 
 // reporter turns cbc's log lines into progress reports: new incumbents
 // (Cbc0004I, Cbc0012I, Cbc0016I) and node counts with the bound
-// (Cbc0010I).
+// (Cbc0010I), objectives and bounds plus offset (the objective of the
+// fixed variables, which the LP file leaves out).
 type reporter struct {
 	report      func(string)
+	offset      float64
 	partial     []byte
 	best, bound float64
 	hasBest     bool
@@ -637,7 +641,7 @@ func (r *reporter) Write(p []byte) (int, error) {
 func (r *reporter) line(l string) {
 	num := func(s string) (float64, bool) {
 		x, err := strconv.ParseFloat(s, 64)
-		return x, err == nil && !math.IsNaN(x) && math.Abs(x) < 1e49 // cbc prints 1e50 for "none"
+		return x + r.offset, err == nil && !math.IsNaN(x) && math.Abs(x) < 1e49 // cbc prints 1e50 for "none"
 	}
 	var secs string
 	if m := cbcNodesLine.FindStringSubmatch(l); m != nil {

@@ -477,6 +477,19 @@ Cbc0001I Search completed - best objective 10.46056201622812, took 8767 iteratio
 	}
 }
 
+// The reports of a model with fixed variables add the fixed part of the
+// objective, which the LP file leaves out, to cbc's numbers.
+func TestReporterOffset(t *testing.T) {
+	var got []string
+	r := &reporter{report: func(s string) { got = append(got, s) }, offset: 100}
+	r.Write([]byte("Cbc0012I Integer solution of 10.5 found by DiveCoefficient after 730 iterations and 0 nodes (1.15 seconds)\n" +
+		"Cbc0010I After 0 nodes, 1 on tree, 10.5 best solution, best possible 10 (1.31 seconds)\n"))
+	want := []string{"0 nodes, best 110.5, 1.15s", "0 nodes, best 110.5, bound 110 (gap 0.45%), 1.31s"}
+	if !slices.Equal(got, want) {
+		t.Errorf("reports:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // TestCBCProgress: a search long enough to branch reports its incumbents
 // while it runs, and the answer is the same as without reports.
 func TestCBCProgress(t *testing.T) {

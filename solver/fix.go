@@ -55,6 +55,18 @@ func (m *Model) NumFixed() int {
 	return n
 }
 
+// fixedObjective is the objective's part from fixed variables, which
+// the LP file leaves out.
+func (m *Model) fixedObjective() float64 {
+	f := 0.0
+	for _, t := range m.obj {
+		if x, ok := m.FixedValue(t.Var); ok {
+			f += t.Coef * x
+		}
+	}
+	return f
+}
+
 // bounds are v's bounds, a fixed value's being both.
 func (m *Model) bounds(v Var) (lo, hi float64) {
 	if x, ok := m.FixedValue(v); ok {

@@ -112,13 +112,13 @@ func TestParseLog(t *testing.T) {
 	if l.version != "2.10.8" || !l.hasBound || l.bound != -6703.399 || l.nodes != 38113 {
 		t.Errorf("parseLog = %+v", l)
 	}
-	if got, want := l.gap(-6672), (6703.399-6672)/6672; math.Abs(got-want) > 1e-12 {
+	if got, want := l.gap(-6672, 0), (6703.399-6672)/6672; math.Abs(got-want) > 1e-12 {
 		t.Errorf("gap = %v, want %v (from the bound, not the rounded Gap line)", got, want)
 	}
-	if l := parseLog([]byte(strings.ReplaceAll(stoppedLog, "Lower bound", "Lower"))); l.gap(-6672) != 0 {
-		t.Errorf("gap without bound = %v, want the Gap line's 0", l.gap(-6672))
+	if l := parseLog([]byte(strings.ReplaceAll(stoppedLog, "Lower bound", "Lower"))); l.gap(-6672, 0) != 0 {
+		t.Errorf("gap without bound = %v, want the Gap line's 0", l.gap(-6672, 0))
 	}
-	if l := parseLog(nil); l.version != "" || l.gap(1) != 0 {
+	if l := parseLog(nil); l.version != "" || l.gap(1, 0) != 0 {
 		t.Errorf("empty log: %+v", l)
 	}
 }
@@ -147,7 +147,7 @@ func FuzzParseSolution(f *testing.F) {
 	f.Add([]byte("Optimal - objective value 1e400\n 3 x99999999999999999999 1 0\n"))
 	m := goldenModel()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		parseLog(data).gap(1)
+		parseLog(data).gap(1, 0)
 		sol, err := decodeSolution(m, data)
 		if err != nil {
 			return
