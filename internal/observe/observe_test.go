@@ -2,7 +2,9 @@ package observe
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kvschema/kvschema/lang"
@@ -69,5 +71,49 @@ func TestCountersShareAStore(t *testing.T) {
 	}
 	if none, err := Read(ctx, memstore.New()); err != nil || none != nil {
 		t.Fatalf("an empty store: %v, %v", none, err)
+	}
+}
+
+// TestCountWhileFlushing: counts from many goroutines while flushes run
+// (and FlushEvery's background flushes, forced by an old last flush) add
+// up exactly once closed.
+func TestCountWhileFlushing(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	c := New(st)
+	const workers, each = 8, 500
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := c.For(fmt.Sprint("q", w%3))
+			for i := 0; i < each; i++ {
+				if i%100 == 0 {
+					c.last.Store(0) // due: the next Count starts a flush
+				}
+				c.Count(n, 1)
+				if i%250 == 0 {
+					if err := c.Flush(ctx); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, e := range got {
+		total += e.Count
+	}
+	if len(got) != 3 || total != workers*each {
+		t.Fatalf("%v: %d runs, want %d", got, total, workers*each)
 	}
 }
