@@ -141,6 +141,20 @@ type Options struct {
 	// fields of the root as values, the same candidate keeping those
 	// fields once per partition.
 	StaticColumns bool
+	// Current is the schema deployed now (advise --current; issue 19):
+	// its indexes are candidates that cost nothing to build; any other
+	// adds its backfill — the profile's cost of writing its rows —
+	// amortized over Amortize of the workload running Rate statements a
+	// second, to the objective; the result says what to keep, add and
+	// drop (Result.Migration). nil: a design from scratch.
+	Current  *catalog.Schema
+	Rate     float64       // statements per second (with Current)
+	Amortize time.Duration // the horizon a backfill is paid over (with Current)
+	// currentKeys maps the identity of each index of Current to its name;
+	// buildWeight converts a backfill's seconds into the objective's
+	// units: the mix's total weight over the statements run in Amortize.
+	currentKeys map[string]string
+	buildWeight float64
 	// Progress, when set, receives a line per stage.
 	Progress func(stage string)
 	// oneProgram solves the problem as one integer program even when it
@@ -177,6 +191,9 @@ type Result struct {
 	TotalCost float64
 	TotalSize float64
 	Stats     Stats
+	// Migration is what the recommendation changes in Options.Current (nil
+	// without one).
+	Migration *Migration
 	// trace says how the decomposition met a binding budget, if it did.
 	trace *budgetTrace
 	// enumerated holds the identities (catalog.Index.Key) of every
@@ -274,6 +291,20 @@ func Advise(ctx context.Context, m *catalog.Model, w *workload.Workload, opt Opt
 	if opt.Budget <= 0 {
 		opt.Budget = math.Inf(1)
 	}
+	if opt.Current != nil {
+		if opt.Rate <= 0 || opt.Amortize <= 0 {
+			return nil, fmt.Errorf("a recommendation against the deployed schema needs the workload's rate (statements a second) and the time a backfill is amortized over")
+		}
+		opt.currentKeys = map[string]string{}
+		for _, x := range opt.Current.Indexes {
+			opt.currentKeys[x.Key] = x.Name
+		}
+		total := 0.0
+		for _, s := range w.Statements {
+			total += s.Weight(opt.Mix)
+		}
+		opt.buildWeight = total / (opt.Rate * opt.Amortize.Seconds())
+	}
 	pb, res, err := prepare(m, w, opt)
 	if err != nil {
 		return nil, err
@@ -296,6 +327,11 @@ func Advise(ctx context.Context, m *catalog.Model, w *workload.Workload, opt Opt
 		return nil, err
 	}
 	name(res.Indexes)
+	if opt.Current != nil {
+		if err := res.migration(m, w, opt); err != nil {
+			return nil, err
+		}
+	}
 	res.Schema = schemaOf(res, pb.pool)
 	if err := res.Schema.BuildLayouts(); err != nil {
 		return nil, err
@@ -520,6 +556,19 @@ func pruneAll(dags []*planner.DAG) int {
 	return int(total.Load())
 }
 
+// buildCost is what building x adds to the objective (Options.Current):
+// nothing for an index deployed now, else its backfill's writes weighted
+// by BuildWeight.
+func (opt Options) buildCost(x *catalog.Index) float64 {
+	if opt.currentKeys == nil {
+		return 0
+	}
+	if _, kept := opt.currentKeys[x.Key]; kept {
+		return 0
+	}
+	return opt.buildWeight * opt.Profile.Write(x.Entries, 0)
+}
+
 // maxPartition is the partition limit the options set.
 func (opt Options) maxPartition() float64 {
 	if opt.MaxPartition == 0 {
@@ -625,6 +674,17 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	if en.err != nil {
 		return nil, nil, en.err
 	}
+	if opt.Current != nil && opt.Mode != Normalized {
+		// What is deployed can stay, whether the enumeration offers it or
+		// not.
+		for _, x := range opt.Current.Indexes {
+			if x.Kind == catalog.SI && opt.Mode == NoSI {
+				continue
+			}
+			c := *x
+			en.add(&c)
+		}
+	}
 	computeUpkeep()
 	res.enumerated = map[string]bool{}
 	for _, x := range en.list {
@@ -720,6 +780,9 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		for x, u := range upkeeps[s] {
 			writeCost[x] += s.Weight(opt.Mix) * u.Cost(opt.Profile)
 		}
+	}
+	for _, x := range list {
+		writeCost[x] += opt.buildCost(x) // dominance weighs the backfill too
 	}
 	supportsOf := map[*catalog.Index]map[*support]bool{}
 	all := append([]*planner.DAG(nil), qdags...)

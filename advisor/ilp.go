@@ -245,6 +245,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 				c += s.Weight(opt.Mix) * u.Cost(opt.Profile)
 			}
 		}
+		c += opt.buildCost(i) // with Options.Current: the backfill
 		pr.writeCost[i] = c
 		if c > 0 {
 			pr.cost = append(pr.cost, solver.Term{Var: pr.x[i], Coef: c})

@@ -72,6 +72,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	if n := st.LargePartitions; n > 0 {
 		fmt.Fprintf(&b, "Refused %d candidates whose average partition exceeds %s (--max-partition)\n", n, units.Format(r.MaxPartition))
 	}
+	if r.Migration != nil {
+		r.Migration.WriteText(&b)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

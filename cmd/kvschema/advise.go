@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -305,7 +306,8 @@ func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, maxPartition, format, out, statement string
 	var noSI, normalized, quiet, static bool
-	var data, compare string
+	var data, compare, current, amortize string
+	var rate float64
 	var timeLimit time.Duration
 	c := &cobra.Command{
 		Use: "advise --model FILE... (--workload FILE | --workload-log FILE) [--mix NAME] [--budget SIZE] [--target pebble|bigtable|cassandra|FILE.json]",
@@ -359,6 +361,18 @@ into is of another kind, and plans with that profile.
 			}
 			cbc := &solver.CBC{TimeLimit: timeLimit}
 			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, MaxPartition: mp, StaticColumns: static}
+			if current != "" {
+				if opt.Current, _, err = readSchema(current, in.model); err != nil {
+					return err
+				}
+				if rate <= 0 {
+					return fmt.Errorf("--current: give the workload's rate, --rate STATEMENTS_PER_SECOND")
+				}
+				if opt.Amortize, err = parseHorizon(amortize); err != nil {
+					return fmt.Errorf("--amortize: %v", err)
+				}
+				opt.Rate = rate
+			}
 			switch {
 			case noSI:
 				opt.Mode = advisor.NoSI
@@ -410,6 +424,9 @@ into is of another kind, and plans with that profile.
 	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024), any letter case; unlimited for none")
 	c.Flags().StringVar(&maxPartition, "max-partition", "100MB", "refuse column families and indexes whose average partition (from the model's statistics) is larger; unlimited for none")
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
+	c.Flags().StringVar(&current, "current", "", "the schema deployed now (DDL): keeping its structures costs nothing, a new one its backfill, amortized over --amortize at --rate; the output says what to keep, add and drop")
+	c.Flags().Float64Var(&rate, "rate", 0, "with --current: statements the workload runs a second")
+	c.Flags().StringVar(&amortize, "amortize", "30d", "with --current: the time a backfill is paid over (e.g. 30d, 12h)")
 	c.Flags().BoolVar(&static, "static-columns", false, "also consider column families keeping their root entity's fields as static columns (Cassandra's STATIC: once per partition)")
 	c.Flags().BoolVar(&normalized, "normalized", false, "the paper's baseline: one CF per entity plus CFs from equality attributes to keys")
 	c.Flags().StringVar(&format, "format", "text", "output: text, json, ddl (kvschema language), dot (Graphviz) or svg (a picture)")
@@ -623,4 +640,20 @@ The model comes from --model, else from the schema file itself.`,
 	c.Flags().StringVar(&namespace, "namespace", "", "HBase namespace to create and put the tables in")
 	_ = c.MarkFlagRequired("schema")
 	return c
+}
+
+// parseHorizon reads a duration, with d for days beside Go's units.
+func parseHorizon(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("%q: want a positive number of days (30d) or a duration (12h)", s)
+		}
+		return time.Duration(n * 24 * float64(time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q: want a positive number of days (30d) or a duration (12h)", s)
+	}
+	return d, nil
 }

@@ -1,0 +1,132 @@
+package advisor
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/solver"
+	"github.com/kvschema/kvschema/workload"
+)
+
+// deployed is r's schema as a deployed one: printed as DDL and read back
+// (the file advise --current reads).
+func deployed(t tb, m *catalog.Model, r *Result) *catalog.Schema {
+	t.Helper()
+	stmts, err := lang.ParseScript("current.kvs", []byte(lang.PrintScript(r.Schema.Statements())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := catalog.ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func adviseCurrent(m *catalog.Model, w *workload.Workload, mix string, cur *catalog.Schema, horizon time.Duration) (*Result, error) {
+	return Advise(context.Background(), m, w, Options{Mix: mix, Profile: cost.Cassandra, Solver: &solver.CBC{},
+		Current: cur, Rate: 100, Amortize: horizon})
+}
+
+// TestCurrentOptimumStays: with the optimum of a workload deployed, the
+// recommendation for the same workload is to change nothing, at the same
+// cost, under any horizon.
+func TestCurrentOptimumStays(t *testing.T) {
+	needCBC(t)
+	m, w := loadRUBiS(t, "workload.kvs")
+	for _, mix := range []string{"bidding", "browsing"} {
+		opt, err := Advise(context.Background(), m, w, Options{Mix: mix, Profile: cost.Cassandra, Solver: &solver.CBC{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := deployed(t, m, opt)
+		for _, h := range []time.Duration{time.Hour, 24 * 365 * time.Hour} {
+			res, err := adviseCurrent(m, w, mix, cur, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mg := res.Migration
+			if len(mg.Add) > 0 || len(mg.Drop) > 0 || !sameCost(res.TotalCost, opt.TotalCost) || !sameCost(mg.CurrentCost, opt.TotalCost) {
+				t.Errorf("%s, horizon %v: cost %v (current %v, from scratch %v), adds %d, drops %d", mix, h, res.TotalCost, mg.CurrentCost, opt.TotalCost, len(mg.Add), len(mg.Drop))
+			}
+		}
+	}
+}
+
+// TestCurrentHorizon: from the browsing mix's optimum to the bidding mix,
+// a longer horizon makes backfills cheaper, so the recommendation builds
+// no less and costs no more; over a very long one it costs what the
+// design from scratch costs. The kept indexes keep their deployed names.
+func TestCurrentHorizon(t *testing.T) {
+	needCBC(t)
+	m, w := loadRUBiS(t, "workload.kvs")
+	browsing, err := Advise(context.Background(), m, w, Options{Mix: "browsing", Profile: cost.Cassandra, Solver: &solver.CBC{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch, err := Advise(context.Background(), m, w, Options{Mix: "bidding", Profile: cost.Cassandra, Solver: &solver.CBC{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := deployed(t, m, browsing)
+	names := map[string]bool{}
+	for _, x := range cur.Indexes {
+		names[x.Name] = true
+	}
+	var prev *Result
+	for _, h := range []time.Duration{time.Minute, time.Hour, 30 * 24 * time.Hour, 1e5 * 24 * time.Hour} {
+		res, err := adviseCurrent(m, w, "bidding", cur, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mg := res.Migration
+		for _, x := range mg.Keep {
+			if !names[x.Name] {
+				t.Errorf("kept %s under another name", x.Name)
+			}
+		}
+		for _, x := range mg.Add {
+			if names[x.Name] {
+				t.Errorf("added %s under a deployed index's name", x.Name)
+			}
+		}
+		if prev != nil && (mg.BuildRows < prev.Migration.BuildRows || res.TotalCost > prev.TotalCost*(1+1e-9)) {
+			t.Errorf("horizon %v: builds %v rows at cost %v, after %v rows at %v for a shorter one", h, mg.BuildRows, res.TotalCost, prev.Migration.BuildRows, prev.TotalCost)
+		}
+		prev = res
+	}
+	if prev.TotalCost > scratch.TotalCost*(1+1e-6) || prev.TotalCost < scratch.TotalCost*(1-1e-9) {
+		t.Errorf("over 100,000 days: cost %v, from scratch %v", prev.TotalCost, scratch.TotalCost)
+	}
+}
+
+// TestCurrentOptimumStaysProperty: on random small models and workloads,
+// with the optimum deployed, the recommendation changes nothing.
+func TestCurrentOptimumStaysProperty(t *testing.T) {
+	needCBC(t)
+	rapid.Check(t, func(rt *rapid.T) {
+		in := genWide(rt, 1)
+		m, w := parse(rt, in.model, in.workload(nil))
+		opt, err := Advise(context.Background(), m, w, Options{Mix: "m", Profile: cost.Cassandra, Solver: &solver.CBC{}})
+		if err != nil {
+			rt.Fatalf("%v\n%s", err, in)
+		}
+		cur := deployed(rt, m, opt)
+		h := time.Duration(rapid.SampledFrom([]float64{1, 3600, 1e9}).Draw(rt, "horizon") * float64(time.Second))
+		res, err := Advise(context.Background(), m, w, Options{Mix: "m", Profile: cost.Cassandra, Solver: &solver.CBC{}, Current: cur, Rate: 10, Amortize: h})
+		if err != nil {
+			rt.Fatalf("%v\n%s", err, in)
+		}
+		mg := res.Migration
+		if len(mg.Add) > 0 || len(mg.Drop) > 0 || math.Abs(res.TotalCost-opt.TotalCost) > 1e-9*opt.TotalCost {
+			rt.Fatalf("cost %v, from scratch %v; adds %d, drops %d\n%s", res.TotalCost, opt.TotalCost, len(mg.Add), len(mg.Drop), in)
+		}
+	})
+}
