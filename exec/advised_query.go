@@ -73,6 +73,10 @@ type stepProg struct {
 	// statics: a later step whose rows need static columns reads the
 	// partition rows holding them with its ranges.
 	statics bool
+	// topK (the last of several steps, see topOf): when it probes one
+	// partition, its read stops after topK rows, backwards if topDesc.
+	topK    int
+	topDesc bool
 }
 
 // firstRead is the first step of a program: a read of its index viewed as
@@ -295,7 +299,60 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 		p.settle(sp, filled, applied, l.KeyPreds, l.Filters)
 		p.steps = append(p.steps, sp)
 	}
+	if n := len(p.steps); n > 1 && pl.Limit > 0 {
+		if sp := p.steps[n-1]; sp.local == nil && p.keyFilters(sp) && len(sp.join) == 0 {
+			sp.topK, sp.topDesc = p.topOf(sp)
+		}
+	}
 	return p, nil
+}
+
+// keyFilters reports whether every filter of step sp tests an attribute
+// its lookup key fixes: one value for every row of a partition it probes,
+// so the filter keeps all of them or none.
+func (p *program) keyFilters(sp *stepProg) bool {
+	for _, k := range sp.filters {
+		slot, fixed := p.slots[p.q.Preds[k].Ref], false
+		for i := range sp.key {
+			fixed = fixed || sp.toSlot[i] == slot
+		}
+		if !fixed {
+			return false
+		}
+	}
+	return true
+}
+
+// topOf says whether the last lookup sp decides alone which rows are the
+// query's first LIMIT: nothing filters its rows, and the ORDER BY is none
+// or the clustering attributes after its key, in order, one direction
+// (the client sort runs after it). Then a read of one partition (the
+// earlier rows all probing it) need not go beyond LIMIT rows in that
+// order: each earlier row joins the same rows, so the first LIMIT of
+// the result are among them. A descending read meets a partition row last,
+// so a step reading static columns stays forward.
+func (p *program) topOf(sp *stepProg) (int, bool) {
+	q, limit := p.q, int(p.plan.Limit)
+	if len(sp.key) == sp.t.nkey {
+		return 0, false // a point lookup: one row a probe
+	}
+	if len(q.OrderBy) == 0 {
+		return limit, false
+	}
+	if !p.plan.Sort {
+		return 0, false // an earlier step delivers the order
+	}
+	desc := q.OrderBy[0].Desc
+	for j, o := range q.OrderBy {
+		k := len(sp.key) + j
+		if o.Desc != desc || k >= sp.t.nkey || sp.toSlot[k] < 0 || sp.toSlot[k] != p.slots[o.Ref] {
+			return 0, false
+		}
+	}
+	if desc && sp.statics {
+		return 0, false
+	}
+	return limit, desc
 }
 
 // settle finishes a compiled step: it adds the filters its rows need
@@ -613,6 +670,13 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 		groups[string(k)] = append(groups[string(k)], slab.Copy(d))
 		return true
 	}
+	var opts store.ReadOptions
+	if sp.topK > 0 && len(ranges) == 1 && p.members == nil {
+		opts = store.ReadOptions{Limit: sp.topK, Reverse: sp.topDesc}
+		if sp.t.l.HasStatic() {
+			opts.Limit++ // the partition row, if the range meets it
+		}
+	}
 	var rerr error
 	if sp.executor == PerPartition {
 		for i := 0; i < len(ranges) && rerr == nil && err == nil; i++ {
@@ -620,10 +684,10 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 			if parts != nil {
 				rs.Keys = parts[i : i+1]
 			}
-			rerr = sp.read(ctx, st, rs, store.ReadOptions{}, group)
+			rerr = sp.read(ctx, st, rs, opts, group)
 		}
 	} else {
-		rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges, Keys: parts}, store.ReadOptions{}, group)
+		rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges, Keys: parts}, opts, group)
 	}
 	if err == nil {
 		err = rerr
@@ -787,6 +851,13 @@ func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
 	}
 	if sp.limit > 0 {
 		fmt.Fprintf(b, "    SERVER %d ROW LIMIT\n", sp.limit)
+	}
+	if sp.topK > 0 {
+		dir := ""
+		if sp.topDesc {
+			dir = ", SCANNED BACKWARDS"
+		}
+		fmt.Fprintf(b, "    SERVER %d ROW LIMIT WHEN ONE PARTITION IS PROBED%s\n", sp.topK, dir)
 	}
 	if len(sp.join) > 0 {
 		var on []string
