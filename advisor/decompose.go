@@ -302,8 +302,7 @@ func always(point) bool { return true }
 func (d *decomposition) run(ctx context.Context, c *component, pr *ilp, what string, obj []solver.Term, start []float64, exact bool) (*solver.Solution, error) {
 	pr.m.SetObjective(obj)
 	pr.m.SetStart(start)
-	d.st.Solves++
-	sol, err := c.opt.Solver.Solve(ctx, pr.m)
+	sol, err := pr.solveFixed(ctx, c.opt, d.st)
 	if err != nil {
 		return nil, err
 	}

@@ -330,8 +330,7 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 	tune.Duals = !opt.costOnly && pr.reduced == nil
 	pr.m.SetTuning(tune)
 	defer pr.m.SetTuning(baseTuning)
-	st.Solves++
-	sol, err := opt.Solver.Solve(ctx, pr.m)
+	sol, err := pr.solveFixed(ctx, opt, st)
 	if errors.Is(err, solver.ErrInterrupted) && start != nil && pr.reduced != nil {
 		// Interrupted while the run was being prepared: the best schema
 		// known, with its gap to the relaxation's bound.
@@ -479,7 +478,9 @@ func (pr *ilp) relaxStart(ctx context.Context, opt Options, st *Stats, rel *solv
 	case errors.Is(err, solver.ErrInterrupted):
 		return nil, math.Inf(1), nil
 	case err != nil:
-		return nil, 0, err
+		// A heuristic's run: without it, the start is the local search's.
+		opt.progress("a start from the relaxation failed (%v): the local search's stays", err)
+		return nil, math.Inf(1), nil
 	case sub.Status != solver.Optimal && sub.Status != solver.Feasible:
 		opt.progress("a start from the relaxation (%d of %d variables free): %v", free, pr.m.NumVars(), sub.Status)
 		return nil, math.Inf(1), nil
@@ -735,8 +736,7 @@ func (pr *ilp) smallest(ctx context.Context, opt Options, st *Stats, sol *solver
 		opt.progress("size tie-break: %d of %d variables fixed by reduced costs and what the rows then imply", n, pr.m.NumVars())
 	}
 	defer pr.m.ClearFixes()
-	st.Solves++
-	s2, err := opt.Solver.Solve(ctx, pr.m)
+	s2, err := pr.solveFixed(ctx, opt, st)
 	if err != nil {
 		return nil, false, err
 	}
@@ -751,6 +751,23 @@ func (pr *ilp) smallest(ctx context.Context, opt Options, st *Stats, sol *solver
 		return sol, proven, nil
 	}
 	return s2, proven, nil
+}
+
+// solveFixed runs the solver on the program as it is, fixes included;
+// when the solver fails on a program with fixes (CBC 2.10.8's Clp has
+// aborted on an assertion, lowerValue <= upperValue, on such a program:
+// TestBudgetMonotoneProperty, seed 11383223345108262407), it runs it
+// again without them: they only save time.
+func (pr *ilp) solveFixed(ctx context.Context, opt Options, st *Stats) (*solver.Solution, error) {
+	st.Solves++
+	sol, err := opt.Solver.Solve(ctx, pr.m)
+	if err == nil || errors.Is(err, solver.ErrInterrupted) || pr.m.NumFixed() == 0 {
+		return sol, err
+	}
+	opt.progress("solver failed with %d variables fixed (%v): again without them", pr.m.NumFixed(), err)
+	pr.m.ClearFixes()
+	st.Solves++
+	return opt.Solver.Solve(ctx, pr.m)
 }
 
 // fixByReducedCosts fixes the variables that take one value in every
