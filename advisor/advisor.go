@@ -150,6 +150,12 @@ type Options struct {
 	Current  *catalog.Schema
 	Rate     float64       // statements per second (with Current)
 	Amortize time.Duration // the horizon a backfill is paid over (with Current)
+	// MigrationLimited bounds the bytes of the new structures (with
+	// Current) by MigrationLimit: 0 builds nothing. The program is then
+	// solved whole (the bound couples its parts as the budget does, and
+	// the budget's decomposition takes one row).
+	MigrationLimited bool
+	MigrationLimit   float64
 	// currentKeys maps the identity of each index of Current to its name;
 	// buildWeight converts a backfill's seconds into the objective's
 	// units: the mix's total weight over the statements run in Amortize.
@@ -304,6 +310,11 @@ func Advise(ctx context.Context, m *catalog.Model, w *workload.Workload, opt Opt
 			total += s.Weight(opt.Mix)
 		}
 		opt.buildWeight = total / (opt.Rate * opt.Amortize.Seconds())
+		if opt.MigrationLimited {
+			opt.oneProgram = true
+		}
+	} else if opt.MigrationLimited {
+		return nil, fmt.Errorf("a migration budget needs the deployed schema (--current)")
 	}
 	pb, res, err := prepare(m, w, opt)
 	if err != nil {
@@ -350,6 +361,9 @@ func solveWhole(ctx context.Context, opt Options, pb *problem, res *Result) erro
 	opt.progress("integer program: %d variables, %d constraints", res.Stats.Variables, res.Stats.Constraints)
 	solveStart := time.Now()
 	sol, err := prob.solve(ctx, opt, &res.Stats)
+	if err == errInfeasible && opt.MigrationLimited {
+		return fmt.Errorf("no schema answers the workload building at most %s beside the deployed structures (the migration budget)%s", units.Format(opt.MigrationLimit), map[bool]string{true: " within the budget", false: ""}[!math.IsInf(opt.Budget, 1)])
+	}
 	if err == errInfeasible {
 		relaxed := opt
 		relaxed.Budget = math.Inf(1)

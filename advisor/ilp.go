@@ -272,6 +272,17 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 		pr.m.AddConstraint("budget", pr.budget, solver.LE, opt.Budget/sizeUnit)
 		pr.budgetC = true
 	}
+	if opt.MigrationLimited {
+		// What a migration builds: the new structures' bytes.
+		var built []solver.Term
+		for _, i := range pr.indexes {
+			if _, kept := opt.currentKeys[i.Key]; !kept {
+				built = append(built, solver.Term{Var: pr.x[i], Coef: i.Size / sizeUnit})
+			}
+		}
+		pr.m.AddConstraint("migration budget", built, solver.LE, opt.MigrationLimit/sizeUnit)
+		pr.budgetC = true
+	}
 	pr.m.SetTuning(baseTuning)
 	return pr
 }

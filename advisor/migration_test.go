@@ -3,6 +3,7 @@ package advisor
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,57 @@ func TestCurrentOptimumStaysProperty(t *testing.T) {
 		if len(mg.Add) > 0 || len(mg.Drop) > 0 || math.Abs(res.TotalCost-opt.TotalCost) > 1e-9*opt.TotalCost {
 			rt.Fatalf("cost %v, from scratch %v; adds %d, drops %d\n%s", res.TotalCost, opt.TotalCost, len(mg.Add), len(mg.Drop), in)
 		}
+		// Nothing to build: a migration budget of 0 changes nothing.
+		res, err = Advise(context.Background(), m, w, Options{Mix: "m", Profile: cost.Cassandra, Solver: &solver.CBC{}, Current: cur, Rate: 10, Amortize: h, MigrationLimited: true})
+		if err != nil {
+			rt.Fatalf("migration budget 0: %v\n%s", err, in)
+		}
+		if len(res.Migration.Add) > 0 || math.Abs(res.TotalCost-opt.TotalCost) > 1e-9*opt.TotalCost {
+			rt.Fatalf("migration budget 0: adds %d, cost %v, from scratch %v\n%s", len(res.Migration.Add), res.TotalCost, opt.TotalCost, in)
+		}
 	})
+}
+
+// TestMigrationBudget: from the bidding mix's optimum to the browsing mix,
+// a migration budget bounds what is built (nothing at 0) and costs more
+// the smaller it is; from browsing's optimum to bidding, whose writes its
+// structures cannot keep, a small budget admits no schema, and says so.
+func TestMigrationBudget(t *testing.T) {
+	needCBC(t)
+	m, w := loadRUBiS(t, "workload.kvs")
+	bidding, err := Advise(context.Background(), m, w, Options{Mix: "bidding", Profile: cost.Cassandra, Solver: &solver.CBC{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := deployed(t, m, bidding)
+	run := func(mix string, cur *catalog.Schema, limited bool, limit float64) (*Result, error) {
+		return Advise(context.Background(), m, w, Options{Mix: mix, Profile: cost.Cassandra, Solver: &solver.CBC{},
+			Current: cur, Rate: 100, Amortize: 30 * 24 * time.Hour, MigrationLimited: limited, MigrationLimit: limit})
+	}
+	free, err := run("browsing", cur, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := free
+	for _, limit := range []float64{5e6, 1e6, 0} {
+		res, err := run("browsing", cur, true, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mg := res.Migration
+		if mg.BuildBytes > limit || limit == 0 && len(mg.Add) > 0 || res.TotalCost < prev.TotalCost*(1-1e-9) {
+			t.Errorf("migration budget %v: builds %d structures, %v bytes, cost %v (%v with a larger budget)", limit, len(mg.Add), mg.BuildBytes, res.TotalCost, prev.TotalCost)
+		}
+		prev = res
+	}
+	if prev.TotalCost <= free.TotalCost {
+		t.Errorf("building nothing costs %v, as much as building freely (%v): the test checks little", prev.TotalCost, free.TotalCost)
+	}
+	browsing, err := Advise(context.Background(), m, w, Options{Mix: "browsing", Profile: cost.Cassandra, Solver: &solver.CBC{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run("bidding", deployed(t, m, browsing), true, 1e6); err == nil || !strings.Contains(err.Error(), "migration budget") {
+		t.Errorf("bidding from browsing's schema building 1 MB: %v", err)
+	}
 }

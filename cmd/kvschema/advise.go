@@ -306,7 +306,7 @@ func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, maxPartition, format, out, statement string
 	var noSI, normalized, quiet, static bool
-	var data, compare, current, amortize string
+	var data, compare, current, amortize, migrationBudget string
 	var rate float64
 	var timeLimit time.Duration
 	c := &cobra.Command{
@@ -372,6 +372,16 @@ into is of another kind, and plans with that profile.
 					return fmt.Errorf("--amortize: %v", err)
 				}
 				opt.Rate = rate
+				if migrationBudget != "" {
+					opt.MigrationLimited = true
+					if strings.TrimSpace(migrationBudget) != "0" { // 0: build nothing
+						if opt.MigrationLimit, err = units.Parse(migrationBudget); err != nil {
+							return fmt.Errorf("--migration-budget: %v", err)
+						}
+					}
+				}
+			} else if migrationBudget != "" {
+				return fmt.Errorf("--migration-budget needs --current")
 			}
 			switch {
 			case noSI:
@@ -426,6 +436,7 @@ into is of another kind, and plans with that profile.
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
 	c.Flags().StringVar(&current, "current", "", "the schema deployed now (DDL): keeping its structures costs nothing, a new one its backfill, amortized over --amortize at --rate; the output says what to keep, add and drop")
 	c.Flags().Float64Var(&rate, "rate", 0, "with --current: statements the workload runs a second")
+	c.Flags().StringVar(&migrationBudget, "migration-budget", "", "with --current: the most bytes the new structures may hold (0: build nothing)")
 	c.Flags().StringVar(&amortize, "amortize", "30d", "with --current: the time a backfill is paid over (e.g. 30d, 12h)")
 	c.Flags().BoolVar(&static, "static-columns", false, "also consider column families keeping their root entity's fields as static columns (Cassandra's STATIC: once per partition)")
 	c.Flags().BoolVar(&normalized, "normalized", false, "the paper's baseline: one CF per entity plus CFs from equality attributes to keys")
