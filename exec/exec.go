@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -366,6 +367,11 @@ func layoutTables(ctx context.Context, st store.Store, l *layout.Layout) ([]stri
 	}
 	var out []string
 	for _, s := range specs {
+		// kvschema's own tables (the catalog, the observed workload) are
+		// no layout's, whatever a TABLE pattern would make of the name.
+		if strings.HasPrefix(s.Name, "__kvschema") {
+			continue
+		}
 		if l.TableMatches(s.Name) {
 			out = append(out, s.Name)
 		}
