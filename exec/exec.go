@@ -367,9 +367,10 @@ func layoutTables(ctx context.Context, st store.Store, l *layout.Layout) ([]stri
 	}
 	var out []string
 	for _, s := range specs {
-		// kvschema's own tables (the catalog, the observed workload) are
-		// no layout's, whatever a TABLE pattern would make of the name.
-		if strings.HasPrefix(s.Name, "__kvschema") {
+		// kvschema's own tables (catalog.Table and those named after it,
+		// as the observed workload's) are no layout's, whatever a TABLE
+		// pattern would make of the name.
+		if strings.HasPrefix(s.Name, catalog.Table) {
 			continue
 		}
 		if l.TableMatches(s.Name) {

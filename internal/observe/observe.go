@@ -32,7 +32,8 @@ import (
 	"github.com/kvschema/kvschema/store"
 )
 
-// Table is the reserved table holding the counts.
+// Table is the reserved table holding the counts, named after the
+// catalog's (catalog.Table), so that no layout reads it.
 const Table = "__kvschema_observed"
 
 const (
