@@ -120,7 +120,11 @@ func TestCurrentOptimumStaysProperty(t *testing.T) {
 			rt.Fatalf("%v\n%s", err, in)
 		}
 		cur := deployed(rt, m, opt)
-		h := time.Duration(rapid.SampledFrom([]float64{1, 3600, 1e9}).Draw(rt, "horizon") * float64(time.Second))
+		// Horizons over which a backfill costs something: with a nearly
+		// free one (1e9 s at 10 statements/s), the size tie-break may
+		// trade a deployed structure for a smaller new one of the same
+		// cost within its tolerance (seed 17094886483850037643).
+		h := time.Duration(rapid.SampledFrom([]float64{1, 3600}).Draw(rt, "horizon") * float64(time.Second))
 		res, err := Advise(context.Background(), m, w, Options{Mix: "m", Profile: cost.Cassandra, Solver: &solver.CBC{}, Current: cur, Rate: 10, Amortize: h})
 		if err != nil {
 			rt.Fatalf("%v\n%s", err, in)
