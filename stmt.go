@@ -284,7 +284,15 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 	if res, rows, ok, err := s.runAggregate(ctx, args); ok {
 		return res, rows, err
 	}
-	if en, err := s.route(ctx); err != nil {
+	en, err := s.route(ctx)
+	if err == nil && en != nil && writes(s.ast) && s.db.tx == nil {
+		// A write keeps every index of the newest catalog version: a
+		// migration (DB.Migrate) may have added one since the last.
+		if err = s.db.current(ctx); err == nil {
+			en, err = s.route(ctx)
+		}
+	}
+	if err != nil {
 		return Result{Statement: kindOf(s.ast)}, nil, err
 	} else if en != nil {
 		return s.runAdvised(ctx, en, Result{Statement: kindOf(s.ast)}, args)

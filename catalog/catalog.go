@@ -50,6 +50,9 @@ type Advised struct {
 	// deployed and recorded with it; the others, and all of them when
 	// false, are tables the engine keeps.
 	LocalIndexes bool
+	// Dropping lists the tables of indexes a migration dropped whose rows
+	// are still to be deleted (DroppingDirective).
+	Dropping []string
 }
 
 // KeepLocal records whether a's secondary indexes are the store's local
@@ -94,7 +97,11 @@ func ParseAdvised(modelFile string, modelSrc []byte, schemaFile string, schemaSr
 	if err != nil {
 		return nil, err
 	}
-	return &Advised{Model: m, Schema: s, Profile: prof, Target: target, ModelSrc: string(modelSrc), SchemaSrc: string(schemaSrc), profile: string(pj)}, nil
+	a := &Advised{Model: m, Schema: s, Profile: prof, Target: target, ModelSrc: string(modelSrc), SchemaSrc: string(schemaSrc), profile: string(pj)}
+	if err := a.readStates(schemaFile); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // Same reports whether b deploys the same scripts as a.

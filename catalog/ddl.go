@@ -25,6 +25,9 @@ type Schema struct {
 	// Such an index has no table: the store maintains it in the base's
 	// write path, and one read through it returns base rows.
 	Local map[*Index]*Index
+	// WriteOnly holds the indexes a migration is building or dropping
+	// (WriteOnlyDirective): every write keeps them, no plan reads them.
+	WriteOnly map[*Index]bool
 }
 
 // KeepLocal sets Local: with on, every secondary index that can be a local

@@ -98,6 +98,9 @@
 //     the client's row "catalog" with one cell per version (the next save
 //     continues their numbering in the new layout), and the advised schema
 //     in table "__kvschema_engine" (LegacyAdvised).
+//   - A migration's states are directives in the stored schema script
+//     (migration.go: WriteOnlyDirective, DroppingDirective), so each state
+//     is one version and an interrupted migration resumes from the newest.
 //
 // Stability: this package is a stage of kvschema's pipeline, not an API;
 // it changes as the pipeline does. Programs use package kvschema (the

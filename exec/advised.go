@@ -36,6 +36,11 @@ type Engine struct {
 	byName  map[string]*table
 
 	stmts stmtCache
+	// building maps the table of each write-only index (a migration
+	// builds or drops it) to the index: writes mark the rows they change
+	// there (marked). migration caches the programs of Backfill.
+	building  map[string]string
+	migration sync.Map
 
 	// executor runs join steps (SetExecutor); each compiled step holds a
 	// copy.
@@ -100,6 +105,12 @@ func New(st store.Store, m *catalog.Model, s *catalog.Schema, prof cost.Profile)
 		t := newTable(x)
 		e.tables[x] = t
 		e.byName[t.name] = t
+		if s.WriteOnly[x] && s.Local[x] == nil {
+			if e.building == nil {
+				e.building = map[string]string{}
+			}
+			e.building[t.name] = x.Name
+		}
 	}
 	return e
 }
@@ -130,7 +141,11 @@ func (e *Engine) CreateTables(ctx context.Context) error {
 	if e.schema == nil {
 		return nil
 	}
-	for _, spec := range e.tableSpecs() {
+	specs := e.tableSpecs()
+	if len(e.building) > 0 {
+		specs = append(specs, store.TableSpec{Name: MarkTable, Families: []string{markFamily}})
+	}
+	for _, spec := range specs {
 		if err := e.st.CreateTable(ctx, spec); err != nil {
 			return err
 		}

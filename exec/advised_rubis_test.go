@@ -270,14 +270,16 @@ func refresh(t testing.TB, d *gen.Data, or *oracle.Oracle) {
 // checkVerify runs Verify against the oracle's data and on its own.
 func checkVerify(t testing.TB, ctx context.Context, en *exec.Engine, or *oracle.Oracle) {
 	t.Helper()
-	ref := exec.NewDataset(or.M)
+	// The engine's model may be another parse of the oracle's: entities
+	// match by name.
+	ref := exec.NewDataset(en.Model())
 	for _, e := range or.M.Entities {
 		rows, err := or.Rows(e)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, row := range rows {
-			ref.Add(e, row)
+			ref.Add(en.Model().Entity(e.Name), row)
 		}
 	}
 	for _, d := range []*exec.Dataset{ref, nil} {

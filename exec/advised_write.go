@@ -45,22 +45,7 @@ func (e *Engine) compileUpkeep(w *catalog.Write, u *plan.Upkeep) (*upkeepProg, e
 			}
 		}
 	}
-	comp := func(sp *plan.Support) (*supportProg, error) {
-		prog, err := e.compile(sp.Plan)
-		if err != nil {
-			return nil, err
-		}
-		s := &supportProg{sp: sp, prog: prog, attrSlot: make([]int, len(t.attrs)), single: len(sp.Query.Graph.Nodes) == 1}
-		for i := range s.attrSlot {
-			s.attrSlot[i] = -1
-		}
-		for r, slot := range prog.slots {
-			if i, ok := t.pos[catalog.Attr{Node: sp.From[r.Node], Field: r.Field}]; ok {
-				s.attrSlot[i] = slot
-			}
-		}
-		return s, nil
-	}
+	comp := func(sp *plan.Support) (*supportProg, error) { return e.compileSupport(t, sp) }
 	for _, sp := range u.Supports {
 		s, err := comp(sp)
 		if err != nil {
@@ -76,6 +61,24 @@ func (e *Engine) compileUpkeep(w *catalog.Write, u *plan.Upkeep) (*upkeepProg, e
 		up.replace = s
 	}
 	return up, nil
+}
+
+// compileSupport compiles a support query of t's index (its plan set).
+func (e *Engine) compileSupport(t *table, sp *plan.Support) (*supportProg, error) {
+	prog, err := e.compile(sp.Plan)
+	if err != nil {
+		return nil, err
+	}
+	s := &supportProg{sp: sp, prog: prog, attrSlot: make([]int, len(t.attrs)), single: len(sp.Query.Graph.Nodes) == 1}
+	for i := range s.attrSlot {
+		s.attrSlot[i] = -1
+	}
+	for r, slot := range prog.slots {
+		if i, ok := t.pos[catalog.Attr{Node: sp.From[r.Node], Field: r.Field}]; ok {
+			s.attrSlot[i] = slot
+		}
+	}
+	return s, nil
 }
 
 // entityKey identifies one entity tuple for locking.
@@ -378,6 +381,7 @@ decide:
 			continue
 		}
 		if len(muts) > 0 {
+			muts = e.marked(muts)
 			applied, supported := false, false
 			if guard != nil {
 				if applied, supported, err = store.ApplyGuarded(ctx, e.st, *guard, muts); err != nil {

@@ -100,6 +100,12 @@
 //     rows (advised_local.go). The choice is made when the schema is first
 //     deployed and recorded with it in the catalog.
 //
+//   - A write-only index (catalog.Schema.WriteOnly: a migration builds or
+//     drops it) is kept by every write and read by no plan; each write
+//     that changes one of its rows also marks the row in table MarkTable,
+//     in the same batch, so that Backfill (migrate.go) recomputes the rows
+//     its bulk copy may have written from data older than a write.
+//
 // EXPLAIN prints each step's table and key; the trace store shows the
 // store operations themselves.
 //

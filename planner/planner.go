@@ -35,8 +35,23 @@ func New(s *catalog.Schema, m cost.Model) *Planner {
 	// An SI's entries name base rows by entity keys, so any CF of the same
 	// graph partitioned by the SI's value can follow it, as in the
 	// advisor's plans (not only the CF the DDL defines it on).
-	p := NewPool(s.Indexes)
+	//
+	// A write-only index (a migration builds or drops it) is kept by Write
+	// but read by no plan: the pool holds only the readable ones.
+	readable := s.Indexes
+	if len(s.WriteOnly) > 0 {
+		readable = nil
+		for _, x := range s.Indexes {
+			if s.Readable(x) {
+				readable = append(readable, x)
+			}
+		}
+	}
+	p := NewPool(readable)
 	for si, b := range s.Base {
+		if !s.Readable(si) || !s.Readable(b) {
+			continue
+		}
 		if !containsIndex(p.Bases[si], b) {
 			p.Bases[si] = append(p.Bases[si], b)
 		}
@@ -44,6 +59,9 @@ func New(s *catalog.Schema, m cost.Model) *Planner {
 	// A local index (Schema.Local) lives in its base's table: one read
 	// through it returns that base's rows, so only that base follows it.
 	for si, b := range s.Local {
+		if !s.Readable(si) || !s.Readable(b) {
+			continue
+		}
 		p.Bases[si] = []*catalog.Index{b}
 	}
 	return &Planner{schema: s, cost: m, pool: p}

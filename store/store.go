@@ -421,6 +421,15 @@ func (c Cond) Holds(r Row) bool {
 	return false
 }
 
+// TableDropper is implemented by stores that delete a table with every
+// row it holds in one step (an embedded store's range deletion, Bigtable's
+// DeleteTable): a migration drops the table of an index it removed so,
+// instead of deleting its rows one by one. Dropping a table that does not
+// exist does nothing.
+type TableDropper interface {
+	DropTable(ctx context.Context, name string) error
+}
+
 // Conditional is implemented by stores that can change one row depending on
 // its current content, atomically (Bigtable's CheckAndMutateRow, HBase's
 // checkAndMutate). Stores that are atomic per row only build consistency

@@ -86,6 +86,7 @@ import (
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/kvschema/kvschema/internal/units"
@@ -145,9 +146,12 @@ type Options struct {
 }
 
 // DefaultCacheSize is the block cache size unless Options say otherwise.
-// Pebble's own default, 8 MiB, is mostly reserved by its memtables, which
-// leaves reads uncached: every point read decompresses a block from disk.
-const DefaultCacheSize = 64 << 20
+// Pebble reserves the memory of its memtables (up to two of 64 MiB: see
+// pebbleOptions) in the block cache: a cache not well above that leaves
+// reads uncached, every point read decompressing a block from disk (a
+// 64 MiB cache made a backfill of 200,000 rows that reads each row's
+// indexed cell take 40 s, half of it in snappy).
+const DefaultCacheSize = 256 << 20
 
 // Store is a store.Store on a Pebble database. It is safe for concurrent
 // use.
@@ -300,6 +304,15 @@ func (s *Store) pebbleOptions() *pebble.Options {
 	// binary-searches one index block instead of two. Every level inherits
 	// L0's value.
 	popts.Levels[0].IndexBlockSize = 256 << 10
+	// A Bloom filter per sstable over row prefixes (Comparer.Split): a
+	// point read of a row a table does not hold — the previous value a
+	// write of a new row reads to keep a local index, an existence check
+	// — skips the sstable instead of decoding its blocks (a backfill of
+	// 200,000 new rows spent 60% of its time so).
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		popts.Levels[i].FilterType = pebble.TableFilter
+	}
 	if popts.CacheSize == 0 {
 		popts.CacheSize = DefaultCacheSize
 	}
@@ -625,6 +638,48 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	next[spec.Name] = t
 	s.tables.Store(&next)
 	s.gen.Add(1) // after the commit: see reader
+	return nil
+}
+
+// DropTable implements store.TableDropper: one batch deletes the table's
+// metadata and range-deletes its rows and its local indexes' entries.
+func (s *Store) DropTable(ctx context.Context, name string) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	s.ddl.Lock()
+	defer s.ddl.Unlock()
+	tables := *s.tables.Load()
+	t := tables[name]
+	if t == nil {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	err := b.Delete(append([]byte{metaPrefix}, name...), nil)
+	prefixes := [][]byte{t.prefix}
+	for _, ix := range t.indexes {
+		prefixes = append(prefixes, ix.prefix)
+	}
+	for _, p := range prefixes {
+		if err == nil {
+			err = b.DeleteRange(p, endOfPrefix(slices.Clone(p)), nil)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("pebblestore: drop table %q: %w", name, err)
+	}
+	// No write of the table may commit around the batch.
+	s.guard.Lock()
+	defer s.guard.Unlock()
+	if err := b.Commit(s.write); err != nil {
+		return fmt.Errorf("pebblestore: drop table %q: %w", name, err)
+	}
+	next := maps.Clone(tables)
+	delete(next, name)
+	s.tables.Store(&next)
+	s.gen.Add(1)
 	return nil
 }
 

@@ -585,3 +585,65 @@ func TestIndexCrashWriter(t *testing.T) {
 	}
 	select {}
 }
+
+// TestDropTable: dropping a table deletes its rows and its local index's
+// entries and leaves the other tables alone; a table created again under
+// its name starts empty, and the drop survives reopening.
+func TestDropTable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := store.TableSpec{Name: "a", Families: []string{"f"}, Indexes: []store.IndexSpec{{Name: "byv", Family: "f", Qualifier: []byte("v")}}}
+	for _, sp := range []store.TableSpec{spec, {Name: "b", Families: []string{"f"}}} {
+		if err := s.CreateTable(ctx, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var muts []store.Mutation
+	for i := range 100 {
+		for _, tb := range []string{"a", "b"} {
+			muts = append(muts, store.Mutation{Kind: store.SetCell, Table: tb, Row: fmt.Appendf(nil, "r%03d", i), Family: "f", Qualifier: []byte("v"), Value: fmt.Appendf(nil, "%d", i%7)})
+		}
+	}
+	if err := s.Apply(ctx, muts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropTable(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropTable(ctx, "missing"); err != nil {
+		t.Fatal(err)
+	}
+	count := func(table string) (int, error) {
+		n := 0
+		err := s.ReadRows(ctx, table, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true })
+		return n, err
+	}
+	if _, err := count("a"); !errors.Is(err, store.ErrNoTable) {
+		t.Fatalf("reading a dropped table: %v, want ErrNoTable", err)
+	}
+	if n, err := count("b"); err != nil || n != 100 {
+		t.Fatalf("the other table: %d rows, %v", n, err)
+	}
+	s.Close()
+	if s, err = pebblestore.Open(dir, pebblestore.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if tables, err := s.Tables(ctx); err != nil || len(tables) != 1 || tables[0].Name != "b" {
+		t.Fatalf("tables after reopening: %v, %v", tables, err)
+	}
+	if err := s.CreateTable(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := count("a"); err != nil || n != 0 {
+		t.Fatalf("the table created again: %d rows, %v", n, err)
+	}
+	n := 0
+	if err := store.ReadIndex(ctx, s, "a", "byv", store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true }); err != nil || n != 0 {
+		t.Fatalf("its index: %d entries, %v", n, err)
+	}
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMigrateCommand: a chat store loaded with the schema advised without
+// static columns migrates to the one advised with them — dry run first,
+// then for real — and is verified clean, answers queries, and a second run
+// finds nothing to do.
+func TestMigrateCommand(t *testing.T) {
+	dir := t.TempDir()
+	model, workload := "../../examples/chat/model.kvs", "../../examples/chat/workload.kvs"
+	from, to := filepath.Join(dir, "from.kvs"), filepath.Join(dir, "to.kvs")
+	mustRun(t, "", "advise", "-q", "--model", model, "--workload", workload, "--mix", "chat", "--format", "ddl", "-o", from)
+	mustRun(t, "", "advise", "-q", "--model", model, "--workload", workload, "--mix", "chat", "--static-columns", "--format", "ddl", "-o", to)
+	url := "pebble:" + filepath.Join(dir, "db")
+	mustRun(t, "", "load", "--store", url, "--schema", from, "--generate", "model", "--scale", "0.0001", "-q")
+	dry := mustRun(t, "", "migrate", "--store", url, "--schema", to, "--dry-run", "--rate", "1000")
+	for _, want := range []string{"add (write-only, backfill, verify, then readable):", "static", "drop (unread, then removed and its rows deleted):", "backfill: ", "at --rate 1000 rows/s"} {
+		if !strings.Contains(dry, want) {
+			t.Errorf("the dry run lacks %q:\n%s", want, dry)
+		}
+	}
+	out := mustRun(t, "", "migrate", "--store", url, "--schema", to)
+	if !strings.Contains(out, "migrate: done in") || !strings.Contains(out, "rows copied") {
+		t.Errorf("migrate:\n%s", out)
+	}
+	if v := mustRun(t, "", "verify", "--store", url); !strings.Contains(v, "verify: clean") {
+		t.Errorf("verify after the migration:\n%s", v)
+	}
+	q := mustRun(t, "", "exec", "--store", url, "--explain", "-e", "SELECT rooms.name, rooms.messages.body FROM rooms.messages WHERE rooms.id = 1 LIMIT 3")
+	if !strings.Contains(q, "STATIC COLUMNS") {
+		t.Errorf("the migrated schema's plan reads no static columns:\n%s", q)
+	}
+	if again := mustRun(t, "", "migrate", "--store", url, "--schema", to); !strings.Contains(again, "nothing to do") {
+		t.Errorf("a second migration:\n%s", again)
+	}
+	if _, err := run(t, "", "migrate", "--store", url); err == nil || !strings.Contains(err.Error(), "--schema") {
+		t.Errorf("migrate without --schema: %v", err)
+	}
+}

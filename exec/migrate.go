@@ -1,0 +1,599 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/layout"
+	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/planner"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/types"
+)
+
+// A migration (kvschema migrate) builds a new index while the application
+// writes: the index is write-only (catalog.Schema.WriteOnly) from a catalog
+// version every writer has seen on, then Backfill fills it.
+//
+// Backfill reads the index's rows from the readable indexes (one query
+// over its whole graph, planned like any other: planner.Rows) and writes
+// them. A write that lands meanwhile keeps the index too, and may meet a
+// row the backfill then overwrites with what it read before that write:
+// so every write that changes a row of a write-only index also marks the
+// row, in the same batch, in table MarkTable (the marker holds a value
+// unique to the write). When the bulk copy is done, Backfill recomputes
+// each marked row from the readable indexes — writes it, or deletes it
+// when the data no longer implies it — and then deletes the marker if it
+// still holds the value it read (store.ApplyGuarded), so a write that
+// came after the recomputation leaves its marker for the next round. The
+// rounds end when no marker is left: every row written by the bulk copy
+// is either untouched since the data it was read from, or recomputed
+// after the last write that touched it.
+
+// MarkTable holds the markers of rows of write-only indexes that writes
+// changed during a migration: row INDEX 0x00 ROWKEY, cell d:w, value a
+// value no other write's marker has.
+const MarkTable = catalog.Table + "_migrate"
+
+const (
+	markFamily = "d"
+	markQ      = "w"
+)
+
+// markNonces makes marker values unique: a random prefix per process,
+// then a counter.
+var markNonces struct {
+	prefix [8]byte
+	n      atomic.Uint64
+}
+
+func init() {
+	if _, err := rand.Read(markNonces.prefix[:]); err != nil {
+		panic(err)
+	}
+}
+
+func markValue() []byte {
+	return binary.BigEndian.AppendUint64(markNonces.prefix[:], markNonces.n.Add(1))
+}
+
+func markRow(index string, row []byte) []byte {
+	k := make([]byte, 0, len(index)+1+len(row))
+	return append(append(append(k, index...), 0), row...)
+}
+
+// marked returns muts with a marker for every row of a write-only index
+// they change.
+func (e *Engine) marked(muts []store.Mutation) []store.Mutation {
+	if len(e.building) == 0 {
+		return muts
+	}
+	var v []byte
+	seen := map[string]bool{}
+	n := len(muts)
+	for _, m := range muts[:n] {
+		name, ok := e.building[m.Table]
+		if !ok {
+			continue
+		}
+		k := markRow(name, m.Row)
+		if seen[string(k)] {
+			continue
+		}
+		seen[string(k)] = true
+		if v == nil {
+			v = markValue()
+		}
+		muts = append(muts, store.Mutation{Kind: store.SetCell, Table: MarkTable, Row: k, Family: markFamily, Qualifier: []byte(markQ), Value: v})
+	}
+	return muts
+}
+
+// BackfillOptions configure Backfill.
+type BackfillOptions struct {
+	// Rate bounds the rows written per second (0: no bound).
+	Rate float64
+	// Batch is the rows per store batch (0: 256).
+	Batch int
+	// Progress, when set, is called as rows are written: Step "copy" (the
+	// bulk copy) or "catch-up" (rows writes changed meanwhile).
+	Progress func(BackfillEvent)
+	// MaxRounds bounds the catch-up passes (0: 3): the first recomputes
+	// every row writes changed during the bulk copy; later ones, rows
+	// marked again since, which only writers of other processes leave.
+	MaxRounds int
+}
+
+// BackfillEvent reports a backfill's progress.
+type BackfillEvent struct {
+	Index    string
+	Step     string
+	Rows     int64
+	Estimate int64
+	Done     bool
+}
+
+// BackfillStats say what a backfill did.
+type BackfillStats struct {
+	Rows      int64 // rows written by the bulk copy
+	Recounted int64 // marked rows recomputed
+	Rounds    int   // catch-up rounds
+	Elapsed   time.Duration
+}
+
+// Backfill fills write-only index name with the rows the readable indexes
+// imply, while writers keep it (see the comment above MarkTable). A local
+// index (catalog.Schema.Local) needs none: the store built its entries
+// when its table declared it. The caller makes the index readable after.
+func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions) (BackfillStats, error) {
+	start := time.Now()
+	var stats BackfillStats
+	if e.schema == nil {
+		return stats, ErrNoSchema
+	}
+	x := e.schema.Index(name)
+	switch {
+	case x == nil:
+		return stats, fmt.Errorf("no index %s", name)
+	case !e.schema.WriteOnly[x]:
+		return stats, fmt.Errorf("%s is readable: only a write-only index is backfilled", name)
+	case e.schema.Local[x] != nil:
+		return stats, nil
+	}
+	if opt.Batch <= 0 {
+		opt.Batch = 256
+	}
+	if opt.MaxRounds <= 0 {
+		opt.MaxRounds = 3
+	}
+	progress := func(ev BackfillEvent) {
+		if opt.Progress != nil {
+			ev.Index = name
+			opt.Progress(ev)
+		}
+	}
+	t := e.tables[x]
+	w := &throttle{rate: opt.Rate, start: time.Now()}
+	// The bulk copy reads one point in time where the store offers it.
+	src := e.st
+	if vr, ok := e.st.(store.Viewer); ok {
+		v, err := vr.View(ctx)
+		if err != nil {
+			return stats, err
+		}
+		defer v.Close()
+		src = v
+	}
+	var muts []store.Mutation
+	rows := 0
+	flush := func(step string, n int64) error {
+		if len(muts) == 0 {
+			return nil
+		}
+		if err := e.st.Apply(ctx, muts); err != nil {
+			return err
+		}
+		muts, rows = muts[:0], 0
+		progress(BackfillEvent{Step: step, Rows: n, Estimate: int64(x.Entries)})
+		return w.wait(ctx, n)
+	}
+	add := func(more []store.Mutation, err error, step string, n int64) error {
+		if err != nil {
+			return err
+		}
+		muts = more
+		if rows++; rows >= opt.Batch {
+			return flush(step, n)
+		}
+		return nil
+	}
+	progress(BackfillEvent{Step: "copy", Estimate: int64(x.Entries)})
+	sp, err := e.rowsProgramAnyRoot(t, nil)
+	if err != nil {
+		return stats, fmt.Errorf("%s: %w", name, err)
+	}
+	got, err := sp.answer(ctx, src, t, nil, &writeRun{touched: map[entityKey]bool{}, answers: map[supportKey][]tuple{}})
+	if err != nil {
+		return stats, fmt.Errorf("%s: reading its rows: %w", name, err)
+	}
+	for _, r := range got {
+		stats.Rows++
+		more, err := t.put(muts, r)
+		if err := add(more, err, "copy", stats.Rows); err != nil {
+			return stats, err
+		}
+	}
+	if t.l.HasStatic() {
+		sp, err := e.partitionProgram(t, false)
+		if err != nil {
+			return stats, fmt.Errorf("%s: %w", name, err)
+		}
+		got, err := sp.answer(ctx, src, t, nil, &writeRun{touched: map[entityKey]bool{}, answers: map[supportKey][]tuple{}})
+		if err != nil {
+			return stats, fmt.Errorf("%s: reading its partition rows: %w", name, err)
+		}
+		for _, r := range got {
+			puts, deletes, err := t.l.StaticCells(r, nil)
+			if err := add(appendCells(muts, puts, deletes), err, "copy", stats.Rows); err != nil {
+				return stats, err
+			}
+		}
+	}
+	if err := flush("copy", stats.Rows); err != nil {
+		return stats, err
+	}
+	progress(BackfillEvent{Step: "copy", Rows: stats.Rows, Done: true})
+	// Catch-up passes: the first recomputes every marked row; a later one
+	// those marked again since (by a writer of another process: this
+	// process's writers are excluded while a row is recomputed).
+	done := map[string]string{}
+	for stats.Rounds < opt.MaxRounds {
+		stats.Rounds++
+		n, err := e.catchUp(ctx, t, w, done, progress, &stats)
+		if err != nil {
+			return stats, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	progress(BackfillEvent{Step: "catch-up", Rows: stats.Recounted, Done: true})
+	stats.Elapsed = time.Since(start)
+	return stats, nil
+}
+
+// catchUp recomputes every row of t the markers name that it has not
+// recomputed at the marker's value (done: marker row → value), each under
+// the locks of the entities its key names, so that no writer of this
+// process changes it meanwhile; it deletes each marker that still holds
+// the value it read, and returns how many rows it recomputed.
+func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, done map[string]string, progress func(BackfillEvent), stats *BackfillStats) (int, error) {
+	type mark struct{ row, value []byte }
+	var marks []mark
+	prefix := markRow(t.x.Name, nil)
+	err := e.st.ReadRows(ctx, MarkTable, store.RowSet{Ranges: []store.Range{store.PrefixRange(prefix)}}, store.ReadOptions{}, func(r store.Row) bool {
+		for _, c := range r.Cells {
+			if c.Family == markFamily && string(c.Qualifier) == markQ && done[string(r.Key)] != string(c.Value) {
+				marks = append(marks, mark{bytes.Clone(r.Key), bytes.Clone(c.Value)})
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range marks {
+		if err := e.recomputeLocked(ctx, t, m.row[len(prefix):]); err != nil {
+			return 0, fmt.Errorf("%s: recomputing a row a write changed: %w", t.x.Name, err)
+		}
+		done[string(m.row)] = string(m.value)
+		value := m.value
+		g := store.Guard{Table: MarkTable, Row: m.row, Holds: func(cells []store.Cell) bool {
+			return len(cells) == 1 && bytes.Equal(cells[0].Value, value)
+		}}
+		del := []store.Mutation{{Kind: store.DeleteRow, Table: MarkTable, Row: m.row}}
+		if _, _, err := store.ApplyGuarded(ctx, e.st, g, del); err != nil {
+			return 0, err
+		}
+		stats.Recounted++
+		progress(BackfillEvent{Step: "catch-up", Rows: stats.Recounted})
+		if err := w.wait(ctx, stats.Rows+stats.Recounted); err != nil {
+			return 0, err
+		}
+	}
+	return len(marks), nil
+}
+
+// recomputeLocked makes row key of t what the readable indexes imply —
+// the row (or partition row) rewritten, or deleted — holding the locks of
+// the entities the key names: a writer that changes the row locks at
+// least one of them.
+func (e *Engine) recomputeLocked(ctx context.Context, t *table, key []byte) error {
+	vals := make([]types.Value, len(t.attrs))
+	marker := []store.Cell{{Family: layout.DefaultCFFamily, Qualifier: []byte{}, Value: []byte{}}}
+	part := false
+	if err := t.decode(store.Row{Key: key, Cells: marker}, vals); err != nil {
+		// Not a row's key: a partition row's.
+		if !t.l.HasStatic() {
+			return err
+		}
+		if err := t.l.DecodePartitionRow(store.Row{Key: key}, vals); err != nil {
+			return err
+		}
+		part = true
+	}
+	var keys []entityKey
+	for i := range t.nkey {
+		if a := t.attrs[i]; a.Field.Key && vals[i] != nil {
+			k, err := keyOf(t.x.Graph.Nodes[a.Node].Entity, vals[i])
+			if err != nil {
+				return err
+			}
+			keys = append(keys, k)
+		}
+	}
+	held := e.locks.Lock(keys)
+	defer e.locks.Unlock(held)
+	muts, err := e.recompute(ctx, t, key, vals, part)
+	if err != nil {
+		return err
+	}
+	return e.st.Apply(ctx, muts)
+}
+
+// recompute returns the mutations making row key of t (decoded: vals; a
+// partition row: part) what the readable indexes imply.
+func (e *Engine) recompute(ctx context.Context, t *table, key []byte, vals []types.Value, part bool) ([]store.Mutation, error) {
+	run := &writeRun{touched: map[entityKey]bool{}, answers: map[supportKey][]tuple{}}
+	del := []store.Mutation{{Kind: store.DeleteRow, Table: t.name, Row: key}}
+	if part {
+		sp, err := e.partitionProgram(t, true)
+		if err != nil {
+			return nil, err
+		}
+		got, err := sp.answer(ctx, e.st, t, []types.Value{vals[0]}, run)
+		if err != nil || len(got) == 0 {
+			return del, err
+		}
+		puts, deletes, err := t.l.StaticCells(got[0], nil)
+		return appendCells(del, puts, deletes), err
+	}
+	// Equalities on the key attributes that are not NULL; the answers
+	// whose key is this row's are its content (the last, as a load keeps
+	// the last of tuples with one key).
+	var eq []catalog.Attr
+	var args []types.Value
+	for i := range t.nkey {
+		if vals[i] != nil {
+			eq, args = append(eq, t.attrs[i]), append(args, vals[i])
+		}
+	}
+	sp, err := e.rowsProgramAnyRoot(t, eq)
+	if err != nil {
+		return nil, err
+	}
+	got, err := sp.answer(ctx, e.st, t, args, run)
+	if err != nil {
+		return nil, err
+	}
+	muts := del
+	for _, r := range got {
+		k, err := t.l.RowKey(r)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(k, key) {
+			if muts, err = t.put(muts[:1], r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return muts, nil
+}
+
+// CanBackfill reports, as an error, why write-only index name cannot be
+// backfilled from the readable indexes: the attributes and relationships
+// its rows need that none of them stores (a migration builds only from
+// what the store holds), or the plan its rows' query lacks.
+func (e *Engine) CanBackfill(name string) error {
+	x := e.schema.Index(name)
+	if x == nil {
+		return fmt.Errorf("no index %s", name)
+	}
+	if e.schema.Local[x] != nil {
+		return nil
+	}
+	var lack []string
+	stores := func(ok func(y *catalog.Index) bool) bool {
+		for _, y := range e.schema.Indexes {
+			if e.schema.Readable(y) && ok(y) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range x.Stored() {
+		f := a.Field
+		if !stores(func(y *catalog.Index) bool {
+			for _, b := range y.Stored() {
+				if b.Field == f {
+					return true
+				}
+			}
+			return false
+		}) {
+			lack = append(lack, f.String())
+		}
+	}
+	for _, nd := range x.Graph.Nodes[1:] {
+		nav := nd.Via
+		if !stores(func(y *catalog.Index) bool {
+			for _, m := range y.Graph.Nodes[1:] {
+				if m.Via == nav || m.Via == nav.Reverse {
+					return true
+				}
+			}
+			return false
+		}) {
+			lack = append(lack, "the relationship "+nav.String())
+		}
+	}
+	if len(lack) > 0 {
+		return fmt.Errorf("%s cannot be built from this store: no index of it holds %s (a migration builds new indexes from the data the store keeps; load the data into a new store with the new schema, or keep these in the deployed schema)", name, strings.Join(dedupeStrings(lack), ", "))
+	}
+	t := e.tables[x]
+	if _, err := e.rowsProgramAnyRoot(t, nil); err != nil {
+		return fmt.Errorf("%s cannot be built from this store (no index of it holds every tuple its rows join): %w", name, err)
+	}
+	if t.l.HasStatic() {
+		if _, err := e.partitionProgram(t, false); err != nil {
+			return fmt.Errorf("%s cannot be built from this store: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func dedupeStrings(xs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// rowsProgram plans and compiles a query of t's rows (planner.Rows), once
+// per shape.
+func (e *Engine) rowsProgram(t *table, sp *plan.Support) (*supportProg, error) {
+	k := "rows " + planner.QueryKey(sp.Query)
+	if p, ok := e.migration.Load(k); ok {
+		return p.(*supportProg), nil
+	}
+	pl, err := e.planner.Query(sp.Query)
+	if err != nil {
+		return nil, fmt.Errorf("the readable indexes cannot give its rows: %w", err)
+	}
+	sp.Plan = pl
+	p, err := e.compileSupport(t, sp)
+	if err != nil {
+		return nil, err
+	}
+	e.migration.Store(k, p)
+	return p, nil
+}
+
+// rowsProgramAnyRoot is rowsProgram for planner.Rows(t.x, eq, root) with
+// the first root of t's graph whose query the readable indexes answer.
+func (e *Engine) rowsProgramAnyRoot(t *table, eq []catalog.Attr) (*supportProg, error) {
+	var first error
+	for root := range t.x.Graph.Nodes {
+		p, err := e.rowsProgram(t, planner.Rows(t.x, eq, root))
+		if err == nil {
+			return p, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, first
+}
+
+// partitionProgram is rowsProgram for t's partition rows.
+func (e *Engine) partitionProgram(t *table, keyed bool) (*supportProg, error) {
+	return e.rowsProgram(t, planner.PartitionRows(t.x, keyed))
+}
+
+// throttle keeps a rate of rows per second.
+type throttle struct {
+	rate  float64
+	start time.Time
+}
+
+// wait sleeps until n rows are due at the rate.
+func (w *throttle) wait(ctx context.Context, n int64) error {
+	if w.rate <= 0 {
+		return ctx.Err()
+	}
+	due := w.start.Add(time.Duration(float64(n) / w.rate * float64(time.Second)))
+	d := time.Until(due)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}
+
+// DropRows deletes every row of table (the table of an index a migration
+// dropped) and the markers of its rows: the table at once on a store that
+// drops tables (store.TableDropper; it returns 0 rows then), else the rows
+// in batches, at most rate rows a second (0: no bound), calling progress
+// with the rows deleted so far.
+func DropRows(ctx context.Context, st store.Store, table string, rate float64, progress func(n int64)) (int64, error) {
+	if d, ok := st.(store.TableDropper); ok {
+		if err := d.DropTable(ctx, table); err != nil {
+			return 0, err
+		}
+		return 0, ClearMarks(ctx, st, table)
+	}
+	w := &throttle{rate: rate, start: time.Now()}
+	n, err := deleteRows(ctx, st, table, store.All(), func(k int) error {
+		if progress != nil {
+			progress(int64(k))
+		}
+		return w.wait(ctx, int64(k))
+	})
+	if err != nil {
+		return int64(n), err
+	}
+	return int64(n), ClearMarks(ctx, st, table)
+}
+
+// ClearMarks deletes the markers of index's rows (MarkTable): once the
+// index is readable, writes no longer mark it.
+func ClearMarks(ctx context.Context, st store.Store, index string) error {
+	rs := store.RowSet{Ranges: []store.Range{store.PrefixRange(markRow(index, nil))}}
+	_, err := deleteRows(ctx, st, MarkTable, rs, nil)
+	return err
+}
+
+// deleteRows deletes the rows of table rs selects, a batch at a time,
+// calling after with the rows deleted so far after each batch. Each read
+// starts after the last row deleted, not over the deletions (an LSM store
+// would skip ever more tombstones).
+func deleteRows(ctx context.Context, st store.Store, table string, rs store.RowSet, after func(n int) error) (int, error) {
+	n := 0
+	ranges := rs.Normalize()
+	for len(ranges) > 0 {
+		var muts []store.Mutation
+		err := st.ReadRows(ctx, table, store.RowSet{Ranges: ranges}, store.ReadOptions{Limit: 512}, func(r store.Row) bool {
+			muts = append(muts, store.Mutation{Kind: store.DeleteRow, Table: table, Row: bytes.Clone(r.Key)})
+			return true
+		})
+		if errors.Is(err, store.ErrNoTable) || err == nil && len(muts) == 0 {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if err := st.Apply(ctx, muts); err != nil {
+			return n, err
+		}
+		n += len(muts)
+		if after != nil {
+			if err := after(n); err != nil {
+				return n, err
+			}
+		}
+		// The ranges left: those after the last key deleted.
+		next := store.KeySuccessor(muts[len(muts)-1].Row)
+		var rest []store.Range
+		for _, r := range ranges {
+			if r.End != nil && bytes.Compare(r.End, next) <= 0 {
+				continue
+			}
+			if bytes.Compare(r.Start, next) < 0 {
+				r.Start = next
+			}
+			rest = append(rest, r)
+		}
+		ranges = rest
+	}
+	return n, nil
+}

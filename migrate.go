@@ -1,0 +1,538 @@
+package kvschema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/units"
+	"github.com/kvschema/kvschema/store"
+)
+
+// Online schema change (kvschema migrate): Migrate moves the advised
+// schema deployed in the store to another one over the same model while
+// the application reads and writes, through catalog versions that each
+// is a state of F1's protocol (catalog/migration.go):
+//
+//  1. every index to add is registered write-only: writes keep it, no plan
+//     reads it;
+//  2. each is backfilled from the readable indexes (exec.Backfill: a bulk
+//     copy, then the rows writes changed meanwhile, recomputed), and the
+//     new indexes are verified;
+//  3. in one version the new indexes become readable and those to drop
+//     write-only (plans stop reading them; writers that have not seen
+//     this version yet keep them correct for readers that have not
+//     either);
+//  4. the dropped indexes leave the schema, their tables listed as
+//     dropping; then their rows are deleted, and the list cleared.
+//
+// After each version is saved, Migrate waits for the writes of this DB
+// that began before it (they hold the write gate) and then for
+// MigrateOptions.Grace, the time a writer of another process sharing the
+// store takes to see a new version (each write statement checks the
+// catalog's version first) and finish the statement it began before.
+// Every state is in the stored schema, so a migration interrupted at any
+// point resumes when run again with the same target.
+
+// MigrateOptions configure Migrate.
+type MigrateOptions struct {
+	// DryRun computes and returns the migration without changing the store.
+	DryRun bool
+	// Rate bounds the rows a second that backfills write and drops delete
+	// (0: no bound).
+	Rate float64
+	// Grace is how long to wait after each catalog change for writers in
+	// other processes; < 0 means none. 0 means none on a store this
+	// process alone has open (it counts changes: store.ChangeCounter, as
+	// Pebble and mem: do), 2 s on others (Bigtable).
+	Grace time.Duration
+	// Progress, when set, reports each step: Phase "add" (an index
+	// registered write-only), "backfill" and "catch-up" (rows written),
+	// "verify", "switch" (the new indexes readable), "drop" (rows deleted),
+	// "done".
+	Progress func(MigrateEvent)
+}
+
+// MigrateEvent is one report of a migration's progress.
+type MigrateEvent struct {
+	Phase    string
+	Index    string
+	Rows     int64
+	Estimate int64
+	Done     bool
+}
+
+// Migration is the difference between the deployed advised schema and
+// the one a migration goes to.
+type Migration struct {
+	Keep, Add, Drop []MigrationIndex
+	// Dropping lists the tables of an earlier migration's dropped indexes
+	// whose rows are still to be deleted.
+	Dropping []string
+	// Resumed: the store is in the middle of a migration (write-only
+	// indexes or dropping tables), which this one continues.
+	Resumed bool
+	// Stats, after a migration ran (not a dry run): what each backfill did.
+	Stats map[string]exec.BackfillStats
+	// Verify is the check of the new indexes before they became readable.
+	Verify *exec.Report
+	// Started: the store was changed (a failed migration that did not
+	// start left it as it was).
+	Started bool
+}
+
+// MigrationIndex is one index of a migration: its name in the store, its
+// definition, and its size by the model's statistics.
+type MigrationIndex struct {
+	Name       string
+	Definition string
+	Rows       float64
+	Bytes      float64
+	// Was is the name the target schema gives it, when the store keeps it
+	// (or builds it) under another (Name).
+	Was string
+}
+
+// Changes reports whether the migration changes anything.
+func (m *Migration) Changes() bool {
+	return len(m.Add) > 0 || len(m.Drop) > 0 || len(m.Dropping) > 0 || m.Resumed
+}
+
+// String writes the migration as a dry run shows it.
+func (m *Migration) String() string {
+	var b strings.Builder
+	if !m.Changes() {
+		b.WriteString("migrate: the store's schema is the target: nothing to do\n")
+		return b.String()
+	}
+	section := func(title string, xs []MigrationIndex) {
+		if len(xs) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "%s:\n", title)
+		for _, x := range xs {
+			fmt.Fprintf(&b, "  %-12s %s  (%s rows, %s)", x.Name, x.Definition, fmt.Sprintf("%.0f", x.Rows), units.Format(x.Bytes))
+			if x.Was != "" {
+				fmt.Fprintf(&b, "  [%s in the target schema]", x.Was)
+			}
+			b.WriteString("\n")
+		}
+	}
+	section("add (write-only, backfill, verify, then readable)", m.Add)
+	section("drop (unread, then removed and its rows deleted)", m.Drop)
+	section("keep", m.Keep)
+	if len(m.Dropping) > 0 {
+		fmt.Fprintf(&b, "still to delete, from an earlier migration: %s\n", strings.Join(m.Dropping, ", "))
+	}
+	var rows, bytes float64
+	for _, x := range m.Add {
+		rows, bytes = rows+x.Rows, bytes+x.Bytes
+	}
+	fmt.Fprintf(&b, "backfill: %s rows, %s (the model's estimates)\n", fmt.Sprintf("%.0f", rows), units.Format(bytes))
+	return b.String()
+}
+
+// migrationTarget parses the target schema and matches it with the
+// deployed one.
+type migrationTarget struct {
+	cur, next *catalog.Advised
+	header    string
+	keep      map[*catalog.Index]*catalog.Index // next index → deployed one
+	names     map[*catalog.Index]string         // next index → its name in the store
+	drop      []*catalog.Index                  // deployed, not in next
+	plan      *Migration
+}
+
+// planMigration matches target (parsed: its model, schema and profile)
+// with cur, the deployed schema.
+func planMigration(cur, next *catalog.Advised) (*migrationTarget, error) {
+	if err := cur.Model.SameShape(next.Model); err != nil {
+		return nil, fmt.Errorf("the target schema's model is not the deployed one (%v): a migration changes column families and indexes, not relations", err)
+	}
+	if len(next.Schema.WriteOnly) > 0 || len(next.Dropping) > 0 {
+		return nil, errors.New("the target schema records a migration's state (write-only or dropping directives): give the schema to migrate to")
+	}
+	mt := &migrationTarget{cur: cur, next: next, header: catalog.Header(next.SchemaSrc),
+		keep: map[*catalog.Index]*catalog.Index{}, names: map[*catalog.Index]string{}, plan: &Migration{}}
+	used := map[*catalog.Index]bool{}
+	match := func(x *catalog.Index) *catalog.Index {
+		for _, c := range cur.Schema.Indexes {
+			if used[c] || !catalog.SameIndex(x, c) {
+				continue
+			}
+			if x.Kind == catalog.SI && mt.keep[next.Schema.Base[x]] != cur.Schema.Base[c] {
+				continue // the same entries over another base
+			}
+			return c
+		}
+		return nil
+	}
+	// CFs first, so that an SI matches only on a kept base.
+	for _, kind := range []catalog.Kind{catalog.CF, catalog.SI} {
+		for _, x := range next.Schema.Indexes {
+			if x.Kind != kind {
+				continue
+			}
+			if c := match(x); c != nil {
+				used[c] = true
+				mt.keep[x], mt.names[x] = c, c.Name
+			}
+		}
+	}
+	taken := map[string]bool{}
+	for _, c := range cur.Schema.Indexes {
+		taken[strings.ToLower(c.Name)] = true
+	}
+	for _, d := range cur.Dropping {
+		taken[strings.ToLower(d)] = true
+	}
+	for _, x := range next.Schema.Indexes {
+		if _, kept := mt.keep[x]; kept {
+			continue
+		}
+		name := x.Name
+		for i := 2; taken[strings.ToLower(name)] || next.Schema.Index(name) != nil && next.Schema.Index(name) != x; i++ {
+			name = fmt.Sprintf("%s_%d", x.Name, i)
+		}
+		taken[strings.ToLower(name)] = true
+		mt.names[x] = name
+	}
+	for _, c := range cur.Schema.Indexes {
+		if !used[c] {
+			mt.drop = append(mt.drop, c)
+		}
+	}
+	entry := func(x *catalog.Index, name string) MigrationIndex {
+		mi := MigrationIndex{Name: name, Definition: x.Describe(), Rows: x.Entries, Bytes: x.Size}
+		if !strings.EqualFold(name, x.Name) {
+			mi.Was = x.Name
+		}
+		return mi
+	}
+	for _, x := range next.Schema.Indexes {
+		if c, kept := mt.keep[x]; kept && !cur.Schema.WriteOnly[c] {
+			mt.plan.Keep = append(mt.plan.Keep, entry(x, c.Name))
+		} else {
+			// New, or write-only in the store: an interrupted migration
+			// registered it, and it is backfilled (again).
+			mt.plan.Add = append(mt.plan.Add, entry(x, mt.names[x]))
+		}
+	}
+	for _, c := range mt.drop {
+		mt.plan.Drop = append(mt.plan.Drop, entry(c, c.Name))
+	}
+	mt.plan.Dropping = slices.Clone(cur.Dropping)
+	mt.plan.Resumed = len(cur.Schema.WriteOnly) > 0 || len(cur.Dropping) > 0
+	return mt, nil
+}
+
+// stage writes a state of the migration: the target's indexes (named as
+// in the store), plus the dropped ones while with, the write-only ones
+// and the tables still to delete.
+func (mt *migrationTarget) stage(withDropped bool, writeOnly func(x *catalog.Index, deployed bool) bool, dropping []string) string {
+	st := catalog.Stage{Names: map[*catalog.Index]string{}, Base: map[*catalog.Index]*catalog.Index{}, WriteOnly: map[*catalog.Index]bool{}, Dropping: dropping}
+	for _, x := range mt.next.Schema.Indexes {
+		st.Indexes = append(st.Indexes, x)
+		st.Names[x] = mt.names[x]
+		if b := mt.next.Schema.Base[x]; b != nil {
+			st.Base[x] = b
+		}
+		if writeOnly(x, false) {
+			st.WriteOnly[x] = true
+		}
+	}
+	if withDropped {
+		for _, c := range mt.drop {
+			st.Indexes = append(st.Indexes, c)
+			if b := mt.cur.Schema.Base[c]; b != nil {
+				st.Base[c] = b
+				if !slices.Contains(mt.drop, b) {
+					// Its base is kept: named as the target names it.
+					for x, k := range mt.keep {
+						if k == b {
+							st.Base[c] = x
+						}
+					}
+				}
+			}
+			if writeOnly(c, true) {
+				st.WriteOnly[c] = true
+			}
+		}
+	}
+	return st.Script(mt.header)
+}
+
+// PlanMigration returns what Migrate would do to move the deployed advised
+// schema to the one of modelSrc and schemaSrc (as Deploy takes them).
+func (db *DB) PlanMigration(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*Migration, error) {
+	mt, _, err := db.migrationTarget(ctx, modelFile, modelSrc, schemaFile, schemaSrc, prof)
+	if err != nil {
+		return nil, err
+	}
+	return mt.plan, nil
+}
+
+func (db *DB) migrationTarget(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*migrationTarget, uint64, error) {
+	if err := db.current(ctx); err != nil {
+		return nil, 0, err
+	}
+	db.mu.RLock()
+	cat, version := db.cat, db.version
+	db.mu.RUnlock()
+	if cat.Advised == nil {
+		return nil, 0, fmt.Errorf("migrate: %w", exec.ErrNoSchema)
+	}
+	next, err := catalog.ParseAdvised(modelFile, modelSrc, schemaFile, schemaSrc, prof)
+	if err != nil {
+		return nil, 0, err
+	}
+	mt, err := planMigration(cat.Advised, next)
+	return mt, version, err
+}
+
+// Migrate moves the deployed advised schema to the one of modelSrc and
+// schemaSrc online (see the comment at the top of migrate.go) and returns
+// what it did; with opt.DryRun it only computes it. The store's local
+// indexes stay the kind they are (catalog.Advised.LocalIndexes).
+func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile, opt MigrateOptions) (*Migration, error) {
+	switch {
+	case db.tx != nil:
+		return nil, fmt.Errorf("Migrate: %w", ErrInTx)
+	case db.readOnly:
+		return nil, fmt.Errorf("Migrate: %w", ErrReadOnly)
+	}
+	mt, version, err := db.migrationTarget(ctx, modelFile, modelSrc, schemaFile, schemaSrc, prof)
+	if err != nil || opt.DryRun || !mt.plan.Changes() {
+		return planOf(mt), err
+	}
+	if opt.Grace == 0 {
+		if _, counts := db.raw.(store.ChangeCounter); !counts {
+			opt.Grace = 2 * time.Second
+		}
+	}
+	progress := func(ev MigrateEvent) {
+		if opt.Progress != nil {
+			opt.Progress(ev)
+		}
+	}
+	m := mt.plan
+	m.Stats = map[string]exec.BackfillStats{}
+	kept := func(x *catalog.Index) bool {
+		c, ok := mt.keep[x]
+		return ok && !mt.cur.Schema.WriteOnly[c]
+	}
+	modelName := modelFile
+	// 1. The new indexes write-only, beside the deployed ones — once it
+	// is known that the readable ones can give their rows: else nothing
+	// changes.
+	adding := mt.stage(true, func(x *catalog.Index, deployed bool) bool {
+		return !deployed && !kept(x) || deployed && mt.cur.Schema.WriteOnly[x]
+	}, mt.cur.Dropping)
+	if err := db.checkBackfills(modelName, modelSrc, adding, prof, m.Add); err != nil {
+		return m, err
+	}
+	m.Started = true
+	if version, err = db.saveStage(ctx, version, modelName, modelSrc, adding, prof, opt.Grace); err != nil {
+		return m, err
+	}
+	for _, x := range m.Add {
+		progress(MigrateEvent{Phase: "add", Index: x.Name, Done: true})
+	}
+	// 2. Backfill and verify them.
+	en := db.engine()
+	for _, x := range m.Add {
+		stats, err := en.Backfill(ctx, x.Name, exec.BackfillOptions{Rate: opt.Rate, Progress: func(ev exec.BackfillEvent) {
+			phase := "backfill"
+			if ev.Step == "catch-up" {
+				phase = "catch-up"
+			}
+			progress(MigrateEvent{Phase: phase, Index: ev.Index, Rows: ev.Rows, Estimate: ev.Estimate, Done: ev.Done})
+		}})
+		m.Stats[x.Name] = stats
+		if err != nil {
+			return m, fmt.Errorf("backfilling %s: %w", x.Name, err)
+		}
+	}
+	if len(m.Add) > 0 {
+		progress(MigrateEvent{Phase: "verify"})
+		rep, err := db.verifyNew(ctx, en, m.Add)
+		m.Verify = rep
+		if err != nil {
+			return m, err
+		}
+		progress(MigrateEvent{Phase: "verify", Done: true})
+	}
+	// 3. The new indexes readable, the dropped ones write-only.
+	switching := mt.stage(true, func(x *catalog.Index, deployed bool) bool { return deployed }, mt.cur.Dropping)
+	if version, err = db.saveStage(ctx, version, modelName, modelSrc, switching, prof, opt.Grace); err != nil {
+		return m, err
+	}
+	for _, x := range m.Add {
+		if err := exec.ClearMarks(ctx, db.raw, x.Name); err != nil {
+			return m, err
+		}
+	}
+	progress(MigrateEvent{Phase: "switch", Done: true})
+	// 4. The dropped indexes out of the schema, then their rows.
+	dropping := slices.Clone(mt.cur.Dropping)
+	for _, c := range mt.drop {
+		if mt.cur.Schema.Local[c] == nil {
+			dropping = append(dropping, c.Name)
+		}
+	}
+	none := func(*catalog.Index, bool) bool { return false }
+	if len(dropping) > 0 {
+		if version, err = db.saveStage(ctx, version, modelName, modelSrc, mt.stage(false, none, dropping), prof, opt.Grace); err != nil {
+			return m, err
+		}
+		for _, name := range dropping {
+			n, err := exec.DropRows(ctx, db.raw, name, opt.Rate, func(n int64) {
+				progress(MigrateEvent{Phase: "drop", Index: name, Rows: n})
+			})
+			if err != nil {
+				return m, fmt.Errorf("deleting the rows of %s: %w", name, err)
+			}
+			progress(MigrateEvent{Phase: "drop", Index: name, Rows: n, Done: true})
+		}
+	}
+	final := mt.stage(false, none, nil)
+	if !mt.renamed() {
+		final = string(schemaSrc) // byte-identical: a later load --schema of the file sees the same schema
+	}
+	if _, err = db.saveStage(ctx, version, modelName, modelSrc, final, prof, 0); err != nil {
+		return m, err
+	}
+	progress(MigrateEvent{Phase: "done", Done: true})
+	return m, nil
+}
+
+// checkBackfills fails, naming what is missing, when an index to add
+// cannot be backfilled in the stage of script (exec.Engine.CanBackfill).
+func (db *DB) checkBackfills(modelFile string, modelSrc []byte, script string, prof cost.Profile, add []MigrationIndex) error {
+	a, err := catalog.ParseAdvised(modelFile, modelSrc, "migration stage", []byte(script), prof)
+	if err != nil {
+		return fmt.Errorf("migrate: a stage of the migration does not parse (a bug): %w\n%s", err, script)
+	}
+	a.KeepLocal(db.Catalog().Advised.LocalIndexes)
+	en := exec.FromCatalog(db.raw, a, nil)
+	var errs []error
+	for _, x := range add {
+		if err := en.CanBackfill(x.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("migrate: nothing changed: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+func planOf(mt *migrationTarget) *Migration {
+	if mt == nil {
+		return nil
+	}
+	return mt.plan
+}
+
+// renamed reports whether the store names an index of the target
+// otherwise than the target does.
+func (mt *migrationTarget) renamed() bool {
+	for x, n := range mt.names {
+		if n != x.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// saveStage saves the advised schema of script as the catalog version
+// after prev, creates its tables, makes this DB use it once the writes
+// that began before are done, and waits grace for other processes'
+// writers. It returns the version saved.
+func (db *DB) saveStage(ctx context.Context, prev uint64, modelFile string, modelSrc []byte, script string, prof cost.Profile, grace time.Duration) (uint64, error) {
+	a, err := catalog.ParseAdvised(modelFile, modelSrc, "migration stage", []byte(script), prof)
+	if err != nil {
+		return prev, fmt.Errorf("migrate: a stage of the migration does not parse (a bug): %w\n%s", err, script)
+	}
+	old := db.Catalog()
+	if old.Advised != nil && old.Advised.Same(a) {
+		return prev, nil
+	}
+	a.KeepLocal(old.Advised.LocalIndexes)
+	// The tables first: a writer that sees the version writes them.
+	if err := exec.FromCatalog(db.raw, a, nil).CreateTables(ctx); err != nil {
+		return prev, err
+	}
+	next, err := old.WithAdvised(a)
+	if err != nil {
+		return prev, err
+	}
+	version, err := catalog.Save(ctx, db.raw, prev, next.Stored())
+	if errors.Is(err, catalog.ErrConflict) {
+		return prev, errors.New("migrate: another client changed the store's definitions meanwhile: run the migration again")
+	}
+	if err != nil {
+		return prev, err
+	}
+	// The writes of this DB that began before the save are done when the
+	// gate is ours; those after it see the new version.
+	db.txGate.Lock()
+	err = db.reload(ctx)
+	db.txGate.Unlock()
+	if err != nil {
+		return version, err
+	}
+	if grace > 0 {
+		select {
+		case <-ctx.Done():
+			return version, ctx.Err()
+		case <-time.After(grace):
+		}
+	}
+	return version, nil
+}
+
+// verifyNew checks the indexes a migration built against the data the
+// readable ones hold, on one point in time where the store offers it.
+func (db *DB) verifyNew(ctx context.Context, en *exec.Engine, added []MigrationIndex) (*exec.Report, error) {
+	v := en
+	if vr, ok := db.raw.(store.Viewer); ok {
+		view, err := vr.View(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer view.Close()
+		v = exec.FromCatalog(view, en.Advised(), nil)
+	}
+	rep, err := v.Verify(ctx, exec.VerifyOptions{WriteOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	var diffs []exec.Difference
+	for _, d := range rep.Differences {
+		for _, x := range added {
+			if d.Index == x.Name {
+				diffs = append(diffs, d)
+			}
+		}
+	}
+	if len(diffs) > 0 {
+		var b strings.Builder
+		for i, d := range diffs {
+			if i == 10 {
+				fmt.Fprintf(&b, "\n… and %d more", len(diffs)-10)
+				break
+			}
+			b.WriteString("\n" + d.String())
+		}
+		return rep, fmt.Errorf("migrate: the new indexes disagree with the data the others hold (%d differences); they stay write-only:%s", len(diffs), b.String())
+	}
+	return rep, nil
+}
