@@ -76,7 +76,6 @@
 //     the attribute in path notation (items.bids.date), value in keyenc's
 //     natural encoding; NULL is the absence of the cell. A row with no
 //     non-NULL value holds the empty-qualifier marker cell.
-//
 //   - A CF with static columns (catalog.Index.Static: fields of its root,
 //     which alone forms the partition key) keeps them in the partition
 //     row, keyed [salt][partition key] alone, family "s", one cell per
@@ -86,14 +85,12 @@
 //     a parallel call decoded first: plan.Read.Partitions); a row limit
 //     pushed to the store leaves room for it (plan.Read.Slack). Writes of
 //     the root keep it (plan.Upkeep.Static); rows never hold static cells.
-//
 //   - An SI row points at one row of its base CF, as Cassandra's index
 //     tables do: its key is the indexed attribute, the base CF's partition
 //     key, then the key of every entity of the graph (catalog.Index
 //     KeyAttrs), ordered-encoded; it holds only the marker cell. An SI
 //     lookup is a prefix scan of the indexed value; the step after it reads
 //     the base rows the entries name, all in one round trip.
-//
 //   - On a store that keeps local indexes (store.Capabilities.LocalIndexes:
 //     Pebble, mem), an SI whose base stores the indexed attribute as a
 //     value cell has no table (catalog.Schema.Local): the base's table
@@ -102,7 +99,6 @@
 //     step with the base step after it is one ReadIndex returning the base
 //     rows (advised_local.go). The choice is made when the schema is first
 //     deployed and recorded with it in the catalog.
-//
 //   - A write-only index (catalog.Schema.WriteOnly: a migration builds or
 //     drops it) is kept by every write and read by no plan; each write
 //     that changes one of its rows also marks the row in table MarkTable,
