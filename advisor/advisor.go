@@ -156,6 +156,13 @@ type Options struct {
 	// the budget's decomposition takes one row).
 	MigrationLimited bool
 	MigrationLimit   float64
+	// Reload (with Current): the new structures will be built from the
+	// source data (a reload), not from the store. Without it, a new index
+	// is a candidate only if the deployed indexes can give its rows (its
+	// rows' query has a plan over them: planner.Rows), as kvschema migrate
+	// builds it; an attribute or relationship the deployed schema keeps no
+	// copy of is lost to a migration.
+	Reload bool
 	// currentKeys maps the identity of each index of Current to its name;
 	// buildWeight converts a backfill's seconds into the objective's
 	// units: the mix's total weight over the statements run in Amortize.
@@ -244,6 +251,9 @@ type Stats struct {
 	// LargePartitions counts the candidates refused for partitions over
 	// Options.MaxPartition.
 	LargePartitions          int
+	// Unbuildable counts the candidates refused (Options.Current without
+	// Reload) because the deployed indexes cannot give their rows.
+	Unbuildable int
 	QuerySteps, SupportSteps int // arcs of the plan DAGs
 	Variables, Constraints   int
 	// Components is the number of independent parts of the problem
@@ -724,6 +734,20 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	if n := res.Stats.LargePartitions; n > 0 {
 		opt.progress("refused %d candidates whose average partition exceeds %s", n, units.Format(maxPart))
 	}
+	if opt.Current != nil && !opt.Reload {
+		n := 0
+		bp := newBuildable(opt.Current, opt.Profile)
+		for _, x := range en.list {
+			if usable[x] && !bp.buildable(x) {
+				usable[x] = false
+				n++
+			}
+		}
+		res.Stats.Unbuildable = n
+		if n > 0 {
+			opt.progress("refused %d candidates the deployed schema cannot build (it keeps no copy of some of their rows' data; --reload lifts this)", n)
+		}
+	}
 	var supports []*support
 	for {
 		var list []*catalog.Index
@@ -784,6 +808,9 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		if !qdags[i].States[0].Live {
 			if n := res.Stats.LargePartitions; n > 0 {
 				return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures whose average partition is at most %s (--max-partition; %d candidates were refused for larger ones)", s.Text(), units.Format(maxPart), n)
+			}
+			if res.Stats.Unbuildable > 0 {
+				return nil, nil, fmt.Errorf("%s: no plan answers this query with the structures the deployed schema can build (it keeps no copy of some of the data the query reads): --reload designs for the data loaded again from its source, into a new store", s.Text())
 			}
 			return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures", s.Text())
 		}

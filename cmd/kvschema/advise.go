@@ -307,6 +307,7 @@ func adviseCmd() *cobra.Command {
 	var budget, maxPartition, format, out, statement string
 	var noSI, normalized, quiet, static bool
 	var data, compare, current, amortize, migrationBudget string
+	var reload bool
 	var rate float64
 	var timeLimit time.Duration
 	c := &cobra.Command{
@@ -372,6 +373,7 @@ into is of another kind, and plans with that profile.
 					return fmt.Errorf("--amortize: %v", err)
 				}
 				opt.Rate = rate
+				opt.Reload = reload
 				if migrationBudget != "" {
 					opt.MigrationLimited = true
 					if strings.TrimSpace(migrationBudget) != "0" { // 0: build nothing
@@ -436,6 +438,7 @@ into is of another kind, and plans with that profile.
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
 	c.Flags().StringVar(&current, "current", "", "the schema deployed now (DDL): keeping its structures costs nothing, a new one its backfill, amortized over --amortize at --rate; the output says what to keep, add and drop")
 	c.Flags().Float64Var(&rate, "rate", 0, "with --current: statements the workload runs a second")
+	c.Flags().BoolVar(&reload, "reload", false, "with --current: the new structures will be loaded from the source data, not built from the store (kvschema migrate builds only what the deployed structures hold the data of)")
 	c.Flags().StringVar(&migrationBudget, "migration-budget", "", "with --current: the most bytes the new structures may hold (0: build nothing)")
 	c.Flags().StringVar(&amortize, "amortize", "30d", "with --current: the time a backfill is paid over (e.g. 30d, 12h)")
 	c.Flags().BoolVar(&static, "static-columns", false, "also consider column families keeping their root entity's fields as static columns (Cassandra's STATIC: once per partition)")
