@@ -250,10 +250,10 @@ type Stats struct {
 	Candidates, CandidateSIs int
 	// LargePartitions counts the candidates refused for partitions over
 	// Options.MaxPartition.
-	LargePartitions          int
+	LargePartitions int
 	// Unbuildable counts the candidates refused (Options.Current without
 	// Reload) because the deployed indexes cannot give their rows.
-	Unbuildable int
+	Unbuildable              int
 	QuerySteps, SupportSteps int // arcs of the plan DAGs
 	Variables, Constraints   int
 	// Components is the number of independent parts of the problem
