@@ -2,6 +2,7 @@ package kvschema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/kvschema/kvschema/internal/observe"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/types"
 )
@@ -205,6 +207,20 @@ func (s *Stmt) runAdvised(ctx context.Context, en *exec.Engine, res Result, args
 		return res, rows, nil
 	}
 	r, err := est.Query(ctx, vals...)
+	if errors.Is(err, store.ErrNoTable) && s.db.tx == nil {
+		// A migration in another process dropped a table this catalog
+		// version reads (DB.Migrate): read with the newest version.
+		if err = s.db.current(ctx); err == nil {
+			var en2 *exec.Engine
+			if en2, err = s.route(ctx); err == nil && en2 != nil && en2 != en {
+				if est, err = s.advisedStmt(en2); err == nil {
+					r, err = est.Query(ctx, vals...)
+				}
+			} else if err == nil {
+				err = fmt.Errorf("%w (and the store's newest definitions read it too)", store.ErrNoTable)
+			}
+		}
+	}
 	if err != nil {
 		return res, nil, err
 	}

@@ -48,9 +48,8 @@ type MigrateOptions struct {
 	// (0: no bound).
 	Rate float64
 	// Grace is how long to wait after each catalog change for writers in
-	// other processes; < 0 means none. 0 means none on a store this
-	// process alone has open (it counts changes: store.ChangeCounter, as
-	// Pebble and mem: do), 2 s on others (Bigtable).
+	// other processes; < 0 means none. 0 means none on a store one process
+	// has open (Pebble, mem:), 2 s on others (Bigtable).
 	Grace time.Duration
 	// Progress, when set, reports each step: Phase "add" (an index
 	// registered write-only), "backfill" and "catch-up" (rows written),
@@ -313,7 +312,9 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 		return planOf(mt), err
 	}
 	if opt.Grace == 0 {
-		if _, counts := db.raw.(store.ChangeCounter); !counts {
+		switch db.raw.Capabilities().Engine {
+		case "pebble", "mem": // one process's
+		default:
 			opt.Grace = 2 * time.Second
 		}
 	}

@@ -272,8 +272,11 @@ func read(ctx context.Context, st store.Store, acc *plan.Access, r plan.Read, rd
 			err = store.ReadCells(ctx, st, table, rows, opts, rd.dec.Func())
 		}
 		if err != nil {
-			if isNoTable(err) {
-				continue // a layout's table is created on first write
+			if isNoTable(err) && acc.Layout.StaticTable() == "" {
+				// A table named by attributes is created on its first
+				// write; one of a constant name exists from the
+				// definition on, unless a migration dropped it.
+				continue
 			}
 			return fmt.Errorf("reading %s: %w", table, err)
 		}

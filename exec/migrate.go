@@ -527,10 +527,13 @@ func (w *throttle) wait(ctx context.Context, n int64) error {
 // with the rows deleted so far.
 func DropRows(ctx context.Context, st store.Store, table string, rate float64, progress func(n int64)) (int64, error) {
 	if d, ok := st.(store.TableDropper); ok {
-		if err := d.DropTable(ctx, table); err != nil {
+		err := d.DropTable(ctx, table)
+		if err == nil {
+			return 0, ClearMarks(ctx, st, table)
+		}
+		if !errors.Is(err, errors.ErrUnsupported) {
 			return 0, err
 		}
-		return 0, ClearMarks(ctx, st, table)
 	}
 	w := &throttle{rate: rate, start: time.Now()}
 	n, err := deleteRows(ctx, st, table, store.All(), func(k int) error {

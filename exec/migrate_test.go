@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -473,5 +474,74 @@ func TestMigrateToAdvised(t *testing.T) {
 	}
 	if runQueries(t, ctx, after, or, w, da, rand.New(rand.NewPCG(1, 2)), 2) == 0 {
 		t.Fatal("every query answered nothing")
+	}
+}
+
+// TestMigrateStaleReader: a client that only reads (another process on a
+// shared store: here a second DB on the same store) and last read the
+// catalog before a migration dropped the tables its plans read finds them
+// gone, reads the newest definitions and answers as a fresh client does.
+func TestMigrateStaleReader(t *testing.T) {
+	ctx := context.Background()
+	m, w := loadRUBiS(t, "workload_secondary.kvs")
+	from, to := migrationTarget(t)
+	st := memstore.New()
+	open := func() *kvschema.DB {
+		db, err := kvschema.New(ctx, st, kvschema.Options{NoWorkloadCounts: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	a := open()
+	if _, err := a.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", from, cost.Cassandra); err != nil {
+		t.Fatal(err)
+	}
+	en, _ := a.Advised(ctx)
+	d := gen.Generate(m, tinyRUBiS, 3, 0)
+	insertAll(t, ctx, en, oracleFor(t, m), d)
+	b := open()
+	r := rand.New(rand.NewPCG(3, 3))
+	type q struct {
+		text string
+		args []any
+	}
+	var qs []q
+	for _, s := range w.Statements {
+		if s.Query != nil {
+			qs = append(qs, q{lang.Print(s.AST), goArgs(s.Query.SampleArgs(r, d.Rows))})
+		}
+	}
+	answer := func(db *kvschema.DB, q q) []string {
+		rows, err := db.Query(ctx, q.text, q.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q.text, err)
+		}
+		var out []string
+		for rows.Next() {
+			vals := make([]any, len(rows.Columns()))
+			ptrs := make([]any, len(vals))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprint(vals...))
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, q := range qs {
+		answer(b, q) // b plans every query on the deployed schema
+	}
+	if _, err := a.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if got, want := answer(b, q), answer(a, q); !slices.Equal(got, want) {
+			t.Fatalf("%s: the stale client answers %v, a fresh one %v", q.text, got, want)
+		}
 	}
 }

@@ -555,6 +555,13 @@ func TestShellTerminal(t *testing.T) {
 	waitFor("(1 row)")
 	// Ctrl-C drops the statement being typed: the next one runs alone.
 	keys("-l", "SELECT * FR")
+	// Echoed first (else C-c may come before the text on a busy machine):
+	// the screen's last line.
+	for deadline := time.Now().Add(20 * time.Second); !strings.HasSuffix(strings.TrimRight(capture(), " \n"), "kvschema> SELECT * FR"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal never showed the typed text:\n%s", capture())
+		}
+	}
 	keys("C-c")
 	send("SELECT v FROM r WHERE k = 'a';")
 	if s := waitFor("v\n7\n(1 row)"); !strings.Contains(s, "SELECT * FR^C\nkvschema> SELECT v") || strings.Contains(s, "error") {

@@ -133,6 +133,18 @@ func (s *Store) check(ctx context.Context) error {
 // CreateTable creates the table or adds the families and indexes it
 // lacks; the entries of an added index are built from the rows under the
 // data's write lock, so no write comes between.
+// DropTable implements store.TableDropper: the table and its rows go.
+func (s *Store) DropTable(ctx context.Context, name string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	d := s.data
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.tables, name)
+	return nil
+}
+
 func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	if err := s.check(ctx); err != nil {
 		return err

@@ -194,6 +194,18 @@ func New(inner Inner, opts ...Options) *Store {
 // Inner returns the wrapped store.
 func (s *Store) Inner() Inner { return s.inner }
 
+// DropTable implements store.TableDropper with the inner store's; it
+// fails with an error wrapping errors.ErrUnsupported when the inner store
+// has none. A table being dropped has no writer left, so no intent of
+// this log names it.
+func (s *Store) DropTable(ctx context.Context, name string) error {
+	d, ok := s.inner.(store.TableDropper)
+	if !ok {
+		return fmt.Errorf("txnstore: the inner store drops no tables (%T): %w", s.inner, errors.ErrUnsupported)
+	}
+	return d.DropTable(ctx, name)
+}
+
 // RolledForward counts the writes this Store value finished for others
 // (or for itself after a failure): a measure of recovery work.
 func (s *Store) RolledForward() int64 { return s.rolledForward.Load() }
