@@ -50,28 +50,10 @@ func analyze(ctx context.Context, in *input, cfg *Config, sampleRows int, notes 
 	for _, e := range m0.Entities {
 		tables[e] = stats.NewTable(e, stats.Options{})
 	}
-	rnd := rand.New(rand.NewPCG(cfg.Seed, 0x5a3b1e))
+	s := newSampler(d, sampleRows, cfg.Seed)
 	err := in.src.rows(ctx, func(r exec.Row) error {
-		e, row := r.Entity, r.Values
-		tables[e].Add(row)
-		if id := e.ID(); id != nil {
-			if k := row[e.Column(id)]; k != nil {
-				if cur, ok := d.maxKey[e.Name]; !ok || types.Compare(k, cur) > 0 {
-					if b, ok := k.([]byte); ok {
-						k = append([]byte(nil), b...)
-					}
-					d.maxKey[e.Name] = k
-				}
-			}
-		}
-		n := d.counts[e.Name]
-		d.counts[e.Name] = n + 1
-		// Reservoir sampling (Algorithm R).
-		if n < sampleRows {
-			d.samples[e.Name] = append(d.samples[e.Name], append([]types.Value(nil), row...))
-		} else if j := rnd.IntN(n + 1); j < sampleRows {
-			d.samples[e.Name][j] = append(d.samples[e.Name][j][:0], row...)
-		}
+		tables[r.Entity].Add(r.Values)
+		s.add(r.Entity, r.Values)
 		return nil
 	})
 	if err != nil {
@@ -114,6 +96,41 @@ func analyze(ctx context.Context, in *input, cfg *Config, sampleRows int, notes 
 		}
 	}
 	return d, nil
+}
+
+// sampler fills a data set's counts, samples and greatest keys from the
+// rows it is shown: a reservoir of up to n rows per entity (Algorithm R),
+// drawn with a fixed seed.
+type sampler struct {
+	d   *dataSet
+	n   int
+	rnd *rand.Rand
+}
+
+func newSampler(d *dataSet, n int, seed uint64) *sampler {
+	return &sampler{d: d, n: n, rnd: rand.New(rand.NewPCG(seed, 0x5a3b1e))}
+}
+
+// add counts row, a row of e (copied where kept), and may sample it.
+func (s *sampler) add(e *catalog.Entity, row []types.Value) {
+	d := s.d
+	if id := e.ID(); id != nil {
+		if k := row[e.Column(id)]; k != nil {
+			if cur, ok := d.maxKey[e.Name]; !ok || types.Compare(k, cur) > 0 {
+				if b, ok := k.([]byte); ok {
+					k = append([]byte(nil), b...)
+				}
+				d.maxKey[e.Name] = k
+			}
+		}
+	}
+	n := d.counts[e.Name]
+	d.counts[e.Name] = n + 1
+	if n < s.n {
+		d.samples[e.Name] = append(d.samples[e.Name], append([]types.Value(nil), row...))
+	} else if j := s.rnd.IntN(n + 1); j < s.n {
+		d.samples[e.Name][j] = append(d.samples[e.Name][j][:0], row...)
+	}
 }
 
 // modelBytes estimates the size of a model's entities: rows × the sum of

@@ -37,7 +37,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(execCmd(), shellCmd(), demoCmd(), modelCmd(), statsCmd(), generateCmd(), adviseCmd(), costCmd(), exportCmd(), loadCmd(), verifyCmd(), repairCmd(), workloadCmd(), migrateCmd(), benchCmd(), calibrateCmd(), versionCmd())
+	root.AddCommand(execCmd(), shellCmd(), demoCmd(), modelCmd(), statsCmd(), generateCmd(), adviseCmd(), costCmd(), exportCmd(), loadCmd(), verifyCmd(), repairCmd(), workloadCmd(), migrateCmd(), benchCmd(), benchMigrateCmd(), calibrateCmd(), versionCmd())
 	return root
 }
 
