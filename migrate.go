@@ -512,7 +512,11 @@ func (db *DB) verifyNew(ctx context.Context, en *exec.Engine, added []MigrationI
 		defer view.Close()
 		v = exec.FromCatalog(view, en.Advised(), nil)
 	}
-	rep, err := v.Verify(ctx, exec.VerifyOptions{WriteOnly: true})
+	only := map[string]bool{}
+	for _, x := range added {
+		only[x.Name] = true
+	}
+	rep, err := v.Verify(ctx, exec.VerifyOptions{WriteOnly: true, Only: only})
 	if err != nil {
 		return nil, err
 	}

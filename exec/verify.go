@@ -183,6 +183,10 @@ type VerifyOptions struct {
 	// a migration checks those it built before it makes them readable);
 	// else they are skipped, as no plan reads them.
 	WriteOnly bool
+	// Only, when set, names the indexes compared with the data; every
+	// index checked is still read, for the data it vouches for (a
+	// migration compares the indexes it built).
+	Only map[string]bool
 }
 
 // VerifyEvent is one report of a verify's progress: Step "read" (the
@@ -297,7 +301,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 	}
 	rep.Differences = append(rep.Differences, data.conflicts...)
 	for _, x := range e.schema.Indexes {
-		if !checked(x) {
+		if !checked(x) || opt.Only != nil && !opt.Only[x.Name] {
 			continue
 		}
 		t := e.tables[x]
