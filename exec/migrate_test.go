@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,50 +32,6 @@ import (
 	"github.com/kvschema/kvschema/types"
 	"github.com/kvschema/kvschema/workload"
 )
-
-// migrationTarget is testdata/rubis_schema.kvs changed in every way a
-// migration handles: a column family dropped (cf_users_by_rating), one
-// whose clustering key changes (cf_comments_users_by_rating: the new one
-// takes the old name, so the store names it otherwise until the old one
-// is gone), a secondary index added (on users' rating, in place of the
-// dropped family), a column family with static columns added, and one
-// over a three-entity path added.
-func migrationTarget(t testing.TB) (from, to []byte) {
-	t.Helper()
-	src, err := os.ReadFile("testdata/rubis_schema.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(src)
-	cut := func(name string) {
-		i := strings.Index(s, "DEFINE COLUMN FAMILY "+name+" ")
-		j := strings.Index(s[i:], "};\n")
-		s = s[:i] + s[i+j+3:]
-	}
-	cut("cf_users_by_rating")
-	old := "PARTITION KEY (comments.rating),\n  CLUSTERING KEY (comments.id, comments.from_user.id)"
-	if !strings.Contains(s, old) {
-		t.Fatal("testdata/rubis_schema.kvs changed: update migrationTarget")
-	}
-	s = strings.Replace(s, old, "PARTITION KEY (comments.rating),\n  CLUSTERING KEY (comments.from_user.id, comments.id)", 1)
-	s += `
-DEFINE SECONDARY INDEX si_users_by_rating ON cf_users_by_id (users.rating);
-
-DEFINE COLUMN FAMILY cf_items_bids_static FOR items {
-  PARTITION KEY (items.id),
-  CLUSTERING KEY (items.bids.id),
-  STATIC (items.max_bid, items.name),
-  VALUES (items.bids.bid, items.bids.qty)
-};
-
-DEFINE COLUMN FAMILY cf_regions_users_items FOR regions {
-  PARTITION KEY (regions.id),
-  CLUSTERING KEY (regions.users.id, regions.users.items_sold.id),
-  VALUES (regions.users.nickname, regions.users.items_sold.name)
-};
-`
-	return src, []byte(s)
-}
 
 // TestMigrateUnderLoad migrates a loaded RUBiS store (migrationTarget)
 // while writers and readers run through the same DB: the writers' every
