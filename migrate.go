@@ -336,11 +336,15 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 	adding := mt.stage(true, func(x *catalog.Index, deployed bool) bool {
 		return !deployed && !kept(x) || deployed && mt.cur.Schema.WriteOnly[x]
 	}, mt.cur.Dropping)
-	if err := db.checkBackfills(modelName, modelSrc, adding, prof, m.Add); err != nil {
+	first, err := db.parseStage(modelName, modelSrc, adding, prof)
+	if err != nil {
+		return m, err
+	}
+	if err := db.checkBackfills(first, m.Add); err != nil {
 		return m, err
 	}
 	m.Started = true
-	if version, err = db.saveStage(ctx, version, modelName, modelSrc, adding, prof, opt.Grace); err != nil {
+	if version, err = db.saveAdvised(ctx, version, first, opt.Grace); err != nil {
 		return m, err
 	}
 	for _, x := range m.Add {
@@ -414,14 +418,20 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 	return m, nil
 }
 
-// checkBackfills fails, naming what is missing, when an index to add
-// cannot be backfilled in the stage of script (exec.Engine.CanBackfill).
-func (db *DB) checkBackfills(modelFile string, modelSrc []byte, script string, prof cost.Profile, add []MigrationIndex) error {
+// parseStage builds the advised schema of a stage's script, keeping the
+// deployed schema's kind of secondary index.
+func (db *DB) parseStage(modelFile string, modelSrc []byte, script string, prof cost.Profile) (*catalog.Advised, error) {
 	a, err := catalog.ParseAdvised(modelFile, modelSrc, "migration stage", []byte(script), prof)
 	if err != nil {
-		return fmt.Errorf("migrate: a stage of the migration does not parse (a bug): %w\n%s", err, script)
+		return nil, fmt.Errorf("migrate: a stage of the migration does not parse (a bug): %w\n%s", err, script)
 	}
 	a.KeepLocal(db.Catalog().Advised.LocalIndexes)
+	return a, nil
+}
+
+// checkBackfills fails, naming what is missing, when an index to add
+// cannot be backfilled in stage a (exec.Engine.CanBackfill).
+func (db *DB) checkBackfills(a *catalog.Advised, add []MigrationIndex) error {
 	en := exec.FromCatalog(db.raw, a, nil)
 	var errs []error
 	for _, x := range add {
@@ -453,20 +463,24 @@ func (mt *migrationTarget) renamed() bool {
 	return false
 }
 
-// saveStage saves the advised schema of script as the catalog version
-// after prev, creates its tables, makes this DB use it once the writes
-// that began before are done, and waits grace for other processes'
-// writers. It returns the version saved.
+// saveStage saves the advised schema of a stage's script as the catalog
+// version after prev, creates its tables, makes this DB use it once the
+// writes that began before are done, and waits grace for other
+// processes' writers. It returns the version saved.
 func (db *DB) saveStage(ctx context.Context, prev uint64, modelFile string, modelSrc []byte, script string, prof cost.Profile, grace time.Duration) (uint64, error) {
-	a, err := catalog.ParseAdvised(modelFile, modelSrc, "migration stage", []byte(script), prof)
+	a, err := db.parseStage(modelFile, modelSrc, script, prof)
 	if err != nil {
-		return prev, fmt.Errorf("migrate: a stage of the migration does not parse (a bug): %w\n%s", err, script)
+		return prev, err
 	}
+	return db.saveAdvised(ctx, prev, a, grace)
+}
+
+// saveAdvised is saveStage for a stage already parsed.
+func (db *DB) saveAdvised(ctx context.Context, prev uint64, a *catalog.Advised, grace time.Duration) (uint64, error) {
 	old := db.Catalog()
 	if old.Advised != nil && old.Advised.Same(a) {
 		return prev, nil
 	}
-	a.KeepLocal(old.Advised.LocalIndexes)
 	// The tables first: a writer that sees the version writes them.
 	if err := exec.FromCatalog(db.raw, a, nil).CreateTables(ctx); err != nil {
 		return prev, err

@@ -196,7 +196,7 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 		return nil
 	}
 	progress(BackfillEvent{Step: "copy", Estimate: int64(x.Entries)})
-	sp, err := e.rowsProgramAnyRoot(t, nil)
+	sp, err := e.rowsProgram(t, nil)
 	if err != nil {
 		return stats, fmt.Errorf("%s: %w", name, err)
 	}
@@ -356,7 +356,7 @@ func (e *Engine) recompute(ctx context.Context, t *table, key []byte, vals []typ
 			eq, args = append(eq, t.attrs[i]), append(args, vals[i])
 		}
 	}
-	sp, err := e.rowsProgramAnyRoot(t, eq)
+	sp, err := e.rowsProgram(t, eq)
 	if err != nil {
 		return nil, err
 	}
@@ -391,46 +391,17 @@ func (e *Engine) CanBackfill(name string) error {
 	if e.schema.Local[x] != nil {
 		return nil
 	}
-	var lack []string
-	stores := func(ok func(y *catalog.Index) bool) bool {
-		for _, y := range e.schema.Indexes {
-			if e.schema.Readable(y) && ok(y) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, a := range x.Stored() {
-		f := a.Field
-		if !stores(func(y *catalog.Index) bool {
-			for _, b := range y.Stored() {
-				if b.Field == f {
-					return true
-				}
-			}
-			return false
-		}) {
-			lack = append(lack, f.String())
+	var readable []*catalog.Index
+	for _, y := range e.schema.Indexes {
+		if e.schema.Readable(y) {
+			readable = append(readable, y)
 		}
 	}
-	for _, nd := range x.Graph.Nodes[1:] {
-		nav := nd.Via
-		if !stores(func(y *catalog.Index) bool {
-			for _, m := range y.Graph.Nodes[1:] {
-				if m.Via == nav || m.Via == nav.Reverse {
-					return true
-				}
-			}
-			return false
-		}) {
-			lack = append(lack, "the relationship "+nav.String())
-		}
-	}
-	if len(lack) > 0 {
-		return fmt.Errorf("%s cannot be built from this store: no index of it holds %s (a migration builds new indexes from the data the store keeps; load the data into a new store with the new schema, or keep these in the deployed schema)", name, strings.Join(dedupeStrings(lack), ", "))
+	if lack := planner.Unstored(readable, x); len(lack) > 0 {
+		return fmt.Errorf("%s cannot be built from this store: no index of it holds %s (a migration builds new indexes from the data the store keeps; load the data into a new store with the new schema, or keep these in the deployed schema)", name, strings.Join(lack, ", "))
 	}
 	t := e.tables[x]
-	if _, err := e.rowsProgramAnyRoot(t, nil); err != nil {
+	if _, err := e.rowsProgram(t, nil); err != nil {
 		return fmt.Errorf("%s cannot be built from this store (no index of it holds every tuple its rows join): %w", name, err)
 	}
 	if t.l.HasStatic() {
@@ -441,57 +412,41 @@ func (e *Engine) CanBackfill(name string) error {
 	return nil
 }
 
-func dedupeStrings(xs []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// rowsProgram plans and compiles a query of t's rows (planner.Rows), once
-// per shape.
-func (e *Engine) rowsProgram(t *table, sp *plan.Support) (*supportProg, error) {
-	k := "rows " + planner.QueryKey(sp.Query)
+// rowsProgram compiles the plan of t's rows with equalities on eq
+// (planner.Planner.Rows), once per set of attributes.
+func (e *Engine) rowsProgram(t *table, eq []catalog.Attr) (*supportProg, error) {
+	k := fmt.Sprint("rows ", t.name, eq)
 	if p, ok := e.migration.Load(k); ok {
 		return p.(*supportProg), nil
 	}
-	pl, err := e.planner.Query(sp.Query)
+	sp, err := e.planner.Rows(t.x, eq)
 	if err != nil {
 		return nil, fmt.Errorf("the readable indexes cannot give its rows: %w", err)
 	}
-	sp.Plan = pl
+	return e.cacheProgram(k, t, sp)
+}
+
+// partitionProgram is rowsProgram for t's partition rows
+// (planner.Planner.PartitionRows).
+func (e *Engine) partitionProgram(t *table, keyed bool) (*supportProg, error) {
+	k := fmt.Sprint("partitions ", t.name, keyed)
+	if p, ok := e.migration.Load(k); ok {
+		return p.(*supportProg), nil
+	}
+	sp, err := e.planner.PartitionRows(t.x, keyed)
+	if err != nil {
+		return nil, fmt.Errorf("the readable indexes cannot give its partition rows: %w", err)
+	}
+	return e.cacheProgram(k, t, sp)
+}
+
+func (e *Engine) cacheProgram(k string, t *table, sp *plan.Support) (*supportProg, error) {
 	p, err := e.compileSupport(t, sp)
 	if err != nil {
 		return nil, err
 	}
 	e.migration.Store(k, p)
 	return p, nil
-}
-
-// rowsProgramAnyRoot is rowsProgram for planner.Rows(t.x, eq, root) with
-// the first root of t's graph whose query the readable indexes answer.
-func (e *Engine) rowsProgramAnyRoot(t *table, eq []catalog.Attr) (*supportProg, error) {
-	var first error
-	for root := range t.x.Graph.Nodes {
-		p, err := e.rowsProgram(t, planner.Rows(t.x, eq, root))
-		if err == nil {
-			return p, nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return nil, first
-}
-
-// partitionProgram is rowsProgram for t's partition rows.
-func (e *Engine) partitionProgram(t *table, keyed bool) (*supportProg, error) {
-	return e.rowsProgram(t, planner.PartitionRows(t.x, keyed))
 }
 
 // throttle keeps a rate of rows per second.

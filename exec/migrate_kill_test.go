@@ -70,7 +70,7 @@ func TestMigrateKillChild(t *testing.T) {
 		}
 	}()
 	_, to := migrationTarget(t)
-	if _, err := db.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{Rate: 800}); err != nil {
+	if _, err := migrateRUBiS(db, to, kvschema.MigrateOptions{Rate: 800}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Hour) // the writes go on until the kill
@@ -141,7 +141,7 @@ func TestMigrateKill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := db.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{})
+		res, err := migrateRUBiS(db, to, kvschema.MigrateOptions{})
 		if err != nil {
 			t.Fatalf("trial %d (killed %v after ready): resuming: %v", trial, delay, err)
 		}

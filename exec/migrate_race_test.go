@@ -15,6 +15,7 @@ import (
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/internal/oracle/gen"
+	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
 )
 
@@ -62,6 +63,26 @@ DEFINE COLUMN FAMILY cf_regions_users_items FOR regions {
 	return src, []byte(s)
 }
 
+// deployedDB is a DB on st with the RUBiS model and schema deployed,
+// closed when the test ends.
+func deployedDB(t testing.TB, st store.Store, schema []byte) *kvschema.DB {
+	t.Helper()
+	db, err := kvschema.New(context.Background(), st, kvschema.Options{NoWorkloadCounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Deploy(context.Background(), "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", schema, cost.Cassandra); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// migrateRUBiS migrates db's RUBiS schema to target.
+func migrateRUBiS(db *kvschema.DB, target []byte, opt kvschema.MigrateOptions) (*kvschema.Migration, error) {
+	return db.Migrate(context.Background(), "model.kvs", []byte(examples.RUBiSModel), "target.kvs", target, cost.Cassandra, opt)
+}
+
 // TestMigrateRace runs a migration (migrationTarget) while writers insert
 // bids and update items and users through the same DB — the paths the
 // race detector watches: the writes' markers, the backfill's catch-up
@@ -72,14 +93,7 @@ func TestMigrateRace(t *testing.T) {
 	ctx := context.Background()
 	m, _ := loadRUBiS(t, "workload_secondary.kvs")
 	from, to := migrationTarget(t)
-	db, err := kvschema.New(ctx, memstore.New(), kvschema.Options{NoWorkloadCounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", from, cost.Cassandra); err != nil {
-		t.Fatal(err)
-	}
+	db := deployedDB(t, memstore.New(), from)
 	d := gen.Generate(m, tinyRUBiS, 2, 0)
 	if _, err := db.Load(ctx, source(d), exec.LoadOptions{Identity: "race"}); err != nil {
 		t.Fatal(err)
@@ -114,7 +128,7 @@ func TestMigrateRace(t *testing.T) {
 			}
 		}()
 	}
-	_, err = db.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{Rate: 3000})
+	_, err := migrateRUBiS(db, to, kvschema.MigrateOptions{Rate: 3000})
 	stop.Store(true)
 	wg.Wait()
 	close(errs)

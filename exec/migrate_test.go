@@ -60,20 +60,13 @@ func testMigrateUnderLoad(t *testing.T, st store.Store, rate float64) {
 	ctx := context.Background()
 	m, w := loadRUBiS(t, "workload_secondary.kvs")
 	from, to := migrationTarget(t)
-	db, err := kvschema.New(ctx, st, kvschema.Options{NoWorkloadCounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", from, cost.Cassandra); err != nil {
-		t.Fatal(err)
-	}
+	db := deployedDB(t, st, from)
 	before, _ := db.Advised(ctx)
 	or := oracleFor(t, m)
 	d := gen.Generate(m, tinyRUBiS, 5, 0)
 	insertAll(t, ctx, before, or, d)
 
-	plan, err := db.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{DryRun: true})
+	plan, err := migrateRUBiS(db, to, kvschema.MigrateOptions{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +159,7 @@ func testMigrateUnderLoad(t *testing.T, st store.Store, rate float64) {
 	}
 	var phases []string
 	time.Sleep(50 * time.Millisecond)
-	res, err := db.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{
+	res, err := migrateRUBiS(db, to, kvschema.MigrateOptions{
 		Rate: rate, // rows a second: slow enough that writers meet the backfills
 		Progress: func(ev kvschema.MigrateEvent) {
 			if ev.Done && (len(phases) == 0 || phases[len(phases)-1] != ev.Phase) {
@@ -210,13 +203,7 @@ func testMigrateUnderLoad(t *testing.T, st store.Store, rate float64) {
 	}
 	refresh(t, d, or)
 	checkVerify(t, ctx, after, or)
-	// The data by the entities of the engine's model (another parse).
-	da := &gen.Data{Rows: map[*catalog.Entity][][]types.Value{}}
-	for _, e := range d.Order {
-		ae := after.Model().Entity(e.Name)
-		da.Order = append(da.Order, ae)
-		da.Rows[ae] = d.Rows[e]
-	}
+	da := byName(d, after.Model())
 	r := rand.New(rand.NewPCG(9, 9))
 	if runQueries(t, ctx, after, or, w, da, r, 3) == 0 {
 		t.Fatal("every query answered nothing")
@@ -235,7 +222,7 @@ func testMigrateUnderLoad(t *testing.T, st store.Store, rate float64) {
 		}
 	}
 	// Migrating again to the same target changes nothing.
-	again, err := db.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{})
+	again, err := migrateRUBiS(db, to, kvschema.MigrateOptions{})
 	if err != nil || again.Changes() {
 		t.Fatalf("a second migration: %v\n%s", err, again)
 	}
@@ -292,7 +279,7 @@ func TestMigrateCrashResume(t *testing.T) {
 	}
 	defer snap.Release()
 	migrate := func(db *kvschema.DB) (*kvschema.Migration, error) {
-		return db.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{Grace: -1})
+		return migrateRUBiS(db, to, kvschema.MigrateOptions{Grace: -1})
 	}
 	// How many row mutations a whole migration makes.
 	f := faultstore.New(raw)
@@ -362,12 +349,7 @@ func TestMigrateCrashResume(t *testing.T) {
 				t.Fatalf("the migration did not reach the target:\n%s", after.Advised().SchemaSrc)
 			}
 			checkVerify(t, ctx, after, or)
-			da := &gen.Data{Rows: map[*catalog.Entity][][]types.Value{}}
-			for _, e := range dk.Order {
-				ae := after.Model().Entity(e.Name)
-				da.Order = append(da.Order, ae)
-				da.Rows[ae] = dk.Rows[e]
-			}
+			da := byName(dk, after.Model())
 			runQueries(t, ctx, after, or, w, da, r, 1)
 		})
 	}
@@ -402,14 +384,7 @@ func TestMigrateToAdvised(t *testing.T) {
 	if err := res.WriteDDL(&ddl, m.Defs); err != nil {
 		t.Fatal(err)
 	}
-	db, err := kvschema.New(ctx, memstore.New(), kvschema.Options{NoWorkloadCounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Deploy(ctx, "model.kvs", []byte(examples.RUBiSModel), "schema.kvs", from, cost.Cassandra); err != nil {
-		t.Fatal(err)
-	}
+	db := deployedDB(t, memstore.New(), from)
 	before, _ := db.Advised(ctx)
 	or := oracleFor(t, m)
 	d := gen.Generate(m, tinyRUBiS, 8, 0)
@@ -421,12 +396,7 @@ func TestMigrateToAdvised(t *testing.T) {
 	t.Logf("%d added, %d dropped, %d kept", len(mg.Add), len(mg.Drop), len(mg.Keep))
 	after, _ := db.Advised(ctx)
 	checkVerify(t, ctx, after, or)
-	da := &gen.Data{Rows: map[*catalog.Entity][][]types.Value{}}
-	for _, e := range d.Order {
-		ae := after.Model().Entity(e.Name)
-		da.Order = append(da.Order, ae)
-		da.Rows[ae] = d.Rows[e]
-	}
+	da := byName(d, after.Model())
 	if runQueries(t, ctx, after, or, w, da, rand.New(rand.NewPCG(1, 2)), 2) == 0 {
 		t.Fatal("every query answered nothing")
 	}
@@ -491,7 +461,7 @@ func TestMigrateStaleReader(t *testing.T) {
 	for _, q := range qs {
 		answer(b, q) // b plans every query on the deployed schema
 	}
-	if _, err := a.Migrate(ctx, "model.kvs", []byte(examples.RUBiSModel), "target.kvs", to, cost.Cassandra, kvschema.MigrateOptions{}); err != nil {
+	if _, err := migrateRUBiS(a, to, kvschema.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range qs {
@@ -499,4 +469,16 @@ func TestMigrateStaleReader(t *testing.T) {
 			t.Fatalf("%s: the stale client answers %v, a fresh one %v", q.text, got, want)
 		}
 	}
+}
+
+// byName returns d keyed by the entities of m (another parse of d's model,
+// as a migrated engine's is).
+func byName(d *gen.Data, m *catalog.Model) *gen.Data {
+	out := &gen.Data{Rows: map[*catalog.Entity][][]types.Value{}}
+	for _, e := range d.Order {
+		me := m.Entity(e.Name)
+		out.Order = append(out.Order, me)
+		out.Rows[me] = d.Rows[e]
+	}
+	return out
 }

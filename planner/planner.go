@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -121,6 +122,71 @@ func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 		}
 	}
 	return out, nil
+}
+
+// Rows plans the query whose answer is the rows of x — an index the
+// planner's schema need not hold: a migration builds it from the others —
+// over x's whole graph, selecting every attribute a row holds but its
+// static columns, with one equality per attribute of eq (parameter i for
+// eq[i]). The graph is rooted at the first node whose query has a plan
+// (the same join; another root may let the indexes answer it). The plan
+// is sp.Plan.
+func (p *Planner) Rows(x *catalog.Index, eq []catalog.Attr) (*plan.Support, error) {
+	var first error
+	for root := range x.Graph.Nodes {
+		sp := rowsQuery(x, eq, root)
+		pl, err := p.Query(sp.Query)
+		if err == nil {
+			sp.Plan = pl
+			return sp, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, first
+}
+
+// PartitionRows plans the query of the partition rows of x (which has
+// static columns): its root's key and static columns; with keyed, for
+// the root whose key is parameter 0.
+func (p *Planner) PartitionRows(x *catalog.Index, keyed bool) (*plan.Support, error) {
+	sp := partitionQuery(x, keyed)
+	pl, err := p.Query(sp.Query)
+	if err != nil {
+		return nil, err
+	}
+	sp.Plan = pl
+	return sp, nil
+}
+
+// Unstored lists what x's rows need that no index of from stores: its
+// attributes ("users.rating") and the relationships of its graph ("the
+// relationship comments.from_user"). A migration cannot build x from
+// indexes that lack them.
+func Unstored(from []*catalog.Index, x *catalog.Index) []string {
+	fields := map[*catalog.Field]bool{}
+	navs := map[*catalog.Nav]bool{}
+	for _, y := range from {
+		for _, a := range y.Stored() {
+			fields[a.Field] = true
+		}
+		for _, nd := range y.Graph.Nodes[1:] {
+			navs[nd.Via], navs[nd.Via.Reverse] = true, true
+		}
+	}
+	var out []string
+	for _, a := range x.Stored() {
+		if !fields[a.Field] && !slices.Contains(out, a.Field.String()) {
+			out = append(out, a.Field.String())
+		}
+	}
+	for _, nd := range x.Graph.Nodes[1:] {
+		if !navs[nd.Via] {
+			out = append(out, "the relationship "+nd.Via.String())
+		}
+	}
+	return out
 }
 
 // missing says what a schema lacks to answer q.

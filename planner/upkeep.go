@@ -474,15 +474,12 @@ func treePath(g *catalog.Graph, a, b int) []int {
 	return out
 }
 
-// Rows returns the query whose answer is x's rows, over x's whole graph,
-// selecting every attribute a row holds (not its static columns: see
-// PartitionRows), with one equality predicate per attribute of eq, on
-// parameter i for eq[i]. A migration backfills a new index with it, and
-// with eq on a row's key attributes recomputes that row (kvschema
-// migrate). The query's graph is x's rooted at node root: the same join,
-// which another root may let the readable indexes answer. Plan it with
-// Planner.Query.
-func Rows(x *catalog.Index, eq []catalog.Attr, root int) *plan.Support {
+// rowsQuery returns the query whose answer is x's rows, over x's whole
+// graph rooted at node root (the same join; another root may let the
+// indexes answer it), selecting every attribute a row holds (not its
+// static columns: see partitionQuery), with one equality predicate per
+// attribute of eq, on parameter i for eq[i].
+func rowsQuery(x *catalog.Index, eq []catalog.Attr, root int) *plan.Support {
 	all := allNodes(x)
 	g, from := catalog.Canon(catalog.Sub{Graph: x.Graph, Root: root, Nodes: all})
 	to := map[int]int{}
@@ -499,10 +496,10 @@ func Rows(x *catalog.Index, eq []catalog.Attr, root int) *plan.Support {
 	return &plan.Support{Query: q, From: from}
 }
 
-// PartitionRows returns the query whose answer is the partition rows of x
-// (which has static columns): its root's key and static columns; with
+// partitionQuery returns the query whose answer is the partition rows of
+// x (which has static columns): its root's key and static columns; with
 // keyed, for the root whose key is parameter 0.
-func PartitionRows(x *catalog.Index, keyed bool) *plan.Support {
+func partitionQuery(x *catalog.Index, keyed bool) *plan.Support {
 	sel := append([]catalog.Attr{{Node: 0, Field: x.Graph.Nodes[0].Entity.ID()}}, x.Static...)
 	var preds []catalog.Pred
 	if keyed {
