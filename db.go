@@ -170,7 +170,7 @@ func (db *DB) install(cat *catalog.Catalog, version uint64) {
 	if db.en != nil {
 		now = db.en.Advised()
 	}
-	if a := cat.Advised; db.en == nil || (a == nil) != (now == nil) || a != nil && !now.Same(a) {
+	if a := cat.Advised; db.en == nil || (a == nil) != (now == nil) || a != nil && !now.SameStorage(a) {
 		db.en = exec.FromCatalog(db.st, a, &db.locks)
 	}
 	db.cat, db.version = cat, version

@@ -425,7 +425,9 @@ func (db *DB) parseStage(modelFile string, modelSrc []byte, script string, prof 
 	if err != nil {
 		return nil, fmt.Errorf("migrate: a stage of the migration does not parse (a bug): %w\n%s", err, script)
 	}
-	a.KeepLocal(db.Catalog().Advised.LocalIndexes)
+	if err := a.Inherit(db.Catalog().Advised); err != nil {
+		return nil, fmt.Errorf("migrate: a stage of the migration: %w", err)
+	}
 	return a, nil
 }
 
@@ -478,7 +480,7 @@ func (db *DB) saveStage(ctx context.Context, prev uint64, modelFile string, mode
 // saveAdvised is saveStage for a stage already parsed.
 func (db *DB) saveAdvised(ctx context.Context, prev uint64, a *catalog.Advised, grace time.Duration) (uint64, error) {
 	old := db.Catalog()
-	if old.Advised != nil && old.Advised.Same(a) {
+	if old.Advised != nil && old.Advised.SameStorage(a) {
 		return prev, nil
 	}
 	// The tables first: a writer that sees the version writes them.

@@ -694,6 +694,7 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		// The CFs that carry SIs merge too: an SI's base by key then holds
 		// another query's fields (one CF where there were two).
 		en.merge()
+		en.rebase()
 	}
 	if en.err != nil {
 		return nil, nil, en.err

@@ -622,6 +622,33 @@ func (e *enumerator) secondary(withSIs bool) {
 	}
 }
 
+// rebase adds, for every SI candidate and every CF candidate that could
+// carry it but for its clustering key, the SI whose rows hold that CF's
+// key (catalog.Index.BaseOrder): an SI follows only bases whose whole key
+// it holds, so each clustering of its possible bases needs its own.
+func (e *enumerator) rebase() {
+	byGraph := map[string][]*catalog.Index{}
+	for _, x := range e.list {
+		if x.Kind == catalog.CF && len(x.Hash) == 1 {
+			k := catalog.GraphKey(x.Graph)
+			byGraph[k] = append(byGraph[k], x)
+		}
+	}
+	for _, si := range append([]*catalog.Index(nil), e.list...) {
+		if si.Kind != catalog.SI {
+			continue
+		}
+		for _, cf := range byGraph[catalog.GraphKey(si.Graph)] {
+			if cf.Hash[0] != si.Extra[0] || cf.Hash[0] == si.Hash[0] || !cf.Has(si.Hash[0]) {
+				continue
+			}
+			v := &catalog.Index{Kind: catalog.SI, Graph: si.Graph, Hash: slices.Clone(si.Hash), Extra: slices.Clone(si.Extra)}
+			v.SetBaseOrder(cf)
+			e.add(v)
+		}
+	}
+}
+
 // addSI adds SI(h → k) over x's graph (when withSI) and the CF keyed by k
 // that carries it.
 func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr, withSI bool) {
@@ -637,9 +664,6 @@ func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr, withSI bool) {
 		return out
 	}
 	hr, kr := toRef([]catalog.Attr{h})[0], toRef([]catalog.Attr{k})[0]
-	if withSI {
-		e.add(build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{hr}, nil, []catalog.FieldRef{kr}))
-	}
 	var order []catalog.FieldRef
 	for _, a := range toRef(x.Order) {
 		if a != kr {
@@ -656,7 +680,14 @@ func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr, withSI bool) {
 			extra = append(extra, a)
 		}
 	}
-	e.add(build(catalog.CF, x.Graph, nodes, k.Node, []catalog.FieldRef{kr}, order, extra))
+	base := e.add(build(catalog.CF, x.Graph, nodes, k.Node, []catalog.FieldRef{kr}, order, extra))
+	if withSI {
+		// Built over the same subgraph from the same root as its base, so
+		// their attributes are numbered alike.
+		si := build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{hr}, nil, []catalog.FieldRef{kr})
+		si.SetBaseOrder(base)
+		e.add(si)
+	}
 }
 
 // keyGroups groups the CFs enumerated so far by graph, partition key and

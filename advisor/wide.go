@@ -271,7 +271,11 @@ func (e *enumerator) secondaryWide() {
 		kr := catalog.FieldRef{Node: k.Node, Field: k.Field}
 		for _, f := range append(append([]catalog.Attr(nil), x.Order...), x.Extra...) {
 			fr := catalog.FieldRef{Node: f.Node, Field: f.Field}
-			e.add(build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{fr}, nil, []catalog.FieldRef{kr}))
+			si := build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{fr}, nil, []catalog.FieldRef{kr})
+			if catalog.GraphKey(si.Graph) == catalog.GraphKey(x.Graph) {
+				si.SetBaseOrder(x)
+			}
+			e.add(si)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/kvschema/kvschema/cost"
@@ -53,6 +55,42 @@ type Advised struct {
 	// Dropping lists the tables of indexes a migration dropped whose rows
 	// are still to be deleted (DroppingDirective).
 	Dropping []string
+	// ShortSIs names, sorted, the secondary indexes deployed before an
+	// SI's row held its base's whole key (Index.BaseOrder): a store
+	// written by an earlier kvschema keeps them as they are (no
+	// BaseOrder), and their base lookups read whole partitions. A
+	// migration to the same schema (kvschema migrate) rebuilds them.
+	ShortSIs []string
+}
+
+// KeepShortSIs makes the secondary indexes named (those that hold a
+// BaseOrder and are tables, not the store's local indexes) the short
+// kind an earlier kvschema wrote (ShortSIs). Call it after KeepLocal.
+func (a *Advised) KeepShortSIs(names []string) error {
+	a.ShortSIs = nil
+	for _, n := range names {
+		x := a.Schema.Index(n)
+		if x == nil || x.Kind != SI || x.BaseOrder == nil || a.Schema.Local[x] != nil {
+			continue
+		}
+		x.BaseOrder = nil
+		x.Finish()
+		var err error
+		if x.layout, err = x.defaultLayout(); err != nil {
+			return fmt.Errorf("secondary index %s: %v", x.Name, err)
+		}
+		a.ShortSIs = append(a.ShortSIs, x.Name)
+	}
+	sort.Strings(a.ShortSIs)
+	return nil
+}
+
+// Inherit gives a, a schema to deploy over old (the same one again, or a
+// migration's stage), old's kind of secondary index (KeepLocal) and its
+// short SIs where a keeps them under their names (KeepShortSIs).
+func (a *Advised) Inherit(old *Advised) error {
+	a.KeepLocal(old.LocalIndexes)
+	return a.KeepShortSIs(old.ShortSIs)
 }
 
 // KeepLocal records whether a's secondary indexes are the store's local
@@ -109,6 +147,13 @@ func (a *Advised) Same(b *Advised) bool {
 	return a.ModelSrc == b.ModelSrc && a.SchemaSrc == b.SchemaSrc
 }
 
+// SameStorage reports whether a and b are the same schema (Same) stored
+// the same way: the same kind of secondary index (LocalIndexes) and the
+// same short SIs (ShortSIs). An engine built for one runs the other.
+func (a *Advised) SameStorage(b *Advised) bool {
+	return a.Same(b) && a.LocalIndexes == b.LocalIndexes && slices.Equal(a.ShortSIs, b.ShortSIs)
+}
+
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
 	return &Catalog{relByName: map[string]*Relation{}, layByName: map[string]*layout.Layout{}}
@@ -145,6 +190,9 @@ func Open(s Stored) (*Catalog, error) {
 		}
 		a.profile = s.Profile
 		a.KeepLocal(s.Indexes == localIndexes)
+		if err := a.KeepShortSIs(s.shortSIs(a)); err != nil {
+			return nil, fmt.Errorf("stored advised schema: %w", err)
+		}
 		c.Advised = a
 	}
 	stmts, err := lang.ParseScript("definitions (stored)", []byte(s.Script))
@@ -176,6 +224,10 @@ func (c *Catalog) Stored() Stored {
 		s.Model, s.Schema, s.Profile = a.ModelSrc, a.SchemaSrc, a.profile
 		if a.LocalIndexes {
 			s.Indexes = localIndexes
+		}
+		s.SIRows = siBaseKey
+		if len(a.ShortSIs) > 0 {
+			s.SIRows += shortSIsSep + strings.Join(a.ShortSIs, ",")
 		}
 	}
 	return s

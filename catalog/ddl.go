@@ -191,6 +191,7 @@ func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 			return nil, errAt(d.Column.At, "secondary index %s: %s is not a clustering or value attribute of %s", d.Name, lang.PrintExpr(&d.Column), d.Family)
 		}
 		x := &Index{Kind: SI, Graph: base.Graph, Hash: []Attr{a}, Extra: []Attr{base.Hash[0]}, Name: d.Name}
+		x.SetBaseOrder(base)
 		x.Finish()
 		if x.layout, err = x.defaultLayout(); err != nil {
 			return nil, errAt(d.At, "secondary index %s: %v", d.Name, err)

@@ -49,8 +49,15 @@ type Index struct {
 	// root, with or without rows joining it.
 	Static []Attr
 	Extra  []Attr // value attributes, sorted by name
-	Key    string // canonical identity
-	Name   string // readable, unique within one advisor run
+	// BaseOrder (SIs; nil: none) are the clustering attributes of the
+	// SI's base CF that no entity key of the graph gives, in the base's
+	// clustering order. An SI row holds them, as Cassandra's index
+	// entries hold the base row's whole primary key, so that the base
+	// lookup after the SI reads exactly the rows it points at (a point
+	// lookup), not a whole partition filtered by the client.
+	BaseOrder []Attr
+	Key       string // canonical identity
+	Name      string // readable, unique within one advisor run
 	// SaltBuckets (CFs, 0: none) prefixes every row key with a bucket byte
 	// hashed from the partition key (Phoenix SALT_BUCKETS, seed 001): rows
 	// spread over N key ranges, a partition stays one range. Physical only:
@@ -126,18 +133,20 @@ func (x *Index) AttrName(a Attr) string {
 }
 
 // Attrs lists every attribute: partition key, clustering key, static
-// columns, values.
+// columns, values, and an SI's copy of its base's clustering key.
 func (x *Index) Attrs() []Attr {
-	out := make([]Attr, 0, len(x.Hash)+len(x.Order)+len(x.Static)+len(x.Extra))
+	out := make([]Attr, 0, len(x.Hash)+len(x.Order)+len(x.Static)+len(x.Extra)+len(x.BaseOrder))
 	out = append(out, x.Hash...)
 	out = append(out, x.Order...)
 	out = append(out, x.Static...)
-	return append(out, x.Extra...)
+	out = append(out, x.Extra...)
+	return append(out, x.BaseOrder...)
 }
 
 // Has reports whether the index stores attribute a.
 func (x *Index) Has(a Attr) bool {
-	return slices.Contains(x.Hash, a) || slices.Contains(x.Order, a) || slices.Contains(x.Static, a) || slices.Contains(x.Extra, a)
+	return slices.Contains(x.Hash, a) || slices.Contains(x.Order, a) || slices.Contains(x.Static, a) || slices.Contains(x.Extra, a) ||
+		slices.Contains(x.BaseOrder, a)
 }
 
 // IsStatic reports whether a is one of x's static columns.
@@ -278,6 +287,10 @@ func (x *Index) Finish() {
 	}
 	sortAttrs(x.Extra, name)
 	x.Extra = dedupe(x.Extra)
+	x.BaseOrder = dedupe(x.BaseOrder) // in the base's order
+	if len(x.BaseOrder) == 0 {
+		x.BaseOrder = nil
+	}
 	var b strings.Builder
 	b.WriteString(x.Kind.String() + "[" + strings.Join(paths, ",") + "]")
 	for _, part := range [][]Attr{x.Hash, x.Order, x.Extra} {
@@ -301,10 +314,20 @@ func (x *Index) Finish() {
 			b.WriteString(name(a))
 		}
 	}
+	if len(x.BaseOrder) > 0 {
+		// Only then, as for static columns.
+		b.WriteString("|base:")
+		for i, a := range x.BaseOrder {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(name(a))
+		}
+	}
 	x.Key = b.String()
 	x.Entries = JoinSize(x.Graph)
 	x.EntrySize = 0
-	for _, part := range [][]Attr{x.Hash, x.Order, x.Extra} {
+	for _, part := range [][]Attr{x.Hash, x.Order, x.Extra, x.BaseOrder} {
 		for _, a := range part {
 			x.EntrySize += a.Field.Size
 		}
@@ -406,6 +429,9 @@ func (x *Index) Describe() string {
 		return strings.Join(s, ", ")
 	}
 	if x.Kind == SI {
+		if len(x.BaseOrder) > 0 {
+			return fmt.Sprintf("SI([%s] → [%s] [%s])", names(x.Hash), names(x.Extra), names(x.BaseOrder))
+		}
 		return fmt.Sprintf("SI([%s] → [%s])", names(x.Hash), names(x.Extra))
 	}
 	if len(x.Static) > 0 {
@@ -417,8 +443,9 @@ func (x *Index) Describe() string {
 // KeyAttrs lists the attributes that identify one row of x. For a CF they
 // are its partition and clustering keys. An SI row points at one row of its
 // base CF, as Cassandra's index tables do: the indexed attribute, the base
-// partition key, then the key of every entity of the graph (which identifies
-// the base row whatever the base's clustering key is), each attribute once.
+// partition key, the key of every entity of the graph (which identifies
+// the base row), then the rest of the base's clustering key (BaseOrder:
+// with them the row holds the base row's whole key), each attribute once.
 func (x *Index) KeyAttrs() []Attr {
 	out := append(append([]Attr(nil), x.Hash...), x.Order...)
 	if x.Kind == CF {
@@ -431,7 +458,20 @@ func (x *Index) KeyAttrs() []Attr {
 			out = append(out, a)
 		}
 	}
+	for _, a := range x.BaseOrder {
+		if !containsAttr(out, a) {
+			out = append(out, a)
+		}
+	}
 	return out
+}
+
+// SetBaseOrder makes SI x hold the key of its base CF: BaseOrder is the
+// base's clustering attributes that x's other key attributes do not hold.
+// Call Finish after it.
+func (x *Index) SetBaseOrder(base *Index) {
+	x.BaseOrder = nil
+	x.BaseOrder = slices.DeleteFunc(slices.Clone(base.Order), func(a Attr) bool { return containsAttr(x.KeyAttrs(), a) })
 }
 
 // Stored lists every attribute a row of x holds: a CF's Attrs, an SI's

@@ -27,6 +27,14 @@ const (
 	// localIndexes is the value of indexQ when the advised schema's
 	// secondary indexes are the store's local indexes (Advised.LocalIndexes).
 	localIndexes = "local"
+	// siRowsQ records how the advised schema's SI rows are keyed:
+	// siBaseKey when they hold their base's whole key (Index.BaseOrder),
+	// followed by shortSIsSep and the names of those that do not
+	// (Advised.ShortSIs). A store written before has no such cell: every
+	// SI that is a table and has a BaseOrder is short there.
+	siRowsQ     = "si-rows"
+	siBaseKey   = "base-key"
+	shortSIsSep = " except "
 )
 
 // Stored is one version of a store's definitions.
@@ -43,6 +51,8 @@ type Stored struct {
 	// can be are kept by the store as local indexes of their base column
 	// families (Advised.LocalIndexes), "" when every one is a table.
 	Indexes string
+	// SIRows says how the advised schema's SI rows are keyed (siRowsQ).
+	SIRows string
 	// Legacy: the advised schema was read from the table an earlier
 	// kvschema kept it in (legacy.go); the next Save records it here.
 	Legacy bool
@@ -60,6 +70,8 @@ func (s *Stored) setAdvised(c store.Cell) {
 		s.Profile = string(c.Value)
 	case indexQ:
 		s.Indexes = string(c.Value)
+	case siRowsQ:
+		s.SIRows = string(c.Value)
 	}
 }
 
@@ -157,7 +169,7 @@ func Save(ctx context.Context, s store.Store, prev uint64, cat Stored) (uint64, 
 	}
 	row := versionRow(prev + 1)
 	put := []store.Mutation{{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(scriptQ), Value: []byte(cat.Script)}}
-	for _, c := range []struct{ q, v string }{{modelQ, cat.Model}, {schemaQ, cat.Schema}, {profQ, cat.Profile}, {indexQ, cat.Indexes}} {
+	for _, c := range []struct{ q, v string }{{modelQ, cat.Model}, {schemaQ, cat.Schema}, {profQ, cat.Profile}, {indexQ, cat.Indexes}, {siRowsQ, cat.SIRows}} {
 		if c.v != "" {
 			put = append(put, store.Mutation{Kind: store.SetCell, Table: Table, Row: row, Family: family, Qualifier: []byte(c.q), Value: []byte(c.v)})
 		}
@@ -245,4 +257,23 @@ func StartLoad(ctx context.Context, s store.Store, identity string, done []strin
 // IndexLoaded records that index's rows are all loaded.
 func IndexLoaded(ctx context.Context, s store.Store, index string) error {
 	return s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: Table, Row: []byte(loadRow), Family: family, Qualifier: []byte(donePfx + index), Value: []byte{1}}})
+}
+
+// shortSIs names the SIs of a, read from s, that are short
+// (Advised.ShortSIs).
+func (s Stored) shortSIs(a *Advised) []string {
+	if rest, ok := strings.CutPrefix(s.SIRows, siBaseKey); ok {
+		list, _ := strings.CutPrefix(rest, shortSIsSep)
+		if list == "" {
+			return nil
+		}
+		return strings.Split(list, ",")
+	}
+	var out []string
+	for _, x := range a.Schema.Indexes {
+		if x.Kind == SI && x.BaseOrder != nil && a.Schema.Local[x] == nil {
+			out = append(out, x.Name)
+		}
+	}
+	return out
 }

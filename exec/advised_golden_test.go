@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/examples"
 	"github.com/kvschema/kvschema/exec"
@@ -42,6 +43,9 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files in testd
 // secondary index whose base stores the indexed value as a cell has no
 // table; the salted runs, whose bases cannot carry one (catalog's
 // localBases), keep every secondary index in a table and pin its bytes.
+// (Once more when SI rows began to hold their base's whole key: the short
+// runs at the end write SIs as before, and reproduce the digests recorded
+// before that change.)
 func TestStoreBytesGolden(t *testing.T) {
 	needCBC(t)
 	var out strings.Builder
@@ -52,8 +56,16 @@ func TestStoreBytesGolden(t *testing.T) {
 	}{{"workload.kvs", 0, "store-bytes-workload.kvs"}, {"workload_secondary.kvs", 161e6, "store-bytes-workload_secondary-161MB.kvs"}} {
 		for _, salt := range []int{0, 4} {
 			fmt.Fprintf(&out, "# %s budget %g salt %d\n", c.workload, c.budget, salt)
-			out.WriteString(storeDigest(t, "testdata/"+c.schema, salt))
+			out.WriteString(storeDigest(t, "testdata/"+c.schema, salt, false))
 		}
+	}
+	// Short SIs (catalog.Advised.ShortSIs), as a store an earlier
+	// kvschema wrote keeps them: the engine must write the bytes it wrote
+	// (these digests are those of the runs above before SI rows held
+	// their base's whole key), the catalog table aside.
+	for _, salt := range []int{0, 4} {
+		fmt.Fprintf(&out, "# workload_secondary.kvs budget 1.61e+08 salt %d, short SIs\n", salt)
+		out.WriteString(storeDigest(t, "testdata/store-bytes-workload_secondary-161MB.kvs", salt, true))
 	}
 	checkGolden(t, "testdata/store-bytes.golden", out.String())
 }
@@ -84,7 +96,7 @@ var cfDef = regexp.MustCompile(`(?s)(DEFINE COLUMN FAMILY [^{]*\{.*?)(\s*\};)`)
 // file; salted with salt buckets if salt > 0), loads tiny data, runs writes
 // and digests the store. The schemas are files, not advised afresh, so
 // that the digests pin the encoding, whatever the advisor recommends now.
-func storeDigest(t *testing.T, file string, salt int) string {
+func storeDigest(t *testing.T, file string, salt int, short bool) string {
 	ctx := context.Background()
 	msrc, err := os.ReadFile("../examples/rubis/model.kvs")
 	if err != nil {
@@ -102,6 +114,24 @@ func storeDigest(t *testing.T, file string, salt int) string {
 	en, err := exec.Deploy(ctx, st, "model.kvs", msrc, "schema.kvs", []byte(schema), cost.Cassandra)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, schema)
+	}
+	if short {
+		a, err := catalog.ParseAdvised("model.kvs", msrc, "schema.kvs", []byte(schema), cost.Cassandra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec.Realize(st, a)
+		var names []string
+		for _, x := range a.Schema.Indexes {
+			names = append(names, x.Name)
+		}
+		if err := a.KeepShortSIs(names); err != nil {
+			t.Fatal(err)
+		}
+		if len(a.ShortSIs) == 0 {
+			t.Fatal("no SI is short: the short run pins nothing")
+		}
+		en = exec.FromCatalog(st, a, nil)
 	}
 	d := gen.Generate(en.Model(), tinyRUBiS, 3, 0.1)
 	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "golden"}); err != nil {
@@ -121,6 +151,9 @@ func storeDigest(t *testing.T, file string, salt int) string {
 	}
 	var out strings.Builder
 	for _, spec := range specs {
+		if short && spec.Name == catalog.Table {
+			continue
+		}
 		h := sha256.New()
 		rows, cells := 0, 0
 		err := st.ReadRows(ctx, spec.Name, store.All(), store.ReadOptions{}, func(r store.Row) bool {

@@ -196,6 +196,16 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 	for n, nd := range q.Graph.Nodes {
 		slot(catalog.FieldRef{Node: n, Field: nd.Entity.ID()})
 	}
+	for _, l := range pl.Steps {
+		if l.Role == cost.AfterSI {
+			// The SI step delivers the base rows' whole key (its rows hold
+			// it, catalog.Index.BaseOrder): kept, it makes the base lookup
+			// a point lookup.
+			for _, a := range l.Index.KeyAttrs() {
+				slot(catalog.FieldRef{Node: l.Map[a.Node], Field: a.Field})
+			}
+		}
+	}
 	for _, r := range q.Select {
 		p.sel = append(p.sel, slot(r))
 	}

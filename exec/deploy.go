@@ -37,7 +37,9 @@ func Deploy(ctx context.Context, st store.Store, modelFile string, modelSrc []by
 			if !old.Same(a) {
 				return nil, errors.New("the store already holds a different schema or model; use an empty store")
 			}
-			a.KeepLocal(old.LocalIndexes)
+			if err := a.Inherit(old); err != nil {
+				return nil, err
+			}
 		}
 		e := FromCatalog(st, a, nil)
 		if err := e.CreateTables(ctx); err != nil {

@@ -75,9 +75,25 @@ func NewPool(idx []*catalog.Index) *Pool {
 }
 
 // IsBase reports whether cf can carry si: its partition key is the SI's
-// value and it stores the indexed attribute outside the partition key.
+// value, it stores the indexed attribute outside the partition key, and
+// si's rows hold its whole clustering key (catalog.Index.BaseOrder), so
+// that each points at one row of cf.
 func IsBase(si, cf *catalog.Index) bool {
-	return len(cf.Hash) == 1 && cf.Hash[0] == si.Extra[0] && cf.Hash[0] != si.Hash[0] && cf.Has(si.Hash[0])
+	if len(cf.Hash) != 1 || cf.Hash[0] != si.Extra[0] || cf.Hash[0] == si.Hash[0] || !cf.Has(si.Hash[0]) {
+		return false
+	}
+	keys := si.KeyAttrs()
+	for _, a := range cf.Order {
+		if !slices.Contains(keys, a) {
+			return false
+		}
+	}
+	for _, a := range si.BaseOrder {
+		if !slices.Contains(cf.Order, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // A plan DAG holds every plan of one query over a pool. A state is what a
@@ -636,7 +652,9 @@ func (d *DAG) arc(i int, l plan.Step) {
 			progress = true
 		}
 	}
-	if !progress {
+	if !progress && l.Role != cost.AfterSI {
+		// (The base lookup completes an SI step, whose rows may already
+		// hold all the base would add: the SI holds the base's key.)
 		return
 	}
 	for k, p := range d.q.Preds {
@@ -737,7 +755,7 @@ func (d *DAG) provides(s *State, l plan.Step, n int) bool {
 		if d.fixed(s, n, f) {
 			continue
 		}
-		if !stores(x.Hash, f) && !stores(x.Order, f) && !stores(x.Static, f) && !stores(x.Extra, f) {
+		if !stores(x.Hash, f) && !stores(x.Order, f) && !stores(x.Static, f) && !stores(x.Extra, f) && !stores(x.BaseOrder, f) {
 			return false
 		}
 	}
@@ -857,7 +875,8 @@ func (d *DAG) markLive() {
 }
 
 // topo orders the states so that every arc goes forward: each arc sets at
-// least one more bit.
+// least one more bit, but the base lookup after an SI, which may set none
+// and leaves a state waiting for no base (counted half a bit more).
 func (d *DAG) topo() []int {
 	order := make([]int, len(d.States))
 	bits := make([]int, len(d.States))
@@ -866,9 +885,12 @@ func (d *DAG) topo() []int {
 		for _, bs := range [][]bool{s.covered, s.done, s.applied} {
 			for _, b := range bs {
 				if b {
-					bits[i]++
+					bits[i] += 2
 				}
 			}
+		}
+		if s.pending == nil {
+			bits[i]++
 		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return bits[order[a]] < bits[order[b]] })
