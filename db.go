@@ -50,10 +50,8 @@ import (
 	"github.com/kvschema/kvschema/internal/observe"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/layout"
-	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/tracestore"
-	"github.com/kvschema/kvschema/types"
 )
 
 // Options configure a DB.
@@ -72,6 +70,13 @@ type Options struct {
 	// NoWorkloadCounts turns off counting the statements run on the
 	// advised schema (see DB.ObservedWorkload).
 	NoWorkloadCounts bool
+	// SchemaGrace is how long an online DEFINE SCHEMA or DROP SCHEMA
+	// (layouts.go) waits after saving a catalog version for the writers of
+	// other processes sharing the store to see it (each write statement
+	// checks the catalog's version first) and finish the statement they
+	// began before; < 0 means no wait. 0 means none on a store one
+	// process has open (Pebble, mem:), 2 s on others (Bigtable).
+	SchemaGrace time.Duration
 }
 
 // DB is a database: a store plus the catalog of relations and layouts
@@ -88,8 +93,11 @@ type DB struct {
 	// tx: the DB of a transaction's statements (see Tx), nil for others.
 	tx *Tx
 
+	// ddl serializes the definitions (DEFINE, DROP SCHEMA) run through
+	// this DB.
+	ddl sync.Mutex
 	// defining excludes the client's writes (read-locked) while a
-	// definition is applied (locked).
+	// definition that stops them is applied (locked; see define).
 	defining sync.RWMutex
 	// txGate is held by an open write transaction (locked) and by every
 	// write statement outside it (read-locked, see waitTx): so writes wait
@@ -290,8 +298,8 @@ func (db *DB) Catalog() *catalog.Catalog {
 
 // Result is what a statement returns besides rows.
 type Result struct {
-	// Statement is the statement's kind: DEFINE, INSERT, UPDATE, DELETE,
-	// SELECT or EXPLAIN.
+	// Statement is the statement's kind: DEFINE, DROP SCHEMA, INSERT,
+	// UPDATE, DELETE, SELECT or EXPLAIN.
 	Statement    string
 	RowsAffected int64
 	// Plan is the EXPLAIN text (EXPLAIN statements, or any statement when
@@ -393,20 +401,61 @@ func (db *DB) relation(name string, at lang.Pos) (*catalog.Relation, error) {
 	return r, nil
 }
 
-// define applies a DEFINE statement: checks it, creates the layout's tables,
-// backfills a new layout of a relation that already has data, and saves the
-// new catalog version. An identical re-definition is a no-op, so a
-// definition script can be run again on an existing store.
+// define applies a DEFINE or DROP SCHEMA statement. A new layout of a
+// relation that holds tuples, and a dropped layout, go through the online
+// states of layouts.go: writers keep running. Other definitions — a
+// relation, a layout of a relation that holds no tuple — are checked,
+// their tables created and the new catalog version saved while no write
+// of this DB runs. An identical re-definition is a no-op
+// (or finishes an interrupted one), so a definition script can be run
+// again on an existing store.
 func (db *DB) define(ctx context.Context, st lang.Statement) error {
-	// No write runs while a layout is defined and backfilled: each holds
-	// defining from resolving its relation to applying its batch, so none
-	// misses the new layout.
-	db.defining.Lock()
-	defer db.defining.Unlock()
+	db.ddl.Lock()
+	defer db.ddl.Unlock()
 	if err := db.current(ctx); err != nil {
 		return err
 	}
-	old := db.Catalog()
+	switch d := st.(type) {
+	case *lang.DropSchema:
+		return db.dropSchema(ctx, d)
+	case *lang.DefineSchema:
+		if err := db.finishDrops(ctx); err != nil {
+			return err
+		}
+		cat := db.Catalog()
+		if x, _ := cat.LayoutIndex(d.Name); x != nil && lang.Print(x.Layout().Def) == lang.Print(d) {
+			if !x.WriteOnly {
+				return nil
+			}
+			return db.buildLayout(ctx, d.Relation, d.Name) // an interrupted DEFINE SCHEMA
+		}
+		if r := cat.Relation(d.Relation); r != nil && len(r.Indexes) > 0 {
+			// A relation with no tuple takes the layout at once, as below;
+			// else online.
+			db.defining.Lock()
+			some, err := db.holdsTuples(ctx, r)
+			if err != nil || some {
+				db.defining.Unlock()
+				if err != nil {
+					return err
+				}
+				return db.addLayout(ctx, d)
+			}
+			defer db.defining.Unlock()
+			return db.defineStopped(ctx, st)
+		}
+	}
+	// No write runs meanwhile: each holds defining from resolving its
+	// relation to applying its batch.
+	db.defining.Lock()
+	defer db.defining.Unlock()
+	return db.defineStopped(ctx, st)
+}
+
+// defineStopped applies a definition that needs no backfill, while no
+// write of this DB runs (the caller holds defining).
+func (db *DB) defineStopped(ctx context.Context, st lang.Statement) error {
+	old, version := db.catalogVersion()
 	if existing := existingDef(old, st); existing != nil {
 		if lang.Print(existing) == lang.Print(st) {
 			return nil
@@ -417,22 +466,11 @@ func (db *DB) define(ctx context.Context, st lang.Statement) error {
 		return err
 	}
 	if ds, ok := st.(*lang.DefineSchema); ok {
-		l := cat.Layout(ds.Name)
-		if err := createTables(ctx, db.raw, l); err != nil {
+		if err := createTables(ctx, db.raw, cat.Layout(ds.Name)); err != nil {
 			return err
 		}
-		if prev := old.Relation(ds.Relation); prev != nil && len(prev.Indexes) > 0 {
-			if err := backfill(ctx, db.engine(), prev, l); err != nil {
-				return fmt.Errorf("schema %s: backfilling from %s: %w", l.Name, prev.Primary().Name, err)
-			}
-		}
 	}
-	version, err := catalog.Save(ctx, db.raw, db.version, cat.Stored())
-	if err != nil {
-		return err
-	}
-	db.install(cat, version)
-	return nil
+	return db.saveDefs(ctx, version, cat, false)
 }
 
 func existingDef(c *catalog.Catalog, st lang.Statement) lang.Statement {
@@ -459,52 +497,13 @@ func createTables(ctx context.Context, s store.Store, l *layout.Layout) error {
 	return s.CreateTable(ctx, l.TableSpec())
 }
 
-// backfill copies every tuple of rel (read through its primary layout) into
-// the new layout l, in batches.
-func backfill(ctx context.Context, x *exec.Engine, rel *catalog.Relation, l *layout.Layout) error {
-	p, err := plan.Reads(nil, rel, cost.Prefix{})
-	if err != nil {
-		return err
-	}
-	var batch []store.Mutation
-	var werr error
-	flush := func() {
-		if len(batch) > 0 && werr == nil {
-			werr = x.Store().Apply(ctx, batch)
-			batch = batch[:0]
-		}
-	}
-	var t []types.Value
-	err = x.Query(ctx, p, exec.SinkFunc(func(d []types.Datum) bool {
-		t = t[:0]
-		for _, v := range d {
-			t = append(t, v.Value())
-		}
-		puts, _, err := l.PutCells(t)
-		if err != nil {
-			werr = err
-			return false
-		}
-		for _, c := range puts {
-			batch = append(batch, store.Mutation{Kind: store.SetCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
-		}
-		if len(batch) >= 4096 {
-			flush()
-		}
-		return werr == nil
-	}))
-	flush()
-	if err != nil {
-		return err
-	}
-	return werr
-}
-
 // kindOf names a statement kind for Result.Statement.
 func kindOf(st lang.Statement) string {
 	switch st.(type) {
 	case *lang.DefineRelation, *lang.DefineSchema:
 		return "DEFINE"
+	case *lang.DropSchema:
+		return "DROP SCHEMA"
 	case *lang.AlterTable:
 		return "ALTER TABLE"
 	case *lang.Insert:

@@ -78,12 +78,12 @@ func (db *DB) Describe(ctx context.Context, name string) (string, error) {
 	if r := cat.Relation(name); r != nil {
 		b.WriteString(lang.Print(r.Def) + ";\n")
 		for _, x := range r.Indexes {
-			describeLayout(&b, x.Layout())
+			describeLayout(&b, x.Layout(), x.WriteOnly)
 		}
 		return b.String(), nil
 	}
-	if l := cat.Layout(name); l != nil {
-		describeLayout(&b, l)
+	if x, _ := cat.LayoutIndex(name); x != nil {
+		describeLayout(&b, x.Layout(), x.WriteOnly)
 		return b.String(), nil
 	}
 	if a := cat.Advised; a != nil {
@@ -121,13 +121,16 @@ func (db *DB) Describe(ctx context.Context, name string) (string, error) {
 	return "", fmt.Errorf("no relation, schema, column family or index is named %s (SHOW TABLES lists them)", name)
 }
 
-func describeLayout(b *strings.Builder, l *layout.Layout) {
+func describeLayout(b *strings.Builder, l *layout.Layout, writeOnly bool) {
 	fmt.Fprintf(b, "\n-- layout of %s in table %s", l.Def.Relation, layoutTable(l))
 	if l.SaltBuckets > 0 {
 		fmt.Fprintf(b, ", %d salt buckets", l.SaltBuckets)
 	}
 	if len(l.Splits) > 0 {
 		fmt.Fprintf(b, ", pre-split at %d points", len(l.Splits))
+	}
+	if writeOnly {
+		fmt.Fprintf(b, "\n-- write-only: being added or dropped online (writes keep it, no read uses it); its DEFINE SCHEMA or DROP SCHEMA %s run again finishes that", l.Name)
 	}
 	b.WriteString("\n" + lang.Print(l.Def) + ";\n")
 }

@@ -262,7 +262,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 			return Result{Statement: kindOf(s.ast)}, nil, ErrTxDone
 		}
 		switch s.ast.(type) {
-		case *lang.DefineRelation, *lang.DefineSchema:
+		case *lang.DefineRelation, *lang.DefineSchema, *lang.DropSchema:
 			return Result{Statement: kindOf(s.ast)}, nil, fmt.Errorf("%s: %w", kindOf(s.ast), ErrInTx)
 		}
 	}
@@ -314,7 +314,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		defer db.defining.RUnlock()
 	}
 	switch st := s.ast.(type) {
-	case *lang.DefineRelation, *lang.DefineSchema:
+	case *lang.DefineRelation, *lang.DefineSchema, *lang.DropSchema:
 		return res, nil, db.define(ctx, st)
 	case *lang.Explain:
 		res.Plan, err = db.explain(ctx, st.Stmt, vals)

@@ -29,6 +29,10 @@ type Catalog struct {
 	Defs      []lang.Statement // the client's definitions applied, in order
 	// Advised is the advised schema deployed in the store (nil if none).
 	Advised *Advised
+	// dropping are the layouts DROP SCHEMA took out of their relations
+	// whose rows are still to be deleted (DroppingLayoutsDirective), in
+	// the order they were dropped. Their names and tables stay taken.
+	dropping []*layout.Layout
 }
 
 // Advised is an advised schema: the conceptual model, the column families
@@ -195,14 +199,12 @@ func Open(s Stored) (*Catalog, error) {
 		}
 		c.Advised = a
 	}
-	stmts, err := lang.ParseScript("definitions (stored)", []byte(s.Script))
+	stmts, err := lang.ParseScript(storedFile, []byte(s.Script))
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range stmts {
-		if err := c.Define(st); err != nil {
-			return nil, fmt.Errorf("stored definitions are invalid: %w", err)
-		}
+	if err := c.defineStored(s.Script, stmts); err != nil {
+		return nil, fmt.Errorf("stored definitions are invalid: %w", err)
 	}
 	return c, nil
 }
@@ -219,7 +221,7 @@ func Read(ctx context.Context, st store.Store) (version uint64, stored Stored, c
 
 // Stored is the catalog as a store keeps it.
 func (c *Catalog) Stored() Stored {
-	s := Stored{Script: lang.PrintScript(c.Defs)}
+	s := Stored{Script: c.script()}
 	if a := c.Advised; a != nil {
 		s.Model, s.Schema, s.Profile = a.ModelSrc, a.SchemaSrc, a.profile
 		if a.LocalIndexes {
@@ -328,5 +330,6 @@ func (c *Catalog) Clone() *Catalog {
 	}
 	n.Defs = append([]lang.Statement(nil), c.Defs...)
 	n.Advised = c.Advised
+	n.dropping = append([]*layout.Layout(nil), c.dropping...)
 	return n
 }

@@ -101,6 +101,9 @@
 //   - A migration's states are directives in the stored schema script
 //     (migration.go: WriteOnlyDirective, DroppingDirective), so each state
 //     is one version and an interrupted migration resumes from the newest.
+//     A client layout added or dropped online has its states in the
+//     stored script of the client's definitions the same way (layouts.go:
+//     WriteOnlyLayoutsDirective, DroppingLayoutsDirective).
 //
 // Stability: this package is a stage of kvschema's pipeline, not an API;
 // it changes as the pipeline does. Programs use package kvschema (the

@@ -77,7 +77,12 @@ type Index struct {
 	// for an index of an advised schema. A client index is a CF over its
 	// relation alone, stored in the layout its definition writes by hand.
 	Relation *Relation
-	layout   *layout.Layout // built once, by ParseSchema or DEFINE SCHEMA
+	// WriteOnly (client layouts only: an advised schema keeps its state in
+	// Schema.WriteOnly) marks a layout being added or dropped online
+	// (WriteOnlyLayoutsDirective): every write of its relation keeps it,
+	// no plan reads it.
+	WriteOnly bool
+	layout    *layout.Layout // built once, by ParseSchema or DEFINE SCHEMA
 }
 
 // SplitPoint is one SPLIT ON point of a CF: values for the leading

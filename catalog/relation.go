@@ -21,6 +21,8 @@ type Relation struct {
 	KeyIdx []int    // indexes of the key attributes, in declaration order
 	// Indexes are the relation's layouts (DEFINE SCHEMA), each a CF over
 	// the relation alone: the primary one first, then in definition order.
+	// Every write keeps all of them; plans read only those not WriteOnly
+	// (ReadIndexes).
 	Indexes []*Index
 	Def     *lang.DefineRelation
 	byName  map[string]int
@@ -43,6 +45,27 @@ func (r *Relation) Primary() *layout.Layout {
 		return nil
 	}
 	return r.Indexes[0].layout
+}
+
+// ReadIndexes are the indexes plans may read: Indexes but the write-only
+// ones (Indexes itself when none is; the caller must not modify it).
+func (r *Relation) ReadIndexes() []*Index {
+	n := 0
+	for _, x := range r.Indexes {
+		if x.WriteOnly {
+			n++
+		}
+	}
+	if n == 0 {
+		return r.Indexes
+	}
+	out := make([]*Index, 0, len(r.Indexes)-n)
+	for _, x := range r.Indexes {
+		if !x.WriteOnly {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Layouts are the layouts of the relation's indexes, in their order (a
@@ -117,6 +140,9 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 	if c.Layout(d.Name) != nil {
 		return errAt(d.At, "schema %s is already defined", d.Name)
 	}
+	if c.DroppingLayout(d.Name) != nil {
+		return errAt(d.At, "schema %s is still being dropped (its rows are being deleted): run DROP SCHEMA %s to finish that first", d.Name, d.Name)
+	}
 	l, err := layout.Compile(r.LayoutAttrs(), d)
 	if err != nil {
 		return err
@@ -129,6 +155,11 @@ func (c *Catalog) defineSchema(d *lang.DefineSchema) error {
 	for _, other := range c.layByName {
 		if other.StaticTable() != "" && other.StaticTable() == l.StaticTable() && other.StaticFamily() == l.StaticFamily() {
 			return errAt(d.At, "schema %s: table %q and family %q are already used by schema %s", d.Name, l.StaticTable(), l.StaticFamily(), other.Name)
+		}
+	}
+	for _, other := range c.dropping {
+		if other.StaticTable() != "" && other.StaticTable() == l.StaticTable() && other.StaticFamily() == l.StaticFamily() {
+			return errAt(d.At, "schema %s: table %q and family %q still hold the rows of schema %s, which is being dropped: run DROP SCHEMA %s to finish that first", d.Name, l.StaticTable(), l.StaticFamily(), other.Name, other.Name)
 		}
 	}
 	if x := c.advisedTable(l); x != nil {
@@ -224,13 +255,13 @@ func NewRelation(name string, fields []*Field) *Relation {
 	return r
 }
 
-// KeyIndex is the first of r's indexes whose table and row a tuple's key
-// alone determines (no attribute but the key's places its cells), or nil:
-// where writes look up the stored tuple by key, and what a conditional
-// write's guard checks.
+// KeyIndex is the first of r's readable indexes whose table and row a
+// tuple's key alone determines (no attribute but the key's places its
+// cells), or nil: where writes look up the stored tuple by key, and what a
+// conditional write's guard checks.
 func (r *Relation) KeyIndex() *Index {
 	for _, x := range r.Indexes {
-		if !x.Layout().CoordinatesUseNonKey() {
+		if !x.WriteOnly && !x.Layout().CoordinatesUseNonKey() {
 			return x
 		}
 	}

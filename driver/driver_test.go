@@ -820,3 +820,49 @@ func queryKeys(t *testing.T, q contextQuerier) []string {
 func (f queryFunc) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
 	return f(ctx, args...)
 }
+
+// TestDefineAndDropSchemaOnline: DEFINE SCHEMA of a second layout on a
+// populated relation and DROP SCHEMA run through database/sql as any
+// statement does; a prepared query follows the layouts that are left.
+func TestDefineAndDropSchemaOnline(t *testing.T) {
+	db := openDB(t, dsn(t))
+	execAll(t, db, fig6[:2])
+	res, err := db.Exec("INSERT INTO r VALUES ('a1', 'b', 'x', 100), ('a2', 'b', 'y', 200), ('a3', 'c', 'z', 300)")
+	affected(t, res, err, 3)
+	sel, err := db.Prepare("SELECT k1 FROM r WHERE k2 = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sel.Close()
+	check := func(when string) {
+		t.Helper()
+		rows, err := sel.Query("b")
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		defer rows.Close()
+		var got []string
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, k)
+		}
+		if fmt.Sprint(got) != "[a1 a2]" {
+			t.Errorf("%s: %v", when, got)
+		}
+	}
+	execAll(t, db, fig6[2:]) // s2, backfilled online
+	check("with s1 and s2")
+	if _, err := db.Exec("DROP SCHEMA s1"); err != nil {
+		t.Fatal(err)
+	}
+	check("with s2 alone")
+	if _, err := db.Exec("DROP SCHEMA s1"); err == nil || !strings.Contains(err.Error(), "1:1: unknown schema s1") {
+		t.Errorf("dropping s1 again: %v", err)
+	}
+	if _, err := db.Exec("DROP SCHEMA s2"); err == nil || !strings.Contains(err.Error(), "would be lost") {
+		t.Errorf("dropping the last layout of a relation with tuples: %v", err)
+	}
+}

@@ -12,21 +12,46 @@ import (
 	"github.com/kvschema/kvschema/types"
 )
 
-// VerifyRelation checks that every layout of a client relation holds the
-// tuples its primary layout holds, with the same values, and nothing more:
-// the invariant the client's writes keep (plan.Write changes every layout
-// in one batch). Each layout is read whole, as a full scan plans it (every
-// table of a layout whose TABLE depends on attributes); a row a layout
-// cannot decode is an error naming it. Rows read are counted per layout
-// name in the report; progress, when set, is told as each layout is read.
+// VerifyRelation checks that every readable layout of a client relation
+// holds the tuples its first readable layout holds, with the same values,
+// and nothing more: the invariant the client's writes keep (plan.Write
+// changes every layout in one batch). Each layout is read whole, as a full
+// scan plans it (every table of a layout whose TABLE depends on
+// attributes); a row a layout cannot decode is an error naming it. Rows
+// read are counted per layout name in the report; progress, when set, is
+// told as each layout is read. Write-only layouts (catalog.Index.WriteOnly:
+// being added or dropped online) are skipped, as no plan reads them; see
+// VerifyLayouts.
 func (e *Engine) VerifyRelation(ctx context.Context, rel *catalog.Relation, progress func(VerifyEvent)) (*Report, error) {
+	return e.verifyRelation(ctx, rel, func(x *catalog.Index) bool { return !x.WriteOnly }, progress)
+}
+
+// VerifyLayouts is VerifyRelation for the layouts of rel named in only,
+// write-only or not (an online DEFINE SCHEMA checks the layout it built
+// before it makes it readable): each is compared with the first readable
+// layout.
+func (e *Engine) VerifyLayouts(ctx context.Context, rel *catalog.Relation, only []string, progress func(VerifyEvent)) (*Report, error) {
+	return e.verifyRelation(ctx, rel, func(x *catalog.Index) bool {
+		return slices.ContainsFunc(only, func(n string) bool { return strings.EqualFold(n, x.Name) })
+	}, progress)
+}
+
+func (e *Engine) verifyRelation(ctx context.Context, rel *catalog.Relation, check func(*catalog.Index) bool, progress func(VerifyEvent)) (*Report, error) {
 	rep := &Report{Rows: map[string]int{}}
-	if len(rel.Indexes) == 0 {
+	readable := rel.ReadIndexes()
+	if len(readable) == 0 {
 		return rep, nil
+	}
+	ref := readable[0]
+	others := []*catalog.Index{ref}
+	for _, x := range rel.Indexes {
+		if x != ref && check(x) {
+			others = append(others, x)
+		}
 	}
 	type tupleSet map[string][]types.Datum
 	read := func(i int) (tupleSet, error) {
-		l := rel.Indexes[i].Layout()
+		l := others[i].Layout()
 		acc := plan.Derive(l, make(plan.Constraints, len(rel.Attrs)))
 		p := &plan.Plan{Relation: rel, Accesses: []*plan.Access{acc}, Limit: -1}
 		out := tupleSet{}
@@ -63,8 +88,8 @@ func (e *Engine) VerifyRelation(ctx context.Context, rel *catalog.Relation, prog
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	p := rel.Primary()
-	for i, x := range rel.Indexes[1:] {
+	p := ref.Layout()
+	for i, x := range others[1:] {
 		l := x.Layout()
 		got, err := read(i + 1)
 		if err != nil {

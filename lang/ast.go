@@ -1,6 +1,6 @@
 // Package lang owns the kvschema language: its lexer, its recursive-descent
-// parser and its printer. Definitions (DEFINE RELATION, DEFINE SCHEMA) and
-// statements (INSERT, SELECT, UPDATE, DELETE, EXPLAIN) share one lexer and
+// parser and its printer. Definitions (DEFINE RELATION, DEFINE SCHEMA, DROP
+// SCHEMA) and statements (INSERT, SELECT, UPDATE, DELETE, EXPLAIN) share one lexer and
 // one parser.
 //
 // It also reads the SQL that applications already have, into the same AST:
@@ -150,6 +150,13 @@ type DefineSchema struct {
 	// SPLITS => ['a', 'm']): a ROW is an arbitrary concatenation, so the
 	// points are bytes, not values. nil when there is no SPLIT ON.
 	SplitOn []*Const
+}
+
+// DropSchema is `DROP SCHEMA name`: the layout name (DEFINE SCHEMA) leaves
+// its relation, and its rows are deleted.
+type DropSchema struct {
+	At   Pos
+	Name string
 }
 
 // Concat is a field value: its elements' encodings concatenated in order. An
@@ -589,6 +596,7 @@ type IsNull struct {
 func (s *DefineRelation) Pos() Pos     { return s.At }
 func (s *AlterTable) Pos() Pos         { return s.At }
 func (s *DefineSchema) Pos() Pos       { return s.At }
+func (s *DropSchema) Pos() Pos         { return s.At }
 func (s *Insert) Pos() Pos             { return s.At }
 func (s *Select) Pos() Pos             { return s.At }
 func (s *Update) Pos() Pos             { return s.At }
@@ -603,6 +611,7 @@ func (s *DefineWorkload) Pos() Pos     { return s.At }
 func (*DefineRelation) statement()     {}
 func (*AlterTable) statement()         {}
 func (*DefineSchema) statement()       {}
+func (*DropSchema) statement()         {}
 func (*Insert) statement()             {}
 func (*Select) statement()             {}
 func (*Update) statement()             {}

@@ -324,6 +324,8 @@ func (p *parser) statement() (Statement, error) {
 		return p.create()
 	case p.isWord("ALTER"):
 		return p.alter()
+	case p.isWord("DROP"):
+		return p.dropSchema()
 	case p.isWord("BEGIN") || p.isWord("COMMIT") || p.isWord("ROLLBACK"):
 		p.next()
 		op := map[string]TxOp{"BEGIN": Begin, "COMMIT": Commit, "ROLLBACK": Rollback}[strings.ToUpper(t.str)]
@@ -332,7 +334,20 @@ func (p *parser) statement() (Statement, error) {
 		}
 		return &Transaction{At: t.pos, Op: op}, nil
 	}
-	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, CREATE TABLE, ALTER TABLE, BEGIN, COMMIT or ROLLBACK)")
+	return nil, p.unexpected("statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, DROP SCHEMA, CREATE TABLE, ALTER TABLE, BEGIN, COMMIT or ROLLBACK)")
+}
+
+// dropSchema parses DROP SCHEMA name; the caller checked the word DROP.
+func (p *parser) dropSchema() (Statement, error) {
+	at := p.next().pos
+	if err := p.expectWord("SCHEMA", "after DROP (DROP SCHEMA name removes a layout)"); err != nil {
+		return nil, err
+	}
+	name, _, err := p.ident("schema name")
+	if err != nil {
+		return nil, err
+	}
+	return &DropSchema{At: at, Name: name}, nil
 }
 
 func (p *parser) isDML() bool {

@@ -91,6 +91,8 @@ var stmtTests = []struct {
 	{name: "begin", src: "begin transaction", want: &Transaction{Op: Begin}, printed: "BEGIN"},
 	{name: "commit", src: "COMMIT work", want: &Transaction{Op: Commit}, printed: "COMMIT"},
 	{name: "rollback", src: "ROLLBACK", want: &Transaction{Op: Rollback}},
+	{name: "drop schema", src: "drop Schema s_by_v", want: &DropSchema{Name: "s_by_v"}, printed: "DROP SCHEMA s_by_v"},
+	{name: "drop schema quoted", src: `DROP SCHEMA "select"`, want: &DropSchema{Name: "select"}},
 	{
 		name: "aggregates",
 		src:  "select k, count(*), Min(r.v), SUM(v) from r group by r.k order by k limit 3",
@@ -440,6 +442,10 @@ var errorTests = []struct {
 	{"duplicate salt buckets", "DEFINE COLUMN FAMILY cf FOR t { PARTITION KEY (t.a), SALT_BUCKETS = 2, SALT_BUCKETS = 3 }", "1:72", "column family cf: duplicate SALT_BUCKETS"},
 	{"missing FOR", "DEFINE SCHEMA s r { ROW a }", "1:17", "expected FOR after schema name, found 'r'"},
 	{"PRIMARY without SCHEMA", "DEFINE PRIMARY RELATION r {a INT}", "1:16", "expected SCHEMA after DEFINE PRIMARY, found 'RELATION'"},
+	{"drop what", "DROP TABLE t", "1:6", "expected SCHEMA after DROP (DROP SCHEMA name removes a layout), found 'TABLE'"},
+	{"drop schema without name", "DROP SCHEMA", "1:12", "expected schema name, found end of input"},
+	{"drop schema reserved name", "SELECT * FROM r;\nDROP SCHEMA select", "2:13", "expected schema name, found reserved word 'select'"},
+	{"drop schema then more", "DROP SCHEMA s t", "1:15", "found 't'"},
 	{"define what", "DEFINE TABLE t", "1:8", "expected RELATION, SCHEMA, PRIMARY SCHEMA, WORKLOAD, COLUMN FAMILY or SECONDARY INDEX after DEFINE"},
 	{"suffix without argument", "DEFINE SCHEMA s FOR r { ROW suffix{a} }", "1:29", "suffix takes exactly one string or binary argument"},
 	{"suffix with integer", "DEFINE SCHEMA s FOR r { ROW suffix(1){a} }", "1:29", "suffix takes exactly one string or binary argument"},
@@ -523,7 +529,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseStatementErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
-		{"", "1:1: expected statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, CREATE TABLE, ALTER TABLE, BEGIN, COMMIT or ROLLBACK), found end of input"},
+		{"", "1:1: expected statement (SELECT, INSERT, UPDATE, DELETE, CONNECT, DISCONNECT, EXPLAIN, DEFINE, DROP SCHEMA, CREATE TABLE, ALTER TABLE, BEGIN, COMMIT or ROLLBACK), found end of input"},
 		{";", "1:1: expected statement"},
 		{"SELECT * FROM r;;", "1:17: expected end of input after statement, found ';'"},
 		{"SELECT * FROM r; SELECT * FROM r", "1:18: expected end of input after statement, found 'SELECT'"},

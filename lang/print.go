@@ -199,6 +199,8 @@ func printStmt(b *strings.Builder, s Statement) {
 			b.WriteString(") TO ")
 		}
 		printConnection(b, s.To)
+	case *DropSchema:
+		b.WriteString("DROP SCHEMA " + quoteIdent(s.Name))
 	case *DefineSchema:
 		b.WriteString("DEFINE ")
 		if s.Primary {

@@ -399,7 +399,9 @@ func (g *astGen) statement() Statement {
 	g.nparam, g.names = 0, nil
 	g.dollar = rapid.SampledFrom([]int{0, 0, 3}).Draw(g.t, "dollar")
 	g.named = g.dollar == 0 && rapid.Bool().Draw(g.t, "named")
-	switch g.intn(0, 6) {
+	switch g.intn(0, 7) {
+	case 7:
+		return &DropSchema{Name: g.ident()}
 	case 5:
 		refs := func(min int) []ColumnRef {
 			out := []ColumnRef{}

@@ -268,6 +268,15 @@ func (p *Plan) reads(where lang.Expr, m cost.Model) error {
 	if len(rel.Indexes) == 0 {
 		return fmt.Errorf("relation %s has no schema (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
 	}
+	readable := rel.ReadIndexes()
+	for _, x := range rel.Indexes {
+		if x.WriteOnly {
+			p.Notes = append(p.Notes, fmt.Sprintf("LAYOUT %s IS WRITE-ONLY (BEING ADDED OR DROPPED ONLINE): NOT READ", x.Name))
+		}
+	}
+	if len(readable) == 0 {
+		return fmt.Errorf("relation %s has no readable schema: %s is being added or dropped online (run its DEFINE SCHEMA or DROP SCHEMA again to finish)", rel.Name, layoutNames(rel))
+	}
 	conjs, ok := DNF(where)
 	if !ok {
 		p.Notes = append(p.Notes, fmt.Sprintf("WHERE has more than %d conjuncts in disjunctive normal form: filtered over a full read", maxConjuncts))
@@ -283,8 +292,8 @@ func (p *Plan) reads(where lang.Expr, m cost.Model) error {
 		if unsat {
 			continue
 		}
-		cands := make([]*Access, len(rel.Indexes))
-		for j, x := range rel.Indexes {
+		cands := make([]*Access, len(readable))
+		for j, x := range readable {
 			cands[j] = Derive(x.Layout(), cons)
 			cands[j].Conjuncts = []int{i}
 			if len(p.OrderBy) > 0 && len(conjs) == 1 {

@@ -79,7 +79,7 @@ func NewKeyRebind(st *lang.Select, p *Plan, m cost.Model) *KeyRebind {
 	rel := p.Relation
 	point := acc.Kind == PointLookup && acc.Complete && acc.NumKeys() == 1 && acc.NumRanges() == 0
 	scan := acc.Kind == RangeScan && acc.FixedElems > 0 && acc.NumKeys() == 0 && acc.NumRanges() == 1
-	if !point && !scan || acc.RangeElem && len(rel.Indexes) != 1 {
+	if !point && !scan || acc.RangeElem && len(rel.ReadIndexes()) != 1 {
 		// Other layouts' candidates may encode the range's values, or
 		// not: only a relation of one layout is sure to plan alike.
 		return nil
@@ -148,7 +148,7 @@ func NewKeyRebind(st *lang.Select, p *Plan, m cost.Model) *KeyRebind {
 		}
 		rb.ranges, rb.rangeElem, rb.last = ranges, es[n], n == len(es)-1
 	}
-	for _, x := range rel.Indexes {
+	for _, x := range rel.ReadIndexes() {
 		if l := x.Layout(); l != acc.Layout {
 			rb.guards = append(rb.guards, fixedElements(l, eq)...)
 		}

@@ -356,6 +356,10 @@ func explainGuard(b *strings.Builder, rel *catalog.Relation) {
 func layoutNames(rel *catalog.Relation) string {
 	var names []string
 	for _, x := range rel.Indexes {
+		if x.WriteOnly {
+			names = append(names, x.Name+" (WRITE-ONLY)")
+			continue
+		}
 		names = append(names, x.Name)
 	}
 	return strings.Join(names, ", ")

@@ -119,7 +119,7 @@ func (r *runner) runScript(ctx context.Context, s script) error {
 			if !r.quiet {
 				fmt.Fprintln(r.out, res.Statement)
 			}
-		case res.Statement != "DEFINE" && !r.quiet:
+		case !isDefine(st) && !r.quiet:
 			fmt.Fprintf(r.out, "%s %d\n", res.Statement, r.inserted+res.RowsAffected)
 		}
 		return nil
@@ -311,7 +311,7 @@ func isTx(st lang.Statement) bool {
 
 func isDefine(st lang.Statement) bool {
 	switch st.(type) {
-	case *lang.DefineRelation, *lang.DefineSchema:
+	case *lang.DefineRelation, *lang.DefineSchema, *lang.DropSchema:
 		return true
 	}
 	return false

@@ -843,3 +843,23 @@ INSERT INTO r
 		t.Errorf("after the shell: %s", out)
 	}
 }
+
+// TestShellDropSchema: a layout added to a relation with tuples, and one
+// dropped, through the shell (the statements run as any other).
+func TestShellDropSchema(t *testing.T) {
+	out := mustRun(t, `DEFINE RELATION r { k STRING KEY, v INT };
+DEFINE PRIMARY SCHEMA p FOR r { TABLE 't', ROW k, FAMILY 'f', QUALIFIER '', VALUE v };
+INSERT INTO r VALUES ('a', 1), ('b', 2);
+DEFINE SCHEMA by_v FOR r { TABLE 'tv', ROW ordered{v}:k, FAMILY 'f', QUALIFIER '', VALUE '' };
+DROP SCHEMA p;
+SELECT * FROM r WHERE v = 2;
+DROP SCHEMA p;
+`, "shell", "--store", "mem:")
+	// Definitions print nothing; the second DROP is an error naming p.
+	if !strings.Contains(out, "kvschema> DROP SCHEMA p;\nkvschema> SELECT * FROM r WHERE v = 2;\nk  v\nb  2\n(1 row)\n") {
+		t.Errorf("no row through by_v:\n%s", out)
+	}
+	if !strings.Contains(out, "error: shell:1:1: unknown schema p") {
+		t.Errorf("dropping p again:\n%s", out)
+	}
+}

@@ -26,8 +26,8 @@ import (
 )
 
 // shellHelp lists what the shell takes besides statements.
-const shellHelp = `Statements (DEFINE, INSERT, SELECT, UPDATE, DELETE, CONNECT, DISCONNECT,
-EXPLAIN) end with ';' and may span lines. BEGIN; opens a transaction (the
+const shellHelp = `Statements (DEFINE, DROP SCHEMA, INSERT, SELECT, UPDATE, DELETE, CONNECT,
+DISCONNECT, EXPLAIN) end with ';' and may span lines. BEGIN; opens a transaction (the
 prompt shows kvschema*>): later statements see its writes, nobody else does
 until COMMIT; applies them all at once; ROLLBACK; drops them. A select list
 takes COUNT(*), COUNT, MIN, MAX, SUM and AVG (of DISTINCT values too), with
@@ -56,7 +56,7 @@ var shellKeywords = strings.Fields(`SELECT FROM WHERE AND OR NOT IN BETWEEN IS N
 	SCHEMA PRIMARY KEY TABLE ROW FAMILY QUALIFIER VALUE COLUMN SECONDARY INDEX ON CONNECT
 	DISCONNECT TO JOIN STRING INT BIGINT FLOAT DOUBLE BOOL BYTES TIMESTAMP DESCRIBE SHOW
 	TABLES TIMING EXPAND PAGING TRACING SOURCE CAPTURE OFF HELP EXIT QUIT BEGIN COMMIT ROLLBACK
-	GROUP COUNT MIN MAX SUM AVG`)
+	GROUP COUNT MIN MAX SUM AVG DROP`)
 
 // session is one shell: its settings and where its output goes.
 type session struct {
