@@ -163,6 +163,15 @@ type Options struct {
 	// builds it; an attribute or relationship the deployed schema keeps no
 	// copy of is lost to a migration.
 	Reload bool
+	// KeepData makes the schema keep every attribute and relationship of
+	// the model, whatever the workload reads: for each entity, the lookup
+	// of all its fields by its key and, for each of its references, the
+	// lookup of the referenced key (keepDataQueries) must have plans, at
+	// weight 0 (they add no cost; of the schemas of least cost the
+	// smallest keeps them). The store then holds all the data loaded into
+	// it, and any later schema can be built from it (kvschema migrate),
+	// which a mix that reads only part of the data does not allow.
+	KeepData bool
 	// currentKeys maps the identity of each index of Current to its name;
 	// buildWeight converts a backfill's seconds into the objective's
 	// units: the mix's total weight over the statements run in Amortize.
@@ -623,6 +632,13 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	}
 	if len(queries) == 0 {
 		return nil, nil, fmt.Errorf("mix %s has no query: nothing to design for", opt.Mix)
+	}
+	if opt.KeepData {
+		keep, err := keepDataQueries(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		queries = append(queries, keep...)
 	}
 	res := &Result{Mode: opt.Mode, Mix: opt.Mix, Budget: opt.Budget, Profile: opt.Profile, MaxPartition: opt.maxPartition()}
 

@@ -652,9 +652,7 @@ func (d *DAG) arc(i int, l plan.Step) {
 			progress = true
 		}
 	}
-	if !progress && l.Role != cost.AfterSI {
-		// (The base lookup completes an SI step, whose rows may already
-		// hold all the base would add: the SI holds the base's key.)
+	if !progress {
 		return
 	}
 	for k, p := range d.q.Preds {
@@ -755,7 +753,10 @@ func (d *DAG) provides(s *State, l plan.Step, n int) bool {
 		if d.fixed(s, n, f) {
 			continue
 		}
-		if !stores(x.Hash, f) && !stores(x.Order, f) && !stores(x.Static, f) && !stores(x.Extra, f) && !stores(x.BaseOrder, f) {
+		// (An SI's BaseOrder is there for the runtime's base lookup:
+		// plans take those attributes from the base, as they did before
+		// SI rows held them, so that an SI plan is the same shape.)
+		if !stores(x.Hash, f) && !stores(x.Order, f) && !stores(x.Static, f) && !stores(x.Extra, f) {
 			return false
 		}
 	}
@@ -875,8 +876,7 @@ func (d *DAG) markLive() {
 }
 
 // topo orders the states so that every arc goes forward: each arc sets at
-// least one more bit, but the base lookup after an SI, which may set none
-// and leaves a state waiting for no base (counted half a bit more).
+// least one more bit.
 func (d *DAG) topo() []int {
 	order := make([]int, len(d.States))
 	bits := make([]int, len(d.States))
@@ -885,12 +885,9 @@ func (d *DAG) topo() []int {
 		for _, bs := range [][]bool{s.covered, s.done, s.applied} {
 			for _, b := range bs {
 				if b {
-					bits[i] += 2
+					bits[i]++
 				}
 			}
-		}
-		if s.pending == nil {
-			bits[i]++
 		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return bits[order[a]] < bits[order[b]] })

@@ -307,7 +307,7 @@ func adviseCmd() *cobra.Command {
 	var budget, maxPartition, format, out, statement string
 	var noSI, normalized, quiet, static bool
 	var data, compare, current, amortize, migrationBudget string
-	var reload bool
+	var reload, keepData bool
 	var rate float64
 	var timeLimit time.Duration
 	c := &cobra.Command{
@@ -361,7 +361,7 @@ into is of another kind, and plans with that profile.
 				return fmt.Errorf("--max-partition: %v", err)
 			}
 			cbc := &solver.CBC{TimeLimit: timeLimit}
-			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, MaxPartition: mp, StaticColumns: static}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, MaxPartition: mp, StaticColumns: static, KeepData: keepData}
 			if current != "" {
 				if opt.Current, _, err = readSchema(current, in.model); err != nil {
 					return err
@@ -438,6 +438,7 @@ into is of another kind, and plans with that profile.
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
 	c.Flags().StringVar(&current, "current", "", "the schema deployed now (DDL): keeping its structures costs nothing, a new one its backfill, amortized over --amortize at --rate; the output says what to keep, add and drop")
 	c.Flags().Float64Var(&rate, "rate", 0, "with --current: statements the workload runs a second")
+	c.Flags().BoolVar(&keepData, "keep-data", false, "keep every attribute and relationship of the model, whatever the mix reads (each entity's fields and references by its key, at no cost in the objective): the store then holds all the data loaded into it, and a schema advised later for another mix can be built from it by kvschema migrate")
 	c.Flags().BoolVar(&reload, "reload", false, "with --current: the new structures will be loaded from the source data, not built from the store (kvschema migrate builds only what the deployed structures hold the data of)")
 	c.Flags().StringVar(&migrationBudget, "migration-budget", "", "with --current: the most bytes the new structures may hold (0: build nothing)")
 	c.Flags().StringVar(&amortize, "amortize", "30d", "with --current: the time a backfill is paid over (e.g. 30d, 12h)")

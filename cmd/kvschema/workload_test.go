@@ -51,3 +51,26 @@ func TestWorkloadCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseKeepData: the browsing mix's advice with --keep-data keeps
+// the data the bidding mix's advice needs, so advise --current builds
+// bidding's from it; without --keep-data it cannot (it says --reload).
+func TestAdviseKeepData(t *testing.T) {
+	dir := t.TempDir()
+	model, wl := "../../examples/rubis/model.kvs", "../../examples/rubis/workload_secondary.kvs"
+	for _, keep := range []bool{true, false} {
+		ddl := filepath.Join(dir, "browsing.kvs")
+		args := []string{"advise", "-q", "--model", model, "--workload", wl, "--mix", "browsing", "--format", "ddl", "-o", ddl}
+		if keep {
+			args = append(args, "--keep-data")
+		}
+		mustRun(t, "", args...)
+		out, err := run(t, "", "advise", "-q", "--model", model, "--workload", wl, "--mix", "bidding", "--current", ddl, "--rate", "100")
+		switch {
+		case keep && (err != nil || !strings.Contains(out, "Migration from the deployed schema")):
+			t.Errorf("bidding from browsing --keep-data: %v\n%s", err, out)
+		case !keep && (err == nil || !strings.Contains(err.Error(), "--reload")):
+			t.Errorf("bidding from browsing without --keep-data: %v, want an error saying --reload", err)
+		}
+	}
+}
