@@ -20,16 +20,16 @@ import (
 // the application reads and writes, through catalog versions that each
 // is a state of F1's protocol (catalog/migration.go):
 //
-//  1. every index to add is registered write-only: writes keep it, no plan
-//     reads it;
-//  2. each is backfilled from the readable indexes (exec.Backfill: a bulk
-//     copy, then the rows writes changed meanwhile, recomputed), and the
-//     new indexes are verified;
-//  3. in one version the new indexes become readable and those to drop
-//     write-only (plans stop reading them; writers that have not seen
-//     this version yet keep them correct for readers that have not
-//     either);
-//  4. the dropped indexes leave the schema, their tables listed as
+//  1. the indexes to add are split into waves (migrate_waves.go: an index
+//     whose upkeep would scan a table until another new one is readable
+//     comes after it); each wave in turn is registered write-only (writes
+//     keep it, no plan reads it), backfilled from the readable indexes
+//     (exec.Backfill: a bulk copy, then the rows writes changed meanwhile,
+//     recomputed), verified, and made readable — with the last wave, in
+//     the same version, those to drop become write-only (plans stop
+//     reading them; writers that have not seen this version yet keep them
+//     correct for readers that have not either);
+//  2. the dropped indexes leave the schema, their tables listed as
 //     dropping; then their rows are deleted, and the list cleared.
 //
 // After each version is saved, Migrate waits for the writes of this DB
@@ -65,6 +65,9 @@ type MigrateEvent struct {
 	Rows     int64
 	Estimate int64
 	Done     bool
+	// Wave is the wave (1 to Waves) an add, backfill, catch-up, verify or
+	// switch belongs to (migrate_waves.go).
+	Wave, Waves int
 }
 
 // Migration is the difference between the deployed advised schema and
@@ -84,6 +87,10 @@ type Migration struct {
 	// Started: the store was changed (a failed migration that did not
 	// start left it as it was).
 	Started bool
+	// Waves names the indexes to add in the order they are built: each
+	// wave is registered, backfilled, verified and made readable before
+	// the next (migrate_waves.go).
+	Waves [][]string
 }
 
 // MigrationIndex is one index of a migration: its name in the store, its
@@ -124,6 +131,12 @@ func (m *Migration) String() string {
 		}
 	}
 	section("add (write-only, backfill, verify, then readable)", m.Add)
+	if len(m.Waves) > 1 {
+		fmt.Fprintf(&b, "in %d waves, each readable before the next is added (so that no write keeps a new index through a full scan where an earlier wave gives a lookup):\n", len(m.Waves))
+		for i, w := range m.Waves {
+			fmt.Fprintf(&b, "  %d. %s\n", i+1, strings.Join(w, ", "))
+		}
+	}
 	section("drop (unread, then removed and its rows deleted)", m.Drop)
 	section("keep", m.Keep)
 	if len(m.Dropping) > 0 {
@@ -146,6 +159,9 @@ type migrationTarget struct {
 	names     map[*catalog.Index]string         // next index → its name in the store
 	drop      []*catalog.Index                  // deployed, not in next
 	plan      *Migration
+	waves     [][]*catalog.Index      // the indexes to add, in build order
+	later     map[*catalog.Index]bool // while a stage is written: next's indexes it leaves out
+	probes    []*catalog.Write        // planWaves's probe writes, of its last stage
 }
 
 // planMigration matches target (parsed: its model, schema and profile)
@@ -237,6 +253,9 @@ func planMigration(cur, next *catalog.Advised) (*migrationTarget, error) {
 func (mt *migrationTarget) stage(withDropped bool, writeOnly func(x *catalog.Index, deployed bool) bool, dropping []string) string {
 	st := catalog.Stage{Names: map[*catalog.Index]string{}, Base: map[*catalog.Index]*catalog.Index{}, WriteOnly: map[*catalog.Index]bool{}, Dropping: dropping}
 	for _, x := range mt.next.Schema.Indexes {
+		if mt.later[x] {
+			continue
+		}
 		st.Indexes = append(st.Indexes, x)
 		st.Names[x] = mt.names[x]
 		if b := mt.next.Schema.Base[x]; b != nil {
@@ -293,6 +312,9 @@ func (db *DB) migrationTarget(ctx context.Context, modelFile string, modelSrc []
 		return nil, 0, err
 	}
 	mt, err := planMigration(cat.Advised, next)
+	if err == nil && len(mt.plan.Add) > 0 {
+		err = db.planWaves(mt, modelFile, modelSrc, prof)
+	}
 	return mt, version, err
 }
 
@@ -325,67 +347,107 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 	}
 	m := mt.plan
 	m.Stats = map[string]exec.BackfillStats{}
-	kept := func(x *catalog.Index) bool {
-		c, ok := mt.keep[x]
-		return ok && !mt.cur.Schema.WriteOnly[c]
-	}
 	modelName := modelFile
-	// 1. The new indexes write-only, beside the deployed ones — once it
-	// is known that the readable ones can give their rows: else nothing
-	// changes.
-	adding := mt.stage(true, func(x *catalog.Index, deployed bool) bool {
-		return !deployed && !kept(x) || deployed && mt.cur.Schema.WriteOnly[x]
-	}, mt.cur.Dropping)
-	first, err := db.parseStage(modelName, modelSrc, adding, prof)
-	if err != nil {
-		return m, err
+	inWave := func(w []*catalog.Index) func(x *catalog.Index, deployed bool) bool {
+		return func(x *catalog.Index, deployed bool) bool {
+			return !deployed && slices.Contains(w, x) || deployed && mt.cur.Schema.WriteOnly[x]
+		}
 	}
-	if err := db.checkBackfills(first, m.Add); err != nil {
-		return m, err
-	}
-	m.Started = true
-	if version, err = db.saveAdvised(ctx, version, first, opt.Grace); err != nil {
-		return m, err
-	}
-	for _, x := range m.Add {
-		progress(MigrateEvent{Phase: "add", Index: x.Name, Done: true})
-	}
-	// 2. Backfill and verify them.
-	en := db.engine()
-	for _, x := range m.Add {
-		stats, err := en.Backfill(ctx, x.Name, exec.BackfillOptions{Rate: opt.Rate, Progress: func(ev exec.BackfillEvent) {
-			phase := "backfill"
-			if ev.Step == "catch-up" {
-				phase = "catch-up"
+	// Each wave's stages: later waves left out.
+	laterThan := func(k int) map[*catalog.Index]bool {
+		out := map[*catalog.Index]bool{}
+		for _, w := range mt.waves[k+1:] {
+			for _, x := range w {
+				out[x] = true
 			}
-			progress(MigrateEvent{Phase: phase, Index: ev.Index, Rows: ev.Rows, Estimate: ev.Estimate, Done: ev.Done})
-		}})
-		m.Stats[x.Name] = stats
-		if err != nil {
-			return m, fmt.Errorf("backfilling %s: %w", x.Name, err)
 		}
+		return out
 	}
-	if len(m.Add) > 0 {
-		progress(MigrateEvent{Phase: "verify"})
-		rep, err := db.verifyNew(ctx, en, m.Add)
-		m.Verify = rep
+	// Before anything changes, each wave's backfills are checked
+	// against the indexes readable by then: if one cannot be built,
+	// nothing changes.
+	for k, w := range mt.waves {
+		mt.later = laterThan(k)
+		a, err := db.parseStage(modelName, modelSrc, mt.stage(true, inWave(w), mt.cur.Dropping), prof)
 		if err != nil {
 			return m, err
 		}
-		progress(MigrateEvent{Phase: "verify", Done: true})
-	}
-	// 3. The new indexes readable, the dropped ones write-only.
-	switching := mt.stage(true, func(x *catalog.Index, deployed bool) bool { return deployed }, mt.cur.Dropping)
-	if version, err = db.saveStage(ctx, version, modelName, modelSrc, switching, prof, opt.Grace); err != nil {
-		return m, err
-	}
-	for _, x := range m.Add {
-		if err := exec.ClearMarks(ctx, db.raw, x.Name); err != nil {
+		var names []MigrationIndex
+		for _, x := range w {
+			names = append(names, MigrationIndex{Name: mt.names[x]})
+		}
+		if err := db.checkBackfills(a, names); err != nil {
 			return m, err
 		}
 	}
-	progress(MigrateEvent{Phase: "switch", Done: true})
-	// 4. The dropped indexes out of the schema, then their rows.
+	en := db.engine()
+	for k, w := range mt.waves {
+		wave := func(ev MigrateEvent) MigrateEvent {
+			ev.Wave, ev.Waves = k+1, len(mt.waves)
+			return ev
+		}
+		// The wave's indexes write-only, beside the readable ones.
+		mt.later = laterThan(k)
+		a, err := db.parseStage(modelName, modelSrc, mt.stage(true, inWave(w), mt.cur.Dropping), prof)
+		if err != nil {
+			return m, err
+		}
+		m.Started = true
+		if version, err = db.saveAdvised(ctx, version, a, opt.Grace); err != nil {
+			return m, err
+		}
+		var added []MigrationIndex
+		for _, x := range w {
+			added = append(added, MigrationIndex{Name: mt.names[x]})
+			progress(wave(MigrateEvent{Phase: "add", Index: mt.names[x], Done: true}))
+		}
+		// Backfill and verify them.
+		en = db.engine()
+		for _, x := range added {
+			stats, err := en.Backfill(ctx, x.Name, exec.BackfillOptions{Rate: opt.Rate, Progress: func(ev exec.BackfillEvent) {
+				phase := "backfill"
+				if ev.Step == "catch-up" {
+					phase = "catch-up"
+				}
+				progress(wave(MigrateEvent{Phase: phase, Index: ev.Index, Rows: ev.Rows, Estimate: ev.Estimate, Done: ev.Done}))
+			}})
+			m.Stats[x.Name] = stats
+			if err != nil {
+				return m, fmt.Errorf("backfilling %s: %w", x.Name, err)
+			}
+		}
+		progress(wave(MigrateEvent{Phase: "verify"}))
+		rep, err := db.verifyNew(ctx, en, added)
+		m.Verify = mergeReports(m.Verify, rep)
+		if err != nil {
+			return m, err
+		}
+		progress(wave(MigrateEvent{Phase: "verify", Done: true}))
+		// The wave readable; after the last, the dropped indexes
+		// write-only in the same version.
+		last := k == len(mt.waves)-1
+		switching := mt.stage(true, func(x *catalog.Index, deployed bool) bool { return deployed && (last || mt.cur.Schema.WriteOnly[x]) }, mt.cur.Dropping)
+		if version, err = db.saveStage(ctx, version, modelName, modelSrc, switching, prof, opt.Grace); err != nil {
+			return m, err
+		}
+		for _, x := range added {
+			if err := exec.ClearMarks(ctx, db.raw, x.Name); err != nil {
+				return m, err
+			}
+		}
+		progress(wave(MigrateEvent{Phase: "switch", Done: true}))
+	}
+	mt.later = nil
+	if len(mt.waves) == 0 {
+		// Nothing to add: the dropped indexes write-only.
+		switching := mt.stage(true, func(x *catalog.Index, deployed bool) bool { return deployed }, mt.cur.Dropping)
+		if version, err = db.saveStage(ctx, version, modelName, modelSrc, switching, prof, opt.Grace); err != nil {
+			return m, err
+		}
+		m.Started = true
+		progress(MigrateEvent{Phase: "switch", Done: true})
+	}
+	// The dropped indexes out of the schema, then their rows.
 	dropping := slices.Clone(mt.cur.Dropping)
 	for _, c := range mt.drop {
 		if mt.cur.Schema.Local[c] == nil {
@@ -556,4 +618,22 @@ func (db *DB) verifyNew(ctx context.Context, en *exec.Engine, added []MigrationI
 		return rep, fmt.Errorf("migrate: the new indexes disagree with the data the others hold (%d differences); they stay write-only:%s", len(diffs), b.String())
 	}
 	return rep, nil
+}
+
+// mergeReports adds the verification of a wave, b, to a (nil: none yet).
+func mergeReports(a, b *exec.Report) *exec.Report {
+	if a == nil || b == nil {
+		if a == nil {
+			return b
+		}
+		return a
+	}
+	for k, v := range b.Rows {
+		a.Rows[k] = v
+	}
+	for k, v := range b.Partitions {
+		a.Partitions[k] = v
+	}
+	a.Differences = append(a.Differences, b.Differences...)
+	return a
 }

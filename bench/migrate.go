@@ -499,6 +499,12 @@ func MigrationTimeline(ctx context.Context, cfg MigrationConfig) (*MigrationRepo
 		if name == "" {
 			return
 		}
+		// A migration in waves (kvschema.Migration.Waves): the later
+		// waves' adds and the earlier ones' verifies and switches are
+		// part of building, the last wave's are the phases.
+		if ev.Wave > 1 && ev.Phase == "add" || ev.Wave < ev.Waves && (ev.Phase == "verify" || ev.Phase == "switch") {
+			name = "backfill+catch-up"
+		}
 		at := time.Since(start)
 		if _, seen := last[name]; !seen {
 			logf("phase %s at %.2fs", name, at.Seconds())

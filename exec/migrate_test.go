@@ -575,3 +575,153 @@ func TestShortSIs(t *testing.T) {
 		t.Fatal("every query answered nothing")
 	}
 }
+
+// TestMigrateWaves: from RUBiS browsing's advice (keeping the data) to
+// bidding's, the new indexes are built in waves (kvschema.Migration.Waves:
+// an index whose upkeep would scan a table until another new one is
+// readable comes after it), each added, backfilled, verified and switched
+// before the next, while a writer runs the bidding writes; the store
+// verifies clean against SQLite after it and answers as SQLite does.
+func TestMigrateWaves(t *testing.T) {
+	needCBC(t)
+	ctx := context.Background()
+	m, w := loadRUBiS(t, "workload_secondary.kvs")
+	ddl := func(res *advisor.Result) []byte {
+		var b strings.Builder
+		if err := res.WriteDDL(&b, m.Defs); err != nil {
+			t.Fatal(err)
+		}
+		return []byte(b.String())
+	}
+	browsing, err := advisor.Advise(ctx, m, w, advisor.Options{Mix: "browsing", Profile: cost.Cassandra, Solver: &solver.CBC{}, KeepData: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := ddl(browsing)
+	stmts, err := lang.ParseScript("from.kvs", from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := catalog.ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bidding, err := advisor.Advise(ctx, m, w, advisor.Options{Mix: "bidding", Profile: cost.Cassandra, Solver: &solver.CBC{}, KeepData: true,
+		Current: cur, Rate: 200, Amortize: 30 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := ddl(bidding)
+
+	db := deployedDB(t, memstore.New(), from)
+	before, _ := db.Advised(ctx)
+	or := oracleFor(t, m)
+	d := gen.Generate(m, tinyRUBiS, 4, 0)
+	insertAll(t, ctx, before, or, d)
+	plan, err := migrateRUBiS(db, to, kvschema.MigrateOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dry run:\n%s", plan)
+	if len(plan.Waves) < 2 {
+		t.Fatalf("one wave: the test checks nothing\n%s", plan)
+	}
+	inWaves := map[string]int{}
+	for _, wave := range plan.Waves {
+		for _, n := range wave {
+			inWaves[n]++
+		}
+	}
+	for _, x := range plan.Add {
+		if inWaves[x.Name] != 1 {
+			t.Errorf("%s is in %d waves", x.Name, inWaves[x.Name])
+		}
+	}
+	if len(inWaves) != len(plan.Add) {
+		t.Errorf("the waves hold %d indexes, the migration adds %d", len(inWaves), len(plan.Add))
+	}
+
+	var (
+		mu      sync.Mutex
+		stop    atomic.Bool
+		wg      sync.WaitGroup
+		werr    error
+		writes  int
+		next    = map[*catalog.Entity]int{}
+		writers []*workload.Statement
+	)
+	for _, e := range m.Entities {
+		next[e] = len(d.Rows[e]) + 1
+	}
+	for _, s := range w.Statements {
+		if s.Write != nil && s.Write.Kind != catalog.Delete && s.Weight("bidding") > 0 {
+			writers = append(writers, s)
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r := rand.New(rand.NewPCG(5, 5))
+		for !stop.Load() {
+			s := writers[r.IntN(len(writers))]
+			mu.Lock()
+			if anyEmpty(d, s.Write) {
+				mu.Unlock()
+				continue
+			}
+			args := writeArgs(r, d, s.Write, next)
+			_, err := db.Exec(ctx, lang.Print(s.AST), goArgs(args)...)
+			if err == nil {
+				err = or.Write(s.Write, args)
+			}
+			if err == nil && writes%20 == 0 {
+				refresh(t, d, or)
+			}
+			writes++
+			mu.Unlock()
+			if err != nil {
+				werr = errors.New(lang.Print(s.AST) + ": " + err.Error())
+				return
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	var seq []string // phase@wave, as they happen
+	res, err := migrateRUBiS(db, to, kvschema.MigrateOptions{Rate: 3000, Progress: func(ev kvschema.MigrateEvent) {
+		if ev.Done && ev.Phase != "backfill" && ev.Phase != "catch-up" {
+			step := fmt.Sprintf("%s@%d", ev.Phase, ev.Wave)
+			if len(seq) == 0 || seq[len(seq)-1] != step {
+				seq = append(seq, step)
+			}
+		}
+	}})
+	stop.Store(true)
+	wg.Wait()
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for k := range res.Waves {
+		want = append(want, fmt.Sprintf("add@%d", k+1), fmt.Sprintf("verify@%d", k+1), fmt.Sprintf("switch@%d", k+1))
+	}
+	if got := strings.Join(seq, " "); !strings.HasPrefix(got, strings.Join(want, " ")) {
+		t.Errorf("steps %q, want the waves in order: %q", got, strings.Join(want, " "))
+	}
+	t.Logf("%d writes during the migration; steps %v", writes, seq)
+	if writes < 20 {
+		t.Fatal("too few writes ran during the migration: the test checks little")
+	}
+	after, _ := db.Advised(ctx)
+	if len(after.Schema().WriteOnly) > 0 || len(after.Advised().Dropping) > 0 {
+		t.Fatalf("the migration left a state behind:\n%s", after.Advised().SchemaSrc)
+	}
+	refresh(t, d, or)
+	checkVerify(t, ctx, after, or)
+	da := byName(d, after.Model())
+	if runQueries(t, ctx, after, or, w, da, rand.New(rand.NewPCG(3, 4)), 2) == 0 {
+		t.Fatal("every query answered nothing")
+	}
+}

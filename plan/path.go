@@ -52,6 +52,17 @@ type Query struct {
 	Rows    float64
 }
 
+// Scans reports whether a step of p reads a whole column family
+// (cost.Scan: nothing binds its partition key).
+func (p *Query) Scans() bool {
+	for _, s := range p.Steps {
+		if s.Role == cost.Scan {
+			return true
+		}
+	}
+	return false
+}
+
 // Indexes lists the distinct indexes the plan reads.
 func (p *Query) Indexes() []*catalog.Index {
 	var out []*catalog.Index
