@@ -128,23 +128,40 @@ func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 // planner's schema need not hold: a migration builds it from the others —
 // over x's whole graph, selecting every attribute a row holds but its
 // static columns, with one equality per attribute of eq (parameter i for
-// eq[i]). The graph is rooted at the first node whose query has a plan
-// (the same join; another root may let the indexes answer it). The plan
-// is sp.Plan.
+// eq[i]). The graph is rooted at the node whose query has the cheapest
+// plan, one that scans no table if any does (the same join from every
+// root; the indexes may answer it from some roots only, or better). The
+// plan is sp.Plan.
 func (p *Planner) Rows(x *catalog.Index, eq []catalog.Attr) (*plan.Support, error) {
 	var first error
+	var best *plan.Support
 	for root := range x.Graph.Nodes {
 		sp := rowsQuery(x, eq, root)
 		pl, err := p.Query(sp.Query)
-		if err == nil {
-			sp.Plan = pl
-			return sp, nil
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
 		}
-		if first == nil {
-			first = err
+		sp.Plan = pl
+		if best == nil || better(pl, best.Plan) {
+			best = sp
 		}
 	}
-	return nil, first
+	if best == nil {
+		return nil, first
+	}
+	return best, nil
+}
+
+// better reports whether plan a is to be preferred to b: it scans no
+// table where b does, or it costs less.
+func better(a, b *plan.Query) bool {
+	if a.Scans() != b.Scans() {
+		return !a.Scans()
+	}
+	return a.Cost < b.Cost
 }
 
 // PartitionRows plans the query of the partition rows of x (which has
