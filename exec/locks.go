@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Locks are the write locks of one store's writers in one process: striped
@@ -20,6 +21,13 @@ type Locks struct {
 	once    sync.Once
 	seed    maphash.Seed
 	stripes [1024]sync.Mutex
+	// marks numbers the migration markers the writers under these locks
+	// make (exec/migrate.go): a random prefix, then a counter.
+	marks struct {
+		once   sync.Once
+		prefix [8]byte
+		n      atomic.Uint64
+	}
 }
 
 // TupleKey identifies one tuple for locking: the name of its relation or

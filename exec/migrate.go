@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -48,21 +47,32 @@ const (
 	markQ      = "w"
 )
 
-// markNonces makes marker values unique: a random prefix per process,
-// then a counter.
-var markNonces struct {
-	prefix [8]byte
-	n      atomic.Uint64
+// markValue returns a marker value no other write's marker has: the
+// prefix of l (random, one per lock table: per DB), then l's counter.
+func (l *Locks) markValue() []byte {
+	l.marks.once.Do(func() {
+		if _, err := rand.Read(l.marks.prefix[:]); err != nil {
+			panic(err)
+		}
+	})
+	return binary.BigEndian.AppendUint64(l.marks.prefix[:], l.marks.n.Add(1))
 }
 
-func init() {
-	if _, err := rand.Read(markNonces.prefix[:]); err != nil {
-		panic(err)
+// markCount is the number of marker values l has given out.
+func (l *Locks) markCount() uint64 { return l.marks.n.Load() }
+
+// ownMark returns the number of marker value v when writers under l made
+// it (ok false: another lock table's, another DB's or process's).
+func (l *Locks) ownMark(v []byte) (n uint64, ok bool) {
+	l.marks.once.Do(func() {
+		if _, err := rand.Read(l.marks.prefix[:]); err != nil {
+			panic(err)
+		}
+	})
+	if len(v) != 16 || !bytes.Equal(v[:8], l.marks.prefix[:]) {
+		return 0, false
 	}
-}
-
-func markValue() []byte {
-	return binary.BigEndian.AppendUint64(markNonces.prefix[:], markNonces.n.Add(1))
+	return binary.BigEndian.Uint64(v[8:]), true
 }
 
 func markRow(index string, row []byte) []byte {
@@ -90,7 +100,7 @@ func (e *Engine) marked(muts []store.Mutation) []store.Mutation {
 		}
 		seen[string(k)] = true
 		if v == nil {
-			v = markValue()
+			v = e.locks.markValue()
 		}
 		muts = append(muts, store.Mutation{Kind: store.SetCell, Table: MarkTable, Row: k, Family: markFamily, Qualifier: []byte(markQ), Value: v})
 	}
@@ -230,14 +240,23 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 	if err := flush("copy", stats.Rows); err != nil {
 		return stats, err
 	}
-	progress(BackfillEvent{Step: "copy", Rows: stats.Rows, Done: true})
 	// Catch-up passes: the first recomputes every marked row; a later one
 	// those marked again since (by a writer of another process: this
-	// process's writers are excluded while a row is recomputed).
-	done := map[string]string{}
+	// process's writers are excluded while a row is recomputed). A row
+	// is known right from the copy's end if no write had marked it by
+	// then, and from its recompute: after that, a write of this DB's keeps
+	// it right (the copy no longer writes, and a recompute of it waits
+	// for the writer's locks), so its marker is only deleted.
+	cu := &catchUpState{done: map[string]string{}, rightSince: map[string]uint64{}}
+	copied := e.locks.markCount()
+	if err := e.markRows(ctx, t, func(row []byte) { cu.rightSince[string(row)] = noMark }); err != nil {
+		return stats, err
+	}
+	cu.copied = copied
+	progress(BackfillEvent{Step: "copy", Rows: stats.Rows, Done: true})
 	for stats.Rounds < opt.MaxRounds {
 		stats.Rounds++
-		n, err := e.catchUp(ctx, t, w, done, progress, &stats)
+		n, err := e.catchUp(ctx, t, w, cu, progress, &stats)
 		if err != nil {
 			return stats, err
 		}
@@ -255,13 +274,13 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 // the locks of the entities its key names, so that no writer of this
 // process changes it meanwhile; it deletes each marker that still holds
 // the value it read, and returns how many rows it recomputed.
-func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, done map[string]string, progress func(BackfillEvent), stats *BackfillStats) (int, error) {
+func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUpState, progress func(BackfillEvent), stats *BackfillStats) (int, error) {
 	type mark struct{ row, value []byte }
 	var marks []mark
 	prefix := markRow(t.x.Name, nil)
 	err := e.st.ReadRows(ctx, MarkTable, store.RowSet{Ranges: []store.Range{store.PrefixRange(prefix)}}, store.ReadOptions{}, func(r store.Row) bool {
 		for _, c := range r.Cells {
-			if c.Family == markFamily && string(c.Qualifier) == markQ && done[string(r.Key)] != string(c.Value) {
+			if c.Family == markFamily && string(c.Qualifier) == markQ && cu.done[string(r.Key)] != string(c.Value) {
 				marks = append(marks, mark{bytes.Clone(r.Key), bytes.Clone(c.Value)})
 			}
 		}
@@ -270,11 +289,22 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, done map[st
 	if err != nil {
 		return 0, err
 	}
+	n := 0
 	for _, m := range marks {
-		if err := e.recomputeLocked(ctx, t, m.row[len(prefix):]); err != nil {
-			return 0, fmt.Errorf("%s: recomputing a row a write changed: %w", t.x.Name, err)
+		if !cu.rightAfter(e.locks, m.row, m.value) {
+			since, err := e.recomputeLocked(ctx, t, m.row[len(prefix):])
+			if err != nil {
+				return 0, fmt.Errorf("%s: recomputing a row a write changed: %w", t.x.Name, err)
+			}
+			cu.rightSince[string(m.row)] = since
+			stats.Recounted++
+			n++
+			progress(BackfillEvent{Step: "catch-up", Rows: stats.Recounted})
+			if err := w.wait(ctx, stats.Rows+stats.Recounted); err != nil {
+				return 0, err
+			}
 		}
-		done[string(m.row)] = string(m.value)
+		cu.done[string(m.row)] = string(m.value)
 		value := m.value
 		g := store.Guard{Table: MarkTable, Row: m.row, Holds: func(cells []store.Cell) bool {
 			return len(cells) == 1 && bytes.Equal(cells[0].Value, value)
@@ -283,30 +313,64 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, done map[st
 		if _, _, err := store.ApplyGuarded(ctx, e.st, g, del); err != nil {
 			return 0, err
 		}
-		stats.Recounted++
-		progress(BackfillEvent{Step: "catch-up", Rows: stats.Recounted})
-		if err := w.wait(ctx, stats.Rows+stats.Recounted); err != nil {
-			return 0, err
-		}
 	}
-	return len(marks), nil
+	return n, nil
+}
+
+// catchUpState is what a backfill's catch-up passes know.
+type catchUpState struct {
+	// done: marker row → the value its row was recomputed (or found
+	// right) at.
+	done map[string]string
+	// rightSince: marker row → the count of this DB's marker values
+	// (Locks.markCount) after which its row was right; noMark for a row
+	// marked when the copy ended (right only once recomputed). A row
+	// missing is right since copied.
+	rightSince map[string]uint64
+	copied     uint64
+}
+
+// noMark is a rightSince no marker value exceeds.
+const noMark = ^uint64(0)
+
+// rightAfter reports whether the marker value v of row needs no
+// recompute: this DB's writer made it after the row was right.
+func (cu *catchUpState) rightAfter(l *Locks, row, v []byte) bool {
+	n, own := l.ownMark(v)
+	if !own {
+		return false
+	}
+	since, ok := cu.rightSince[string(row)]
+	if !ok {
+		since = cu.copied
+	}
+	return n > since
+}
+
+// markRows calls fn with every marker row of t's index.
+func (e *Engine) markRows(ctx context.Context, t *table, fn func(row []byte)) error {
+	prefix := markRow(t.x.Name, nil)
+	return e.st.ReadRows(ctx, MarkTable, store.RowSet{Ranges: []store.Range{store.PrefixRange(prefix)}}, store.ReadOptions{}, func(r store.Row) bool {
+		fn(bytes.Clone(r.Key))
+		return true
+	})
 }
 
 // recomputeLocked makes row key of t what the readable indexes imply —
 // the row (or partition row) rewritten, or deleted — holding the locks of
 // the entities the key names: a writer that changes the row locks at
-// least one of them.
-func (e *Engine) recomputeLocked(ctx context.Context, t *table, key []byte) error {
+// least one of them. It returns this DB's marker count at the time.
+func (e *Engine) recomputeLocked(ctx context.Context, t *table, key []byte) (since uint64, err error) {
 	vals := make([]types.Value, len(t.attrs))
 	marker := []store.Cell{{Family: layout.DefaultCFFamily, Qualifier: []byte{}, Value: []byte{}}}
 	part := false
 	if err := t.decode(store.Row{Key: key, Cells: marker}, vals); err != nil {
 		// Not a row's key: a partition row's.
 		if !t.l.HasStatic() {
-			return err
+			return 0, err
 		}
 		if err := t.l.DecodePartitionRow(store.Row{Key: key}, vals); err != nil {
-			return err
+			return 0, err
 		}
 		part = true
 	}
@@ -315,18 +379,21 @@ func (e *Engine) recomputeLocked(ctx context.Context, t *table, key []byte) erro
 		if a := t.attrs[i]; a.Field.Key && vals[i] != nil {
 			k, err := keyOf(t.x.Graph.Nodes[a.Node].Entity, vals[i])
 			if err != nil {
-				return err
+				return 0, err
 			}
 			keys = append(keys, k)
 		}
 	}
 	held := e.locks.Lock(keys)
 	defer e.locks.Unlock(held)
+	// A marker this DB's writers number higher is a write after this
+	// one (it waits for these locks).
+	since = e.locks.markCount()
 	muts, err := e.recompute(ctx, t, key, vals, part)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return e.st.Apply(ctx, muts)
+	return since, e.st.Apply(ctx, muts)
 }
 
 // recompute returns the mutations making row key of t (decoded: vals; a
