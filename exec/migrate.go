@@ -290,19 +290,40 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUp
 		return 0, err
 	}
 	n := 0
+	// The markers of rows found right go in plain batches: no recompute
+	// of those rows runs in this pass, so losing a marker another
+	// process wrote over one meanwhile loses nothing (a guarded delete
+	// takes a store-wide lock on Pebble, about 12 ms under writers).
+	var right []store.Mutation
+	flushRight := func() error {
+		if len(right) == 0 {
+			return nil
+		}
+		err := e.st.Apply(ctx, right)
+		right = right[:0]
+		return err
+	}
 	for _, m := range marks {
-		if !cu.rightAfter(e.locks, m.row, m.value) {
-			since, err := e.recomputeLocked(ctx, t, m.row[len(prefix):])
-			if err != nil {
-				return 0, fmt.Errorf("%s: recomputing a row a write changed: %w", t.x.Name, err)
+		if cu.rightAfter(e.locks, m.row, m.value) {
+			cu.done[string(m.row)] = string(m.value)
+			right = append(right, store.Mutation{Kind: store.DeleteRow, Table: MarkTable, Row: m.row})
+			if len(right) >= 256 {
+				if err := flushRight(); err != nil {
+					return 0, err
+				}
 			}
-			cu.rightSince[string(m.row)] = since
-			stats.Recounted++
-			n++
-			progress(BackfillEvent{Step: "catch-up", Rows: stats.Recounted})
-			if err := w.wait(ctx, stats.Rows+stats.Recounted); err != nil {
-				return 0, err
-			}
+			continue
+		}
+		since, err := e.recomputeLocked(ctx, t, m.row[len(prefix):])
+		if err != nil {
+			return 0, fmt.Errorf("%s: recomputing a row a write changed: %w", t.x.Name, err)
+		}
+		cu.rightSince[string(m.row)] = since
+		stats.Recounted++
+		n++
+		progress(BackfillEvent{Step: "catch-up", Rows: stats.Recounted})
+		if err := w.wait(ctx, stats.Rows+stats.Recounted); err != nil {
+			return 0, err
 		}
 		cu.done[string(m.row)] = string(m.value)
 		value := m.value
@@ -313,6 +334,9 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUp
 		if _, _, err := store.ApplyGuarded(ctx, e.st, g, del); err != nil {
 			return 0, err
 		}
+	}
+	if err := flushRight(); err != nil {
+		return 0, err
 	}
 	return n, nil
 }
