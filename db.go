@@ -104,6 +104,12 @@ type DB struct {
 	// for a transaction, with a timeout, and a transaction for them. It is
 	// taken before defining.
 	txGate sync.RWMutex
+	// readGate is held (read-locked) by every statement outside a
+	// transaction but the definitions, while it runs: the rows of a
+	// dropped index or layout are deleted only once the statements that
+	// may have planned with it are over (drainReads). Taken before
+	// txGate.
+	readGate sync.RWMutex
 
 	mu      sync.RWMutex
 	cat     *catalog.Catalog

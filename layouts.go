@@ -90,16 +90,31 @@ func (db *DB) drain(ctx context.Context) error {
 	return db.schemaGrace(ctx)
 }
 
+// drainReads waits for the statements of this DB under way: those after
+// it plan with the current catalog. (Other processes' are covered by the
+// grace their writers get.)
+func (db *DB) drainReads() {
+	db.readGate.Lock()
+	db.readGate.Unlock() //lint:ignore SA2001 an empty critical section: the wait is the point
+}
+
+// grace is the wait g asks for after a catalog change (Options.SchemaGrace,
+// MigrateOptions.Grace): g if set (< 0: none); by default none on a store
+// one process has open, else 2 s.
+func (db *DB) grace(g time.Duration) time.Duration {
+	if g != 0 {
+		return g
+	}
+	switch db.raw.Capabilities().Engine {
+	case "pebble", "mem":
+		return 0
+	}
+	return 2 * time.Second
+}
+
 // schemaGrace waits Options.SchemaGrace (see there).
 func (db *DB) schemaGrace(ctx context.Context) error {
-	g := db.opts.SchemaGrace
-	if g == 0 {
-		switch db.raw.Capabilities().Engine {
-		case "pebble", "mem": // one process's
-		default:
-			g = 2 * time.Second
-		}
-	}
+	g := db.grace(db.opts.SchemaGrace)
 	if g <= 0 {
 		return nil
 	}
@@ -314,6 +329,9 @@ func (db *DB) finishDrop(ctx context.Context, name string) error {
 	if l == nil {
 		return nil
 	}
+	// A reader that planned with the layout before its drop reads it
+	// whole.
+	db.drainReads()
 	var keep []*layout.Layout
 	for _, r := range cat.Relations {
 		keep = append(keep, r.Layouts()...)

@@ -654,3 +654,83 @@ INSERT INTO ev VALUES (1, 'x', 10), (2, 'y', 20), (3, 'x', 30);
 		t.Errorf("through ev_a: %s", got)
 	}
 }
+
+// blockingStore blocks the first read of a table of acct, once armed,
+// until released: a reader that planned with a layout before its drop.
+type blockingStore struct {
+	*memstore.Store
+	armed   atomic.Bool
+	blocked chan string
+	release chan struct{}
+}
+
+func (s *blockingStore) ReadRows(ctx context.Context, table string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	if (table == "acct" || table == "acct_wide") && s.armed.CompareAndSwap(true, false) {
+		s.blocked <- table
+		<-s.release
+	}
+	return s.Store.ReadRows(ctx, table, rs, opts, fn)
+}
+
+// TestDropSchemaWaitsForReaders: the rows of a dropped layout are deleted
+// only once a reader that chose it before the drop has read them.
+func TestDropSchemaWaitsForReaders(t *testing.T) {
+	ctx := context.Background()
+	st := &blockingStore{Store: memstore.New(), blocked: make(chan string, 1), release: make(chan struct{})}
+	db, err := kvschema.New(ctx, st, kvschema.Options{NoWorkloadCounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	populate(t, db, 100)
+	st.armed.Store(true)
+	type answer struct {
+		rows [][]any
+		err  error
+	}
+	read := make(chan answer, 1)
+	go func() {
+		rows, err := db.Query(ctx, "SELECT balance FROM acct WHERE id = ?", int64(stableBase))
+		if err != nil {
+			read <- answer{err: err}
+			return
+		}
+		read <- answer{rows: rows.All()}
+	}()
+	table := <-st.blocked
+	name := map[string]string{"acct": "acct_by_id", "acct_wide": "acct_wide"}[table]
+	dropped := make(chan error, 1)
+	go func() {
+		_, err := db.Exec(ctx, "DROP SCHEMA "+name)
+		dropped <- err
+	}()
+	ended := func() {
+		select {
+		case err := <-dropped:
+			t.Fatalf("DROP SCHEMA %s ended (%v) while a reader of it was under way", name, err)
+		default:
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(layoutState(db), "["+name+"]"); time.Sleep(time.Millisecond) {
+		ended()
+		if time.Now().After(deadline) {
+			t.Fatalf("DROP SCHEMA %s: not saved as dropping in a minute: %s", name, layoutState(db))
+		}
+	}
+	// The drop is saved; its rows stay while the reader is under way.
+	time.Sleep(50 * time.Millisecond)
+	ended()
+	if k := tableRows(t, st.Store, table); k == 0 {
+		t.Fatalf("the rows of %s were deleted while a reader of it was under way", name)
+	}
+	close(st.release)
+	if a := <-read; a.err != nil || len(a.rows) != 1 || a.rows[0][0] != int64(7) {
+		t.Errorf("the reader of %s: %v, %v", name, a.rows, a.err)
+	}
+	if err := <-dropped; err != nil {
+		t.Fatal(err)
+	}
+	if k := tableRows(t, st.Store, table); k != 0 {
+		t.Errorf("table %s has %d rows after the drop", table, k)
+	}
+}

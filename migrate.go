@@ -333,13 +333,7 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 	if err != nil || opt.DryRun || !mt.plan.Changes() {
 		return planOf(mt), err
 	}
-	if opt.Grace == 0 {
-		switch db.raw.Capabilities().Engine {
-		case "pebble", "mem": // one process's
-		default:
-			opt.Grace = 2 * time.Second
-		}
-	}
+	opt.Grace = db.grace(opt.Grace)
 	progress := func(ev MigrateEvent) {
 		if opt.Progress != nil {
 			opt.Progress(ev)
@@ -459,6 +453,8 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 		if version, err = db.saveStage(ctx, version, modelName, modelSrc, mt.stage(false, none, dropping), prof, opt.Grace); err != nil {
 			return m, err
 		}
+		// A reader that planned with one of them before reads it whole.
+		db.drainReads()
 		for _, name := range dropping {
 			n, err := exec.DropRows(ctx, db.raw, name, opt.Rate, func(n int64) {
 				progress(MigrateEvent{Phase: "drop", Index: name, Rows: n})

@@ -261,8 +261,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if tx.ended() {
 			return Result{Statement: kindOf(s.ast)}, nil, ErrTxDone
 		}
-		switch s.ast.(type) {
-		case *lang.DefineRelation, *lang.DefineSchema, *lang.DropSchema:
+		if definition(s.ast) {
 			return Result{Statement: kindOf(s.ast)}, nil, fmt.Errorf("%s: %w", kindOf(s.ast), ErrInTx)
 		}
 	}
@@ -272,6 +271,10 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		default:
 			return Result{Statement: kindOf(s.ast)}, nil, fmt.Errorf("%s: %w", kindOf(s.ast), ErrReadOnly)
 		}
+	}
+	if s.db.tx == nil && !definition(s.ast) {
+		s.db.readGate.RLock()
+		defer s.db.readGate.RUnlock()
 	}
 	if s.db.tx == nil && writes(s.ast) {
 		// An open transaction holds every write: wait for it, not forever.

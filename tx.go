@@ -191,6 +191,15 @@ func (db *DB) waitTx(ctx context.Context, exclusive bool) (release func(), err e
 	return unlock, nil
 }
 
+// definition reports whether st changes the catalog.
+func definition(st lang.Statement) bool {
+	switch st.(type) {
+	case *lang.DefineRelation, *lang.DefineSchema, *lang.DropSchema:
+		return true
+	}
+	return false
+}
+
 // writes reports whether st changes tuples.
 func writes(st lang.Statement) bool {
 	switch st.(type) {

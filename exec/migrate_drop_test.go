@@ -1,0 +1,126 @@
+package exec_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/internal/oracle/gen"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/memstore"
+)
+
+// holdingStore holds the first read of one table, once armed, until
+// released: a reader that planned with an index before a migration
+// dropped it.
+type holdingStore struct {
+	*memstore.Store
+	table   string
+	armed   atomic.Bool
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (s *holdingStore) ReadRows(ctx context.Context, table string, rs store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
+	if table == s.table && s.armed.CompareAndSwap(true, false) {
+		s.held <- struct{}{}
+		<-s.release
+	}
+	return s.Store.ReadRows(ctx, table, rs, opts, fn)
+}
+
+// TestMigrateDropWaitsForReaders: a migration deletes the rows of an index
+// it drops only once a query that planned with it before has read them.
+func TestMigrateDropWaitsForReaders(t *testing.T) {
+	ctx := context.Background()
+	m, _ := loadRUBiS(t, "workload_secondary.kvs")
+	from, to := migrationTarget(t)
+	const dropped = "cf_users_by_rating"
+	st := &holdingStore{Store: memstore.New(), table: dropped, held: make(chan struct{}, 1), release: make(chan struct{})}
+	db := deployedDB(t, st, from)
+	if _, err := db.Load(ctx, source(gen.Generate(m, tinyRUBiS, 2, 0)), exec.LoadOptions{Identity: "drop-readers"}); err != nil {
+		t.Fatal(err)
+	}
+	const query = "SELECT users.id FROM users WHERE users.rating = ?"
+	count := func() int {
+		rows, err := db.Query(ctx, query, int64(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rows.All())
+	}
+	want := count()
+	if want == 0 {
+		t.Fatal("no user has rating 3: pick another")
+	}
+	st.armed.Store(true)
+	type answer struct {
+		n   int
+		err error
+	}
+	read := make(chan answer, 1)
+	go func() {
+		rows, err := db.Query(ctx, query, int64(3))
+		if err != nil {
+			read <- answer{err: err}
+			return
+		}
+		read <- answer{n: len(rows.All())}
+	}()
+	<-st.held
+	done := make(chan error, 1)
+	go func() {
+		_, err := migrateRUBiS(db, to, kvschema.MigrateOptions{})
+		done <- err
+	}()
+	ended := func() {
+		select {
+		case err := <-done:
+			t.Fatalf("the migration ended (%v) while a reader of %s was under way", err, dropped)
+		default:
+		}
+	}
+	gone := func() bool {
+		a := db.Catalog().Advised
+		return a != nil && a.Schema.Index(dropped) == nil
+	}
+	for deadline := time.Now().Add(time.Minute); !gone(); time.Sleep(time.Millisecond) {
+		ended()
+		if time.Now().After(deadline) {
+			t.Fatalf("the migration did not take %s out of the schema in a minute", dropped)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	ended()
+	if n := tableRows(t, st.Store, dropped); n == 0 {
+		t.Fatalf("the rows of %s were deleted while a reader of it was under way", dropped)
+	}
+	close(st.release)
+	if a := <-read; a.err != nil || a.n != want {
+		t.Errorf("the reader of %s: %d rows (want %d), %v", dropped, a.n, want, a.err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := tableRows(t, st.Store, dropped); n != 0 {
+		t.Errorf("%s has %d rows after the migration", dropped, n)
+	}
+	if n := count(); n != want {
+		t.Errorf("after the migration: %d rows, want %d", n, want)
+	}
+}
+
+// tableRows counts the rows of a table (0 when it does not exist).
+func tableRows(t *testing.T, st store.Store, table string) int {
+	t.Helper()
+	n := 0
+	err := st.ReadRows(context.Background(), table, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true })
+	if err != nil && !errors.Is(err, store.ErrNoTable) {
+		t.Fatal(err)
+	}
+	return n
+}
