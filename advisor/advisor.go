@@ -188,6 +188,9 @@ type Options struct {
 	// costOnly skips the size tie-break (ilp.smallest): tests that
 	// compare costs only save a solver run per program.
 	costOnly bool
+	// extra are candidates added to the enumeration's (tests that compare
+	// optima of two workloads over one candidate space).
+	extra []*catalog.Index
 	// noLocalStart skips start.go's local search: the solver runs from
 	// the relaxation's start (ilp.relaxStart), or none (tests of narrow).
 	noLocalStart bool
@@ -725,6 +728,10 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 			c := *x
 			en.add(&c)
 		}
+	}
+	for _, x := range opt.extra {
+		c := *x
+		en.add(&c)
 	}
 	computeUpkeep()
 	res.enumerated = map[string]bool{}
