@@ -314,24 +314,16 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUp
 			}
 			continue
 		}
-		since, err := e.recomputeLocked(ctx, t, m.row[len(prefix):])
+		since, err := e.recomputeLocked(ctx, t, m.row[len(prefix):], m.value)
 		if err != nil {
 			return 0, fmt.Errorf("%s: recomputing a row a write changed: %w", t.x.Name, err)
 		}
 		cu.rightSince[string(m.row)] = since
+		cu.done[string(m.row)] = string(m.value)
 		stats.Recounted++
 		n++
 		progress(BackfillEvent{Step: "catch-up", Rows: stats.Recounted})
 		if err := w.wait(ctx, stats.Rows+stats.Recounted); err != nil {
-			return 0, err
-		}
-		cu.done[string(m.row)] = string(m.value)
-		value := m.value
-		g := store.Guard{Table: MarkTable, Row: m.row, Holds: func(cells []store.Cell) bool {
-			return len(cells) == 1 && bytes.Equal(cells[0].Value, value)
-		}}
-		del := []store.Mutation{{Kind: store.DeleteRow, Table: MarkTable, Row: m.row}}
-		if _, _, err := store.ApplyGuarded(ctx, e.st, g, del); err != nil {
 			return 0, err
 		}
 	}
@@ -383,8 +375,11 @@ func (e *Engine) markRows(ctx context.Context, t *table, fn func(row []byte)) er
 // recomputeLocked makes row key of t what the readable indexes imply —
 // the row (or partition row) rewritten, or deleted — holding the locks of
 // the entities the key names: a writer that changes the row locks at
-// least one of them. It returns this DB's marker count at the time.
-func (e *Engine) recomputeLocked(ctx context.Context, t *table, key []byte) (since uint64, err error) {
+// least one of them. In the same batch it deletes the row's marker if the
+// marker still holds mark (store.Guarded; else a write of another process
+// marked the row again, and the next pass recomputes it). It returns this
+// DB's marker count at the time.
+func (e *Engine) recomputeLocked(ctx context.Context, t *table, key, mark []byte) (since uint64, err error) {
 	vals := make([]types.Value, len(t.attrs))
 	marker := []store.Cell{{Family: layout.DefaultCFFamily, Qualifier: []byte{}, Value: []byte{}}}
 	part := false
@@ -417,6 +412,16 @@ func (e *Engine) recomputeLocked(ctx context.Context, t *table, key []byte) (sin
 	if err != nil {
 		return 0, err
 	}
+	row := markRow(t.x.Name, key)
+	g := store.Guard{Table: MarkTable, Row: row, Holds: func(cells []store.Cell) bool {
+		return len(cells) == 1 && bytes.Equal(cells[0].Value, mark)
+	}}
+	applied, _, err := store.ApplyGuarded(ctx, e.st, g, append(muts, store.Mutation{Kind: store.DeleteRow, Table: MarkTable, Row: row}))
+	if err != nil || applied {
+		return since, err
+	}
+	// The marker stays (for the next pass, or until the index is
+	// readable: ClearMarks).
 	return since, e.st.Apply(ctx, muts)
 }
 

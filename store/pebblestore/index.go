@@ -76,10 +76,9 @@ func needsIndexes(tables map[string]*table, muts []store.Mutation) bool {
 // for each (row, index), the value before the batch, read from the
 // database under the row's lock, and the value after the mutations so far.
 type indexWrites struct {
-	s      *Store
-	locked []int // the row locks held, ascending
-	cells  []indexedCell
-	where  map[string]int // table 0x00 row 0x00 index name → position in cells
+	s     *Store
+	cells []indexedCell
+	where map[string]int // table 0x00 row 0x00 index name → position in cells
 }
 
 type indexedCell struct {
@@ -90,34 +89,44 @@ type indexedCell struct {
 	loaded, seen bool
 }
 
-// newIndexWrites takes the locks of the rows whose indexed cells muts
-// change, unless exclusive (the caller holds guard's write lock: no other
-// write runs).
-func newIndexWrites(s *Store, tables map[string]*table, muts []store.Mutation, exclusive bool) *indexWrites {
-	w := &indexWrites{s: s, where: map[string]int{}}
-	if exclusive {
-		return w
-	}
+// newIndexWrites follows the indexed cells of a batch whose writer holds
+// the locks of their rows (rowStripes).
+func newIndexWrites(s *Store) *indexWrites {
+	return &indexWrites{s: s, where: map[string]int{}}
+}
+
+// rowStripes returns, ascending, the row locks a batch of muts takes
+// (with those of rows): the rows whose indexed cells it changes, and its
+// rows of tables a guard has been put on (see Store.guarded).
+func rowStripes(tables map[string]*table, guarded map[string]bool, muts []store.Mutation, rows ...int) []int {
+	locks := rows
+	var t *table
+	name := ""
 	for i := range muts {
 		m := &muts[i]
-		if t := tables[m.Table]; t != nil && touchesIndex(t, m) {
-			if l := rowLock(m.Table, m.Row); !slices.Contains(w.locked, l) {
-				w.locked = append(w.locked, l)
+		if t == nil || m.Table != name {
+			t, name = tables[m.Table], m.Table
+		}
+		if t != nil && (guarded[m.Table] || touchesIndex(t, m)) {
+			if l := rowLock(m.Table, m.Row); !slices.Contains(locks, l) {
+				locks = append(locks, l)
 			}
 		}
 	}
-	slices.Sort(w.locked) // one order for every writer: no deadlock
-	for _, l := range w.locked {
-		s.rowLocks[l].Lock()
-	}
-	return w
+	slices.Sort(locks) // one order for every writer: no deadlock
+	return locks
 }
 
-func (w *indexWrites) unlock() {
-	for _, l := range w.locked {
-		w.s.rowLocks[l].Unlock()
+func (s *Store) lockRows(locks []int) {
+	for _, l := range locks {
+		s.rowLocks[l].Lock()
 	}
-	w.locked = nil
+}
+
+func (s *Store) unlockRows(locks []int) {
+	for _, l := range locks {
+		s.rowLocks[l].Unlock()
+	}
 }
 
 // state returns the indexed cell of x in row, loading its value before the

@@ -30,6 +30,8 @@
 //     from the database, holding the locks of those rows (rowLocks), which
 //     every writer of an indexed cell takes, so none commits between that
 //     read and this commit.
+//   - ApplyGuarded reads its guard row and commits holding the row's lock,
+//     which every writer of a row of a guarded table takes.
 //   - CreateTable writes the table's metadata in one write; an in-memory
 //     copy, loaded at Open, answers every table lookup.
 //   - The database's Comparer orders keys bytewise but splits a data key
@@ -162,14 +164,22 @@ type Store struct {
 	opts  Options // as given to Open, to reopen the database in Restore
 
 	ddl sync.Mutex // serializes CreateTable
-	// guard orders guarded writes against every other write: Apply holds
-	// it shared while it commits, ApplyGuarded exclusively from its read
-	// of the guard row to its commit.
+	// guard orders table changes (CreateTable adding an index, DropTable)
+	// and the first guard on a table against every write: a write holds
+	// it shared while it commits, they exclusively.
 	guard sync.RWMutex
-	// rowLocks order the writers of the indexed cells of a row (hashed
-	// to a stripe), which Apply takes under guard's read lock.
+	// rowLocks order the writers of a row (hashed to a stripe) that must
+	// not commit between another's read of it and its commit: the writers
+	// of its indexed cells, and of the rows of guarded tables. A write
+	// takes them under guard's read lock.
 	rowLocks [rowLockStripes]sync.Mutex
-	tables   atomic.Pointer[map[string]*table] // replaced, never changed, under ddl
+	// guarded holds the tables ApplyGuarded has guarded a row of (never
+	// changed, replaced under guard's write lock): every write of their
+	// rows takes the rows' locks, so a guarded write holds its guard
+	// row's lock from its read of the row to its commit, and writes of
+	// other rows run meanwhile.
+	guarded atomic.Pointer[map[string]bool]
+	tables  atomic.Pointer[map[string]*table] // replaced, never changed, under ddl
 
 	mu        sync.Mutex // guards running, closed, restoring and spare
 	idle      sync.Cond  // signalled when running drops to 0
@@ -1231,20 +1241,35 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	}
 	s.guard.RLock()
 	defer s.guard.RUnlock()
-	return s.apply(r, muts, false)
+	return s.apply(r, muts, nil)
 }
 
 // ApplyGuarded applies muts if g.Holds of g's row (store.Guarded): no
-// other write of this store commits between its read of the row and its
-// commit. (Other processes cannot open the database.)
+// other write of that row commits between its read of the row and its
+// commit (each holds the row's lock; see guarded), while writes of other
+// rows do. (Other processes cannot open the database.)
 func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
 	r, t, err := s.enterTable(ctx, g.Table)
 	if err != nil {
 		return false, err
 	}
 	defer s.exitReader(r)
-	s.guard.Lock()
-	defer s.guard.Unlock()
+	if !(*s.guardedTables())[g.Table] {
+		// The first guard of the table: the writes of its rows under way
+		// took no row lock; those after this see it guarded.
+		s.guard.Lock()
+		if old := *s.guardedTables(); !old[g.Table] {
+			next := maps.Clone(old)
+			next[g.Table] = true
+			s.guarded.Store(&next)
+		}
+		s.guard.Unlock()
+	}
+	s.guard.RLock()
+	defer s.guard.RUnlock()
+	locks := rowStripes(*s.tables.Load(), *s.guardedTables(), muts, rowLock(g.Table, g.Row))
+	s.lockRows(locks)
+	defer s.unlockRows(locks)
 	row, _, err := s.readRowWith(r, t, g.Row)
 	if err != nil {
 		return false, err
@@ -1255,20 +1280,36 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	if len(muts) == 0 {
 		return true, nil
 	}
-	return true, s.apply(r, muts, true)
+	return true, s.apply(r, muts, locks)
 }
 
+// guardedTables returns the tables a guard has been put on.
+func (s *Store) guardedTables() *map[string]bool {
+	if p := s.guarded.Load(); p != nil {
+		return p
+	}
+	return &noTables
+}
+
+var noTables = map[string]bool{}
+
 // apply writes muts in one batch with reader r's buffers, with the
-// entries of the indexes they change. exclusive says that the caller holds
-// guard's write lock, else it holds its read lock and apply takes the
-// locks of the rows whose indexed cells muts change.
-func (s *Store) apply(r *reader, muts []store.Mutation, exclusive bool) error {
+// entries of the indexes they change. The caller holds guard's read lock,
+// and the row locks muts take (rowStripes) if it passes them as held, else
+// apply takes them.
+func (s *Store) apply(r *reader, muts []store.Mutation, held []int) error {
 	var err error
 	tables := *s.tables.Load()
+	guarded := *s.guardedTables()
+	if held == nil && (len(guarded) > 0 || needsIndexes(tables, muts)) {
+		if locks := rowStripes(tables, guarded, muts); len(locks) > 0 {
+			s.lockRows(locks)
+			defer s.unlockRows(locks)
+		}
+	}
 	var ix *indexWrites
 	if needsIndexes(tables, muts) {
-		ix = newIndexWrites(s, tables, muts, exclusive)
-		defer ix.unlock()
+		ix = newIndexWrites(s)
 	}
 	b := s.db.NewBatch()
 	defer b.Close()

@@ -647,3 +647,60 @@ func TestDropTable(t *testing.T) {
 		t.Fatalf("its index: %d entries, %v", n, err)
 	}
 }
+
+// TestGuardedRowOnly: a guarded write holds back the writes of its guard
+// row only: a write of another row (of the same table, or another)
+// commits while it decides, and one of the guard row waits for its commit.
+func TestGuardedRowOnly(t *testing.T) {
+	ctx := context.Background()
+	s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, name := range []string{"t", "u"} {
+		if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(table, row, v string) []store.Mutation {
+		return []store.Mutation{{Kind: store.SetCell, Table: table, Row: []byte(row), Family: "f", Qualifier: []byte("n"), Value: []byte(v)}}
+	}
+	// Guard t once: later writes of its rows take row locks.
+	if _, err := s.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("c"), Holds: func([]store.Cell) bool { return true }}, set("t", "c", "0")); err != nil {
+		t.Fatal(err)
+	}
+	var guardRow chan error
+	applied, err := s.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("c"), Holds: func([]store.Cell) bool {
+		for _, m := range [][]store.Mutation{set("u", "c", "1"), set("t", "other", "1")} {
+			done := make(chan error, 1)
+			go func() { done <- s.Apply(ctx, m) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("a write of %s %q waited for a guarded write of another row", m[0].Table, m[0].Row)
+			}
+		}
+		guardRow = make(chan error, 1)
+		go func() { guardRow <- s.Apply(ctx, set("t", "c", "plain")) }()
+		select {
+		case err := <-guardRow:
+			t.Errorf("a write of the guard row committed (%v) while the guarded write decided", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		return true
+	}}, set("t", "c", "guarded"))
+	if err != nil || !applied {
+		t.Fatalf("ApplyGuarded = %v, %v", applied, err)
+	}
+	if err := <-guardRow; err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := s.ReadRow(ctx, "t", []byte("c"))
+	if err != nil || len(r.Cells) != 1 || string(r.Cells[0].Value) != "plain" {
+		t.Errorf("guard row %v (%v): the plain write should commit after the guarded one", r.Cells, err)
+	}
+}
