@@ -23,7 +23,12 @@ import (
 )
 
 func main() {
-	if err := rootCmd().Execute(); err != nil {
+	stop, err := startProfiles()
+	if err == nil {
+		err = rootCmd().Execute()
+		stop()
+	}
+	if err != nil {
 		// Messages quote names and values from scripts and stores.
 		fmt.Fprintln(os.Stderr, "kvschema:", types.EscapeText(err.Error()))
 		os.Exit(1)
