@@ -47,6 +47,12 @@ const (
 	markQ      = "w"
 )
 
+// unmark deletes a marker: its one cell (a point deletion: on Pebble a
+// DeleteRow is a range tombstone, which costs every read until flushed).
+func unmark(row []byte) store.Mutation {
+	return store.Mutation{Kind: store.DeleteCell, Table: MarkTable, Row: row, Family: markFamily, Qualifier: []byte(markQ)}
+}
+
 // markValue returns a marker value no other write's marker has: the
 // prefix of l (random, one per lock table: per DB), then l's counter.
 func (l *Locks) markValue() []byte {
@@ -306,7 +312,7 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUp
 	for _, m := range marks {
 		if cu.rightAfter(e.locks, m.row, m.value) {
 			cu.done[string(m.row)] = string(m.value)
-			right = append(right, store.Mutation{Kind: store.DeleteRow, Table: MarkTable, Row: m.row})
+			right = append(right, unmark(m.row))
 			if len(right) >= 256 {
 				if err := flushRight(); err != nil {
 					return 0, err
@@ -416,7 +422,7 @@ func (e *Engine) recomputeLocked(ctx context.Context, t *table, key, mark []byte
 	g := store.Guard{Table: MarkTable, Row: row, Holds: func(cells []store.Cell) bool {
 		return len(cells) == 1 && bytes.Equal(cells[0].Value, mark)
 	}}
-	applied, _, err := store.ApplyGuarded(ctx, e.st, g, append(muts, store.Mutation{Kind: store.DeleteRow, Table: MarkTable, Row: row}))
+	applied, _, err := store.ApplyGuarded(ctx, e.st, g, append(muts, unmark(row)))
 	if err != nil || applied {
 		return since, err
 	}
