@@ -734,3 +734,92 @@ func TestDropSchemaWaitsForReaders(t *testing.T) {
 		t.Errorf("table %s has %d rows after the drop", table, k)
 	}
 }
+
+// holdingWrites holds, once each is armed, the creation of table
+// acct_owner and the first Apply to table acct, until released.
+type holdingWrites struct {
+	*memstore.Store
+	createArmed, applyArmed atomic.Bool
+	held                    chan string
+	releaseCreate, release  chan struct{}
+}
+
+func (s *holdingWrites) CreateTable(ctx context.Context, spec store.TableSpec) error {
+	if spec.Name == "acct_owner" && s.createArmed.CompareAndSwap(true, false) {
+		s.held <- "create"
+		<-s.releaseCreate
+	}
+	return s.Store.CreateTable(ctx, spec)
+}
+
+func (s *holdingWrites) Apply(ctx context.Context, muts []store.Mutation) error {
+	if slices.ContainsFunc(muts, func(m store.Mutation) bool { return m.Table == "acct" }) && s.applyArmed.CompareAndSwap(true, false) {
+		s.held <- "apply"
+		<-s.release
+	}
+	return s.Store.Apply(ctx, muts)
+}
+
+// TestDefineSchemaWaitsForWriters: a layout added to a relation that holds
+// tuples is copied only once the writes that planned without it are over —
+// here one that began after DEFINE SCHEMA checked the relation for tuples
+// and before it saved the layout write-only.
+func TestDefineSchemaWaitsForWriters(t *testing.T) {
+	ctx := context.Background()
+	st := &holdingWrites{Store: memstore.New(), held: make(chan string, 1), releaseCreate: make(chan struct{}), release: make(chan struct{})}
+	db, err := kvschema.New(ctx, st, kvschema.Options{NoWorkloadCounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	populate(t, db, 100)
+	st.createArmed.Store(true)
+	defined := make(chan error, 1)
+	go func() {
+		_, err := db.Exec(ctx, addByOwner)
+		defined <- err
+	}()
+	if h := <-st.held; h != "create" {
+		t.Fatalf("held %s, want the creation of acct_owner", h)
+	}
+	st.applyArmed.Store(true)
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := db.Exec(ctx, "INSERT INTO acct VALUES (5000, 'late', 3)")
+		wrote <- err
+	}()
+	if h := <-st.held; h != "apply" {
+		t.Fatalf("held %s, want the write", h)
+	}
+	close(st.releaseCreate)
+	ended := func() {
+		select {
+		case err := <-defined:
+			t.Fatalf("DEFINE SCHEMA ended (%v) while a write that does not keep the new layout was under way", err)
+		default:
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(layoutState(db), "acct_by_owner*"); time.Sleep(time.Millisecond) {
+		ended()
+		if time.Now().After(deadline) {
+			t.Fatalf("acct_by_owner not saved write-only in a minute: %s", layoutState(db))
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	ended()
+	close(st.release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-defined; err != nil {
+		t.Fatal(err)
+	}
+	plan, err := db.Explain(ctx, "SELECT id FROM acct WHERE owner = 'late'")
+	if err != nil || !strings.Contains(plan, "acct_by_owner CHOSEN") {
+		t.Fatalf("the query by owner does not read the new layout: %v\n%s", err, plan)
+	}
+	rows, err := db.Query(ctx, "SELECT id FROM acct WHERE owner = 'late'")
+	if err != nil || len(rows.All()) != 1 || rows.All()[0][0] != int64(5000) {
+		t.Errorf("the tuple written during the DEFINE, by owner: %v, %v", rows, err)
+	}
+}
