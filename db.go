@@ -77,6 +77,24 @@ type Options struct {
 	// began before; < 0 means no wait. 0 means none on a store one
 	// process has open (Pebble, mem:), 2 s on others (Bigtable).
 	SchemaGrace time.Duration
+	// SchemaRate bounds the tuples a second an online DEFINE SCHEMA copies
+	// into its new layout, and the rows a second DROP SCHEMA deletes (0:
+	// no bound), so that a layout change leaves the store to the
+	// application (as MigrateOptions.Rate does for a migration).
+	SchemaRate float64
+	// SchemaProgress, when set, is told how the copy of an online DEFINE
+	// SCHEMA and the deletion of DROP SCHEMA advance.
+	SchemaProgress func(SchemaEvent)
+}
+
+// SchemaEvent is one report of an online layout change: Step "copy" (the
+// tuples copied into a new layout so far) or "drop" (the rows of a dropped
+// layout deleted so far); Done once the step is over.
+type SchemaEvent struct {
+	Schema string
+	Step   string
+	Rows   int64
+	Done   bool
 }
 
 // DB is a database: a store plus the catalog of relations and layouts

@@ -158,9 +158,12 @@ func (db *DB) buildLayout(ctx context.Context, rel, name string) error {
 		return err
 	}
 	r := db.Catalog().Relation(rel)
-	if _, err := db.engine().BackfillLayout(ctx, r, name, exec.LayoutBackfillOptions{}); err != nil {
+	report := db.schemaProgress(name, "copy")
+	n, err := db.engine().BackfillLayout(ctx, r, name, exec.LayoutBackfillOptions{Rate: db.opts.SchemaRate, Progress: func(n int64) { report(n, false) }})
+	if err != nil {
 		return fmt.Errorf("%w (schema %s stays write-only: run its DEFINE SCHEMA again to finish it)", err, name)
 	}
+	report(n, true)
 	if err := db.verifyLayout(ctx, r, name); err != nil {
 		return err
 	}
@@ -311,6 +314,16 @@ func (db *DB) holdsTuples(ctx context.Context, r *catalog.Relation) (bool, error
 	return false, nil
 }
 
+// schemaProgress returns the reporter of step of an online change of
+// layout name to Options.SchemaProgress (a no-op without one).
+func (db *DB) schemaProgress(name, step string) func(rows int64, done bool) {
+	return func(rows int64, done bool) {
+		if f := db.opts.SchemaProgress; f != nil {
+			f(SchemaEvent{Schema: name, Step: step, Rows: rows, Done: done})
+		}
+	}
+}
+
 // finishDrops deletes the rows of every dropped layout whose drop was
 // interrupted.
 func (db *DB) finishDrops(ctx context.Context) error {
@@ -336,9 +349,12 @@ func (db *DB) finishDrop(ctx context.Context, name string) error {
 	for _, r := range cat.Relations {
 		keep = append(keep, r.Layouts()...)
 	}
-	if _, err := exec.DropLayoutRows(ctx, db.raw, l, keep, 0, nil); err != nil {
+	report := db.schemaProgress(name, "drop")
+	n, err := exec.DropLayoutRows(ctx, db.raw, l, keep, db.opts.SchemaRate, func(n int64) { report(n, false) })
+	if err != nil {
 		return fmt.Errorf("kvschema: deleting the rows of dropped schema %s (run DROP SCHEMA %s again to finish): %w", name, name, err)
 	}
+	report(n, true)
 	cat, version := db.catalogVersion()
 	next := cat.Clone()
 	if err := next.ForgetDropped(name); err != nil {

@@ -823,3 +823,44 @@ func TestDefineSchemaWaitsForWriters(t *testing.T) {
 		t.Errorf("the tuple written during the DEFINE, by owner: %v, %v", rows, err)
 	}
 }
+
+// TestSchemaRate: Options.SchemaRate paces an online DEFINE SCHEMA's copy,
+// and Options.SchemaProgress follows it to the number of tuples copied.
+func TestSchemaRate(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var events []kvschema.SchemaEvent
+	const rate = 1000
+	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{NoWorkloadCounts: true, SchemaRate: rate, SchemaProgress: func(ev kvschema.SchemaEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, ev)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ref := populate(t, db, 600)
+	start := time.Now()
+	if _, err := db.Exec(ctx, addByOwner); err != nil {
+		t.Fatal(err)
+	}
+	// The pacing is a lower bound: the copy cannot be faster.
+	if least := time.Duration(float64(len(ref)) / rate * 0.9 * float64(time.Second)); time.Since(start) < least {
+		t.Errorf("copied %d tuples in %v at %d a second: the rate does not hold (at least %v)", len(ref), time.Since(start), rate, least)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) < 2 {
+		t.Fatalf("progress: %+v", events)
+	}
+	last := events[len(events)-1]
+	if last != (kvschema.SchemaEvent{Schema: "acct_by_owner", Step: "copy", Rows: int64(len(ref)), Done: true}) {
+		t.Errorf("last event %+v, want the copy of %d tuples into acct_by_owner, done", last, len(ref))
+	}
+	for i, ev := range events[:len(events)-1] {
+		if ev.Done || ev.Step != "copy" || i > 0 && ev.Rows < events[i-1].Rows {
+			t.Errorf("event %d: %+v (after %+v)", i, ev, events[max(i-1, 0)])
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/examples"
+	"github.com/kvschema/kvschema/internal/progress"
 	"github.com/kvschema/kvschema/lang"
 	_ "github.com/kvschema/kvschema/store/all" // mem:, pebble: and bigtable: URLs
 	"github.com/kvschema/kvschema/store/pebblestore"
@@ -353,6 +355,11 @@ func storeFlag(c *cobra.Command, url *string, create *bool) {
 // pebble: directory that holds no store is an error unless create is set,
 // so that a mistyped path does not silently give an empty store.
 func open(ctx context.Context, url string, trace io.Writer, create bool) (*kvschema.DB, error) {
+	return openWith(ctx, url, create, kvschema.Options{Trace: trace})
+}
+
+// openWith is open with the DB's options.
+func openWith(ctx context.Context, url string, create bool, opts kvschema.Options) (*kvschema.DB, error) {
 	url, err := storeURL(url)
 	if err != nil {
 		return nil, err
@@ -367,7 +374,7 @@ func open(ctx context.Context, url string, trace io.Writer, create bool) (*kvsch
 			return nil, fmt.Errorf("%s: no store in %s (check the path; --create makes a new one, and so does kvschema load)", url, dir)
 		}
 	}
-	return kvschema.Open(ctx, url, kvschema.Options{Trace: trace})
+	return kvschema.Open(ctx, url, opts)
 }
 
 func execCmd() *cobra.Command {
@@ -376,6 +383,7 @@ func execCmd() *cobra.Command {
 	var exprs []string
 	var trace, explain, quiet, echo, create bool
 	var format string
+	var schemaRate float64
 	cmd := &cobra.Command{
 		Use: "exec --store URL [-f FILE | -e STATEMENT]... [-q] [--format table|vertical|csv|json|jsonl]",
 		Example: `  kvschema exec --store pebble:/tmp/db -f schema.kvs
@@ -420,7 +428,21 @@ Without -f or -e, the script is read from standard input (so does -f -):
 			if trace {
 				tw = out
 			}
-			db, err := open(cmd.Context(), url, tw, create)
+			if schemaRate < 0 || math.IsNaN(schemaRate) {
+				return fmt.Errorf("--schema-rate %v: want a number of rows a second ≥ 0", schemaRate)
+			}
+			// An online layout change (DEFINE SCHEMA of a relation that
+			// holds tuples, DROP SCHEMA) shows its copy or deletion.
+			meter := progress.New(cmd.ErrOrStderr(), "schema", "rows", 0)
+			defer meter.Finish()
+			db, err := openWith(cmd.Context(), url, create, kvschema.Options{Trace: tw, SchemaRate: schemaRate, SchemaProgress: func(ev kvschema.SchemaEvent) {
+				name := ev.Step + " " + ev.Schema
+				if ev.Done {
+					meter.Done(name, ev.Rows)
+				} else {
+					meter.Update(name, ev.Rows, 0)
+				}
+			}})
 			if err != nil {
 				return err
 			}
@@ -459,6 +481,7 @@ Without -f or -e, the script is read from standard input (so does -f -):
 	cmd.Flags().BoolVar(&explain, "explain", false, "print each statement's plan before running it")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only results (rows, plans), no counts of written tuples")
 	cmd.Flags().BoolVar(&echo, "echo", false, "print each statement before its result")
+	cmd.Flags().Float64Var(&schemaRate, "schema-rate", 0, "tuples a second an online DEFINE SCHEMA copies into its new layout and rows a second DROP SCHEMA deletes (0: no bound)")
 	cmd.Flags().StringVar(&format, "format", "table", "how rows print: table, vertical (a block of column | value lines per row), csv, json (an array per query) or jsonl (an object per row)")
 	return cmd
 }

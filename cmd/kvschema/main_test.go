@@ -863,3 +863,32 @@ DROP SCHEMA p;
 		t.Errorf("dropping p again:\n%s", out)
 	}
 }
+
+// TestExecSchemaRate: exec --schema-rate paces an online DEFINE SCHEMA and
+// reports its copy; a bad rate is refused before anything runs.
+func TestExecSchemaRate(t *testing.T) {
+	store := "pebble:" + filepath.Join(t.TempDir(), "db")
+	var vals []string
+	for i := range 300 {
+		vals = append(vals, fmt.Sprintf("(%d, 'o%d', %d)", i, i%3, i))
+	}
+	if out, err := run(t, "", "exec", "--store", store, "--create", "-q", "-e",
+		"DEFINE RELATION acct { id BIGINT KEY, owner STRING, balance BIGINT }; DEFINE PRIMARY SCHEMA acct_by_id FOR acct { TABLE 'acct', ROW ordered{id}, QUALIFIER attr_name['id'], VALUE attr_value['id'] }; INSERT INTO acct VALUES "+strings.Join(vals, ", ")); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	start := time.Now()
+	out := mustRun(t, "", "exec", "--store", store, "--schema-rate", "1000", "-e",
+		"DEFINE SCHEMA acct_by_owner FOR acct { TABLE 'acct_owner', ROW ordered{owner}:ordered{balance}:ordered{id} }")
+	if d := time.Since(start); d < 270*time.Millisecond {
+		t.Errorf("300 tuples copied at 1000 a second in %v", d)
+	}
+	if !strings.Contains(out, "copy acct_by_owner") || !strings.Contains(out, "300") {
+		t.Errorf("no report of the copy:\n%s", out)
+	}
+	if got := mustRun(t, "", "exec", "--store", store, "-q", "--format", "csv", "-e", "SELECT id FROM acct WHERE owner = 'o1' AND id = 4"); !strings.Contains(got, "4") {
+		t.Errorf("the new layout: %q", got)
+	}
+	if _, err := run(t, "", "exec", "--store", store, "--schema-rate", "-1", "-e", "SELECT id FROM acct WHERE id = 1"); err == nil || !strings.Contains(err.Error(), "--schema-rate -1") {
+		t.Errorf("--schema-rate -1: %v", err)
+	}
+}
