@@ -21,6 +21,7 @@ import (
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/faultstore"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/storetest"
 )
 
 // The relation of the online layout tests: acct_by_id and acct_wide from
@@ -139,17 +140,6 @@ func layoutState(db *kvschema.DB) string {
 		out = append(out, "["+l.Name+"]")
 	}
 	return strings.Join(out, " ")
-}
-
-// tableRows counts the rows of a table (0 when it does not exist).
-func tableRows(t *testing.T, st store.Store, table string) int {
-	t.Helper()
-	n := 0
-	err := st.ReadRows(context.Background(), table, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true })
-	if err != nil && !errors.Is(err, store.ErrNoTable) {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // TestOnlineLayoutChangeConcurrent: writers insert, update and delete
@@ -372,7 +362,7 @@ func onlineLayoutChange(t *testing.T, url string, n int) {
 		}
 	}
 	checkAcct(t, db, ref)
-	if k := tableRows(t, db.Store(), "acct"); k != 0 {
+	if k := storetest.CountRows(t, db.Store(), "acct"); k != 0 {
 		t.Errorf("the dropped layout's table has %d rows", k)
 	}
 	// Reopened, the store has the same layouts, none in motion.
@@ -522,7 +512,7 @@ func TestOnlineLayoutCrashResume(t *testing.T) {
 				}
 				checkAcct(t, db, ref)
 				if tc.name == "drop" {
-					if k := tableRows(t, raw, "acct"); k != 0 {
+					if k := storetest.CountRows(t, raw, "acct"); k != 0 {
 						t.Errorf("the dropped layout's table has %d rows", k)
 					}
 				}
@@ -589,7 +579,7 @@ func TestDropSchemaRules(t *testing.T) {
 		t.Errorf("layouts left: %q", got)
 	}
 	for _, table := range []string{"acct", "acct_wide", "acct_owner"} {
-		if k := tableRows(t, db.Store(), table); k != 0 {
+		if k := storetest.CountRows(t, db.Store(), table); k != 0 {
 			t.Errorf("table %s has %d rows", table, k)
 		}
 	}
@@ -642,7 +632,7 @@ INSERT INTO ev VALUES (1, 'x', 10), (2, 'y', 20), (3, 'x', 30);
 		t.Errorf("table ev after dropping ev_b: %v", got)
 	}
 	for _, table := range []string{"ev_x", "ev_y"} {
-		if k := tableRows(t, db.Store(), table); k != 0 {
+		if k := storetest.CountRows(t, db.Store(), table); k != 0 {
 			t.Errorf("table %s of the dropped ev_kind has %d rows", table, k)
 		}
 	}
@@ -720,7 +710,7 @@ func TestDropSchemaWaitsForReaders(t *testing.T) {
 	// The drop is saved; its rows stay while the reader is under way.
 	time.Sleep(50 * time.Millisecond)
 	ended()
-	if k := tableRows(t, st.Store, table); k == 0 {
+	if k := storetest.CountRows(t, st.Store, table); k == 0 {
 		t.Fatalf("the rows of %s were deleted while a reader of it was under way", name)
 	}
 	close(st.release)
@@ -730,7 +720,7 @@ func TestDropSchemaWaitsForReaders(t *testing.T) {
 	if err := <-dropped; err != nil {
 		t.Fatal(err)
 	}
-	if k := tableRows(t, st.Store, table); k != 0 {
+	if k := storetest.CountRows(t, st.Store, table); k != 0 {
 		t.Errorf("table %s has %d rows after the drop", table, k)
 	}
 }

@@ -2,7 +2,6 @@ package exec_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/kvschema/kvschema/internal/oracle/gen"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/storetest"
 )
 
 // holdingStore holds the first read of one table, once armed, until
@@ -97,7 +97,7 @@ func TestMigrateDropWaitsForReaders(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	ended()
-	if n := tableRows(t, st.Store, dropped); n == 0 {
+	if n := storetest.CountRows(t, st.Store, dropped); n == 0 {
 		t.Fatalf("the rows of %s were deleted while a reader of it was under way", dropped)
 	}
 	close(st.release)
@@ -107,23 +107,12 @@ func TestMigrateDropWaitsForReaders(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := tableRows(t, st.Store, dropped); n != 0 {
+	if n := storetest.CountRows(t, st.Store, dropped); n != 0 {
 		t.Errorf("%s has %d rows after the migration", dropped, n)
 	}
 	if n := count(); n != want {
 		t.Errorf("after the migration: %d rows, want %d", n, want)
 	}
-}
-
-// tableRows counts the rows of a table (0 when it does not exist).
-func tableRows(t *testing.T, st store.Store, table string) int {
-	t.Helper()
-	n := 0
-	err := st.ReadRows(context.Background(), table, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true })
-	if err != nil && !errors.Is(err, store.ErrNoTable) {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // droppingStore loses the first rows a backfill writes to one table.

@@ -547,3 +547,15 @@ func delRow(table, row string) store.Mutation {
 func compareCells(a, b store.Cell) int {
 	return cmp.Or(strings.Compare(a.Family, b.Family), bytes.Compare(a.Qualifier, b.Qualifier))
 }
+
+// CountRows counts the rows of table in s (0 when the table does not
+// exist), failing t on any other error.
+func CountRows(t testing.TB, s store.Store, table string) int {
+	t.Helper()
+	n := 0
+	err := s.ReadRows(t.Context(), table, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true })
+	if err != nil && !errors.Is(err, store.ErrNoTable) {
+		t.Fatal(err)
+	}
+	return n
+}
