@@ -694,22 +694,8 @@ func TestDropSchemaWaitsForReaders(t *testing.T) {
 		_, err := db.Exec(ctx, "DROP SCHEMA "+name)
 		dropped <- err
 	}()
-	ended := func() {
-		select {
-		case err := <-dropped:
-			t.Fatalf("DROP SCHEMA %s ended (%v) while a reader of it was under way", name, err)
-		default:
-		}
-	}
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(layoutState(db), "["+name+"]"); time.Sleep(time.Millisecond) {
-		ended()
-		if time.Now().After(deadline) {
-			t.Fatalf("DROP SCHEMA %s: not saved as dropping in a minute: %s", name, layoutState(db))
-		}
-	}
-	// The drop is saved; its rows stay while the reader is under way.
-	time.Sleep(50 * time.Millisecond)
-	ended()
+	// Once the drop is saved, it waits for the reader.
+	stillRunning(t, dropped, "DROP SCHEMA "+name, "while a reader of it was under way", func() bool { return strings.Contains(layoutState(db), "["+name+"]") })
 	if k := storetest.CountRows(t, st.Store, table); k == 0 {
 		t.Fatalf("the rows of %s were deleted while a reader of it was under way", name)
 	}
@@ -723,6 +709,29 @@ func TestDropSchemaWaitsForReaders(t *testing.T) {
 	if k := storetest.CountRows(t, st.Store, table); k != 0 {
 		t.Errorf("table %s has %d rows after the drop", table, k)
 	}
+}
+
+// stillRunning waits until reached (a minute at most), then 50 ms more,
+// and fails t if statement, whose outcome done delivers, ended meanwhile
+// (why says what it should have waited for).
+func stillRunning(t *testing.T, done <-chan error, statement, why string, reached func() bool) {
+	t.Helper()
+	ended := func() {
+		t.Helper()
+		select {
+		case err := <-done:
+			t.Fatalf("%s ended (%v) %s", statement, err, why)
+		default:
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); !reached(); time.Sleep(time.Millisecond) {
+		ended()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the state awaited not reached in a minute", statement)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	ended()
 }
 
 // holdingWrites holds, once each is armed, the creation of table
@@ -782,21 +791,7 @@ func TestDefineSchemaWaitsForWriters(t *testing.T) {
 		t.Fatalf("held %s, want the write", h)
 	}
 	close(st.releaseCreate)
-	ended := func() {
-		select {
-		case err := <-defined:
-			t.Fatalf("DEFINE SCHEMA ended (%v) while a write that does not keep the new layout was under way", err)
-		default:
-		}
-	}
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(layoutState(db), "acct_by_owner*"); time.Sleep(time.Millisecond) {
-		ended()
-		if time.Now().After(deadline) {
-			t.Fatalf("acct_by_owner not saved write-only in a minute: %s", layoutState(db))
-		}
-	}
-	time.Sleep(50 * time.Millisecond)
-	ended()
+	stillRunning(t, defined, "DEFINE SCHEMA", "while a write that does not keep the new layout was under way", func() bool { return strings.Contains(layoutState(db), "acct_by_owner*") })
 	close(st.release)
 	if err := <-wrote; err != nil {
 		t.Fatal(err)

@@ -1304,14 +1304,15 @@ func (s *Store) apply(r *reader, muts []store.Mutation, held []int) error {
 	var err error
 	tables := *s.tables.Load()
 	guarded := *s.guardedTables()
-	if held == nil && (len(guarded) > 0 || needsIndexes(tables, muts)) {
+	indexed := needsIndexes(tables, muts)
+	if held == nil && (indexed || len(guarded) > 0) {
 		if locks := rowStripes(tables, guarded, muts); len(locks) > 0 {
 			s.lockRows(locks)
 			defer s.unlockRows(locks)
 		}
 	}
 	var ix *indexWrites
-	if needsIndexes(tables, muts) {
+	if indexed {
 		ix = newIndexWrites(s)
 	}
 	b := s.db.NewBatch()
