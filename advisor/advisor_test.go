@@ -508,6 +508,8 @@ func TestRUBiSValid(t *testing.T) {
 // solver run alone gives 77.63 MB; before the enumeration's value
 // variants, 83.07 MB against 75.87 MB, a CF keyed by users.id carrying
 // values no plan reads from it where its keys-only twin costs the same).
+// Support queries that share a read (planner.SharedReads) took the cost
+// from 1.99921312 to 1.98907051 at the same size.
 func TestSmallestOfLeastCostRUBiS(t *testing.T) {
 	needCBC(t)
 	m, w := loadRUBiS(t, "workload.kvs")
@@ -519,8 +521,8 @@ func TestSmallestOfLeastCostRUBiS(t *testing.T) {
 	// Three solver runs: a start from the LP relaxation's support (the
 	// local search's start is 2.7% above its bound; narrow), the least
 	// cost, the least size of that cost.
-	if math.Abs(res.TotalCost-1.99921312) > 1e-7 || res.TotalSize != 72832445 || !res.Stats.Smallest || res.Stats.Solves != 3 {
-		t.Errorf("cost %.9g, size %.0f bytes, proven smallest %v, %d solver runs; want 1.99921312, 72832445, true, 3", res.TotalCost, res.TotalSize, res.Stats.Smallest, res.Stats.Solves)
+	if math.Abs(res.TotalCost-1.98907051) > 1e-7 || res.TotalSize != 72832445 || !res.Stats.Smallest || res.Stats.Solves != 3 {
+		t.Errorf("cost %.9g, size %.0f bytes, proven smallest %v, %d solver runs; want 1.98907051, 72832445, true, 3", res.TotalCost, res.TotalSize, res.Stats.Smallest, res.Stats.Solves)
 	}
 }
 

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -479,9 +480,23 @@ func (ls *localSearch) values() []float64 {
 		set(pr.qvars[qi], p)
 	}
 	for si, p := range ls.spath {
-		if ls.need[si] > 0 {
-			set(pr.svars[si], p)
+		if ls.need[si] == 0 {
+			continue
 		}
+		if len(p) == 1 {
+			if _, ok := pr.svars[si][p[0]]; !ok {
+				// A one-step read the program has as a shared read.
+				x := pr.sups[si].dag.Arcs[p[0]].Step.Index
+				for _, r := range pr.shared {
+					if r.Index == x && slices.Contains(r.sups, pr.sups[si]) {
+						val[r.v] = 1
+						break
+					}
+				}
+				continue
+			}
+		}
+		set(pr.svars[si], p)
 	}
 	return val
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/keyenc"
@@ -74,6 +75,11 @@ func (e *Engine) compileSupport(t *table, sp *plan.Support) (*supportProg, error
 		s.attrSlot[i] = -1
 	}
 	for r, slot := range prog.slots {
+		// The plan may be that of a wider support query covering sp's
+		// (planner.Covers): its extra fields are not sp's to fill.
+		if r.Field != sp.Query.Graph.Nodes[r.Node].Entity.ID() && slices.Contains(prog.q.Select, r) && !slices.Contains(sp.Query.Select, r) {
+			continue
+		}
 		if i, ok := t.pos[catalog.Attr{Node: sp.From[r.Node], Field: r.Field}]; ok {
 			s.attrSlot[i] = slot
 		}

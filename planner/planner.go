@@ -88,11 +88,13 @@ func (p *Planner) Query(q *catalog.Query) (*plan.Query, error) {
 }
 
 // Write returns the upkeep of every index w changes, support queries
-// planned (one plan shared by equal support queries); the store's local
-// indexes (Schema.Local) need none.
+// planned: one plan shared by the support queries one read answers
+// (sharePlans), as the advisor costs them. The store's local indexes
+// (Schema.Local) need none.
 func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 	var out []*plan.Upkeep
-	plans := map[string]*plan.Query{}
+	var sups []*plan.Support
+	owner := map[*plan.Support]*catalog.Index{}
 	for _, x := range p.schema.Indexes {
 		if p.schema.Local[x] != nil || p.LocalSIs && x.Kind == catalog.SI {
 			continue // the engine keeps it, in the base's write path
@@ -104,22 +106,40 @@ func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 		for _, part := range u.Parts {
 			part.WriteCost = p.cost.Write(part.Puts, part.Deletes)
 			for _, sp := range part.AllSupports() {
-				k := QueryKey(sp.Query)
-				pl, done := plans[k]
-				if !done {
-					if pl = Build(sp.Query, p.cost, p.pool).Cheapest(); pl == nil && p.Scans {
-						pl = build(sp.Query, p.cost, p.pool, true).Cheapest()
-					}
-					if pl == nil {
-						return nil, fmt.Errorf("the schema cannot keep %s up to date: nothing answers its support query %s (%s)",
-							x.Name, sp.Query.Describe(), missing(sp.Query))
-					}
-					plans[k] = pl
-				}
-				sp.Plan = pl
+				sups = append(sups, sp)
+				owner[sp] = x
 			}
 			out = append(out, part)
 		}
+	}
+	// Equal support queries are one; a group (GroupKey) shares reads.
+	var groups [][]*catalog.Query
+	byGroup := map[string]int{}
+	pos := map[string][2]int{} // QueryKey → group, position
+	for _, sp := range sups {
+		k := QueryKey(sp.Query)
+		if _, ok := pos[k]; ok {
+			continue
+		}
+		g, ok := byGroup[GroupKey(sp.Query)]
+		if !ok {
+			g = len(groups)
+			byGroup[GroupKey(sp.Query)] = g
+			groups = append(groups, nil)
+		}
+		pos[k] = [2]int{g, len(groups[g])}
+		groups[g] = append(groups[g], sp.Query)
+	}
+	plans := make([][]*plan.Query, len(groups))
+	for _, sp := range sups {
+		at := pos[QueryKey(sp.Query)]
+		if plans[at[0]] == nil {
+			var err error
+			if plans[at[0]], err = p.sharePlans(groups[at[0]]); err != nil {
+				return nil, fmt.Errorf("the schema cannot keep %s up to date: %v", owner[sp].Name, err)
+			}
+		}
+		sp.Plan = plans[at[0]][at[1]]
 	}
 	return out, nil
 }

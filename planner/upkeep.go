@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -428,18 +429,43 @@ func joinPer(x *catalog.Index, nodes []int, root int) float64 {
 
 // QueryKey identifies a support query for sharing between indexes.
 func QueryKey(q *catalog.Query) string {
-	var b strings.Builder
-	b.WriteString(catalog.GraphKey(q.Graph))
 	var sel []string
 	for _, r := range q.Select {
 		sel = append(sel, q.Graph.DescribeRef(r))
 	}
 	sort.Strings(sel)
-	b.WriteString("|" + strings.Join(sel, ","))
+	return catalog.GraphKey(q.Graph) + "|" + strings.Join(sel, ",") + predKey(q)
+}
+
+// predKey is the predicates part of QueryKey.
+func predKey(q *catalog.Query) string {
+	var b strings.Builder
 	for _, p := range q.Preds {
 		fmt.Fprintf(&b, "|%s%s", q.Graph.DescribeRef(p.Ref), p.Op)
 	}
 	return b.String()
+}
+
+// Covers reports whether support query a answers support query b of the
+// same write: the same graph (canonical, so the same node numbers) and
+// predicates, and every field b selects among a's. b's answer is then the
+// projection of a's, and a write that runs a needs no run of b — the
+// advisor's program and the runtime's Write both share a's run so.
+// Queries with an order or a limit (not supports) cover nothing.
+func Covers(a, b *catalog.Query) bool {
+	if a == b {
+		return true
+	}
+	if len(a.OrderBy)+len(b.OrderBy) > 0 || a.Limit != 0 || b.Limit != 0 || a.CondOf != nil || b.CondOf != nil ||
+		len(b.Select) > len(a.Select) || catalog.GraphKey(a.Graph) != catalog.GraphKey(b.Graph) || predKey(a) != predKey(b) {
+		return false
+	}
+	for _, r := range b.Select {
+		if !slices.Contains(a.Select, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // treePath lists the nodes on the path between a and b in a tree graph.
