@@ -135,3 +135,30 @@ func advisedRUBiS(t testing.TB, wfile string, budget float64) (modelSrc []byte, 
 	}
 	return msrc, b.String()
 }
+
+// parseSchema parses a model, a schema over it (DEFINE COLUMN FAMILY …) and
+// a workload.
+func parseSchema(t testing.TB, modelSrc, schemaSrc, workloadSrc string) (*catalog.Model, *catalog.Schema, *workload.Workload) {
+	t.Helper()
+	ms, err := lang.ParseScript("model.kvs", []byte(modelSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.Build(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := lang.ParseScript("schema.kvs", []byte(schemaSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := catalog.ParseSchema(m, ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Parse(m, "workload.kvs", []byte(workloadSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s, w
+}

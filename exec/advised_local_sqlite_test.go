@@ -12,7 +12,6 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/internal/oracle/gen"
-	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/workload"
 )
@@ -45,29 +44,10 @@ DEFINE SECONDARY INDEX items_by_quantity ON items_by_id (items.quantity);`
     CONNECT items(?) TO seller(?);
     DELETE items WHERE items.id = ?;
 } }`
-	ms, err := lang.ParseScript("model.kvs", []byte(modelSrc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := catalog.Build(ms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss, err := lang.ParseScript("schema.kvs", []byte(schemaSrc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := catalog.ParseSchema(m, ss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, s, w := parseSchema(t, modelSrc, schemaSrc, workloadSrc)
 	s.KeepLocal(true)
 	if len(s.Local) != 2 {
 		t.Fatalf("%d local indexes, want 2", len(s.Local))
-	}
-	w, err := workload.Parse(m, "workload.kvs", []byte(workloadSrc))
-	if err != nil {
-		t.Fatal(err)
 	}
 	en := exec.New(memstore.New(), m, s, cost.Pebble)
 	if err := en.CreateTables(ctx); err != nil {

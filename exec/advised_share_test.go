@@ -11,12 +11,10 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/internal/oracle/gen"
-	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/types"
-	"github.com/kvschema/kvschema/workload"
 )
 
 // TestSharedSupportRead: an UPDATE of p.a3 must learn p.a1 (for the CF by
@@ -42,26 +40,7 @@ DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1) {
     INSERT INTO p SET id = ?, a0 = ?, a1 = ?, a3 = ?;
     DELETE p WHERE p.id = ?;
 } }`
-	ms, err := lang.ParseScript("model.kvs", []byte(modelSrc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := catalog.Build(ms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss, err := lang.ParseScript("schema.kvs", []byte(schemaSrc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := catalog.ParseSchema(m, ss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workload.Parse(m, "workload.kvs", []byte(workloadSrc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, s, w := parseSchema(t, modelSrc, schemaSrc, workloadSrc)
 	cs := countstore.New(memstore.New())
 	en := exec.New(cs, m, s, cost.Cassandra)
 	if err := en.CreateTables(ctx); err != nil {
