@@ -574,8 +574,9 @@ func (db *DB) saveAdvised(ctx context.Context, prev uint64, a *catalog.Advised, 
 	return version, nil
 }
 
-// verifyNew checks the indexes a migration built against the data the
-// readable ones hold, on one point in time where the store offers it.
+// verifyNew checks the indexes a migration built against the rows the
+// readable ones imply for them (exec.Engine.VerifyBuilt), on one point in
+// time where the store offers it.
 func (db *DB) verifyNew(ctx context.Context, en *exec.Engine, added []MigrationIndex) (*exec.Report, error) {
 	v := en
 	if vr, ok := db.raw.(store.Viewer); ok {
@@ -586,23 +587,15 @@ func (db *DB) verifyNew(ctx context.Context, en *exec.Engine, added []MigrationI
 		defer view.Close()
 		v = exec.FromCatalog(view, en.Advised(), nil)
 	}
-	only := map[string]bool{}
-	for _, x := range added {
-		only[x.Name] = true
+	names := make([]string, len(added))
+	for i, x := range added {
+		names[i] = x.Name
 	}
-	rep, err := v.Verify(ctx, exec.VerifyOptions{WriteOnly: true, Only: only})
+	rep, err := v.VerifyBuilt(ctx, names, nil)
 	if err != nil {
 		return nil, err
 	}
-	var diffs []exec.Difference
-	for _, d := range rep.Differences {
-		for _, x := range added {
-			if d.Index == x.Name {
-				diffs = append(diffs, d)
-			}
-		}
-	}
-	if len(diffs) > 0 {
+	if diffs := rep.Differences; len(diffs) > 0 {
 		var b strings.Builder
 		for i, d := range diffs {
 			if i == 10 {

@@ -179,14 +179,6 @@ type VerifyOptions struct {
 	Reference *Dataset
 	// Progress, when set, is called as indexes are read, then compared.
 	Progress func(VerifyEvent)
-	// WriteOnly checks the write-only indexes too (catalog.Schema.WriteOnly:
-	// a migration checks those it built before it makes them readable);
-	// else they are skipped, as no plan reads them.
-	WriteOnly bool
-	// Only, when set, names the indexes compared with the data; every
-	// index checked is still read, for the data it vouches for (a
-	// migration compares the indexes it built).
-	Only map[string]bool
 }
 
 // VerifyEvent is one report of a verify's progress: Step "read" (the
@@ -223,9 +215,8 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 	if data == nil {
 		data = NewDataset(e.m)
 	}
-	checked := func(x *catalog.Index) bool { return opt.WriteOnly || e.schema.Readable(x) }
 	for _, x := range e.schema.Indexes {
-		if !checked(x) {
+		if !e.schema.Readable(x) {
 			continue
 		}
 		t := e.tables[x]
@@ -301,7 +292,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 	}
 	rep.Differences = append(rep.Differences, data.conflicts...)
 	for _, x := range e.schema.Indexes {
-		if !checked(x) || opt.Only != nil && !opt.Only[x.Name] {
+		if !e.schema.Readable(x) {
 			continue
 		}
 		t := e.tables[x]
@@ -320,25 +311,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 		if err != nil {
 			return nil, err
 		}
-		got := actual[x]
-		for k, vals := range want {
-			g, ok := got[k]
-			if !ok {
-				rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "missing", Row: t.describeKey(vals)})
-				continue
-			}
-			for i := t.nkey; i < len(t.attrs); i++ {
-				if wantKnown[k][i] && !t.l.Attrs[i].Static && types.Compare(g[i], vals[i]) != 0 {
-					rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "stale", Row: t.describeKey(vals),
-						Detail: fmt.Sprintf("%s is %s, want %s", x.AttrName(t.attrs[i]), types.Format(g[i]), types.Format(vals[i]))})
-				}
-			}
-		}
-		for k, vals := range got {
-			if _, ok := want[k]; !ok {
-				rep.Differences = append(rep.Differences, Difference{Index: x.Name, Kind: "extra", Row: t.describeKey(vals)})
-			}
-		}
+		rep.Differences = append(rep.Differences, t.diffRows(want, wantKnown, actual[x])...)
 		if t.l.HasStatic() {
 			diffs, err := comparePartitionRows(data, t, actualParts[x])
 			if err != nil {
@@ -348,14 +321,19 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 		}
 		progress(VerifyEvent{Step: "compare", Index: x.Name, Rows: int64(len(want)), Done: true})
 	}
-	sort.SliceStable(rep.Differences, func(a, b int) bool {
-		da, db := rep.Differences[a], rep.Differences[b]
+	rep.sortDifferences()
+	return rep, nil
+}
+
+// sortDifferences orders the differences by index, then row.
+func (r *Report) sortDifferences() {
+	sort.SliceStable(r.Differences, func(a, b int) bool {
+		da, db := r.Differences[a], r.Differences[b]
 		if da.Index != db.Index {
 			return da.Index < db.Index
 		}
 		return da.Row < db.Row
 	})
-	return rep, nil
 }
 
 // describePartition writes the partition key of a row of t.
@@ -610,10 +588,45 @@ func (d *Dataset) learnStatic(t *table, vals []types.Value) {
 // with those the data implies: one per tuple of the root, holding its
 // static columns.
 func comparePartitionRows(data tuples, t *table, got map[string][]types.Value) ([]Difference, error) {
+	return t.diffPartitions(func(yield func(vals []types.Value, known []bool) error) error {
+		return partitionRows(data, t, yield)
+	}, got)
+}
+
+// diffRows compares the rows t must hold (want, by row key; a value
+// known false is not checked, nil known: all are) with those it holds.
+func (t *table) diffRows(want map[string][]types.Value, known map[string][]bool, got map[string][]types.Value) []Difference {
+	var diffs []Difference
+	for k, vals := range want {
+		g, ok := got[k]
+		if !ok {
+			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "missing", Row: t.describeKey(vals)})
+			continue
+		}
+		for i := t.nkey; i < len(t.attrs); i++ {
+			if (known == nil || known[k][i]) && !t.l.Attrs[i].Static && types.Compare(g[i], vals[i]) != 0 {
+				diffs = append(diffs, Difference{Index: t.x.Name, Kind: "stale", Row: t.describeKey(vals),
+					Detail: fmt.Sprintf("%s is %s, want %s", t.x.AttrName(t.attrs[i]), types.Format(g[i]), types.Format(vals[i]))})
+			}
+		}
+	}
+	for k, vals := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "extra", Row: t.describeKey(vals)})
+		}
+	}
+	return diffs
+}
+
+// diffPartitions compares the partition rows t must hold (each, with the
+// values known; nil known: all are) with those it holds (got, by row key).
+func (t *table) diffPartitions(each func(yield func(vals []types.Value, known []bool) error) error, got map[string][]types.Value) ([]Difference, error) {
 	var diffs []Difference
 	want := map[string]bool{}
-	describe := func(vals []types.Value) string { return "partition row " + t.describePartition(vals) }
-	err := partitionRows(data, t, func(vals []types.Value, known []bool) error {
+	describe := func(vals []types.Value) string {
+		return t.describePartition(vals) + " (the partition's static columns)"
+	}
+	err := each(func(vals []types.Value, known []bool) error {
 		k, err := t.l.AppendPartitionKey(nil, vals)
 		if err != nil {
 			return err
@@ -625,7 +638,7 @@ func comparePartitionRows(data tuples, t *table, got map[string][]types.Value) (
 			return nil
 		}
 		for _, i := range t.l.Static {
-			if known[i] && types.Compare(g[i], vals[i]) != 0 {
+			if (known == nil || known[i]) && types.Compare(g[i], vals[i]) != 0 {
 				diffs = append(diffs, Difference{Index: t.name, Kind: "stale", Row: describe(vals),
 					Detail: fmt.Sprintf("%s is %s, want %s", t.x.AttrName(t.attrs[i]), types.Format(g[i]), types.Format(vals[i]))})
 			}
