@@ -418,6 +418,9 @@ func (e *Engine) recomputeLocked(ctx context.Context, t *table, key, mark []byte
 	if err != nil {
 		return 0, err
 	}
+	if muts, err = e.cellDeletes(ctx, t, key, muts); err != nil {
+		return 0, err
+	}
 	row := markRow(t.x.Name, key)
 	g := store.Guard{Table: MarkTable, Row: row, Holds: func(cells []store.Cell) bool {
 		return len(cells) == 1 && bytes.Equal(cells[0].Value, mark)
@@ -429,6 +432,37 @@ func (e *Engine) recomputeLocked(ctx context.Context, t *table, key, mark []byte
 	// The marker stays (for the next pass, or until the index is
 	// readable: ClearMarks).
 	return since, e.st.Apply(ctx, muts)
+}
+
+// cellDeletes replaces the deletion of row key in muts (recompute's first
+// mutation) by deletions of the cells the row holds that muts does not
+// set again. On Pebble a DeleteRow is a range tombstone, which every read
+// pays for until a flush (see pebblestore's maxMemRangeDels); a catch-up
+// recomputes thousands of rows. The read is safe under the locks
+// recomputeLocked holds: every writer of the row takes one of them (a
+// writer of another process marks the row again, and its next pass
+// recomputes it).
+func (e *Engine) cellDeletes(ctx context.Context, t *table, key []byte, muts []store.Mutation) ([]store.Mutation, error) {
+	if len(muts) == 0 || muts[0].Kind != store.DeleteRow || !bytes.Equal(muts[0].Row, key) {
+		return muts, nil
+	}
+	type cell struct{ family, qualifier string }
+	set := map[cell]bool{}
+	for _, m := range muts[1:] {
+		if m.Kind == store.SetCell && bytes.Equal(m.Row, key) {
+			set[cell{m.Family, string(m.Qualifier)}] = true
+		}
+	}
+	out := muts[1:]
+	err := e.st.ReadRows(ctx, t.name, store.RowSet{Keys: [][]byte{key}}, store.ReadOptions{}, func(r store.Row) bool {
+		for _, c := range r.Cells {
+			if !set[cell{c.Family, string(c.Qualifier)}] {
+				out = append(out, store.Mutation{Kind: store.DeleteCell, Table: t.name, Row: key, Family: c.Family, Qualifier: bytes.Clone(c.Qualifier)})
+			}
+		}
+		return true
+	})
+	return out, err
 }
 
 // recompute returns the mutations making row key of t (decoded: vals; a
