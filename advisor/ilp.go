@@ -238,7 +238,9 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 		si := len(pr.sups)
 		cut := viaShared[sp]
 		for _, r := range cut {
-			xv(r.Index)
+			for _, x := range r.alts {
+				xv(x)
+			}
 		}
 		skip := func(a int) bool {
 			arc := sp.dag.Arcs[a]
@@ -246,7 +248,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 				return false
 			}
 			for _, r := range cut {
-				if arc.Step.Index == r.Index && arc.Step.Cost == r.Cost {
+				if arc.Step.Cost == r.Cost && slices.Contains(r.alts, arc.Step.Index) {
 					return true
 				}
 			}
@@ -1136,11 +1138,12 @@ func (pr *ilp) coverStarts(start map[*support][]solver.Term) map[*support][]solv
 // of its own: it costs the read once, and each of those queries is
 // answered when it runs.
 type sharedRead struct {
-	planner.SharedRead
-	write *workload.Statement
-	sups  []*support // the support queries it answers
-	v     solver.Var
-	plan  *plan.Query // once chosen (sharedPlan)
+	planner.SharedRead                  // Index: the first of alts
+	alts               []*catalog.Index // the indexes that read answers them, any one
+	write              *workload.Statement
+	sups               []*support // the support queries it answers
+	v                  solver.Var
+	plan               *plan.Query // once chosen (sharedPlan)
 }
 
 // sharedPlan is the plan of shared read r, one per read.
@@ -1150,7 +1153,14 @@ func (pr *ilp) sharedPlan(r *sharedRead, m cost.Model) *plan.Query {
 		for i, sp := range r.sups {
 			qs[i] = sp.query
 		}
-		r.plan = planner.SharedPlan(qs, r.SharedRead, m, pr.pool)
+		read := r.SharedRead
+		for _, x := range r.alts {
+			if pr.chosen(x) {
+				read.Index = x
+				break
+			}
+		}
+		r.plan = planner.SharedPlan(qs, read, m, pr.pool)
 	}
 	return r.plan
 }
@@ -1183,8 +1193,18 @@ func sharedReadsOf(sups []*support) ([]*sharedRead, map[*support][]*sharedRead) 
 		for i, sp := range g {
 			dags[i] = sp.dag
 		}
+		// Reads of several indexes answering the same queries at the same
+		// cost are one variable (any of those indexes), as support flows
+		// group equal steps: fewer symmetric choices to branch on.
+		same := map[string]*sharedRead{}
 		for _, r := range planner.SharedReads(dags) {
-			sr := &sharedRead{SharedRead: r, write: k.w}
+			key := fmt.Sprint(r.Answers, r.Cost)
+			if sr := same[key]; sr != nil {
+				sr.alts = append(sr.alts, r.Index)
+				continue
+			}
+			sr := &sharedRead{SharedRead: r, write: k.w, alts: []*catalog.Index{r.Index}}
+			same[key] = sr
 			for _, j := range r.Answers {
 				sr.sups = append(sr.sups, g[j])
 				via[g[j]] = append(via[g[j]], sr)
@@ -1214,7 +1234,11 @@ func (pr *ilp) addSharedReads(shared []*sharedRead, added, answered map[*support
 		k := len(pr.shared)
 		sr.v = pr.m.AddVar(fmt.Sprintf("r %d", k), solver.Binary, 0, 1)
 		pr.cost = append(pr.cost, solver.Term{Var: sr.v, Coef: sr.write.Weight(mix) * sr.Cost})
-		pr.m.AddConstraint(fmt.Sprintf("shared read %d reads %s", k, sr.Index.Key), []solver.Term{{Var: sr.v, Coef: 1}, {Var: pr.x[sr.Index], Coef: -1}}, solver.LE, 0)
+		reads := []solver.Term{{Var: sr.v, Coef: 1}}
+		for _, x := range sr.alts {
+			reads = append(reads, solver.Term{Var: pr.x[x], Coef: -1})
+		}
+		pr.m.AddConstraint(fmt.Sprintf("shared read %d reads an index", k), reads, solver.LE, 0)
 		terms := []solver.Term{{Var: sr.v, Coef: 1}}
 		seen := map[*catalog.Index]bool{}
 		for _, sp := range in {

@@ -488,7 +488,7 @@ func (ls *localSearch) values() []float64 {
 				// A one-step read the program has as a shared read.
 				x := pr.sups[si].dag.Arcs[p[0]].Step.Index
 				for _, r := range pr.shared {
-					if r.Index == x && slices.Contains(r.sups, pr.sups[si]) {
+					if slices.Contains(r.alts, x) && slices.Contains(r.sups, pr.sups[si]) {
 						val[r.v] = 1
 						break
 					}
