@@ -21,9 +21,10 @@ import (
 //
 //	x_i ∈ {0,1}   index i is recommended
 //	f_a ∈ {0,1}   arc (lookup step) a of a query's plan DAG is taken
-//	r_ρ ∈ {0,1}   shared read ρ runs: one step reading index X_ρ that
-//	              answers several support queries S_ρ of one write
-//	              (planner.SharedReads; their own such steps are left out)
+//	r_ρ ∈ {0,1}   shared read ρ runs: one step reading one of the indexes
+//	              X_ρ (equal in cost) that answers several support queries
+//	              S_ρ of one write (planner.SharedReads; their own such
+//	              steps are left out)
 //
 //	minimize  Σ_q w_q Σ_{a ∈ q} cost_a f_a                       (queries)
 //	        + Σ_s w_s Σ_{a ∈ s} cost_a f_a                       (support queries)
@@ -39,7 +40,7 @@ import (
 //	                                           queries covering s (planner.Covers),
 //	                                           + Σ_{ρ: s ∈ S_ρ} r_ρ
 //	      Σ_{a leaves start(s)} f_a ≤ 1
-//	      Σ_{a leaves start(s)} f_a ≤ Σ_{i needs s} x_i,  r_ρ ≤ x_{X_ρ},
+//	      Σ_{a leaves start(s)} f_a ≤ Σ_{i needs s} x_i,  r_ρ ≤ Σ_{X ∈ X_ρ} x_X,
 //	      r_ρ ≤ Σ_{i needs some s ∈ S_ρ} x_i    reads run only for the schema's indexes,
 //	                                           as the runtime's Planner.Write plans them
 //	      Σ_{a ∈ A} f_a ≤ ans(s)                A: steps of one DAG, no two on one
