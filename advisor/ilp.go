@@ -965,25 +965,13 @@ func (pr *ilp) linkSupports(added, answered map[*support][]solver.Term) {
 		}
 		need[x][d] = true
 	}
-	type gkey struct {
-		w *workload.Statement
-		k string
-	}
-	var gorder []gkey
-	groups := map[gkey][]*support{}
 	for si, sp := range pr.sups {
 		for _, x := range sp.needBy {
 			needs(len(demands), x)
 		}
 		demands = append(demands, demand{fmt.Sprintf("support %d", si), answered[sp]})
-		k := gkey{sp.write, planner.GroupKey(sp.query)}
-		if groups[k] == nil {
-			gorder = append(gorder, k)
-		}
-		groups[k] = append(groups[k], sp)
 	}
-	for gi, k := range gorder {
-		g := groups[k]
+	for gi, g := range supportGroups(pr.sups) {
 		if len(g) < 2 {
 			continue // its support's demand
 		}
@@ -995,7 +983,7 @@ func (pr *ilp) linkSupports(added, answered map[*support][]solver.Term) {
 			}
 		}
 		for _, r := range pr.shared {
-			if r.write == k.w && slices.Contains(g, r.sups[0]) {
+			if slices.Contains(g, r.sups[0]) {
 				rhs = append(rhs, solver.Term{Var: r.v, Coef: 1})
 			}
 		}
@@ -1116,20 +1104,41 @@ func (pr *ilp) linkSupports(added, answered map[*support][]solver.Term) {
 // coverStarts returns, per support query in the program, the start terms
 // of its own plans and of those of the write's other support queries that
 // cover it (planner.Covers): any of them running answers it.
+// supportGroups divides support queries into the groups one read may
+// answer together: one write's, with the same graph and predicates
+// (planner.GroupKey), in the order of their first query.
+func supportGroups(sups []*support) [][]*support {
+	type key struct {
+		w *workload.Statement
+		k string
+	}
+	at := map[key]int{}
+	var out [][]*support
+	for _, sp := range sups {
+		k := key{sp.write, planner.GroupKey(sp.query)}
+		g, ok := at[k]
+		if !ok {
+			g = len(out)
+			at[k] = g
+			out = append(out, nil)
+		}
+		out[g] = append(out[g], sp)
+	}
+	return out
+}
+
 func (pr *ilp) coverStarts(start map[*support][]solver.Term) map[*support][]solver.Term {
 	out := make(map[*support][]solver.Term, len(start))
-	byWrite := map[*workload.Statement][]*support{}
-	for _, sp := range pr.sups {
-		byWrite[sp.write] = append(byWrite[sp.write], sp)
-	}
-	for _, sp := range pr.sups {
-		terms := append([]solver.Term(nil), start[sp]...)
-		for _, o := range byWrite[sp.write] {
-			if o != sp && planner.Covers(o.query, sp.query) {
-				terms = append(terms, start[o]...)
+	for _, g := range supportGroups(pr.sups) {
+		for _, sp := range g {
+			terms := append([]solver.Term(nil), start[sp]...)
+			for _, o := range g {
+				if o != sp && planner.Covers(o.query, sp.query) {
+					terms = append(terms, start[o]...)
+				}
 			}
+			out[sp] = terms
 		}
-		out[sp] = terms
 	}
 	return out
 }
@@ -1170,23 +1179,9 @@ func (pr *ilp) sharedPlan(r *sharedRead, m cost.Model) *plan.Query {
 // (planner.GroupKey) of one write, and per support query those that
 // answer it.
 func sharedReadsOf(sups []*support) ([]*sharedRead, map[*support][]*sharedRead) {
-	type key struct {
-		w *workload.Statement
-		k string
-	}
-	var order []key
-	groups := map[key][]*support{}
-	for _, sp := range sups {
-		k := key{sp.write, planner.GroupKey(sp.query)}
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], sp)
-	}
 	var out []*sharedRead
 	via := map[*support][]*sharedRead{}
-	for _, k := range order {
-		g := groups[k]
+	for _, g := range supportGroups(sups) {
 		if len(g) < 2 {
 			continue
 		}
@@ -1204,7 +1199,7 @@ func sharedReadsOf(sups []*support) ([]*sharedRead, map[*support][]*sharedRead) 
 				sr.alts = append(sr.alts, r.Index)
 				continue
 			}
-			sr := &sharedRead{SharedRead: r, write: k.w, alts: []*catalog.Index{r.Index}}
+			sr := &sharedRead{SharedRead: r, write: g[0].write, alts: []*catalog.Index{r.Index}}
 			same[key] = sr
 			for _, j := range r.Answers {
 				sr.sups = append(sr.sups, g[j])

@@ -116,30 +116,34 @@ func (p *Planner) Write(w *catalog.Write) ([]*plan.Upkeep, error) {
 	var groups [][]*catalog.Query
 	byGroup := map[string]int{}
 	pos := map[string][2]int{} // QueryKey → group, position
-	for _, sp := range sups {
+	at := make([][2]int, len(sups))
+	for i, sp := range sups {
 		k := QueryKey(sp.Query)
-		if _, ok := pos[k]; ok {
-			continue
-		}
-		g, ok := byGroup[GroupKey(sp.Query)]
+		at1, ok := pos[k]
 		if !ok {
-			g = len(groups)
-			byGroup[GroupKey(sp.Query)] = g
-			groups = append(groups, nil)
+			gk := GroupKey(sp.Query)
+			g, ok := byGroup[gk]
+			if !ok {
+				g = len(groups)
+				byGroup[gk] = g
+				groups = append(groups, nil)
+			}
+			at1 = [2]int{g, len(groups[g])}
+			pos[k] = at1
+			groups[g] = append(groups[g], sp.Query)
 		}
-		pos[k] = [2]int{g, len(groups[g])}
-		groups[g] = append(groups[g], sp.Query)
+		at[i] = at1
 	}
 	plans := make([][]*plan.Query, len(groups))
-	for _, sp := range sups {
-		at := pos[QueryKey(sp.Query)]
-		if plans[at[0]] == nil {
+	for i, sp := range sups {
+		g := at[i][0]
+		if plans[g] == nil {
 			var err error
-			if plans[at[0]], err = p.sharePlans(groups[at[0]]); err != nil {
+			if plans[g], err = p.sharePlans(groups[g]); err != nil {
 				return nil, fmt.Errorf("the schema cannot keep %s up to date: %v", owner[sp].Name, err)
 			}
 		}
-		sp.Plan = plans[at[0]][at[1]]
+		sp.Plan = plans[g][at[i][1]]
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
@@ -17,7 +18,7 @@ import (
 //
 //   - one covers the others (Covers): its plan's answer, projected, is
 //     theirs; or
-//   - one index answers each of them in one step (OneStep): a lookup of it
+//   - one index answers each of them in one step (oneStep): a lookup of it
 //     by the group's predicates, reading the fields all of them select.
 //
 // Planner.Write picks, per group, the reads of least total cost that
@@ -32,9 +33,9 @@ func GroupKey(q *catalog.Query) string {
 	return catalog.GraphKey(q.Graph) + predKey(q)
 }
 
-// OneStep returns, per index, the least cost of a plan of d that is one
+// oneStep returns, per index, the least cost of a plan of d that is one
 // step reading it.
-func (d *DAG) OneStep() map[*catalog.Index]float64 {
+func (d *DAG) oneStep() map[*catalog.Index]float64 {
 	out := map[*catalog.Index]float64{}
 	if len(d.States) == 0 || !d.States[0].Live {
 		return out
@@ -51,9 +52,9 @@ func (d *DAG) OneStep() map[*catalog.Index]float64 {
 	return out
 }
 
-// OneStepPlan is the plan of d that is one step reading x at cost c, or
+// oneStepPlan is the plan of d that is one step reading x at cost c, or
 // nil.
-func (d *DAG) OneStepPlan(x *catalog.Index, c float64) *plan.Query {
+func (d *DAG) oneStepPlan(x *catalog.Index, c float64) *plan.Query {
 	for _, a := range d.States[0].Out {
 		arc := d.Arcs[a]
 		if !arc.cut && d.States[arc.To].End && arc.Step.Index == x && arc.Step.Cost == c {
@@ -78,7 +79,7 @@ func SharedReads(dags []*DAG) []SharedRead {
 	var out []SharedRead
 	at := map[*catalog.Index]int{}
 	for i, d := range dags {
-		for x, c := range d.OneStep() {
+		for x, c := range d.oneStep() {
 			k, ok := at[x]
 			if !ok {
 				at[x] = len(out)
@@ -97,15 +98,7 @@ func SharedReads(dags []*DAG) []SharedRead {
 		}
 	}
 	// Map order made the list: sort for a deterministic program.
-	slices.SortFunc(kept, func(a, b SharedRead) int {
-		if a.Index.Key < b.Index.Key {
-			return -1
-		}
-		if a.Index.Key > b.Index.Key {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(kept, func(a, b SharedRead) int { return strings.Compare(a.Index.Key, b.Index.Key) })
 	return kept
 }
 
@@ -122,17 +115,19 @@ func SharedPlan(qs []*catalog.Query, r SharedRead, m cost.Model, p *Pool) *plan.
 			}
 		}
 	}
-	if pl := Build(u, m, p).OneStepPlan(r.Index, r.Cost); pl != nil {
+	if pl := Build(u, m, p).oneStepPlan(r.Index, r.Cost); pl != nil {
 		return pl
 	}
 	// The runtime's full-scan fallback (Planner.Scans) plans the queries
 	// nothing else answers: a shared scan, then.
-	return build(u, m, p, true).OneStepPlan(r.Index, r.Cost)
+	return build(u, m, p, true).oneStepPlan(r.Index, r.Cost)
 }
 
 // maxShareGroup bounds the support queries of one group sharePlans
-// searches exactly (2^n subsets); larger groups only share covering
-// plans.
+// searches exactly (2^n subsets). A larger group (none in RUBiS: over
+// planner/testdata/rubis_pool.kvs, 115 structures, a group has at most 3
+// support queries) only shares covering plans, so there
+// the runtime may read more than the advisor's program costs.
 const maxShareGroup = 16
 
 // sharePlans plans the support queries qs of one write's group (GroupKey,
@@ -152,6 +147,21 @@ func (p *Planner) sharePlans(qs []*catalog.Query) ([]*plan.Query, error) {
 			return nil, fmt.Errorf("nothing answers its support query %s (%s)", q.Describe(), missing(q))
 		}
 	}
+	out := make([]*plan.Query, n)
+	if n > maxShareGroup {
+		// Too many to search: each query takes the plan of the widest
+		// query covering it (itself if none), which runs anyway.
+		for i := range qs {
+			w := i
+			for j := range qs {
+				if len(qs[j].Select) > len(qs[w].Select) && Covers(qs[j], qs[i]) {
+					w = j
+				}
+			}
+			out[i] = own[w]
+		}
+		return out, nil
+	}
 	// The choices: a query's own cheapest plan, answering those it
 	// covers; a shared one-step read.
 	type choice struct {
@@ -170,52 +180,33 @@ func (p *Planner) sharePlans(qs []*catalog.Query) ([]*plan.Query, error) {
 		}
 		cs = append(cs, choice{mask: m, cost: own[i].Cost, pl: own[i]})
 	}
-	if n <= maxShareGroup {
-		for _, r := range SharedReads(dags) {
-			var m uint32
-			for _, j := range r.Answers {
-				m |= 1 << j
+	for _, r := range SharedReads(dags) {
+		var m uint32
+		for _, j := range r.Answers {
+			m |= 1 << j
+		}
+		cs = append(cs, choice{mask: m, cost: r.Cost, read: r})
+	}
+	// Least-cost cover of all n queries, by subsets.
+	full := uint32(1)<<n - 1
+	best := make([]float64, full+1)
+	via := make([]int, full+1)
+	for s := uint32(1); s <= full; s++ {
+		best[s] = math.Inf(1)
+		low := uint32(1) << bits.TrailingZeros32(s)
+		for k, c := range cs {
+			if c.mask&low == 0 {
+				continue
 			}
-			cs = append(cs, choice{mask: m, cost: r.Cost, read: r})
+			if v := best[s&^c.mask] + c.cost; v < best[s] {
+				best[s], via[s] = v, k
+			}
 		}
 	}
 	var pick []int
-	if n <= maxShareGroup {
-		// Least-cost cover of all n queries, by subsets.
-		full := uint32(1)<<n - 1
-		best := make([]float64, full+1)
-		via := make([]int, full+1)
-		for s := uint32(1); s <= full; s++ {
-			best[s] = math.Inf(1)
-			low := uint32(1) << bits.TrailingZeros32(s)
-			for k, c := range cs {
-				if c.mask&low == 0 {
-					continue
-				}
-				if v := best[s&^c.mask] + c.cost; v < best[s] {
-					best[s], via[s] = v, k
-				}
-			}
-		}
-		for s := full; s != 0; s &^= cs[via[s]].mask {
-			pick = append(pick, via[s])
-		}
-	} else {
-		// Too many to search: each query not covered by a wider one runs.
-		for i := range qs {
-			covered := false
-			for j := range qs {
-				if j != i && Covers(qs[j], qs[i]) && (len(qs[j].Select) > len(qs[i].Select) || j < i) {
-					covered = true
-					break
-				}
-			}
-			if !covered {
-				pick = append(pick, i)
-			}
-		}
+	for s := full; s != 0; s &^= cs[via[s]].mask {
+		pick = append(pick, via[s])
 	}
-	out := make([]*plan.Query, n)
 	for _, k := range pick {
 		c := cs[k]
 		pl := c.pl
