@@ -1101,9 +1101,6 @@ func (pr *ilp) linkSupports(added, answered map[*support][]solver.Term) {
 	}
 }
 
-// coverStarts returns, per support query in the program, the start terms
-// of its own plans and of those of the write's other support queries that
-// cover it (planner.Covers): any of them running answers it.
 // supportGroups divides support queries into the groups one read may
 // answer together: one write's, with the same graph and predicates
 // (planner.GroupKey), in the order of their first query.
@@ -1127,6 +1124,9 @@ func supportGroups(sups []*support) [][]*support {
 	return out
 }
 
+// coverStarts returns, per support query in the program, the start terms
+// of its own plans and of those of the write's other support queries that
+// cover it (planner.Covers): any of them running answers it.
 func (pr *ilp) coverStarts(start map[*support][]solver.Term) map[*support][]solver.Term {
 	out := make(map[*support][]solver.Term, len(start))
 	for _, g := range supportGroups(pr.sups) {
