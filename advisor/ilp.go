@@ -344,7 +344,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 		pr.m.AddConstraint("migration budget", built, solver.LE, opt.MigrationLimit/sizeUnit)
 		pr.budgetC = true
 	}
-	pr.m.SetTuning(baseTuning)
+	pr.m.SetTuning(pr.costTuning())
 	return pr
 }
 
@@ -353,13 +353,33 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 // 61 statements, 2026-11-26, a loaded 2-core machine: the first run
 // 4.1-4.8 s → 2.8-3.9 s within 161MB, 1.7 s → 0.6-0.7 s without a budget;
 // the size tie-break 2.2-2.8 s → 1.5-2.1 s and 1.3-1.5 s → 0.8-1.0 s).
-var baseTuning = solver.Tuning{NoPreprocess: true}
+// The first run also skips zero-half cuts: on the 61 statements within
+// 161MB they took a third of its time and no cut they made stayed active
+// (2026-11-27: over four of CLP's random seeds, 10–22 nodes and 3.3–5.6 s
+// with them, 10–18 nodes and 1.6–2.4 s without, on a loaded machine).
+var baseTuning = solver.Tuning{NoPreprocess: true, NoZeroHalf: true}
+
+// costTuning is the tuning of the runs that minimize the cost: baseTuning,
+// with the least improvement CBC takes for a better schema at incrementRel
+// of the workload's query cost. CBC's default, 1e-5 absolute, let a run
+// stop at a schema up to 1e-5 above the optimum — on RUBiS's 61
+// statements within 161MB (Pebble profile), 0.5138995 against 0.5138923,
+// depending on the start — and is far above the tie-breaking terms it is
+// meant to resolve (tieBroken: each index weighs 1e-5/n of the scale).
+func (pr *ilp) costTuning() solver.Tuning {
+	t := baseTuning
+	t.Increment = incrementRel * pr.scale
+	return t
+}
+
+const incrementRel = 1e-10
 
 // tieBroken is the objective solve minimizes: the cost, with ties broken
 // towards fewer, then smaller, indexes. The tie-breaking terms together
 // weigh at most 1e-5 of a lower bound on the query cost: large enough for
-// CBC to resolve (smaller weights fall under its tolerances), small enough
-// that they only decide between schemas whose costs agree to about 1e-5.
+// CBC to resolve (smaller weights fall under its tolerances; costTuning's
+// increment is far below each index's term), small enough that they only
+// decide between schemas whose costs agree to about 1e-5.
 func (pr *ilp) tieBroken() []solver.Term {
 	return append(append([]solver.Term(nil), pr.cost...), pr.ties()...)
 }
@@ -398,10 +418,10 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 	if start != nil {
 		pr.m.SetStart(start)
 	}
-	tune := baseTuning
+	tune := pr.costTuning()
 	tune.Duals = !opt.costOnly && pr.reduced == nil
 	pr.m.SetTuning(tune)
-	defer pr.m.SetTuning(baseTuning)
+	defer pr.m.SetTuning(pr.costTuning())
 	sol, err := pr.solveFixed(ctx, opt, st)
 	if errors.Is(err, solver.ErrInterrupted) && start != nil && pr.reduced != nil {
 		// Interrupted while the run was being prepared: the best schema
@@ -441,7 +461,9 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 //     (pr.lpBound, pr.reduced; solver.Model.ReducedCosts), for the size
 //     tie-break too (the run no longer computes them);
 //   - when the start is more than subStartGap above that bound, or there
-//     is none, relaxStart looks for a better one;
+//     is none, the local search runs again guided by the relaxation
+//     (guidedStart), and if its start is still that far, relaxStart
+//     looks for a better one;
 //   - every variable whose reduced cost puts every schema that gives it
 //     the other value above the start's cost is fixed, then what the
 //     rows imply (solver.Model.Propagate). Every schema of least
@@ -456,15 +478,23 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 // 2,170 of the 3,878 variables are fixed, and the run takes 0.65–0.95 s
 // instead of 2.4–2.9 s (a loaded 2-core machine, 2026-11-26).
 func (pr *ilp) narrow(ctx context.Context, opt Options, st *Stats) ([]float64, error) {
+	// The local search runs on the other core while the solver solves the
+	// relaxation: both only read the program.
 	var start []float64
-	if !opt.noLocalStart {
-		start = pr.start(opt.Budget)
-	}
+	searched := make(chan struct{})
+	go func() {
+		defer close(searched)
+		if !opt.noLocalStart {
+			start = pr.start(opt.Budget)
+		}
+	}()
 	rx := relaxerOf(opt.Solver)
 	if rx == nil {
+		<-searched
 		return start, nil
 	}
 	rel, err := rx.Relax(ctx, pr.m)
+	<-searched
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -490,6 +520,14 @@ func (pr *ilp) narrow(ctx context.Context, opt Options, st *Stats) ([]float64, e
 		}
 	}
 	opt.progress("LP relaxation: bound %.6g in %v (the start: %.6g)", bound, rel.Time.Round(time.Millisecond), startObj)
+	if !opt.noLocalStart && (start == nil || startObj-bound > subStartGap*math.Abs(startObj)) {
+		if g := pr.guidedStart(opt.Budget, rel.Values); g != nil {
+			if obj, violated := pr.m.Evaluate(g); len(violated) == 0 && obj < startObj {
+				start, startObj = g, obj
+				opt.progress("a start guided by the relaxation: %.6g", obj)
+			}
+		}
+	}
 	if start == nil || startObj-bound > subStartGap*math.Abs(startObj) {
 		better, obj, err := pr.relaxStart(ctx, opt, st, rel, start)
 		if err != nil {
@@ -551,13 +589,13 @@ func (pr *ilp) relaxStart(ctx context.Context, opt Options, st *Stats, rel *solv
 	}
 	free := pr.m.NumVars() - pr.m.NumFixed()
 	pr.m.SetStart(start)
-	tune := baseTuning
+	tune := pr.costTuning()
 	tune.NodeLimit = subStartNodes
 	pr.m.SetTuning(tune)
 	st.Solves++
 	sub, err := opt.Solver.Solve(ctx, pr.m)
 	pr.m.ClearFixes()
-	pr.m.SetTuning(baseTuning)
+	pr.m.SetTuning(pr.costTuning())
 	switch {
 	case errors.Is(err, solver.ErrInterrupted):
 		return nil, math.Inf(1), nil
@@ -834,10 +872,11 @@ func (pr *ilp) smallest(ctx context.Context, opt Options, st *Stats, sol *solver
 	pr.pinCost(c1)
 	pr.m.SetObjective(pr.sizeObjective())
 	pr.m.SetStart(sol.Values)
+	// The size is in megabytes: cbc's default increment, 10 bytes, is fine.
 	tie := baseTuning
-	tie.NodeLimit, tie.NoHeuristics, tie.NoGomory, tie.NoZeroHalf = max(tieMinNodes, tieNodeFactor*nodes), true, true, true
+	tie.NodeLimit, tie.NoHeuristics, tie.NoGomory = max(tieMinNodes, tieNodeFactor*nodes), true, true
 	pr.m.SetTuning(tie)
-	defer pr.m.SetTuning(baseTuning)
+	defer pr.m.SetTuning(pr.costTuning())
 	if n := pr.fixByReducedCosts(c1, sol.Values); n > 0 {
 		opt.progress("size tie-break: %d of %d variables fixed by reduced costs and what the rows then imply", n, pr.m.NumVars())
 	}

@@ -47,12 +47,33 @@ type localSearch struct {
 	byWeight  []int // queries, heaviest first
 	// baseOf lists, per CF, the SIs it can be a base of.
 	baseOf map[*catalog.Index][]*catalog.Index
+	// guide, when set, is each index's value in the program's LP
+	// relaxation (by id): construct charges an index's penalty only for
+	// the part of it the relaxation leaves out.
+	guide []float64
 }
 
 // start returns variable values for a feasible schema within the budget,
 // or nil when the search finds none.
 func (pr *ilp) start(budget float64) []float64 {
+	return newLocalSearch(pr, budget).search(budget)
+}
+
+// guidedStart is start with the search guided by rel, the program's LP
+// relaxation: an index costs a query's plan only the part of its write
+// cost and size the relaxation does not pay for already.
+func (pr *ilp) guidedStart(budget float64, rel []float64) []float64 {
 	ls := newLocalSearch(pr, budget)
+	ls.guide = make([]float64, len(pr.indexes))
+	for k, x := range pr.indexes {
+		ls.guide[k] = rel[pr.x[x]]
+	}
+	return ls.search(budget)
+}
+
+// search is start's search on ls.
+func (ls *localSearch) search(budget float64) []float64 {
+	pr := ls.pr
 	// The least lambda whose schema fits (doubling, then bisection), and a
 	// few below it, whose schemas are cut down to the budget by dropping
 	// indexes: the best of these after local improvement.
@@ -216,7 +237,11 @@ func (ls *localSearch) construct(lambda float64) bool {
 		if ls.has(x) {
 			return 0
 		}
-		return pr.writeCost[x] + lambda*x.Size
+		p := pr.writeCost[x] + lambda*x.Size
+		if ls.guide != nil {
+			p *= 1 - min(1, ls.guide[ls.id[x]])
+		}
+		return p
 	}
 	add := func(d *planner.DAG, w float64) bool {
 		p, _ := d.PricedPath(func(l *plan.Step) (float64, bool) {

@@ -276,6 +276,9 @@ func (c *CBC) args(startFile string, t Tuning) []string {
 	if t.NoPreprocess {
 		args = append(args, "preprocess", "off")
 	}
+	if t.Increment > 0 {
+		args = append(args, "increment", formatNum(t.Increment))
+	}
 	args = append(args, c.Args...)
 	if t.Duals {
 		// The LP relaxation first, every row's dual written out; the

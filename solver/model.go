@@ -112,6 +112,11 @@ type Tuning struct {
 	// Duals asks for the duals of the LP relaxation (Solution.Duals),
 	// which ReducedCosts turns into a bound and reduced costs.
 	Duals bool
+	// Increment is the least amount by which a solution must beat the
+	// best one found to count as better (cbc increment); 0 keeps the
+	// solver's default (cbc: 1e-5, absolute, so that an optimum is exact
+	// only to within 1e-5 of the objective).
+	Increment float64
 }
 
 // SetTuning sets the search settings the next solves use.
@@ -211,6 +216,7 @@ func (m *Model) Fingerprint() [32]byte {
 		buf = buf[:0]
 	}
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(m.tuning.NodeLimit))
+	num(m.tuning.Increment)
 	for _, b := range []bool{m.tuning.NoHeuristics, m.tuning.NoGomory, m.tuning.NoPreprocess, m.tuning.NoZeroHalf, m.tuning.Duals} {
 		if b {
 			buf = append(buf, 1)
