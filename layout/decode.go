@@ -320,6 +320,7 @@ type RowDecoder struct {
 	tuple []types.Datum
 	small [8]types.Datum // tuple's memory for the usual relation
 	dirty uint64         // attributes tuple may hold a value of (≤ 64 attributes)
+	open  bool           // a row is begun and not ended (begin, end)
 	boxed []types.Value  // Decode's boxed copy of tuple
 	d     decoder        // of the row begun (begin, cell, end)
 	// strs holds the bytes of the STRING and BYTES values decoded, packed
@@ -342,7 +343,7 @@ func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 	if l.wideRows {
 		skip = nil
 	}
-	rd.l, rd.skip, rd.dirty = l, skip, 0
+	rd.l, rd.skip, rd.dirty, rd.open = l, skip, 0, false
 	switch {
 	case n <= len(rd.small):
 		rd.tuple = rd.small[:n:n]
@@ -375,8 +376,7 @@ func (rd *RowDecoder) DecodeInto(table string, row store.Row, out []types.Value)
 	return true, nil
 }
 
-// reset clears the attributes the last row set (clearing the whole tuple
-// costs more).
+// reset clears every attribute tuple may hold a value of.
 func (rd *RowDecoder) reset() {
 	n := len(rd.tuple)
 	if n > 64 {
@@ -386,7 +386,7 @@ func (rd *RowDecoder) reset() {
 	for m := rd.dirty; m != 0; m &= m - 1 {
 		rd.tuple[bits.TrailingZeros64(m)] = types.Null
 	}
-	rd.dirty = ^uint64(0) >> (64 - n) // any, should this row fail
+	rd.dirty = 0
 }
 
 // decodeOne decodes the one tuple of a row of a layout without wide rows
@@ -410,7 +410,10 @@ func (rd *RowDecoder) decodeOne(table string, row store.Row) (found bool, err er
 // for each cell, end): it decodes the table name and the row key.
 func (rd *RowDecoder) begin(table string, key []byte) error {
 	l := rd.l
-	rd.reset()
+	if rd.open {
+		rd.reset() // the last row failed: tuple may hold any of its values
+	}
+	rd.open = true
 	rd.d.set.clear()
 	rd.d.branch = noBranch
 	rd.found = false
@@ -466,10 +469,25 @@ func (rd *RowDecoder) cell(c store.Cell) error {
 
 // end ends the row begun and reports whether it had a cell of the layout
 // (and so a tuple, in rd.tuple).
+//
+// The tuple still holds the last row's values of the attributes this row
+// did not set: they are cleared here, not in begin, as rows of a layout
+// mostly set the same attributes, and a Datum written costs a write
+// barrier while the GC marks.
 func (rd *RowDecoder) end() bool {
-	if len(rd.tuple) <= 64 {
-		rd.dirty = rd.d.set.bits
+	rd.open = false
+	if len(rd.tuple) > 64 {
+		for a := range rd.tuple {
+			if !rd.d.set.has(a) {
+				rd.tuple[a] = types.Null
+			}
+		}
+		return rd.found
 	}
+	for m := rd.dirty &^ rd.d.set.bits; m != 0; m &= m - 1 {
+		rd.tuple[bits.TrailingZeros64(m)] = types.Null
+	}
+	rd.dirty = rd.d.set.bits
 	return rd.found
 }
 

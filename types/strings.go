@@ -1,6 +1,8 @@
 package types
 
-import "unsafe"
+import (
+	"strings"
+)
 
 // Strings copies borrowed bytes (a store's iterator memory) into immutable
 // strings, packing small ones into shared chunks, so that decoding a result
@@ -15,8 +17,12 @@ import "unsafe"
 // maxStringChunk bytes; values longer than maxPackedString get memory of
 // their own.
 type Strings struct {
-	chunk []byte // the current chunk: chunk[:used] is handed out
-	used  int
+	// chunk is the current chunk: its bytes so far are handed out, and
+	// String appends to it within its capacity. A strings.Builder, as its
+	// Grow allocates without zeroing (a chunk is overwritten before it is
+	// read; zeroing it was 3% of a 100-row scan) and its String shares
+	// the bytes written so far, which never change afterwards.
+	chunk strings.Builder
 	size  int // the current chunk's size: chunks double up to maxStringChunk
 }
 
@@ -26,9 +32,9 @@ const (
 	maxPackedString = 512
 )
 
-// String returns a string holding a copy of b. (It advances an offset, not
-// a slice: a pointer written per value would cost a write barrier each
-// while the GC marks.)
+// String returns a string holding a copy of b. (Appending within the
+// chunk's capacity writes its length only: a pointer written per value
+// would cost a write barrier each while the GC marks.)
 func (s *Strings) String(b []byte) string {
 	n := len(b)
 	if s == nil || n > maxPackedString {
@@ -37,14 +43,15 @@ func (s *Strings) String(b []byte) string {
 	if n == 0 {
 		return ""
 	}
-	if len(s.chunk)-s.used < n {
+	if s.chunk.Cap()-s.chunk.Len() < n {
 		s.size = min(max(2*s.size, minStringChunk), maxStringChunk)
-		s.chunk, s.used = make([]byte, max(s.size, n)), 0
+		s.chunk = strings.Builder{}
+		s.chunk.Grow(max(s.size, n))
 	}
-	out := s.chunk[s.used : s.used+n : s.used+n]
-	s.used += n
-	copy(out, b)
-	return unsafe.String(unsafe.SliceData(out), n)
+	start := s.chunk.Len()
+	s.chunk.Write(b) // within capacity: no copy of the chunk
+	all := s.chunk.String()
+	return all[start:]
 }
 
 // Datum returns a STRING (t == String) or BYTES Datum holding a copy of b.
