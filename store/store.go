@@ -503,6 +503,16 @@ type Guarded interface {
 	// ApplyGuarded applies muts, all-or-nothing, if g.Holds of g's row;
 	// applied reports whether it did.
 	ApplyGuarded(ctx context.Context, g Guard, muts []Mutation) (applied bool, err error)
+	// ApplyGuards is ApplyGuarded with several guards, on rows of any
+	// tables: it applies muts, all-or-nothing, if every guard holds, as
+	// one step — no write of any guard's row comes between its check and
+	// the batch. It asks the guards in order, each once per attempt, and
+	// stops at the first that refuses; after an attempt that applied
+	// nothing the guard that refused is the last one asked. With no guard
+	// it applies muts. A batch that keeps many rows (a migration's
+	// catch-up deleting the markers it recomputed) pays one guarded step
+	// instead of one per row.
+	ApplyGuards(ctx context.Context, gs []Guard, muts []Mutation) (applied bool, err error)
 }
 
 // ApplyGuarded applies muts under g with st's Guarded; supported is false
@@ -513,6 +523,20 @@ func ApplyGuarded(ctx context.Context, st Store, g Guard, muts []Mutation) (appl
 		return false, false, nil
 	}
 	applied, err = gs.ApplyGuarded(ctx, g, muts)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return false, false, nil
+	}
+	return applied, true, err
+}
+
+// ApplyGuards applies muts under gs with st's Guarded (ApplyGuards);
+// supported is false (and nothing is written) when st offers none.
+func ApplyGuards(ctx context.Context, st Store, gs []Guard, muts []Mutation) (applied, supported bool, err error) {
+	g, ok := st.(Guarded)
+	if !ok {
+		return false, false, nil
+	}
+	applied, err = g.ApplyGuards(ctx, gs, muts)
 	if errors.Is(err, errors.ErrUnsupported) {
 		return false, false, nil
 	}
