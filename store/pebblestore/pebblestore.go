@@ -30,8 +30,8 @@
 //     from the database, holding the locks of those rows (rowLocks), which
 //     every writer of an indexed cell takes, so none commits between that
 //     read and this commit.
-//   - ApplyGuarded reads its guard row and commits holding the row's lock,
-//     which every writer of a row of a guarded table takes.
+//   - ApplyGuarded (ApplyGuards) reads its guard rows and commits holding
+//     their locks, which every writer of a row of a guarded table takes.
 //   - CreateTable writes the table's metadata in one write; an in-memory
 //     copy, loaded at Open, answers every table lookup.
 //   - The database's Comparer orders keys bytewise but splits a data key
