@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
-	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/store"
@@ -31,8 +30,9 @@ import (
 // unique to the write). When the bulk copy is done, Backfill recomputes
 // each marked row from the readable indexes — writes it, or deletes it
 // when the data no longer implies it — and then deletes the marker if it
-// still holds the value it read (store.ApplyGuarded), so a write that
-// came after the recomputation leaves its marker for the next round. The
+// still holds the value it read (store.ApplyGuards), so a write that
+// came after the recomputation leaves its marker for the next round; it
+// does so for batches of rows at once (catchup.go). The
 // rounds end when no marker is left: every row written by the bulk copy
 // is either untouched since the data it was read from, or recomputed
 // after the last write that touched it.
@@ -117,7 +117,8 @@ func (e *Engine) marked(muts []store.Mutation) []store.Mutation {
 type BackfillOptions struct {
 	// Rate bounds the rows written per second (0: no bound).
 	Rate float64
-	// Batch is the rows per store batch (0: 256).
+	// Batch is the rows per store batch of the copy, and per batch the
+	// catch-up recomputes at once (0: 256).
 	Batch int
 	// Progress, when set, is called as rows are written: Step "copy" (the
 	// bulk copy) or "catch-up" (rows writes changed meanwhile).
@@ -262,7 +263,7 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 	progress(BackfillEvent{Step: "copy", Rows: stats.Rows, Done: true})
 	for stats.Rounds < opt.MaxRounds {
 		stats.Rounds++
-		n, err := e.catchUp(ctx, t, w, cu, progress, &stats)
+		n, err := e.catchUp(ctx, t, opt.Batch, w, cu, progress, &stats)
 		if err != nil {
 			return stats, err
 		}
@@ -276,11 +277,12 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 }
 
 // catchUp recomputes every row of t the markers name that it has not
-// recomputed at the marker's value (done: marker row → value), each under
-// the locks of the entities its key names, so that no writer of this
-// process changes it meanwhile; it deletes each marker that still holds
-// the value it read, and returns how many rows it recomputed.
-func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUpState, progress func(BackfillEvent), stats *BackfillStats) (int, error) {
+// recomputed at the marker's value (done: marker row → value), in batches
+// of about batch rows (see catchup.go), each under the locks of the
+// entities its rows' keys name, so that no writer of this process changes
+// them meanwhile; it deletes each marker that still holds the value it
+// read, and returns how many rows it recomputed.
+func (e *Engine) catchUp(ctx context.Context, t *table, batch int, w *throttle, cu *catchUpState, progress func(BackfillEvent), stats *BackfillStats) (int, error) {
 	type mark struct{ row, value []byte }
 	var marks []mark
 	prefix := markRow(t.x.Name, nil)
@@ -295,11 +297,10 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUp
 	if err != nil {
 		return 0, err
 	}
-	n := 0
 	// The markers of rows found right go in plain batches: no recompute
 	// of those rows runs in this pass, so losing a marker another
-	// process wrote over one meanwhile loses nothing (a guarded delete
-	// takes a store-wide lock on Pebble, about 12 ms under writers).
+	// process wrote over one meanwhile loses nothing, and a plain batch
+	// needs no guard.
 	var right []store.Mutation
 	flushRight := func() error {
 		if len(right) == 0 {
@@ -309,6 +310,7 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUp
 		right = right[:0]
 		return err
 	}
+	var todo []*markedRow
 	for _, m := range marks {
 		if cu.rightAfter(e.locks, m.row, m.value) {
 			cu.done[string(m.row)] = string(m.value)
@@ -320,21 +322,47 @@ func (e *Engine) catchUp(ctx context.Context, t *table, w *throttle, cu *catchUp
 			}
 			continue
 		}
-		since, err := e.recomputeLocked(ctx, t, m.row[len(prefix):], m.value)
+		key := m.row[len(prefix):]
+		vals, part, err := t.decodeMarked(key)
 		if err != nil {
 			return 0, fmt.Errorf("%s: recomputing a row a write changed: %w", t.x.Name, err)
 		}
-		cu.rightSince[string(m.row)] = since
-		cu.done[string(m.row)] = string(m.value)
-		stats.Recounted++
-		n++
+		todo = append(todo, &markedRow{marker: m.row, value: m.value, key: key, vals: vals, part: part})
+	}
+	if err := flushRight(); err != nil {
+		return 0, err
+	}
+	groups, err := e.catchUpPlan(t, todo)
+	if err != nil {
+		return 0, fmt.Errorf("%s: recomputing the rows writes changed: %w", t.x.Name, err)
+	}
+	n := 0
+	for len(groups) > 0 {
+		// A batch: whole groups, up to batch rows (or one group), and
+		// catchUpQueries queries, which bounds how long it holds the
+		// locks of this process's writers.
+		k, rows := 0, 0
+		for k < len(groups) && k < catchUpQueries && (k == 0 || rows+len(groups[k].rows) <= batch) {
+			rows += len(groups[k].rows)
+			k++
+		}
+		since, err := e.recomputeBatch(ctx, t, groups[:k], batch)
+		if err != nil {
+			return 0, fmt.Errorf("%s: recomputing rows writes changed: %w", t.x.Name, err)
+		}
+		for _, g := range groups[:k] {
+			for _, r := range g.rows {
+				cu.rightSince[string(r.marker)] = since
+				cu.done[string(r.marker)] = string(r.value)
+			}
+		}
+		groups = groups[k:]
+		stats.Recounted += int64(rows)
+		n += rows
 		progress(BackfillEvent{Step: "catch-up", Rows: stats.Recounted})
 		if err := w.wait(ctx, stats.Rows+stats.Recounted); err != nil {
 			return 0, err
 		}
-	}
-	if err := flushRight(); err != nil {
-		return 0, err
 	}
 	return n, nil
 }
@@ -376,93 +404,6 @@ func (e *Engine) markRows(ctx context.Context, t *table, fn func(row []byte)) er
 		fn(bytes.Clone(r.Key))
 		return true
 	})
-}
-
-// recomputeLocked makes row key of t what the readable indexes imply —
-// the row (or partition row) rewritten, or deleted — holding the locks of
-// the entities the key names: a writer that changes the row locks at
-// least one of them. In the same batch it deletes the row's marker if the
-// marker still holds mark (store.Guarded; else a write of another process
-// marked the row again, and the next pass recomputes it). It returns this
-// DB's marker count at the time.
-func (e *Engine) recomputeLocked(ctx context.Context, t *table, key, mark []byte) (since uint64, err error) {
-	vals := make([]types.Value, len(t.attrs))
-	marker := []store.Cell{{Family: layout.DefaultCFFamily, Qualifier: []byte{}, Value: []byte{}}}
-	part := false
-	if err := t.decode(store.Row{Key: key, Cells: marker}, vals); err != nil {
-		// Not a row's key: a partition row's.
-		if !t.l.HasStatic() {
-			return 0, err
-		}
-		if err := t.l.DecodePartitionRow(store.Row{Key: key}, vals); err != nil {
-			return 0, err
-		}
-		part = true
-	}
-	var keys []entityKey
-	for i := range t.nkey {
-		if a := t.attrs[i]; a.Field.Key && vals[i] != nil {
-			k, err := keyOf(t.x.Graph.Nodes[a.Node].Entity, vals[i])
-			if err != nil {
-				return 0, err
-			}
-			keys = append(keys, k)
-		}
-	}
-	held := e.locks.Lock(keys)
-	defer e.locks.Unlock(held)
-	// A marker this DB's writers number higher is a write after this
-	// one (it waits for these locks).
-	since = e.locks.markCount()
-	muts, err := e.recompute(ctx, t, key, vals, part)
-	if err != nil {
-		return 0, err
-	}
-	if muts, err = e.cellDeletes(ctx, t, key, muts); err != nil {
-		return 0, err
-	}
-	row := markRow(t.x.Name, key)
-	g := store.Guard{Table: MarkTable, Row: row, Holds: func(cells []store.Cell) bool {
-		return len(cells) == 1 && bytes.Equal(cells[0].Value, mark)
-	}}
-	applied, _, err := store.ApplyGuarded(ctx, e.st, g, append(muts, unmark(row)))
-	if err != nil || applied {
-		return since, err
-	}
-	// The marker stays (for the next pass, or until the index is
-	// readable: ClearMarks).
-	return since, e.st.Apply(ctx, muts)
-}
-
-// cellDeletes replaces the deletion of row key in muts (recompute's first
-// mutation) by deletions of the cells the row holds that muts does not
-// set again. On Pebble a DeleteRow is a range tombstone, which every read
-// pays for until a flush (see pebblestore's maxMemRangeDels); a catch-up
-// recomputes thousands of rows. The read is safe under the locks
-// recomputeLocked holds: every writer of the row takes one of them (a
-// writer of another process marks the row again, and its next pass
-// recomputes it).
-func (e *Engine) cellDeletes(ctx context.Context, t *table, key []byte, muts []store.Mutation) ([]store.Mutation, error) {
-	if len(muts) == 0 || muts[0].Kind != store.DeleteRow || !bytes.Equal(muts[0].Row, key) {
-		return muts, nil
-	}
-	type cell struct{ family, qualifier string }
-	set := map[cell]bool{}
-	for _, m := range muts[1:] {
-		if m.Kind == store.SetCell && bytes.Equal(m.Row, key) {
-			set[cell{m.Family, string(m.Qualifier)}] = true
-		}
-	}
-	out := muts[1:]
-	err := e.st.ReadRows(ctx, t.name, store.RowSet{Keys: [][]byte{key}}, store.ReadOptions{}, func(r store.Row) bool {
-		for _, c := range r.Cells {
-			if !set[cell{c.Family, string(c.Qualifier)}] {
-				out = append(out, store.Mutation{Kind: store.DeleteCell, Table: t.name, Row: key, Family: c.Family, Qualifier: bytes.Clone(c.Qualifier)})
-			}
-		}
-		return true
-	})
-	return out, err
 }
 
 // recompute returns the mutations making row key of t (decoded: vals; a

@@ -22,8 +22,8 @@
 // Stores may also implement Snapshotter, to save and restore their whole
 // content (checked by storetest.RunSnapshot), Conditional, to change a
 // row depending on its content (checked by storetest.RunConditional),
-// Guarded, to apply a batch only if a row is as a writer read it (checked
-// by storetest.RunGuarded), CellReader, to lend a read's cells
+// Guarded, to apply a batch only if rows are as a writer read them
+// (checked by storetest.RunGuarded), CellReader, to lend a read's cells
 // (checked by storetest.Run against ReadRows), and Indexer, to keep local
 // secondary indexes that TableSpec.Indexes declare and to read rows
 // through them (checked by storetest.RunIndexer).
@@ -503,6 +503,16 @@ type Guarded interface {
 	// ApplyGuarded applies muts, all-or-nothing, if g.Holds of g's row;
 	// applied reports whether it did.
 	ApplyGuarded(ctx context.Context, g Guard, muts []Mutation) (applied bool, err error)
+	// ApplyGuards is ApplyGuarded with several guards, on rows of any
+	// tables: it applies muts, all-or-nothing, if every guard holds, as
+	// one step — no write of any guard's row comes between its check and
+	// the batch. It asks the guards in order and stops at the first that
+	// refuses: when it applies nothing, the last guard asked refused (a
+	// store that tries again, as txnstore, asks again). With no guard it
+	// applies muts. A batch that keeps many rows (a migration's catch-up
+	// deleting the markers it recomputed) pays one guarded step instead
+	// of one per row.
+	ApplyGuards(ctx context.Context, gs []Guard, muts []Mutation) (applied bool, err error)
 }
 
 // ApplyGuarded applies muts under g with st's Guarded; supported is false
@@ -513,6 +523,20 @@ func ApplyGuarded(ctx context.Context, st Store, g Guard, muts []Mutation) (appl
 		return false, false, nil
 	}
 	applied, err = gs.ApplyGuarded(ctx, g, muts)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return false, false, nil
+	}
+	return applied, true, err
+}
+
+// ApplyGuards applies muts under gs with st's Guarded (ApplyGuards);
+// supported is false (and nothing is written) when st offers none.
+func ApplyGuards(ctx context.Context, st Store, gs []Guard, muts []Mutation) (applied, supported bool, err error) {
+	g, ok := st.(Guarded)
+	if !ok {
+		return false, false, nil
+	}
+	applied, err = g.ApplyGuards(ctx, gs, muts)
 	if errors.Is(err, errors.ErrUnsupported) {
 		return false, false, nil
 	}

@@ -187,6 +187,19 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	return gs.ApplyGuarded(ctx, g, muts)
 }
 
+// ApplyGuards forwards the call (store.Guarded), counted as one ReadRows
+// probing the guards' rows and one Apply.
+func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
+	inner, ok := s.inner.(store.Guarded)
+	if !ok {
+		return false, fmt.Errorf("countstore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	s.readRows.Add(1)
+	s.probes.Add(int64(len(gs)))
+	s.apply.Add(1)
+	return inner.ApplyGuards(ctx, gs, muts)
+}
+
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	s.apply.Add(1)
 	if err := s.inner.Apply(ctx, muts); err != nil {

@@ -475,15 +475,25 @@ func (s *Store) ApplyIf(ctx context.Context, name string, key []byte, cond store
 // ApplyGuarded applies muts if g.Holds of g's row, under the store's lock
 // (store.Guarded): every store sharing this data takes it to write.
 func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
+	return s.ApplyGuards(ctx, []store.Guard{g}, muts)
+}
+
+// ApplyGuards applies muts if every guard of gs holds, under the store's
+// lock (store.Guarded).
+func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
 	if err := s.check(ctx); err != nil {
 		return false, err
 	}
 	d := s.data
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	t, err := d.table(g.Table)
-	if err != nil {
-		return false, err
+	guarded := make([]*table, len(gs))
+	for i, g := range gs {
+		t, err := d.table(g.Table)
+		if err != nil {
+			return false, err
+		}
+		guarded[i] = t
 	}
 	for i, m := range muts {
 		if d.tables[m.Table] == nil {
@@ -493,9 +503,11 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 			return false, fmt.Errorf("memstore: mutation %d: unknown kind %v", i, m.Kind)
 		}
 	}
-	r, _ := t.rows.Get(row{key: g.Row})
-	if !g.Holds(r.cells) {
-		return false, nil
+	for i, g := range gs {
+		r, _ := guarded[i].rows.Get(row{key: g.Row})
+		if !g.Holds(r.cells) {
+			return false, nil
+		}
 	}
 	for _, m := range muts {
 		d.tables[m.Table].apply(m)
@@ -613,6 +625,10 @@ func (v *view) ApplyIf(context.Context, string, []byte, store.Cond, []store.Muta
 }
 
 func (v *view) ApplyGuarded(context.Context, store.Guard, []store.Mutation) (bool, error) {
+	return false, store.ErrReadOnly
+}
+
+func (v *view) ApplyGuards(context.Context, []store.Guard, []store.Mutation) (bool, error) {
 	return false, store.ErrReadOnly
 }
 

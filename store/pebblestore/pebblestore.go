@@ -30,8 +30,8 @@
 //     from the database, holding the locks of those rows (rowLocks), which
 //     every writer of an indexed cell takes, so none commits between that
 //     read and this commit.
-//   - ApplyGuarded reads its guard row and commits holding the row's lock,
-//     which every writer of a row of a guarded table takes.
+//   - ApplyGuarded (ApplyGuards) reads its guard rows and commits holding
+//     their locks, which every writer of a row of a guarded table takes.
 //   - CreateTable writes the table's metadata in one write; an in-memory
 //     copy, loaded at Open, answers every table lookup.
 //   - The database's Comparer orders keys bytewise but splits a data key
@@ -1252,33 +1252,54 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 // commit (each holds the row's lock; see guarded), while writes of other
 // rows do. (Other processes cannot open the database.)
 func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	r, t, err := s.enterTable(ctx, g.Table)
+	return s.ApplyGuards(ctx, []store.Guard{g}, muts)
+}
+
+// ApplyGuards applies muts if every guard of gs holds (store.Guarded), as
+// ApplyGuarded: it holds the locks of all the guards' rows, with the
+// batch's, from the first read to the commit.
+func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
+	r, err := s.enterReader(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer s.exitReader(r)
-	if !(*s.guardedTables())[g.Table] {
-		// The first guard of the table: the writes of its rows under way
-		// took no row lock; those after this see it guarded.
-		s.guard.Lock()
-		if old := *s.guardedTables(); !old[g.Table] {
-			next := maps.Clone(old)
-			next[g.Table] = true
-			s.guarded.Store(&next)
+	tables := make([]*table, len(gs))
+	for i, g := range gs {
+		if tables[i], err = s.table(g.Table); err != nil {
+			return false, err
 		}
-		s.guard.Unlock()
+		if !(*s.guardedTables())[g.Table] {
+			// The first guard of the table: the writes of its rows under
+			// way took no row lock; those after this see it guarded.
+			s.guard.Lock()
+			if old := *s.guardedTables(); !old[g.Table] {
+				next := maps.Clone(old)
+				next[g.Table] = true
+				s.guarded.Store(&next)
+			}
+			s.guard.Unlock()
+		}
 	}
 	s.guard.RLock()
 	defer s.guard.RUnlock()
-	locks := rowStripes(*s.tables.Load(), *s.guardedTables(), muts, rowLock(g.Table, g.Row))
+	rows := make([]int, 0, len(gs))
+	for _, g := range gs {
+		if l := rowLock(g.Table, g.Row); !slices.Contains(rows, l) {
+			rows = append(rows, l)
+		}
+	}
+	locks := rowStripes(*s.tables.Load(), *s.guardedTables(), muts, rows...)
 	s.lockRows(locks)
 	defer s.unlockRows(locks)
-	row, _, err := s.readRowWith(r, t, g.Row)
-	if err != nil {
-		return false, err
-	}
-	if !g.Holds(row.Cells) {
-		return false, nil
+	for i, g := range gs {
+		row, _, err := s.readRowWith(r, tables[i], g.Row)
+		if err != nil {
+			return false, err
+		}
+		if !g.Holds(row.Cells) {
+			return false, nil
+		}
 	}
 	if len(muts) == 0 {
 		return true, nil

@@ -109,6 +109,23 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	return gs.ApplyGuarded(ctx, g, s.prefixed(muts))
 }
 
+// ApplyGuards is ApplyGuarded with several guards (store.Guarded).
+func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	inner, ok := s.inner.(store.Guarded)
+	if !ok {
+		return false, fmt.Errorf("prefixstore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	prefixed := make([]store.Guard, len(gs))
+	for i, g := range gs {
+		g.Table = s.prefix + g.Table
+		prefixed[i] = g
+	}
+	return inner.ApplyGuards(ctx, prefixed, s.prefixed(muts))
+}
+
 // ReadIndex reads through an index of prefix+table (store.Indexer); it
 // fails with an error wrapping errors.ErrUnsupported when the inner store
 // is no store.Indexer.

@@ -149,6 +149,19 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	return gs.ApplyGuarded(ctx, g, muts)
 }
 
+// ApplyGuards is ApplyGuarded with several guards (store.Guarded): one
+// round trip.
+func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
+	inner, ok := s.inner.(store.Guarded)
+	if !ok {
+		return false, fmt.Errorf("rttstore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	if err := s.roundTrip(ctx); err != nil {
+		return false, err
+	}
+	return inner.ApplyGuards(ctx, gs, muts)
+}
+
 // ReadIndex waits a round trip and forwards the call (store.Indexer); it
 // fails with an error wrapping errors.ErrUnsupported when the inner store
 // is no store.Indexer.

@@ -275,6 +275,21 @@ func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mu
 	return gs.ApplyGuarded(ctx, g, muts)
 }
 
+// ApplyGuards is ApplyGuarded with several guards (store.Guarded): it
+// prints each guard's row, then the batch.
+func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
+	inner, ok := s.inner.(store.Guarded)
+	if !ok {
+		return false, fmt.Errorf("tracestore: %T: %w", s.inner, errors.ErrUnsupported)
+	}
+	var head []byte
+	for _, g := range gs {
+		head = fmt.Appendf(head, "if unchanged \"%s\", \"%s\"\n", esc(g.Table), Escape(g.Row))
+	}
+	s.print(formatBatch(head, muts))
+	return inner.ApplyGuards(ctx, gs, muts)
+}
+
 // Capabilities are those of the inner store; nothing is printed.
 func (s *Store) Capabilities() store.Capabilities { return s.inner.Capabilities() }
 

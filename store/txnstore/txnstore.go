@@ -569,10 +569,10 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 
 // multiRow runs the protocol for a write of several rows (or a guarded
 // one), trying again with a new id as long as conflicts make it give way.
-func (s *Store) multiRow(ctx context.Context, muts []store.Mutation, groups []*rowGroup, g *store.Guard) (applied bool, err error) {
+func (s *Store) multiRow(ctx context.Context, muts []store.Mutation, groups []*rowGroup, gs []store.Guard) (applied bool, err error) {
 	prio := uint64(s.opts.Now().UnixMicro())
 	for attempt := 0; ; attempt++ {
-		applied, err := s.try(ctx, newID(prio), muts, groups, g)
+		applied, err := s.try(ctx, newID(prio), muts, groups, gs)
 		if !errors.Is(err, errDie) {
 			return applied, err
 		}
@@ -591,36 +591,70 @@ func (s *Store) multiRow(ctx context.Context, muts []store.Mutation, groups []*r
 // dies after its commit, whoever finishes the write leaves that row's lock,
 // which the next writer to meet it removes (its intent is gone).
 func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
+	return s.ApplyGuards(ctx, []store.Guard{g}, muts)
+}
+
+// ApplyGuards is ApplyGuarded with several guards (store.Guarded): every
+// guard's row is locked with the batch's, and the rows are read once all
+// are held, in one read per table.
+func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
 	if err := s.check(ctx, muts); err != nil {
 		return false, err
 	}
-	if g.Table == IntentTable {
-		return false, fmt.Errorf("txnstore: guard on table %s: %w", g.Table, store.ErrNoTable)
+	for _, g := range gs {
+		if g.Table == IntentTable {
+			return false, fmt.Errorf("txnstore: guard on table %s: %w", g.Table, store.ErrNoTable)
+		}
 	}
 	if err := s.ensureIntents(ctx); err != nil {
 		return false, err
 	}
 	groups := group(muts)
-	if !slices.ContainsFunc(groups, func(r *rowGroup) bool { return r.table == g.Table && bytes.Equal(r.key, g.Row) }) {
-		groups = append(groups, &rowGroup{table: g.Table, key: g.Row})
-	}
-	return s.multiRow(ctx, muts, groups, &g)
-}
-
-// guardHolds reads the guard's row, which this write has locked, and asks
-// its Holds about the row's cells (the bookkeeping family left out).
-func (s *Store) guardHolds(ctx context.Context, g *store.Guard) (bool, error) {
-	r, _, err := s.inner.ReadRow(ctx, g.Table, g.Row)
-	if err != nil {
-		return false, err
-	}
-	cells := r.Cells[:0:0]
-	for _, c := range r.Cells {
-		if c.Family != Family {
-			cells = append(cells, c)
+	for _, g := range gs {
+		if !slices.ContainsFunc(groups, func(r *rowGroup) bool { return r.table == g.Table && bytes.Equal(r.key, g.Row) }) {
+			groups = append(groups, &rowGroup{table: g.Table, key: g.Row})
 		}
 	}
-	return g.Holds(cells), nil
+	if len(groups) == 0 {
+		return true, nil
+	}
+	return s.multiRow(ctx, muts, groups, gs)
+}
+
+// guardsHold reads the guards' rows, which this write has locked, one
+// read per table, and asks each guard's Holds, in order, about its row's
+// cells (the bookkeeping family left out), until one refuses.
+func (s *Store) guardsHold(ctx context.Context, gs []store.Guard) (bool, error) {
+	rows := map[string][]store.Cell{} // table 0x00 row → cells
+	var tables []string
+	keys := map[string][][]byte{}
+	for _, g := range gs {
+		if _, ok := keys[g.Table]; !ok {
+			tables = append(tables, g.Table)
+		}
+		keys[g.Table] = append(keys[g.Table], g.Row)
+	}
+	for _, t := range tables {
+		err := s.inner.ReadRows(ctx, t, store.RowSet{Keys: keys[t]}, store.ReadOptions{}, func(r store.Row) bool {
+			var cells []store.Cell
+			for _, c := range r.Cells {
+				if c.Family != Family {
+					cells = append(cells, store.Cell{Family: c.Family, Qualifier: bytes.Clone(c.Qualifier), Value: bytes.Clone(c.Value)})
+				}
+			}
+			rows[t+"\x00"+string(r.Key)] = cells
+			return true
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	for _, g := range gs {
+		if !g.Holds(rows[g.Table+"\x00"+string(g.Row)]) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // ApplyRows writes the rows of muts each atomically, independently and
@@ -655,7 +689,7 @@ func (s *Store) applyRow(ctx context.Context, g *rowGroup) error {
 }
 
 // try makes one attempt at a multi-row write with id id.
-func (s *Store) try(ctx context.Context, id []byte, muts []store.Mutation, groups []*rowGroup, g *store.Guard) (applied bool, err error) {
+func (s *Store) try(ctx context.Context, id []byte, muts []store.Mutation, groups []*rowGroup, gs []store.Guard) (applied bool, err error) {
 	done := make(chan struct{})
 	s.mu.Lock()
 	s.own[string(id)] = done
@@ -686,14 +720,14 @@ func (s *Store) try(ctx context.Context, id []byte, muts []store.Mutation, group
 		}
 		return false, fmt.Errorf("txnstore: lock rows: %w", err)
 	}
-	// A guarded write decides now: every row it changes, and the guard's,
+	// A guarded write decides now: every row it changes, and the guards',
 	// is locked, so none of them changes before the commit.
-	if g != nil {
-		holds, err := s.guardHolds(ctx, g)
+	if len(gs) > 0 {
+		holds, err := s.guardsHold(ctx, gs)
 		if err != nil || !holds {
 			s.abandon(ctx, id, groups)
 			if err != nil {
-				return false, fmt.Errorf("txnstore: read guard row: %w", err)
+				return false, fmt.Errorf("txnstore: read guard rows: %w", err)
 			}
 			return false, nil
 		}
