@@ -506,6 +506,14 @@ func MigrationTimeline(ctx context.Context, cfg MigrationConfig) (*MigrationRepo
 			name = "backfill+catch-up"
 		}
 		at := time.Since(start)
+		if ev.Waves > 1 && ev.Index == "" && (ev.Phase == "verify" || ev.Phase == "switch") {
+			// Where a wave's time goes: its verify and switch.
+			state := "begins"
+			if ev.Done {
+				state = "done"
+			}
+			logf("wave %d/%d: %s %s at %.2fs", ev.Wave, ev.Waves, ev.Phase, state, at.Seconds())
+		}
 		if _, seen := last[name]; !seen {
 			logf("phase %s at %.2fs", name, at.Seconds())
 		}
