@@ -89,6 +89,20 @@ type ilp struct {
 	// pinned: the program has the row of pinCost, at pinRow.
 	pinned bool
 	pinRow int
+	// deployed, with a deployed schema (Options.Current), holds the
+	// identities of its indexes: between schemas of one cost the
+	// tie-breaks prefer them to new ones (fresh).
+	deployed map[string]string
+}
+
+// fresh reports whether building i is part of the schema's change: a
+// deployed schema is given and i is not one of its indexes.
+func (pr *ilp) fresh(i *catalog.Index) bool {
+	if pr.deployed == nil {
+		return false
+	}
+	_, kept := pr.deployed[i.Key]
+	return !kept
 }
 
 // flow adds the variables and constraints of one plan DAG and returns its
@@ -180,7 +194,7 @@ const groupQueries, groupSupports = false, true
 func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, writes []*workload.Statement,
 	upkeeps map[*workload.Statement]map[*catalog.Index]planner.Upkeep, sups []*support, p *planner.Pool) *ilp {
 	pr := &ilp{m: solver.NewModel(), x: map[*catalog.Index]solver.Var{}, queries: queries, qdags: qdags,
-		writes: writes, upkeeps: upkeeps, mix: opt.Mix, writeCost: map[*catalog.Index]float64{}}
+		writes: writes, upkeeps: upkeeps, mix: opt.Mix, writeCost: map[*catalog.Index]float64{}, deployed: opt.currentKeys}
 	xv := func(i *catalog.Index) solver.Var {
 		if v, ok := pr.x[i]; ok {
 			return v
@@ -375,7 +389,8 @@ func (pr *ilp) costTuning() solver.Tuning {
 const incrementRel = 1e-10
 
 // tieBroken is the objective solve minimizes: the cost, with ties broken
-// towards fewer, then smaller, indexes. The tie-breaking terms together
+// towards fewer, then smaller, indexes (with a deployed schema, towards
+// its indexes before new ones). The tie-breaking terms together
 // weigh at most 1e-5 of a lower bound on the query cost: large enough for
 // CBC to resolve (smaller weights fall under its tolerances; costTuning's
 // increment is far below each index's term), small enough that they only
@@ -394,7 +409,12 @@ func (pr *ilp) ties() []solver.Term {
 	}
 	perIndex := 1e-5 * pr.scale / n
 	for _, i := range pr.indexes {
-		out = append(out, solver.Term{Var: pr.x[i], Coef: perIndex * (1 + i.Size/total)})
+		c := perIndex * (1 + i.Size/total)
+		if pr.fresh(i) {
+			// More than keeping any deployed index instead weighs.
+			c += perIndex
+		}
+		out = append(out, solver.Term{Var: pr.x[i], Coef: c})
 	}
 	return out
 }
@@ -846,7 +866,8 @@ func (pr *ilp) pinCost(limit float64) {
 // sizeObjective is the schema's size, in units that keep the objective
 // below about 1e6 (CBC then resolves sizes to a hundred-thousandth of
 // that unit: a fraction of a byte while the program's indexes total less
-// than 100 GB).
+// than 100 GB). With a deployed schema, each new index adds the size of
+// every index of the program: the fewest new indexes, then the smallest.
 func (pr *ilp) sizeObjective() []solver.Term {
 	total := 0.0
 	for _, i := range pr.indexes {
@@ -855,7 +876,14 @@ func (pr *ilp) sizeObjective() []solver.Term {
 	unit := math.Max(1, total/1e6)
 	obj := make([]solver.Term, 0, len(pr.indexes))
 	for _, i := range pr.indexes {
-		obj = append(obj, solver.Term{Var: pr.x[i], Coef: i.Size / unit})
+		c := i.Size / unit
+		if pr.fresh(i) {
+			// Fewest new indexes first: each weighs more than all the
+			// others' bytes together, so a schema of the same cost
+			// never trades a deployed index for a smaller new one.
+			c += total / unit
+		}
+		obj = append(obj, solver.Term{Var: pr.x[i], Coef: c})
 	}
 	return obj
 }

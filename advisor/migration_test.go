@@ -120,11 +120,10 @@ func TestCurrentOptimumStaysProperty(t *testing.T) {
 			rt.Fatalf("%v\n%s", err, in)
 		}
 		cur := deployed(rt, m, opt)
-		// Horizons over which a backfill costs something: with a nearly
-		// free one (1e9 s at 10 statements/s), the size tie-break may
-		// trade a deployed structure for a smaller new one of the same
-		// cost within its tolerance (seed 17094886483850037643).
-		h := time.Duration(rapid.SampledFrom([]float64{1, 3600}).Draw(rt, "horizon") * float64(time.Second))
+		// Up to a nearly free backfill (1e9 s at 10 statements/s), where
+		// only the tie-breaks keep a deployed structure against a smaller
+		// new one of the same cost (seed 17094886483850037643).
+		h := time.Duration(rapid.SampledFrom([]float64{1, 3600, 1e9}).Draw(rt, "horizon") * float64(time.Second))
 		res, err := Advise(context.Background(), m, w, Options{Mix: "m", Profile: cost.Cassandra, Solver: &solver.CBC{}, Current: cur, Rate: 10, Amortize: h})
 		if err != nil {
 			rt.Fatalf("%v\n%s", err, in)
@@ -227,4 +226,33 @@ func TestCurrentBuildable(t *testing.T) {
 		t.Errorf("with fewer candidates the cost is lower: %v against %v", built.TotalCost, reloaded.TotalCost)
 	}
 	t.Logf("write_heavy → bidding: %d candidates refused; cost %v, %v with a reload", built.Stats.Unbuildable, built.TotalCost, reloaded.TotalCost)
+}
+
+// TestDeployedKeptOfEqualCost: with the larger of tieModel's two schemas
+// of least cost deployed, and a backfill all but free (1e9 statements a
+// second for 1e9 s), the recommendation keeps it: the tie-breaks prefer
+// deployed indexes to new ones before they prefer smaller ones (the size
+// tie-break alone traded the deployed CF for its smaller twin of the
+// same cost).
+func TestDeployedKeptOfEqualCost(t *testing.T) {
+	needCBC(t)
+	m, w := parse(t, tieModel, nonHullWorkload(tieQueries))
+	stmts, err := lang.ParseScript("larger.kvs", []byte(tieLarger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := catalog.ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	larger := evaluateDDL(t, m, w, "m", tieLarger)
+	res, err := Advise(context.Background(), m, w, Options{Mix: "m", Profile: cost.Cassandra, Solver: &solver.CBC{},
+		Current: cur, Rate: 1e9, Amortize: 1e9 * time.Second, Reload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mg := res.Migration
+	if len(mg.Add) > 0 || len(mg.Drop) > 0 || res.TotalSize != larger.TotalSize {
+		t.Fatalf("adds %v, drops %v, size %v (the deployed schema's %v)", mg.Add, mg.Drop, res.TotalSize, larger.TotalSize)
+	}
 }
