@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	osexec "os/exec"
@@ -15,6 +16,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +28,33 @@ import (
 )
 
 const migrateKillEnv = "KVSCHEMA_MIGRATE_KILL_CHILD"
+
+// The child's lines: one per migration event, one when it is done.
+const (
+	migrateEventLine = "kvschema-migrate-event"
+	migratedLine     = "kvschema-migrated"
+)
+
+// eventWriter is the child's stdout: it closes at once the migration
+// reports its n-th event or ends.
+type eventWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	n      int
+	at     chan struct{}
+	closed bool
+}
+
+func (w *eventWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.closed && (bytes.Count(w.buf.Bytes(), []byte(migrateEventLine)) >= w.n || bytes.Contains(w.buf.Bytes(), []byte(migratedLine))) {
+		w.closed = true
+		close(w.at)
+	}
+	return len(p), nil
+}
 
 type migrateKillSpec struct {
 	URL, Log string
@@ -70,9 +99,13 @@ func TestMigrateKillChild(t *testing.T) {
 		}
 	}()
 	_, to := migrationTarget(t)
-	if _, err := migrateRUBiS(db, to, kvschema.MigrateOptions{Rate: 800}); err != nil {
+	// Each step of the migration reported on stdout, for the parent to
+	// kill it at one.
+	progress := func(kvschema.MigrateEvent) { fmt.Println(migrateEventLine) }
+	if _, err := migrateRUBiS(db, to, kvschema.MigrateOptions{Rate: 800, Progress: progress}); err != nil {
 		t.Fatal(err)
 	}
+	fmt.Println(migratedLine)
 	time.Sleep(time.Hour) // the writes go on until the kill
 }
 
@@ -109,9 +142,14 @@ func TestMigrateKill(t *testing.T) {
 		raw, _ := json.Marshal(spec)
 		cmd := osexec.Command(os.Args[0], "-test.run=^TestMigrateKillChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), migrateKillEnv+"="+string(raw))
+		// Killed at a migration event drawn at random (most migrations
+		// report a few dozen), then a few milliseconds more, so that
+		// the kill lands inside a step: a random time would miss the
+		// migration once it got faster than the delays drawn.
 		stdout := &readyWriter{ready: make(chan struct{})}
+		events := &eventWriter{n: 1 + r.IntN(20), at: make(chan struct{})}
 		var stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = stdout, &stderr
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, events), &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -124,13 +162,16 @@ func TestMigrateKill(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatal("the child was not ready in 60 s")
 		}
-		// The migration takes a second or two at its rate: kill it anywhere.
-		delay := time.Duration(r.IntN(3000)) * time.Millisecond
+		start := time.Now()
 		select {
 		case err := <-done:
 			t.Fatalf("the child ended before the kill: %v\n%s%s", err, stdout, &stderr)
-		case <-time.After(delay):
+		case <-events.at:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the migration reported nothing in 60 s")
 		}
+		time.Sleep(time.Duration(r.IntN(30)) * time.Millisecond)
+		delay := time.Since(start).Round(time.Millisecond)
 		_ = cmd.Process.Kill()
 		<-done
 		if strings.Contains(stdout.String(), "write:") {
@@ -198,7 +239,7 @@ func TestMigrateKill(t *testing.T) {
 		}
 		acked += n
 		db.Close()
-		t.Logf("trial %d: killed %v after ready, %d acknowledged writes there; the migration left to finish: %v", trial, delay, n, res.Changes())
+		t.Logf("trial %d: killed %v after ready (at event %d), %d acknowledged writes there; the migration left to finish: %v", trial, delay, events.n, n, res.Changes())
 	}
 	if acked == 0 || resumed == 0 {
 		t.Fatalf("%d writes acknowledged, %d migrations killed unfinished: the test checked little", acked, resumed)
