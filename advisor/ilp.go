@@ -411,7 +411,8 @@ func (pr *ilp) ties() []solver.Term {
 	for _, i := range pr.indexes {
 		c := perIndex * (1 + i.Size/total)
 		if pr.fresh(i) {
-			// More than keeping any deployed index instead weighs.
+			// One unit more: trading a deployed index for a new one
+			// never lowers the ties.
 			c += perIndex
 		}
 		out = append(out, solver.Term{Var: pr.x[i], Coef: c})
@@ -900,7 +901,8 @@ func (pr *ilp) smallest(ctx context.Context, opt Options, st *Stats, sol *solver
 	pr.pinCost(c1)
 	pr.m.SetObjective(pr.sizeObjective())
 	pr.m.SetStart(sol.Values)
-	// The size is in megabytes: cbc's default increment, 10 bytes, is fine.
+	// cbc's default increment is a fraction of a byte in sizeObjective's
+	// unit: it stays.
 	tie := baseTuning
 	tie.NodeLimit, tie.NoHeuristics, tie.NoGomory = max(tieMinNodes, tieNodeFactor*nodes), true, true
 	pr.m.SetTuning(tie)
