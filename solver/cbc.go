@@ -137,7 +137,7 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("solver: cbc: %w", err)
 	}
-	if err := writeLPFile(filepath.Join(dir, cbcModelFile), m); err != nil {
+	if err := writeLPFile(filepath.Join(dir, cbcModelFile), m, c.KeepFiles != ""); err != nil {
 		return nil, fmt.Errorf("solver: cbc: writing model: %w", err)
 	}
 	startFile := ""
@@ -305,12 +305,12 @@ func writeStart(path string, m *Model) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-func writeLPFile(path string, m *Model) error {
+func writeLPFile(path string, m *Model, names bool) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := m.WriteLP(f); err != nil {
+	if err := m.writeLP(f, names); err != nil {
 		f.Close()
 		return err
 	}

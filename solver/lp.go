@@ -28,7 +28,12 @@ const lpCommentMax = 200
 // shortest 'g' form. The output depends only on the model: the same model
 // always gives the same bytes. A model without variables cannot be written
 // (the format has no way to declare an empty objective).
-func (m *Model) WriteLP(w io.Writer) error {
+func (m *Model) WriteLP(w io.Writer) error { return m.writeLP(w, true) }
+
+// writeLP is WriteLP, with the comment lines naming the variables and
+// constraints only if names: a solver run reads none of them, and they
+// are half of the file.
+func (m *Model) writeLP(w io.Writer, names bool) error {
 	if len(m.vars) == 0 {
 		return errors.New("solver: cannot write an LP file for a model without variables")
 	}
@@ -56,6 +61,9 @@ func (m *Model) WriteLP(w io.Writer) error {
 	}
 	lw.newline()
 	for i, v := range m.vars {
+		if !names {
+			break
+		}
 		if x, ok := m.FixedValue(Var(i)); ok {
 			lw.str(`\ ` + colName(i) + " " + kindNames[v.kind] + " = " + formatNum(x) + " " + quoteComment(v.name))
 		} else {
@@ -64,6 +72,9 @@ func (m *Model) WriteLP(w io.Writer) error {
 		lw.newline()
 	}
 	for i, c := range m.cons {
+		if !names {
+			break
+		}
 		lw.str(`\ ` + rowName(i) + " " + quoteComment(c.name))
 		lw.newline()
 	}
@@ -78,7 +89,7 @@ func (m *Model) WriteLP(w io.Writer) error {
 	firstTerm := true
 	for i, c := range obj {
 		if free[i] {
-			lw.term(firstTerm, c, colName(i))
+			lw.term(firstTerm, c, i)
 			firstTerm = false
 		}
 	}
@@ -105,10 +116,10 @@ func (m *Model) WriteLP(w io.Writer) error {
 		if len(terms) == 0 {
 			// The format needs a variable in every row; 0·x keeps the
 			// row (and so its infeasibility) without changing it.
-			lw.term(true, 0, colName(first))
+			lw.term(true, 0, first)
 		}
 		for j, t := range terms {
-			lw.term(j == 0, t.Coef, colName(int(t.Var)))
+			lw.term(j == 0, t.Coef, int(t.Var))
 		}
 		lw.token(senseOps[c.sense] + " " + formatNum(posZero(rhs)))
 		lw.newline()
@@ -199,7 +210,8 @@ func boundLine(col string, lo, hi float64) string {
 // only check Flush.
 type lpWriter struct {
 	w   *bufio.Writer
-	col int // length of the current line
+	col int    // length of the current line
+	tok []byte // term's scratch: a term is built without allocating
 }
 
 func (lw *lpWriter) str(s string) {
@@ -223,16 +235,26 @@ func (lw *lpWriter) token(tok string) {
 	lw.str(" " + tok)
 }
 
-// term appends coef·name with an explicit sign ("- 3 x1", "+ 0 x2"); the
+// term appends coef·x<col> with an explicit sign ("- 3 x1", "+ 0 x2"); the
 // first term of an expression omits a leading "+".
-func (lw *lpWriter) term(first bool, coef float64, name string) {
-	sign := "+ "
+func (lw *lpWriter) term(first bool, coef float64, col int) {
+	b := append(lw.tok[:0], ' ')
 	if coef < 0 {
-		sign, coef = "- ", -coef
-	} else if first {
-		sign = ""
+		b, coef = append(b, "- "...), -coef
+	} else if !first {
+		b = append(b, "+ "...)
 	}
-	lw.token(sign + formatNum(coef) + " " + name)
+	b = strconv.AppendFloat(b, coef, 'g', -1, 64)
+	b = append(b, " x"...)
+	b = strconv.AppendInt(b, int64(col), 10)
+	lw.tok = b
+	// As token does, from the bytes.
+	if lw.col+len(b) > lpWrap {
+		lw.newline()
+		lw.str(" ")
+	}
+	lw.w.Write(b)
+	lw.col += len(b)
 }
 
 func (lw *lpWriter) nameList(section string, cols []int) {

@@ -70,7 +70,7 @@ func (c *CBC) Relax(ctx context.Context, m *Model) (*Relaxation, error) {
 		return nil, fmt.Errorf("solver: cbc: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := writeLPFile(filepath.Join(dir, cbcModelFile), m); err != nil {
+	if err := writeLPFile(filepath.Join(dir, cbcModelFile), m, false); err != nil {
 		return nil, fmt.Errorf("solver: cbc: writing model: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, path, cbcModelFile, "initialSolve", "printingOptions", "all", "solu", cbcLPFile)
