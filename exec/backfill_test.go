@@ -24,34 +24,8 @@ import (
 // rows the data implies.
 func TestBackfillCatchUpDeletes(t *testing.T) {
 	ctx := context.Background()
-	const modelSrc = `DEFINE RELATION p ROWS 30 { id BIGINT KEY, a0 STRING CARDINALITY 5, a3 STRING CARDINALITY 4 };`
-	const byID = `DEFINE COLUMN FAMILY cf_p_by_id FOR p { PARTITION KEY (p.id), VALUES (p.a0, p.a3) };`
-	const byA3 = `
-DEFINE COLUMN FAMILY cf_p_by_a3 FOR p { PARTITION KEY (p.a3), CLUSTERING KEY (p.id), VALUES (p.a0) };`
-	const workloadSrc = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1) { SELECT p.a0 FROM p WHERE p.id = ?; } }`
-	m, deployed, _ := parseSchema(t, modelSrc, byID, workloadSrc)
 	st := memstore.New()
-	en := exec.New(st, m, deployed, cost.Cassandra)
-	if err := en.CreateTables(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d := gen.Generate(m, func(*catalog.Entity) int { return 30 }, 9, 0)
-	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"}); err != nil {
-		t.Fatal(err)
-	}
-	ss, err := lang.ParseScript("target.kvs", []byte(byID+byA3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := catalog.ParseSchema(m, ss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target.WriteOnly = map[*catalog.Index]bool{target.Index("cf_p_by_a3"): true}
-	en = exec.New(st, m, target, cost.Cassandra)
-	if err := en.CreateTables(ctx); err != nil {
-		t.Fatal(err)
-	}
+	en, _ := buildingByA3(t, st)
 	update, err := en.Prepare("UPDATE p SET a3 = ? WHERE p.id = ?")
 	if err != nil {
 		t.Fatal(err)
@@ -99,35 +73,8 @@ DEFINE COLUMN FAMILY cf_p_by_a3 FOR p { PARTITION KEY (p.a3), CLUSTERING KEY (p.
 // extra.
 func TestVerifyBuiltFindsEachDifference(t *testing.T) {
 	ctx := context.Background()
-	const modelSrc = `DEFINE RELATION p ROWS 30 { id BIGINT KEY, a0 STRING CARDINALITY 5, a3 STRING CARDINALITY 4 };`
-	const byID = `DEFINE COLUMN FAMILY cf_p_by_id FOR p { PARTITION KEY (p.id), VALUES (p.a0, p.a3) };`
-	const byA3 = `
-DEFINE COLUMN FAMILY cf_p_by_a3 FOR p { PARTITION KEY (p.a3), CLUSTERING KEY (p.id), VALUES (p.a0) };`
-	const workloadSrc = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1) { SELECT p.a0 FROM p WHERE p.id = ?; } }`
-	m, deployed, _ := parseSchema(t, modelSrc, byID, workloadSrc)
 	st := memstore.New()
-	en := exec.New(st, m, deployed, cost.Cassandra)
-	if err := en.CreateTables(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d := gen.Generate(m, func(*catalog.Entity) int { return 30 }, 9, 0)
-	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"}); err != nil {
-		t.Fatal(err)
-	}
-	ss, err := lang.ParseScript("target.kvs", []byte(byID+byA3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := catalog.ParseSchema(m, ss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := target.Index("cf_p_by_a3")
-	target.WriteOnly = map[*catalog.Index]bool{x: true}
-	en = exec.New(st, m, target, cost.Cassandra)
-	if err := en.CreateTables(ctx); err != nil {
-		t.Fatal(err)
-	}
+	en, x := buildingByA3(t, st)
 	if _, err := en.Backfill(ctx, x.Name, exec.BackfillOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,4 +124,41 @@ DEFINE COLUMN FAMILY cf_p_by_a3 FOR p { PARTITION KEY (p.a3), CLUSTERING KEY (p.
 	if n := rep.Rows[x.Name]; n != len(rows)-1 {
 		t.Fatalf("%d rows read, want %d (two deleted, one added)", n, len(rows)-1)
 	}
+}
+
+// buildingByA3 loads 30 tuples of p into st under a schema of
+// cf_p_by_id, and returns the engine of that schema with cf_p_by_a3
+// added write-only (to be backfilled), and cf_p_by_a3.
+func buildingByA3(t *testing.T, st *memstore.Store) (*exec.Engine, *catalog.Index) {
+	t.Helper()
+	ctx := context.Background()
+	const modelSrc = `DEFINE RELATION p ROWS 30 { id BIGINT KEY, a0 STRING CARDINALITY 5, a3 STRING CARDINALITY 4 };`
+	const byID = `DEFINE COLUMN FAMILY cf_p_by_id FOR p { PARTITION KEY (p.id), VALUES (p.a0, p.a3) };`
+	const byA3 = `
+DEFINE COLUMN FAMILY cf_p_by_a3 FOR p { PARTITION KEY (p.a3), CLUSTERING KEY (p.id), VALUES (p.a0) };`
+	const workloadSrc = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1) { SELECT p.a0 FROM p WHERE p.id = ?; } }`
+	m, deployed, _ := parseSchema(t, modelSrc, byID, workloadSrc)
+	en := exec.New(st, m, deployed, cost.Cassandra)
+	if err := en.CreateTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := gen.Generate(m, func(*catalog.Entity) int { return 30 }, 9, 0)
+	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := lang.ParseScript("target.kvs", []byte(byID+byA3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := catalog.ParseSchema(m, ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := target.Index("cf_p_by_a3")
+	target.WriteOnly = map[*catalog.Index]bool{x: true}
+	en = exec.New(st, m, target, cost.Cassandra)
+	if err := en.CreateTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return en, x
 }
