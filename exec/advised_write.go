@@ -390,7 +390,7 @@ decide:
 			muts = e.marked(muts)
 			applied, supported := false, false
 			if guard != nil {
-				if applied, supported, err = store.ApplyGuarded(ctx, e.st, *guard, muts); err != nil {
+				if applied, supported, err = store.ApplyGuards(ctx, e.st, []store.Guard{*guard}, muts); err != nil {
 					return 0, o, err
 				}
 			}

@@ -486,10 +486,6 @@ type markHookStore struct {
 	hook func()
 }
 
-func (s *markHookStore) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	return s.ApplyGuards(ctx, []store.Guard{g}, muts)
-}
-
 func (s *markHookStore) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
 	s.mu.Lock()
 	hook := s.hook

@@ -298,7 +298,7 @@ func (e *Engine) apply(ctx context.Context, sc *writeScratch, rel *catalog.Relat
 		return false, err
 	}
 	if guard != nil {
-		applied, supported, err := store.ApplyGuarded(ctx, e.st, *guard, muts)
+		applied, supported, err := store.ApplyGuards(ctx, e.st, []store.Guard{*guard}, muts)
 		if err != nil {
 			return false, fmt.Errorf("writing %s: %w", rel.Name, err)
 		}

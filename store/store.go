@@ -272,7 +272,7 @@ func (ix IndexSpec) IndexedValue(cells []Cell) (value []byte, ok bool) {
 // that TableSpec.Indexes declare (the embedded stores; Bigtable has none).
 //
 // Invariants: after every write that returned (Apply, ApplyIf,
-// ApplyGuarded, Restore) and after a crash, each index of a table holds
+// ApplyGuards, Restore) and after a crash, each index of a table holds
 // exactly one entry (value, row key) per row that has the index's cell,
 // value being that cell's value. Writes maintain entries in the same
 // atomic step as the rows, from the previous values of the indexed cells,
@@ -500,13 +500,10 @@ type Guard struct {
 // always, and fail with an error wrapping errors.ErrUnsupported when their
 // inner store is none; so do stores that can offer it only in part.
 type Guarded interface {
-	// ApplyGuarded applies muts, all-or-nothing, if g.Holds of g's row;
-	// applied reports whether it did.
-	ApplyGuarded(ctx context.Context, g Guard, muts []Mutation) (applied bool, err error)
-	// ApplyGuards is ApplyGuarded with several guards, on rows of any
-	// tables: it applies muts, all-or-nothing, if every guard holds, as
+	// ApplyGuards applies muts, all-or-nothing, if every guard holds, as
 	// one step — no write of any guard's row comes between its check and
-	// the batch. It asks the guards in order and stops at the first that
+	// the batch; applied reports whether it did. Guards may be on rows of
+	// any tables. It asks the guards in order and stops at the first that
 	// refuses: when it applies nothing, the last guard asked refused (a
 	// store that tries again, as txnstore, asks again). With no guard it
 	// applies muts. A batch that keeps many rows (a migration's catch-up
@@ -515,21 +512,7 @@ type Guarded interface {
 	ApplyGuards(ctx context.Context, gs []Guard, muts []Mutation) (applied bool, err error)
 }
 
-// ApplyGuarded applies muts under g with st's Guarded; supported is false
-// (and nothing is written) when st offers none.
-func ApplyGuarded(ctx context.Context, st Store, g Guard, muts []Mutation) (applied, supported bool, err error) {
-	gs, ok := st.(Guarded)
-	if !ok {
-		return false, false, nil
-	}
-	applied, err = gs.ApplyGuarded(ctx, g, muts)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return false, false, nil
-	}
-	return applied, true, err
-}
-
-// ApplyGuards applies muts under gs with st's Guarded (ApplyGuards);
+// ApplyGuards applies muts under gs with st's Guarded;
 // supported is false (and nothing is written) when st offers none.
 func ApplyGuards(ctx context.Context, st Store, gs []Guard, muts []Mutation) (applied, supported bool, err error) {
 	g, ok := st.(Guarded)

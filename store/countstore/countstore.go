@@ -173,20 +173,6 @@ func (s *Store) countRow(row store.Row) {
 	s.bytesRead.Add(int64(n))
 }
 
-// Apply counts a call and, if it succeeds, the mutations and their bytes.
-// ApplyGuarded forwards the call (store.Guarded), counted as one ReadRow
-// and one Apply; it fails with an error wrapping errors.ErrUnsupported when
-// the inner store is no store.Guarded.
-func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	gs, ok := s.inner.(store.Guarded)
-	if !ok {
-		return false, fmt.Errorf("countstore: %T: %w", s.inner, errors.ErrUnsupported)
-	}
-	s.readRow.Add(1)
-	s.apply.Add(1)
-	return gs.ApplyGuarded(ctx, g, muts)
-}
-
 // ApplyGuards forwards the call (store.Guarded), counted as one ReadRows
 // probing the guards' rows and one Apply.
 func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {

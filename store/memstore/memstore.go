@@ -472,12 +472,6 @@ func (s *Store) ApplyIf(ctx context.Context, name string, key []byte, cond store
 	return matched, nil
 }
 
-// ApplyGuarded applies muts if g.Holds of g's row, under the store's lock
-// (store.Guarded): every store sharing this data takes it to write.
-func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	return s.ApplyGuards(ctx, []store.Guard{g}, muts)
-}
-
 // ApplyGuards applies muts if every guard of gs holds, under the store's
 // lock (store.Guarded).
 func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
@@ -621,10 +615,6 @@ func (v *view) CreateTable(context.Context, store.TableSpec) error { return stor
 func (v *view) Apply(context.Context, []store.Mutation) error { return store.ErrReadOnly }
 
 func (v *view) ApplyIf(context.Context, string, []byte, store.Cond, []store.Mutation, []store.Mutation) (bool, error) {
-	return false, store.ErrReadOnly
-}
-
-func (v *view) ApplyGuarded(context.Context, store.Guard, []store.Mutation) (bool, error) {
 	return false, store.ErrReadOnly
 }
 

@@ -30,7 +30,7 @@
 //     from the database, holding the locks of those rows (rowLocks), which
 //     every writer of an indexed cell takes, so none commits between that
 //     read and this commit.
-//   - ApplyGuarded (ApplyGuards) reads its guard rows and commits holding
+//   - ApplyGuards reads its guard rows and commits holding
 //     their locks, which every writer of a row of a guarded table takes.
 //   - CreateTable writes the table's metadata in one write; an in-memory
 //     copy, loaded at Open, answers every table lookup.
@@ -173,7 +173,7 @@ type Store struct {
 	// of its indexed cells, and of the rows of guarded tables. A write
 	// takes them under guard's read lock.
 	rowLocks [rowLockStripes]sync.Mutex
-	// guarded holds the tables ApplyGuarded has guarded a row of (never
+	// guarded holds the tables ApplyGuards has guarded a row of (never
 	// changed, replaced under guard's write lock): every write of their
 	// rows takes the rows' locks, so a guarded write holds its guard
 	// row's lock from its read of the row to its commit, and writes of
@@ -1247,17 +1247,11 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	return s.apply(r, muts, nil)
 }
 
-// ApplyGuarded applies muts if g.Holds of g's row (store.Guarded): no
-// other write of that row commits between its read of the row and its
-// commit (each holds the row's lock; see guarded), while writes of other
-// rows do. (Other processes cannot open the database.)
-func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	return s.ApplyGuards(ctx, []store.Guard{g}, muts)
-}
-
-// ApplyGuards applies muts if every guard of gs holds (store.Guarded), as
-// ApplyGuarded: it holds the locks of all the guards' rows, with the
-// batch's, from the first read to the commit.
+// ApplyGuards applies muts if every guard of gs holds (store.Guarded): no
+// other write of a guard's row commits between its read of the row and
+// this commit — it holds the locks of all the guards' rows, with the
+// batch's, from the first read to the commit (see guarded) — while writes
+// of other rows do. (Other processes cannot open the database.)
 func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
 	r, err := s.enterReader(ctx)
 	if err != nil {

@@ -667,12 +667,18 @@ func TestGuardedRowOnly(t *testing.T) {
 		return []store.Mutation{{Kind: store.SetCell, Table: table, Row: []byte(row), Family: "f", Qualifier: []byte("n"), Value: []byte(v)}}
 	}
 	// Guard t once: later writes of its rows take row locks.
-	if _, err := s.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("c"), Holds: func([]store.Cell) bool { return true }}, set("t", "c", "0")); err != nil {
+	if _, err := s.ApplyGuards(ctx, []store.Guard{{Table: "t", Row: []byte("c"), Holds: func([]store.Cell) bool { return true }}}, set("t", "c", "0")); err != nil {
 		t.Fatal(err)
 	}
+	// A row of t on another lock stripe than "c" (stripes are hashed with
+	// a per-process seed).
+	other := "other"
+	for i := 0; pebblestore.RowLock("t", []byte(other)) == pebblestore.RowLock("t", []byte("c")); i++ {
+		other = fmt.Sprintf("other%d", i)
+	}
 	var guardRow chan error
-	applied, err := s.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("c"), Holds: func([]store.Cell) bool {
-		for _, m := range [][]store.Mutation{set("u", "c", "1"), set("t", "other", "1")} {
+	applied, err := s.ApplyGuards(ctx, []store.Guard{{Table: "t", Row: []byte("c"), Holds: func([]store.Cell) bool {
+		for _, m := range [][]store.Mutation{set("u", "c", "1"), set("t", other, "1")} {
 			done := make(chan error, 1)
 			go func() { done <- s.Apply(ctx, m) }()
 			select {
@@ -692,9 +698,9 @@ func TestGuardedRowOnly(t *testing.T) {
 		case <-time.After(100 * time.Millisecond):
 		}
 		return true
-	}}, set("t", "c", "guarded"))
+	}}}, set("t", "c", "guarded"))
 	if err != nil || !applied {
-		t.Fatalf("ApplyGuarded = %v, %v", applied, err)
+		t.Fatalf("ApplyGuards = %v, %v", applied, err)
 	}
 	if err := <-guardRow; err != nil {
 		t.Fatal(err)

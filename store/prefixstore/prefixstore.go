@@ -94,22 +94,9 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	return s.inner.Apply(ctx, s.prefixed(muts))
 }
 
-// ApplyGuarded forwards the call on the prefixed tables (store.Guarded);
+// ApplyGuards forwards the call on the prefixed tables (store.Guarded);
 // it fails with an error wrapping errors.ErrUnsupported when the inner
 // store is no store.Guarded.
-func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	if err := s.check(); err != nil {
-		return false, err
-	}
-	gs, ok := s.inner.(store.Guarded)
-	if !ok {
-		return false, fmt.Errorf("prefixstore: %T: %w", s.inner, errors.ErrUnsupported)
-	}
-	g.Table = s.prefix + g.Table
-	return gs.ApplyGuarded(ctx, g, s.prefixed(muts))
-}
-
-// ApplyGuards is ApplyGuarded with several guards (store.Guarded).
 func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
 	if err := s.check(); err != nil {
 		return false, err

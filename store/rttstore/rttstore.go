@@ -135,22 +135,9 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	return s.inner.Apply(ctx, muts)
 }
 
-// ApplyGuarded waits a round trip and forwards the call (store.Guarded);
-// it fails with an error wrapping errors.ErrUnsupported when the inner
-// store is no store.Guarded.
-func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	gs, ok := s.inner.(store.Guarded)
-	if !ok {
-		return false, fmt.Errorf("rttstore: %T: %w", s.inner, errors.ErrUnsupported)
-	}
-	if err := s.roundTrip(ctx); err != nil {
-		return false, err
-	}
-	return gs.ApplyGuarded(ctx, g, muts)
-}
-
-// ApplyGuards is ApplyGuarded with several guards (store.Guarded): one
-// round trip.
+// ApplyGuards waits one round trip and forwards the call
+// (store.Guarded); it fails with an error wrapping errors.ErrUnsupported
+// when the inner store is no store.Guarded.
 func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
 	inner, ok := s.inner.(store.Guarded)
 	if !ok {

@@ -16,11 +16,11 @@ import (
 // ReadRow returns it (none when absent), a batch over several rows and
 // tables applies wholly when Holds says so and not at all otherwise, and
 // read-modify-writes racing through the handles, each guarded by "the row
-// is as I read it", lose no update; and the same of ApplyGuards, under
-// several guards (runGuards), which also hold rows they do not write
+// is as I read it", lose no update; and the same under several guards
+// (runGuards), which also hold rows they do not write
 // (runGuardsSkew).
 func RunGuarded(t *testing.T, open func(t *testing.T) []store.Store) {
-	t.Run("ApplyGuarded", func(t *testing.T) {
+	t.Run("OneGuard", func(t *testing.T) {
 		s := open(t)[0]
 		ctx := t.Context()
 		create(t, s, "t", "f", "g")
@@ -41,17 +41,17 @@ func RunGuarded(t *testing.T, open func(t *testing.T) []store.Store) {
 			{"r", true, want.Cells},
 		} {
 			var seen []store.Cell
-			applied, err := guarded(t, s).ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte(k.row), Holds: func(cells []store.Cell) bool {
+			applied, err := guarded(t, s).ApplyGuards(ctx, []store.Guard{{Table: "t", Row: []byte(k.row), Holds: func(cells []store.Cell) bool {
 				for _, c := range cells {
 					seen = append(seen, store.Cell{Family: c.Family, Qualifier: append([]byte(nil), c.Qualifier...), Value: append([]byte(nil), c.Value...)})
 				}
 				return k.holds
-			}}, batch)
+			}}}, batch)
 			if err != nil || applied != k.holds {
-				t.Fatalf("ApplyGuarded(%s, holds %v) = %v, %v", k.row, k.holds, applied, err)
+				t.Fatalf("ApplyGuards(%s, holds %v) = %v, %v", k.row, k.holds, applied, err)
 			}
 			if !store.SameCells(seen, k.seen) {
-				t.Fatalf("ApplyGuarded(%s): Holds saw %v, want the row as read: %v", k.row, seen, k.seen)
+				t.Fatalf("ApplyGuards(%s): Holds saw %v, want the row as read: %v", k.row, seen, k.seen)
 			}
 			for _, m := range batch {
 				r, _, err := s.ReadRow(ctx, m.Table, m.Row)
@@ -63,12 +63,12 @@ func RunGuarded(t *testing.T, open func(t *testing.T) []store.Store) {
 					got = got || c.Family == m.Family && string(c.Qualifier) == string(m.Qualifier) && string(c.Value) == string(m.Value)
 				}
 				if got != k.holds {
-					t.Fatalf("ApplyGuarded(%s, holds %v): %s %q has the batch's cell: %v", k.row, k.holds, m.Table, m.Row, got)
+					t.Fatalf("ApplyGuards(%s, holds %v): %s %q has the batch's cell: %v", k.row, k.holds, m.Table, m.Row, got)
 				}
 			}
 		}
 	})
-	t.Run("ApplyGuardedRace", func(t *testing.T) {
+	t.Run("OneGuardRace", func(t *testing.T) {
 		handles := open(t)
 		ctx := t.Context()
 		create(t, handles[0], "t", "f")
@@ -94,10 +94,10 @@ func RunGuarded(t *testing.T, open func(t *testing.T) []store.Store) {
 							}
 						}
 						next := strconv.Itoa(n + 1)
-						applied, err := guarded(t, s).ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("c"), Holds: func(cells []store.Cell) bool {
+						applied, err := guarded(t, s).ApplyGuards(ctx, []store.Guard{{Table: "t", Row: []byte("c"), Holds: func(cells []store.Cell) bool {
 							runtime.Gosched() // let a racing writer in, if the store lets it
 							return store.SameCells(cells, r.Cells)
-						}}, []store.Mutation{set("t", "c", "f", "n", next), set("t", "log"+next, "f", "by", fmt.Sprint(w))})
+						}}}, []store.Mutation{set("t", "c", "f", "n", next), set("t", "log"+next, "f", "by", fmt.Sprint(w))})
 						if err != nil {
 							errs <- err
 							return

@@ -289,7 +289,7 @@ func testIndexWrites(t *testing.T, s store.Store) {
 		wantIndex(t, s, "t", byV, exact("9"), fwd, `"a" f:"v"="9" f:"x"="y" g:""="w1"`)
 	}
 	if g, ok := s.(store.Guarded); ok {
-		applied, err := g.ApplyGuarded(t.Context(), store.Guard{Table: "t", Row: []byte("a"), Holds: func([]store.Cell) bool { return true }},
+		applied, err := g.ApplyGuards(t.Context(), []store.Guard{{Table: "t", Row: []byte("a"), Holds: func([]store.Cell) bool { return true }}},
 			[]store.Mutation{set("t", "a", "f", "v", "10"), set("t", "g", "f", "v", "10")})
 		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			t.Fatal(err)

@@ -263,20 +263,9 @@ func formatBatch(b []byte, muts []store.Mutation) []byte {
 	return buf.Bytes()
 }
 
-// ApplyGuarded prints the guard's row and the batch, and forwards the
+// ApplyGuards prints each guard's row, then the batch, and forwards the
 // call (store.Guarded); it fails with an error wrapping
 // errors.ErrUnsupported when the inner store is no store.Guarded.
-func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	gs, ok := s.inner.(store.Guarded)
-	if !ok {
-		return false, fmt.Errorf("tracestore: %T: %w", s.inner, errors.ErrUnsupported)
-	}
-	s.print(formatBatch(fmt.Appendf(nil, "if unchanged \"%s\", \"%s\"\n", esc(g.Table), Escape(g.Row)), muts))
-	return gs.ApplyGuarded(ctx, g, muts)
-}
-
-// ApplyGuards is ApplyGuarded with several guards (store.Guarded): it
-// prints each guard's row, then the batch.
 func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
 	inner, ok := s.inner.(store.Guarded)
 	if !ok {

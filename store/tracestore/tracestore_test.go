@@ -129,8 +129,8 @@ func TestGuarded(t *testing.T) {
 	storetest.RunGuarded(t, func(*testing.T) []store.Store { return []store.Store{tracestore.New(memstore.New(), io.Discard)} })
 	// Over a store without guarded writes, the decorator says so.
 	type plain struct{ store.Store }
-	_, err := tracestore.New(plain{memstore.New()}, io.Discard).ApplyGuarded(context.Background(), store.Guard{Table: "t"}, nil)
+	_, err := tracestore.New(plain{memstore.New()}, io.Discard).ApplyGuards(context.Background(), []store.Guard{{Table: "t"}}, nil)
 	if !errors.Is(err, errors.ErrUnsupported) {
-		t.Fatalf("ApplyGuarded over a store without it: %v", err)
+		t.Fatalf("ApplyGuards over a store without it: %v", err)
 	}
 }

@@ -49,9 +49,9 @@ func TestGuardRowLocked(t *testing.T) {
 	}
 	applied := make(chan bool, 1)
 	go func() {
-		ok, err := guarded.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("g"), Holds: func(cells []store.Cell) bool {
+		ok, err := guarded.ApplyGuards(ctx, []store.Guard{{Table: "t", Row: []byte("g"), Holds: func(cells []store.Cell) bool {
 			return len(cells) == 1 && string(cells[0].Value) == "open"
-		}}, []store.Mutation{set("t", "x", "v", "1"), set("t", "y", "v", "1")})
+		}}}, []store.Mutation{set("t", "x", "v", "1"), set("t", "y", "v", "1")})
 		if err != nil {
 			t.Error(err)
 		}
@@ -128,11 +128,11 @@ func TestGuardedWriterDiesAfterCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	isOpen := func(cells []store.Cell) bool { return len(cells) == 1 && string(cells[0].Value) == "open" }
-	_, err := dying.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("g"), Holds: isOpen}, []store.Mutation{set("t", "x", "v", "1"), set("t", "y", "v", "1")})
+	_, err := dying.ApplyGuards(ctx, []store.Guard{{Table: "t", Row: []byte("g"), Holds: isOpen}}, []store.Mutation{set("t", "x", "v", "1"), set("t", "y", "v", "1")})
 	if !errors.Is(err, txnstore.ErrPending) {
 		t.Fatalf("the dying writer: %v; want ErrPending (committed, not finished)", err)
 	}
-	applied, err := other.ApplyGuarded(ctx, store.Guard{Table: "t", Row: []byte("g"), Holds: isOpen}, []store.Mutation{set("t", "g", "v", "closed"), set("t", "z", "v", "1")})
+	applied, err := other.ApplyGuards(ctx, []store.Guard{{Table: "t", Row: []byte("g"), Holds: isOpen}}, []store.Mutation{set("t", "g", "v", "closed"), set("t", "z", "v", "1")})
 	if err != nil || !applied {
 		t.Fatalf("the next guarded write of the row: applied %v, %v", applied, err)
 	}

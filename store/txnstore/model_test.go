@@ -13,7 +13,7 @@ package txnstore
 //   - Apply's error tells the truth: nil or ErrPending means the write
 //     committed; any error but ErrAmbiguous means it did not, and never
 //     will; no write commits twice;
-//   - a third of the writes are guarded (ApplyGuarded) by a row, in the
+//   - a third of the writes are guarded (ApplyGuards) by a row, in the
 //     batch or not, as the model had it when the write was made: such a
 //     write commits only while that row is still so, and "not applied"
 //     means it never commits;
@@ -64,7 +64,7 @@ type model struct {
 // guardExpect is a guarded write's condition: row k holds exactly want.
 type guardExpect struct{ k, want string }
 
-// errNotApplied stands for ApplyGuarded returning applied == false: the
+// errNotApplied stands for ApplyGuards returning applied == false: the
 // write did not happen, and never will.
 var errNotApplied = errors.New("guard did not hold")
 
@@ -298,7 +298,7 @@ type proc struct {
 	result error
 }
 
-// start runs Apply (ApplyGuarded when guard is set) in the background and
+// start runs Apply (ApplyGuards when guard is set) in the background and
 // returns once it returned or the process is frozen at its pause.
 func (p *proc) start(ctx context.Context, tok string, guard *store.Guard, muts []store.Mutation) {
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -307,7 +307,7 @@ func (p *proc) start(ctx context.Context, tok string, guard *store.Guard, muts [
 		var err error
 		if guard == nil {
 			err = p.s.Apply(wctx, muts)
-		} else if applied, gerr := p.s.ApplyGuarded(wctx, *guard, muts); gerr != nil {
+		} else if applied, gerr := p.s.ApplyGuards(wctx, []store.Guard{*guard}, muts); gerr != nil {
 			err = gerr
 		} else if !applied {
 			err = errNotApplied

@@ -74,7 +74,7 @@
 //     conflicting writes are serialized by the rows' locks. Isolation of
 //     what a caller read before writing is the caller's business; a
 //     caller that must know a row is as it read it guards its write with
-//     that row (ApplyGuarded, store.Guarded): the row is locked with the
+//     that row (ApplyGuards, store.Guarded): the row is locked with the
 //     others, checked once all are held, and the write commits only if the
 //     check holds (the engine's lightweight transactions). Its other
 //     read-modify-writes are serialized by locks of one process only.
@@ -582,21 +582,15 @@ func (s *Store) multiRow(ctx context.Context, muts []store.Mutation, groups []*r
 	}
 }
 
-// ApplyGuarded applies muts as Apply does if g.Holds of g's row
-// (store.Guarded), for writers in every process: the guard's row is locked
-// with the rows the batch changes (step 2), read once every lock is held
-// — so no write of it can come before the commit — and, if Holds refuses
-// it, the write is abandoned instead of committed. The intent does not
-// list the guard's row when the batch leaves it unchanged: if this writer
-// dies after its commit, whoever finishes the write leaves that row's lock,
-// which the next writer to meet it removes (its intent is gone).
-func (s *Store) ApplyGuarded(ctx context.Context, g store.Guard, muts []store.Mutation) (bool, error) {
-	return s.ApplyGuards(ctx, []store.Guard{g}, muts)
-}
-
-// ApplyGuards is ApplyGuarded with several guards (store.Guarded): every
-// guard's row is locked with the batch's, and the rows are read once all
-// are held, in one read per table.
+// ApplyGuards applies muts as Apply does if every guard of gs holds
+// (store.Guarded), for writers in every process: each guard's row is
+// locked with the rows the batch changes (step 2), the guard rows are read
+// once every lock is held, in one read per table — so no write of them can
+// come before the commit — and, if a guard refuses, the write is abandoned
+// instead of committed. The intent does not list a guard's row when the
+// batch leaves it unchanged: if this writer dies after its commit,
+// whoever finishes the write leaves that row's lock, which the next writer
+// to meet it removes (its intent is gone).
 func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.Mutation) (bool, error) {
 	if err := s.check(ctx, muts); err != nil {
 		return false, err
