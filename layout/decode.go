@@ -95,8 +95,26 @@ func (d *decoder) put(a int, v types.Datum) {
 	}
 }
 
-// decodeField decodes a whole field.
+// decodeField decodes a whole field: by its shape's fast path when that
+// succeeds, else (and for every error) by the general interpreter.
 func (d *decoder) decodeField(f *Field, b []byte) error {
+	switch f.shape {
+	case shapeEmpty:
+		if len(b) == 0 {
+			return nil
+		}
+	case shapeText:
+		a := f.Elems[0].Attr
+		if !d.set.has(a) && (d.skip == nil || !d.skip[a]) {
+			d.tuple[a] = d.strs.Datum(d.l.Attrs[a].Type, b)
+			d.set.add(a)
+		}
+		return nil
+	case shapeInts:
+		if d.decodeInts(f.Elems, b) {
+			return nil
+		}
+	}
 	err := d.decodeElems(f.Elems, b)
 	if err != nil {
 		if de, ok := err.(*DecodeError); ok && de.Field == "" {
@@ -104,6 +122,30 @@ func (d *decoder) decodeField(f *Field, b []byte) error {
 		}
 	}
 	return err
+}
+
+// decodeInts decodes es, of shapeInts, from exactly b; false: b does not
+// match (decodeElems says why).
+func (d *decoder) decodeInts(es []Element, b []byte) bool {
+	for i := range es {
+		e := &es[i]
+		if e.Kind == ElemConst {
+			if !bytes.HasPrefix(b, e.Lit) {
+				return false
+			}
+			b = b[len(e.Lit):]
+			continue
+		}
+		v, n, ok := keyenc.DecodeOrderedInt64(e.typ, b, e.nullable, e.Enc == Desc)
+		if !ok {
+			return false
+		}
+		if d.skip == nil || !d.skip[e.Attr] {
+			d.put(e.Attr, v)
+		}
+		b = b[n:]
+	}
+	return len(b) == 0
 }
 
 // decodeElems decodes es from exactly b.

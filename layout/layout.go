@@ -103,7 +103,24 @@ type Element struct {
 type Field struct {
 	Name  string
 	Elems []Element
+	// shape says which of the decoder's fast paths the field takes
+	// (prepareDecoding); the general interpreter decodes every shape and
+	// reports every error.
+	shape fieldShape
 }
+
+// fieldShape classes fields by how they decode.
+type fieldShape uint8
+
+const (
+	shapeGeneral fieldShape = iota
+	shapeEmpty              // no element: the field's bytes are empty
+	// shapeText: one natural element of a STRING or BYTES attribute, the
+	// field's whole bytes (the usual VALUE).
+	shapeText
+	// shapeInts: constants and int64 elements only (ordered{id}:ordered{seq}).
+	shapeInts
+)
 
 // Attr is one attribute of the tuples a layout stores.
 type Attr struct {
@@ -279,7 +296,26 @@ func (l *Layout) prepareDecoding() {
 	}
 	for _, f := range []*Field{&l.Table, &l.Row, &l.Family, &l.Qualifier, &l.Value} {
 		mark(f.Elems)
+		f.shape = l.shapeOf(f.Elems)
 	}
+}
+
+// shapeOf classes a field's elements (after mark).
+func (l *Layout) shapeOf(es []Element) fieldShape {
+	if len(es) == 0 {
+		return shapeEmpty
+	}
+	if len(es) == 1 && es[0].Kind == ElemAttr && es[0].Enc == Natural {
+		if t := l.Attrs[es[0].Attr].Type; t == types.String || t == types.Bytes {
+			return shapeText
+		}
+	}
+	for i := range es {
+		if !es[i].int64 && es[i].Kind != ElemConst {
+			return shapeGeneral
+		}
+	}
+	return shapeInts
 }
 
 // splitKeys checks the SPLIT ON keys of layout l and returns them sorted.
