@@ -38,7 +38,8 @@ type enumerator struct {
 	byKey map[string]*catalog.Index
 	list  []*catalog.Index
 	// full marks the CFs that hold every field a workload query reads of
-	// their part, as a first step or a later one (merge pairs those across
+	// their part (a later step's: but those an earlier step's equality
+	// fixed), as a first step or a later one (merge pairs those across
 	// clusterings); supports says the queries enumerated now are support
 	// queries.
 	full     map[*catalog.Index]uint8
@@ -418,7 +419,13 @@ func (e *enumerator) addPlaced(g *catalog.Graph, nodes []int, root int, hash, or
 		}
 	}
 	if len(fixed) > 0 {
-		e.add(build(catalog.CF, g, nodes, root, hash, order, rest))
+		y := e.add(build(catalog.CF, g, nodes, root, hash, order, rest))
+		if full && !first && !e.supports {
+			// A later step's CF holding every field its query reads
+			// of the part but those the earlier step fixed: merge
+			// offers it with a first step's clustering.
+			e.full[y] |= fullCF
+		}
 	}
 }
 
@@ -512,7 +519,8 @@ func (e *enumerator) merge() {
 	// attributes too serves both queries, one CF stored and maintained
 	// instead of two. Only for a a workload query's first step and b a
 	// workload query's CF holding a's values, each with every field its
-	// query reads of the part: every pair tripled the solver's time on
+	// query reads of the part (but, for b a later step's, those an earlier
+	// step's equality fixed): every pair tripled the solver's time on
 	// RUBiS's 61 statements.
 	byHash := map[string][]*catalog.Index{}
 	order = order[:0]
