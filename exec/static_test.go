@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
 	"github.com/kvschema/kvschema/store/pebblestore"
@@ -187,5 +188,96 @@ DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTER
 				}
 			})
 		}
+	}
+}
+
+// TestSeed002StaticExample runs seed 002's own static-column example
+// (static_test: PRIMARY KEY ((id), no), static_data text static) and
+// checks the two tables the seed prints: the four rows as inserted, then,
+// after one UPDATE of static_data for partition '1', both rows of that
+// partition showing the new value and the other partition unchanged. The
+// advised model keys an entity by one field, so each row of the seed's
+// table is an entity of its own (eid) belonging to its partition (part);
+// no clusters the partition, as in the seed. The UPDATE, as the seed
+// explains, changes the one copy the partition keeps: one cell, no read.
+func TestSeed002StaticExample(t *testing.T) {
+	const model = `
+DEFINE RELATION static_test ROWS 2 { id STRING KEY, static_data STRING CARDINALITY 2 };
+DEFINE RELATION entries ROWS 4 { eid BIGINT KEY, no STRING CARDINALITY 2, non_static_data STRING CARDINALITY 2, part STRING REFERENCES static_test REVERSE rows };`
+	const schema = `
+DEFINE COLUMN FAMILY static_test_rows FOR static_test {
+  PARTITION KEY (static_test.id), CLUSTERING KEY (static_test.rows.no, static_test.rows.eid),
+  STATIC (static_test.static_data), VALUES (static_test.rows.non_static_data) };`
+	seedTable := func(rows [][]types.Value) string {
+		var b strings.Builder
+		for _, r := range rows {
+			fmt.Fprintf(&b, "%v | %v | %v | %v\n", r[0], r[1], r[2], r[3])
+		}
+		return b.String()
+	}
+	const selectAll = "SELECT static_test.id, static_test.rows.no, static_test.static_data, static_test.rows.non_static_data FROM static_test.rows"
+	for _, backend := range []string{"mem", "pebble"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			var inner store.Store
+			if backend == "mem" {
+				inner = memstore.New()
+			} else {
+				ps, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ps.Close()
+				inner = ps
+			}
+			cs := countstore.New(inner)
+			en, err := exec.Deploy(ctx, cs, "model.kvs", []byte(model), "schema.kvs", []byte(schema), cost.Pebble)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec1 := func(q string, args ...types.Value) {
+				t.Helper()
+				st, err := en.Prepare(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.Exec(ctx, args...); err != nil {
+					t.Fatalf("%s %v: %v", q, args, err)
+				}
+			}
+			query := func() string {
+				t.Helper()
+				st, err := en.Prepare(selectAll)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := st.Query(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return seedTable(rows.Values())
+			}
+			// insert into static_test json '{"id":"1","no":"1","static_data":"static_1","non_static_data":"non_static_1"}'; …
+			eid := int64(0)
+			for _, p := range []string{"1", "2"} {
+				exec1("INSERT INTO static_test SET id = ?, static_data = ?", p, "static_"+p)
+				for _, no := range []string{"1", "2"} {
+					eid++
+					exec1("INSERT INTO entries SET eid = ?, no = ?, non_static_data = ? AND CONNECT TO part(?)", eid, no, "non_static_"+p, p)
+				}
+			}
+			if got, want := query(), "1 | 1 | static_1 | non_static_1\n1 | 2 | static_1 | non_static_1\n2 | 1 | static_2 | non_static_2\n2 | 2 | static_2 | non_static_2\n"; got != want {
+				t.Fatalf("select * from static_test:\n%s\nwant (seed 002):\n%s", got, want)
+			}
+			// update static_test set static_data = 'static_test_1' where id = '1';
+			cs.Reset()
+			exec1("UPDATE static_test SET static_data = ? WHERE static_test.id = ?", "static_test_1", "1")
+			if s := cs.Stats(); s.Mutations != 1 || s.ReadRow+s.ReadRows > 1 {
+				t.Errorf("the static column's update: %v, want one cell written and at most the catalog's check read", s)
+			}
+			if got, want := query(), "1 | 1 | static_test_1 | non_static_1\n1 | 2 | static_test_1 | non_static_1\n2 | 1 | static_2 | non_static_2\n2 | 2 | static_2 | non_static_2\n"; got != want {
+				t.Fatalf("after the update:\n%s\nwant (seed 002):\n%s", got, want)
+			}
+		})
 	}
 }
