@@ -71,7 +71,9 @@
 //     (after the SIs' bases are added too), and a query's first-step CF
 //     clustered for a range or an order holding the attributes of a
 //     query's CF of the same graph and partition key clustered by keys
-//     alone that holds its values (one CF serving both queries);
+//     alone that holds its values — a later step's CF counts, though it
+//     leaves out the attributes an earlier step's equality fixed — (one
+//     CF serving both queries);
 //   - Algorithm 1's SIs (lines 4–13: on each partition-key attribute, whose
 //     value is an entity's key) with the CFs that carry them; CF-only mode
 //     gets those CFs too, so its optimum is never above a default-mode
@@ -90,7 +92,7 @@
 // enumerates it by brute force, and on random models and workloads the
 // optimum over that wider set equals the default one
 // (TestWideOptimumProperty; the holes it found are
-// TestEnumerationWideHoles's cases).
+// TestEnumerationWideHoles's cases and TestWideStaticInstance).
 //
 // Nothing is pruned but CFs no plan of the workload can use and, in the
 // program, structures dominated in every plan they serve (advisor.go's
