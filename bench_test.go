@@ -195,9 +195,8 @@ func run(b *testing.B, op func(int)) {
 // ratio: the VM drifts by up to ±30% between runs of one binary, and drift
 // that slow falls on both sides of a ratio taken block by block. Blocks,
 // not single ops: alternating op by op, each side ran with the other's
-// data in the CPU caches, which slowed raw Pebble's small loop more than
-// the client (raw scans 17% slower than alone, the client's 3%), biasing
-// the ratio down. ns/op is per block of both sides.
+// data in the CPU caches, which slowed raw Pebble's small loop (its scans
+// 16–21% slower than alone) more than the client, biasing the ratio down. ns/op is per block of both sides.
 func paired(b *testing.B, op, raw func(int)) {
 	var tOp, tRaw time.Duration
 	b.ResetTimer()
