@@ -33,16 +33,7 @@ DEFINE COLUMN FAMILY posts_by_id FOR posts { PARTITION KEY (posts.id), VALUES (p
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(src string, args ...types.Value) {
-		t.Helper()
-		s, err := loader.Prepare(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Exec(ctx, args...); err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
-	}
+	run := func(src string, args ...types.Value) { t.Helper(); execOn(t, loader, src, args...) }
 	// User u wrote u+1 posts.
 	post := int64(0)
 	for u := int64(1); u <= 4; u++ {

@@ -162,3 +162,15 @@ func parseSchema(t testing.TB, modelSrc, schemaSrc, workloadSrc string) (*catalo
 	}
 	return m, s, w
 }
+
+// execOn prepares src on en and runs it with args, failing t on an error.
+func execOn(t testing.TB, en *exec.Engine, src string, args ...types.Value) {
+	t.Helper()
+	st, err := en.Prepare(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Exec(context.Background(), args...); err != nil {
+		t.Fatalf("%s %v: %v", src, args, err)
+	}
+}

@@ -27,16 +27,7 @@ DEFINE COLUMN FAMILY posts_by_author FOR users { PARTITION KEY (users.id), CLUST
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(src string, args ...types.Value) {
-		t.Helper()
-		s, err := en.Prepare(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Exec(ctx, args...); err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
-	}
+	run := func(src string, args ...types.Value) { t.Helper(); execOn(t, en, src, args...) }
 	// User u has u posts, with bodies of growing length: user 4's
 	// partition is the largest by rows and by bytes.
 	post := int64(0)

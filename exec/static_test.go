@@ -235,16 +235,7 @@ DEFINE COLUMN FAMILY static_test_rows FOR static_test {
 			if err != nil {
 				t.Fatal(err)
 			}
-			exec1 := func(q string, args ...types.Value) {
-				t.Helper()
-				st, err := en.Prepare(q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := st.Exec(ctx, args...); err != nil {
-					t.Fatalf("%s %v: %v", q, args, err)
-				}
-			}
+			exec1 := func(q string, args ...types.Value) { t.Helper(); execOn(t, en, q, args...) }
 			query := func() string {
 				t.Helper()
 				st, err := en.Prepare(selectAll)
