@@ -144,6 +144,9 @@ func describeIndex(b *strings.Builder, s *catalog.Schema, x *catalog.Index, ddl 
 	if x.SaltBuckets > 0 {
 		fmt.Fprintf(b, ", %d salt buckets", x.SaltBuckets)
 	}
+	if x.PartitionBuckets > 0 {
+		fmt.Fprintf(b, ", each partition spread over %d buckets (a read of one reads %d)", x.PartitionBuckets, x.PartitionBuckets)
+	}
 	b.WriteString("\n")
 	if w := x.PartitionWarning(); w != "" {
 		fmt.Fprintf(b, "-- warning: %s\n", w)

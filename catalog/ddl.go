@@ -40,8 +40,8 @@ func (s *Schema) KeepLocal(on bool) {
 }
 
 // localBases maps each secondary index that can be a local index to its
-// base: one whose base is unsalted (entries ordered by row key follow
-// the base's partition order) and stores the indexed attribute as a value
+// base: one whose base is unsalted and unbucketed (entries ordered by
+// row key follow the base's partition order) and stores the indexed attribute as a value
 // cell (a store index is on one cell; a clustering attribute is in the
 // row key).
 func (s *Schema) localBases() map[*Index]*Index {
@@ -50,7 +50,7 @@ func (s *Schema) localBases() map[*Index]*Index {
 		b := s.Base[x]
 		// A base with static columns reads its partition rows beside the
 		// rows an index lookup returns: not through a store index.
-		if x.Kind != SI || b == nil || b.SaltBuckets > 0 || len(b.Static) > 0 || !containsAttr(b.Extra, x.Hash[0]) {
+		if x.Kind != SI || b == nil || b.SaltBuckets > 0 || b.PartitionBuckets > 0 || len(b.Static) > 0 || !containsAttr(b.Extra, x.Hash[0]) {
 			continue
 		}
 		out[x] = b
@@ -104,7 +104,7 @@ func (s *Schema) Statements() []lang.Statement {
 			continue
 		}
 		d := &lang.DefineColumnFamily{Name: x.Name, Relation: x.Graph.Nodes[0].Entity.Name,
-			Partition: refs(x, x.Hash), Clustering: refs(x, x.Order), Values: refs(x, x.Extra), SaltBuckets: x.SaltBuckets}
+			Partition: refs(x, x.Hash), Clustering: refs(x, x.Order), Values: refs(x, x.Extra), SaltBuckets: x.SaltBuckets, PartitionBuckets: x.PartitionBuckets}
 		if len(x.Static) > 0 {
 			d.Static = refs(x, x.Static)
 		}
@@ -161,7 +161,7 @@ func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 		if err != nil {
 			return nil, err
 		}
-		x.SaltBuckets = d.SaltBuckets
+		x.SaltBuckets, x.PartitionBuckets = d.SaltBuckets, d.PartitionBuckets
 		if x.layout, err = x.defaultLayout(); err != nil {
 			return nil, errAt(d.At, "column family %s: %v", d.Name, err)
 		}

@@ -32,6 +32,7 @@ DEFINE SECONDARY INDEX s ON a (items.bids.user.nickname);`)
 	f.Add(`DEFINE COLUMN FAMILY d FOR items { PARTITION KEY (items.end_date), CLUSTERING KEY (items.id),
   SPLIT ON (TIMESTAMP '2024-01-01', '2025-01-01 00:00:00+01:00') };`)
 	f.Add(`DEFINE COLUMN FAMILY e FOR users { PARTITION KEY (users.id), SALT_BUCKETS = 4 };`)
+	f.Add(`DEFINE COLUMN FAMILY g FOR items { PARTITION KEY (items.id), CLUSTERING KEY (items.bids.date, items.bids.id), VALUES (items.bids.bid), PARTITION_BUCKETS = 16 };`)
 	f.Add(`DEFINE COLUMN FAMILY f FOR items { PARTITION KEY (items.id), CLUSTERING KEY (items.bids.id), STATIC (items.name, items.description), VALUES (items.bids.bid) };`)
 	f.Fuzz(func(t *testing.T, text string) {
 		stmts, err := lang.ParseScript("s.kvs", []byte(text))

@@ -13,18 +13,7 @@ func TestSaltBucketsRoundTrip(t *testing.T) {
 DEFINE RELATION items ROWS 100 { id BIGINT KEY, seller BIGINT REFERENCES users REVERSE items_sold };
 DEFINE COLUMN FAMILY cf FOR users { PARTITION KEY (users.id), CLUSTERING KEY (users.items_sold.id), VALUES (users.name), SALT_BUCKETS = 8 };
 DEFINE COLUMN FAMILY plain FOR users { PARTITION KEY (users.id), CLUSTERING KEY (), VALUES (users.name) };`
-	stmts, err := lang.ParseScript("s.kvs", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Build(stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ParseSchema(m, stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, s := scriptSchema(t, src)
 	if s.Index("cf").SaltBuckets != 8 || s.Index("plain").SaltBuckets != 0 {
 		t.Fatalf("salt buckets %d, %d", s.Index("cf").SaltBuckets, s.Index("plain").SaltBuckets)
 	}
@@ -43,6 +32,58 @@ DEFINE COLUMN FAMILY plain FOR users { PARTITION KEY (users.id), CLUSTERING KEY 
 	if _, err := lang.ParseScript("bad.kvs", []byte(`DEFINE COLUMN FAMILY cf FOR users { PARTITION KEY (users.id), SALT_BUCKETS = 300 };`)); err == nil {
 		t.Fatal("SALT_BUCKETS = 300 accepted")
 	}
+}
+
+// TestPartitionBucketsRoundTrip: PARTITION_BUCKETS survives printing, makes
+// a different stored structure (SameIndex), divides the stored partition's
+// size, and leaves the table pre-split at every bucket.
+func TestPartitionBucketsRoundTrip(t *testing.T) {
+	src := `DEFINE RELATION users ROWS 10 { id BIGINT KEY, name STRING };
+DEFINE RELATION items ROWS 1000 { id BIGINT KEY, seller BIGINT REFERENCES users REVERSE items_sold };
+DEFINE COLUMN FAMILY cf FOR users { PARTITION KEY (users.id), CLUSTERING KEY (users.items_sold.id), VALUES (users.name), PARTITION_BUCKETS = 4 };
+DEFINE COLUMN FAMILY plain FOR users { PARTITION KEY (users.id), CLUSTERING KEY (users.items_sold.id), VALUES (users.name) };`
+	m, s := scriptSchema(t, src)
+	cf, plain := s.Index("cf"), s.Index("plain")
+	if cf.PartitionBuckets != 4 || plain.PartitionBuckets != 0 || SameIndex(cf, plain) {
+		t.Fatalf("partition buckets %d, %d; same index %v", cf.PartitionBuckets, plain.PartitionBuckets, SameIndex(cf, plain))
+	}
+	// 100 items per user: each of 4 buckets holds a quarter.
+	if got, want := cf.PartitionBytes(), plain.PartitionBytes()/4; got != want || cf.RowsPerPartition() != plain.RowsPerPartition() {
+		t.Fatalf("stored partition %g bytes, want %g; rows per partition %g and %g", got, want, cf.RowsPerPartition(), plain.RowsPerPartition())
+	}
+	if spec := cf.Layout().TableSpec(); len(spec.Splits) != 3 {
+		t.Fatalf("splits %q, want one per bucket", spec.Splits)
+	}
+	printed := lang.PrintScript(s.Statements())
+	again, err := lang.ParseScript("printed.kvs", []byte(printed))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, printed)
+	}
+	s2, err := ParseSchema(m, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(printed, "PARTITION_BUCKETS = 4") || !SameIndex(s2.Index("cf"), cf) || lang.PrintScript(s2.Statements()) != printed {
+		t.Fatalf("round trip:\n%s\n%s", printed, lang.PrintScript(s2.Statements()))
+	}
+}
+
+// scriptSchema reads a script of relations and column families.
+func scriptSchema(t *testing.T, src string) (*Model, *Schema) {
+	t.Helper()
+	stmts, err := lang.ParseScript("s.kvs", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
 }
 
 // splitModel is a model with one attribute of most types, for SPLIT ON.

@@ -63,6 +63,14 @@ type Index struct {
 	// spread over N key ranges, a partition stays one range. Physical only:
 	// it changes neither the identity nor the cost.
 	SaltBuckets int
+	// PartitionBuckets (CFs with a clustering key, 0: none) spreads each
+	// partition over N buckets (Cassandra's bucketing, seed 001/002): the
+	// leading bucket byte is hashed from the whole key, so it joins the
+	// partition key of the stored table. A stored partition holds about
+	// 1/N of a partition's rows (PartitionBytes); a read of one partition
+	// reads N (the planner costs N partitions). Never with SaltBuckets,
+	// SplitOn or Static. Physical only: it does not change the identity.
+	PartitionBuckets int
 	// SplitOn (CFs, nil: none) lists the points the table is pre-split at
 	// (Phoenix SPLIT ON), sorted by Key; never with SaltBuckets. Physical
 	// only, like SaltBuckets.
@@ -129,7 +137,7 @@ func (x *Index) defaultLayout() (*layout.Layout, error) {
 	for _, sp := range x.SplitOn {
 		splits = append(splits, sp.Key)
 	}
-	return layout.Default(x.Name, las, len(x.Hash), nkey, x.SaltBuckets, splits)
+	return layout.Default(x.Name, las, len(x.Hash), nkey, x.SaltBuckets, x.PartitionBuckets, splits)
 }
 
 // AttrName writes an attribute as path.field (items.bids.date).
@@ -183,13 +191,24 @@ func (x *Index) KeyedBy(e *Entity) bool {
 // RowsPerPartition is the average number of rows of one partition.
 func (x *Index) RowsPerPartition() float64 { return x.Entries / x.Partitions }
 
-// PartitionBytes is the average size of one partition, in bytes (0 for an
-// index with no rows).
+// PartitionBytes is the average size of one stored partition, in bytes
+// (0 for an index with no rows): with partition buckets, of one bucket of
+// a partition.
 func (x *Index) PartitionBytes() float64 {
 	if x.Partitions <= 0 {
 		return 0
 	}
-	return x.Size / x.Partitions
+	return x.Size / (x.Partitions * x.BucketsPerPartition())
+}
+
+// BucketsPerPartition is the average number of stored partitions one
+// partition of x spreads over: 1, or with partition buckets N, fewer when
+// a partition has fewer rows than buckets.
+func (x *Index) BucketsPerPartition() float64 {
+	if x.PartitionBuckets == 0 {
+		return 1
+	}
+	return max(1, min(float64(x.PartitionBuckets), x.RowsPerPartition()))
 }
 
 // PartitionWarning says why x's partitions deserve a look, or "": its
@@ -199,7 +218,7 @@ func (x *Index) PartitionBytes() float64 {
 // it.
 func (x *Index) PartitionWarning() string {
 	if p := x.PartitionBytes(); p > MaxPartitionBytes/10 {
-		return fmt.Sprintf("partitions average %s (%.4g rows): a skewed key can pass %s (verify reports the largest stored)", units.Format(p), x.RowsPerPartition(), units.Format(MaxPartitionBytes))
+		return fmt.Sprintf("partitions average %s (%.4g rows): a skewed key can pass %s (verify reports the largest stored)", units.Format(p), x.RowsPerPartition()/x.BucketsPerPartition(), units.Format(MaxPartitionBytes))
 	}
 	return ""
 }

@@ -143,11 +143,11 @@ func Header(src string) string {
 
 // SameIndex reports whether x and y are the same structure in the store:
 // the same identity (graph, keys, static and value attributes) and the
-// same physical layout (salt buckets, split points), so that one's rows
+// same physical layout (salt and partition buckets, split points), so that one's rows
 // are the other's. For SIs, their bases must be the same too (checked by
 // the caller, who knows them).
 func SameIndex(x, y *Index) bool {
-	if x.Kind != y.Kind || x.Key != y.Key || x.SaltBuckets != y.SaltBuckets || len(x.SplitOn) != len(y.SplitOn) {
+	if x.Kind != y.Kind || x.Key != y.Key || x.SaltBuckets != y.SaltBuckets || x.PartitionBuckets != y.PartitionBuckets || len(x.SplitOn) != len(y.SplitOn) {
 		return false
 	}
 	for i := range x.SplitOn {

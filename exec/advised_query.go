@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -340,11 +341,15 @@ func (p *program) keyFilters(sp *stepProg) bool {
 // earlier rows all probing it) need not go beyond LIMIT rows in that
 // order: each earlier row joins the same rows, so the first LIMIT of
 // the result are among them. A descending read meets a partition row last,
-// so a step reading static columns stays forward.
+// so a step reading static columns stays forward. A partition with
+// buckets is several reads, and a read's limit is on all of them: none.
 func (p *program) topOf(sp *stepProg) (int, bool) {
 	q, limit := p.q, int(p.plan.Limit)
 	if len(sp.key) == sp.t.nkey {
 		return 0, false // a point lookup: one row a probe
+	}
+	if sp.t.l.OpenSalt(len(sp.key)) > 0 {
+		return 0, false
 	}
 	if len(q.OrderBy) == 0 {
 		return limit, false
@@ -530,7 +535,9 @@ func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple
 }
 
 // keyPrefix encodes the key sources of a later step's lookup for one
-// earlier row; ok is false when one is NULL, which joins nothing.
+// earlier row, leaving them in r.key; ok is false when one is NULL, which
+// joins nothing. With partition buckets it is the prefix in bucket 0
+// (layout.AppendKeyPrefixDatumsIn), which identifies the partition.
 func (sp *stepProg) keyPrefix(dst []byte, r *runState, row tuple) ([]byte, bool, error) {
 	key := r.key[:len(sp.key)]
 	for i, ks := range sp.key {
@@ -543,7 +550,7 @@ func (sp *stepProg) keyPrefix(dst []byte, r *runState, row tuple) ([]byte, bool,
 			return nil, false, nil
 		}
 	}
-	dst, err := sp.t.l.AppendKeyPrefixDatums(dst, key, len(key))
+	dst, err := sp.t.l.AppendKeyPrefixDatumsIn(dst, key, len(key), 0)
 	return dst, err == nil, err
 }
 
@@ -637,6 +644,7 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 	var parts [][]byte // per range, its partition row (sp.statics)
 	seen := map[string]bool{}
 	var buf []byte
+	buckets := sp.t.l.OpenSalt(len(sp.key))
 	for i, row := range rows {
 		k, ok, err := sp.keyPrefix(buf[:0], r, row)
 		if err != nil {
@@ -652,6 +660,18 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 			rg, err := sp.rangeOf([]byte(keys[i]), p.q, r.vals)
 			if err != nil {
 				return nil, err
+			}
+			// With partition buckets, the partition's other buckets too.
+			for b := 1; b < buckets && !rg.Empty(); b++ {
+				pb, err := sp.t.l.AppendKeyPrefixDatumsIn(nil, r.key[:len(sp.key)], len(sp.key), b)
+				if err != nil {
+					return nil, err
+				}
+				rb, err := sp.rangeOf(pb, p.q, r.vals)
+				if err != nil {
+					return nil, err
+				}
+				ranges = append(ranges, rb)
 			}
 			if !rg.Empty() {
 				ranges = append(ranges, rg)
@@ -674,7 +694,7 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 	var err error
 	var k []byte
 	group := func(d []types.Datum) bool {
-		if k, err = sp.t.l.AppendKeyPrefixDatums(k[:0], d, len(sp.key)); err != nil {
+		if k, err = sp.t.l.AppendKeyPrefixDatumsIn(k[:0], d, len(sp.key), 0); err != nil {
 			return false
 		}
 		groups[string(k)] = append(groups[string(k)], slab.Copy(d))
@@ -704,6 +724,20 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 	}
 	if err != nil {
 		return nil, err
+	}
+	if buckets > 0 {
+		// A partition's buckets were read one after another: its rows in
+		// clustering order again, as one range would give them.
+		for _, g := range groups {
+			slices.SortStableFunc(g, func(a, b []types.Datum) int {
+				for j := len(sp.key); j < sp.t.nkey; j++ {
+					if c := types.CompareDatums(a[j], b[j]); c != 0 {
+						return c
+					}
+				}
+				return 0
+			})
+		}
 	}
 	var out []tuple
 	for i, row := range rows {
@@ -830,7 +864,12 @@ func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
 		what = "REVERSE " + what
 	}
 	salt := ""
-	if t.salt > 0 {
+	switch {
+	case t.x.PartitionBuckets > 0 && whole:
+		salt = fmt.Sprintf(" (PARTITION BUCKET FROM THE KEY, %d BUCKETS)", t.salt)
+	case t.x.PartitionBuckets > 0:
+		salt = fmt.Sprintf(" (EACH PARTITION IN %d BUCKETS)", t.salt)
+	case t.salt > 0:
 		salt = fmt.Sprintf(" (SALT BUCKET FROM THE PARTITION KEY, %d BUCKETS)", t.salt)
 	}
 	keyText := " [" + strings.Join(key, ", ") + "]"
@@ -839,9 +878,17 @@ func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
 	}
 	// A scan that fixes no partition key reads every salt bucket, in
 	// parallel, merged when the step delivers the order.
+	// So does a first step's read of a partition with buckets, one read
+	// per bucket (a later step's is one read of every bucket's range, its
+	// rows put back in clustering order per partition).
 	ways := 1
-	if sp.read1 != nil && sp.l.Role == cost.Scan && t.salt > 0 {
+	switch {
+	case sp.read1 != nil && sp.l.Role == cost.Scan && t.x.PartitionBuckets > 0:
+		ways, salt = t.salt, fmt.Sprintf(" (ALL %d PARTITION BUCKETS)", t.salt)
+	case sp.read1 != nil && sp.l.Role == cost.Scan && t.salt > 0:
 		ways, salt = t.salt, fmt.Sprintf(" (ALL %d SALT BUCKETS)", t.salt)
+	case sp.read1 != nil && t.x.PartitionBuckets > 0 && !whole:
+		ways = t.salt
 	}
 	kind := ""
 	if t.x.Kind == catalog.SI {
@@ -853,8 +900,11 @@ func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
 		}
 	}
 	fmt.Fprintf(b, "CLIENT PARALLEL %d-WAY %s OVER %s%s%s%s\n", ways, what, t.name, keyText, salt, kind)
-	if ways > 1 && len(sp.read1.sel.OrderBy) > 0 {
+	switch {
+	case ways > 1 && len(sp.read1.sel.OrderBy) > 0:
 		b.WriteString("CLIENT MERGE SORT\n")
+	case sp.read1 == nil && t.x.PartitionBuckets > 0 && !whole:
+		b.WriteString("CLIENT MERGE SORT OF EACH PARTITION'S BUCKETS\n")
 	}
 	if sp.statics {
 		b.WriteString(staticsLine(sp, i, alts))

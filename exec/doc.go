@@ -63,7 +63,12 @@
 //   - A CF row is one tuple of the join its graph describes. Its row key is
 //     [salt][partition key][clustering key]: with SALT_BUCKETS = n a bucket
 //     byte (keyenc.SaltBucket of the encoded partition key, Phoenix's hash;
-//     the table is pre-split at each bucket), then the partition key
+//     the table is pre-split at each bucket; with PARTITION_BUCKETS = n
+//     the byte hashes the whole key, so a partition spreads over n
+//     buckets: a read of a partition reads n ranges — a first step in
+//     parallel, merged; a later step in its one read, each partition's
+//     rows put back in clustering order — and a point lookup one row),
+//     then the partition key
 //     attributes (in name order: the order DEFINE COLUMN FAMILY prints them
 //     in, and the order of the values of a SPLIT ON point), then the
 //     clustering key attributes (in order), each in keyenc's ordered,

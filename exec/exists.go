@@ -95,7 +95,8 @@ func (e *Engine) supportReads(s *Stmt, nav *catalog.Nav) bool {
 func (e *Engine) entityTable(accept func(*catalog.Index) bool) *table {
 	var found *table
 	for _, x := range e.schema.Indexes {
-		if t := e.tables[x]; e.schema.Readable(x) && accept(x) && (found == nil || found.nkey > 1 && t.nkey == 1) {
+		// A partition with buckets is not one prefix to probe.
+		if t := e.tables[x]; e.schema.Readable(x) && x.PartitionBuckets == 0 && accept(x) && (found == nil || found.nkey > 1 && t.nkey == 1) {
 			found = t
 		}
 	}

@@ -20,7 +20,7 @@ type table struct {
 	nkey  int
 	pos   map[catalog.Attr]int
 	nhash int // key attributes forming the partition key
-	salt  int // SALT_BUCKETS; 0: unsalted
+	salt  int // SALT_BUCKETS or PARTITION_BUCKETS (the row key's leading bucket byte); 0: none
 
 	decoders     sync.Pool // of *layout.RowDecoder
 	cellDecoders sync.Pool // of *layout.CellDecoder
@@ -28,7 +28,7 @@ type table struct {
 
 func newTable(x *catalog.Index) *table {
 	l := x.Layout()
-	t := &table{x: x, l: l, name: x.Name, attrs: x.RowAttrs(), nkey: len(x.KeyAttrs()), pos: map[catalog.Attr]int{}, nhash: len(x.Hash), salt: x.SaltBuckets}
+	t := &table{x: x, l: l, name: x.Name, attrs: x.RowAttrs(), nkey: len(x.KeyAttrs()), pos: map[catalog.Attr]int{}, nhash: len(x.Hash), salt: max(x.SaltBuckets, x.PartitionBuckets)}
 	for i, a := range t.attrs {
 		t.pos[a] = i
 	}

@@ -227,7 +227,7 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 		// each one's size.
 		var parts PartitionStats
 		if x.Kind == catalog.CF && x.Partitions > 0 {
-			parts.Estimate = x.Size / x.Partitions
+			parts.Estimate = x.PartitionBytes()
 		}
 		var cur Partition
 		var curKey []byte
@@ -248,14 +248,14 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 				rows[string(r.Key)] = vals
 			}
 			if x.Kind == catalog.CF {
-				pk, err := t.appendKey(nil, vals, t.nhash)
+				pk, bucket, err := t.partitionOf(r.Key, vals)
 				if err != nil {
 					derr = err
 					return false
 				}
 				if curKey == nil || string(pk) != string(curKey) {
 					endPartition()
-					cur, curKey = Partition{Key: t.describePartition(vals)}, pk
+					cur, curKey = Partition{Key: t.describePartition(vals, bucket)}, pk
 				}
 				if !part {
 					cur.Rows++
@@ -336,11 +336,32 @@ func (r *Report) sortDifferences() {
 	})
 }
 
-// describePartition writes the partition key of a row of t.
-func (t *table) describePartition(vals []types.Value) string {
-	parts := make([]string, t.nhash)
+// partitionOf returns the stored partition of row key, whose values are
+// vals: its row-key prefix and, with partition buckets, its bucket (-1
+// without), the row key's leading byte (layout.Default).
+func (t *table) partitionOf(key []byte, vals []types.Value) (prefix []byte, bucket int, err error) {
+	if t.l.OpenSalt(t.nhash) == 0 {
+		prefix, err = t.appendKey(nil, vals, t.nhash)
+		return prefix, -1, err
+	}
+	ds := make([]types.Datum, t.nhash)
+	for i := range ds {
+		ds[i], _ = types.DatumOf(vals[i])
+	}
+	bucket = int(key[0])
+	prefix, err = t.l.AppendKeyPrefixDatumsIn(nil, ds, t.nhash, bucket)
+	return prefix, bucket, err
+}
+
+// describePartition writes the partition key of a row of t, and its
+// bucket unless it is -1.
+func (t *table) describePartition(vals []types.Value, bucket int) string {
+	parts := make([]string, t.nhash, t.nhash+1)
 	for i := range parts {
 		parts[i] = t.x.AttrName(t.attrs[i]) + "=" + types.Format(vals[i])
+	}
+	if bucket >= 0 {
+		parts = append(parts, fmt.Sprintf("bucket=%d", bucket))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
@@ -624,7 +645,7 @@ func (t *table) diffPartitions(each func(yield func(vals []types.Value, known []
 	var diffs []Difference
 	want := map[string]bool{}
 	describe := func(vals []types.Value) string {
-		return t.describePartition(vals) + " (the partition's static columns)"
+		return t.describePartition(vals, -1) + " (the partition's static columns)"
 	}
 	err := each(func(vals []types.Value, known []bool) error {
 		k, err := t.l.AppendPartitionKey(nil, vals)

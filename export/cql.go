@@ -145,7 +145,12 @@ func CQL(s *catalog.Schema, keyspace string) (string, error) {
 		if len(x.Hash) == 0 {
 			return "", fmt.Errorf("column family %q: no partition key", x.Name)
 		}
-		fmt.Fprintf(&b, "-- %s\nCREATE TABLE %s (\n", cqlComment(x.Describe()), qual(x.Name))
+		fmt.Fprintf(&b, "-- %s\n", cqlComment(x.Describe()))
+		if x.PartitionBuckets > 0 {
+			// Column names are paths with a dot made '_': never "bucket".
+			fmt.Fprintf(&b, "-- Each partition is spread over %d buckets: the writer sets bucket to a hash of the\n-- whole primary key modulo %d; a read of a partition reads buckets 0 to %d.\n", x.PartitionBuckets, x.PartitionBuckets, x.PartitionBuckets-1)
+		}
+		fmt.Fprintf(&b, "CREATE TABLE %s (\n", qual(x.Name))
 		for _, a := range x.Attrs() {
 			static := ""
 			if x.IsStatic(a) {
@@ -156,6 +161,10 @@ func CQL(s *catalog.Schema, keyspace string) (string, error) {
 		var part, clus []string
 		for _, a := range x.Hash {
 			part = append(part, cols[a])
+		}
+		if x.PartitionBuckets > 0 {
+			b.WriteString("  bucket int,\n")
+			part = append(part, "bucket")
 		}
 		for _, a := range x.Order {
 			clus = append(clus, cols[a])

@@ -62,6 +62,7 @@ func TestCQLGolden(t *testing.T) {
 		{"cql_min.cql", "", kvsFile("cql_min.kvs")},
 		{"cql_hostile.cql", "Prod_KS", kvsFile("cql_hostile.kvs")},
 		{"cql_case.cql", "table", kvsFile("cql_case.kvs")},
+		{"cql_buckets.cql", "chat", kvsFile("cql_buckets.kvs")},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			s := tc.schema(t)
@@ -356,6 +357,11 @@ func checkCQL(t rapid.TB, s *catalog.Schema, keyspace, text string) {
 		}
 		for _, a := range x.Hash {
 			st.part = append(st.part, col(x, a))
+		}
+		if x.PartitionBuckets > 0 {
+			st.columns = append(st.columns, "bucket")
+			st.types = append(st.types, "int")
+			st.part = append(st.part, "bucket")
 		}
 		for _, a := range x.Order {
 			st.clus = append(st.clus, col(x, a))

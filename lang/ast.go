@@ -443,7 +443,12 @@ type ColumnRef struct {
 // trailing `, SPLIT ON ((v1, v2), …)` or `, SPLIT ON (v1, …)` (Phoenix)
 // pre-splits the table where the partitions with those leading
 // partition-key values start; the two exclude each other, as the salt byte
-// already splits the table at every bucket.
+// already splits the table at every bucket. A trailing `,
+// PARTITION_BUCKETS = n` (Cassandra's bucketing of large partitions, seed
+// 001/002) spreads each partition over n buckets: the bucket, hashed from
+// the whole key, joins the partition key, so a stored partition holds about
+// 1/n of the rows and a read of one partition reads n. It needs a
+// clustering key, and excludes SALT_BUCKETS, SPLIT ON and STATIC.
 type DefineColumnFamily struct {
 	At          Pos
 	Name        string
@@ -454,6 +459,8 @@ type DefineColumnFamily struct {
 	Values      []ColumnRef
 	SaltBuckets int          // 0: unsalted
 	SplitOn     []SplitPoint // nil: no SPLIT ON
+	// PartitionBuckets (0: none) is n of PARTITION_BUCKETS.
+	PartitionBuckets int
 }
 
 // SplitPoint is one point of a column family's SPLIT ON: constants for the

@@ -561,10 +561,10 @@ func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
 		}
 		p.acceptPunct(",")
 	}
-	for p.isWord("SALT_BUCKETS") || p.isWord("SPLIT") {
+	for p.isWord("SALT_BUCKETS") || p.isWord("SPLIT") || p.isWord("PARTITION_BUCKETS") {
 		t := p.next()
 		word := strings.ToUpper(t.str)
-		if d.SaltBuckets > 0 && word == "SALT_BUCKETS" || d.SplitOn != nil && word == "SPLIT" {
+		if d.SaltBuckets > 0 && word == "SALT_BUCKETS" || d.SplitOn != nil && word == "SPLIT" || d.PartitionBuckets > 0 && word == "PARTITION_BUCKETS" {
 			return nil, errorAt(t.pos, fmt.Sprintf("column family %s: duplicate %s", snippet(quoteIdent(d.Name)), word))
 		}
 		if word == "SPLIT" {
@@ -572,21 +572,30 @@ func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
 				return nil, err
 			}
 		} else {
-			if err := p.expectPunct("=", "after SALT_BUCKETS"); err != nil {
+			if err := p.expectPunct("=", "after "+word); err != nil {
 				return nil, err
 			}
-			n, err := p.count("after SALT_BUCKETS =")
+			n, err := p.count("after " + word + " =")
 			if err != nil {
 				return nil, err
 			}
 			if n > 256 {
-				return nil, errorAt(at, "column family "+d.Name+": SALT_BUCKETS must be at most 256 (one bucket byte)")
+				return nil, errorAt(t.pos, "column family "+d.Name+": "+word+" must be at most 256 (one bucket byte)")
 			}
-			d.SaltBuckets = int(n)
+			if word == "SALT_BUCKETS" {
+				d.SaltBuckets = int(n)
+			} else {
+				d.PartitionBuckets = int(n)
+			}
 		}
 		if d.SaltBuckets > 0 && d.SplitOn != nil {
 			// PHOENIX-6587: the bucket byte already splits the table.
 			return nil, errorAt(t.pos, fmt.Sprintf("column family %s: SPLIT ON and SALT_BUCKETS exclude each other (a salted table is already split at every bucket)", snippet(quoteIdent(d.Name))))
+		}
+		if d.PartitionBuckets > 0 {
+			if msg := bucketsConflict(d); msg != "" {
+				return nil, errorAt(t.pos, fmt.Sprintf("column family %s: %s", snippet(quoteIdent(d.Name)), msg))
+			}
 		}
 		if !p.acceptPunct(",") {
 			break
@@ -596,6 +605,23 @@ func (p *parser) defineColumnFamily(at Pos) (Statement, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// bucketsConflict says why d cannot have PARTITION_BUCKETS, or "".
+func bucketsConflict(d *DefineColumnFamily) string {
+	switch {
+	case d.PartitionBuckets < 2:
+		return "PARTITION_BUCKETS must be at least 2"
+	case len(d.Clustering) == 0:
+		return "PARTITION_BUCKETS needs a clustering key (the bucket is hashed from it; a partition of one row has nothing to spread)"
+	case len(d.Static) > 0:
+		return "PARTITION_BUCKETS and STATIC exclude each other (static columns are one value per partition)"
+	case d.SaltBuckets > 0:
+		return "PARTITION_BUCKETS and SALT_BUCKETS exclude each other (both lead the row key with a bucket byte)"
+	case d.SplitOn != nil:
+		return "PARTITION_BUCKETS and SPLIT ON exclude each other (the bucket byte already splits the table)"
+	}
+	return ""
 }
 
 // splitPoints parses `ON (point, …)` after SPLIT in column family cf, where a

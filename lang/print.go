@@ -173,6 +173,9 @@ func printStmt(b *strings.Builder, s Statement) {
 		if s.SaltBuckets > 0 {
 			b.WriteString(",\n  SALT_BUCKETS = " + strconv.Itoa(s.SaltBuckets))
 		}
+		if s.PartitionBuckets > 0 {
+			b.WriteString(",\n  PARTITION_BUCKETS = " + strconv.Itoa(s.PartitionBuckets))
+		}
 		if len(s.SplitOn) > 0 {
 			b.WriteString(",\n  SPLIT ON (")
 			printSplitPoints(b, s.SplitOn)

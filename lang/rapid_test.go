@@ -415,6 +415,10 @@ func (g *astGen) statement() Statement {
 		if d.SaltBuckets == 0 { // SPLIT ON and SALT_BUCKETS exclude each other
 			d.SplitOn = g.splitOn(len(d.Partition))
 		}
+		if d.SaltBuckets == 0 && d.SplitOn == nil && len(d.Clustering) > 0 {
+			// PARTITION_BUCKETS excludes both and needs a clustering key.
+			d.PartitionBuckets = rapid.SampledFrom([]int{0, 2, 256}).Draw(g.t, "buckets")
+		}
 		return d
 	case 6:
 		return &DefineIndex{Name: g.defIdent(), Family: g.defIdent(), Column: g.pathRef()}

@@ -3,6 +3,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kvschema/kvschema/keyenc"
 	"github.com/kvschema/kvschema/store"
@@ -25,12 +26,31 @@ const DefaultCFFamily = "v"
 // to nkey), then the values. One cell per non-NULL value, named by its
 // attribute; a row whose values are all NULL, or that has none, keeps an
 // empty marker cell. splits are the table's SPLIT ON points.
-func Default(name string, attrs []Attr, nhash, nkey, saltBuckets int, splits [][]byte) (*Layout, error) {
+//
+// With partition buckets (Cassandra's bucketing, seed 001/002; exclusive
+// with salt buckets) the leading salt hashes the whole key instead,
+// salt(N){ordered{p1}…ordered{c1}…}: a partition's rows spread over N
+// buckets, each a contiguous range of its own, so a read of a partition
+// reads N prefixes (OpenSalt, AppendKeyPrefixDatumsIn) and a point lookup
+// one.
+func Default(name string, attrs []Attr, nhash, nkey, saltBuckets, partitionBuckets int, splits [][]byte) (*Layout, error) {
 	switch {
 	case nhash < 1 || nhash > nkey || nkey > len(attrs):
 		return nil, fmt.Errorf("layout %s: %d partition and %d key attributes of %d", name, nhash, nkey, len(attrs))
 	case saltBuckets < 0 || saltBuckets > 256:
 		return nil, fmt.Errorf("layout %s: %d salt buckets (1 to 256)", name, saltBuckets)
+	case partitionBuckets != 0 && (partitionBuckets < 2 || partitionBuckets > 256):
+		return nil, fmt.Errorf("layout %s: %d partition buckets (2 to 256)", name, partitionBuckets)
+	case partitionBuckets > 0 && saltBuckets > 0:
+		return nil, fmt.Errorf("layout %s: partition buckets and salt buckets exclude each other", name)
+	case partitionBuckets > 0 && nkey == nhash:
+		return nil, fmt.Errorf("layout %s: partition buckets need a clustering key", name)
+	case partitionBuckets > 0 && len(splits) > 0:
+		return nil, fmt.Errorf("layout %s: partition buckets and split points exclude each other", name)
+	}
+	saltKeys := nhash
+	if partitionBuckets > 0 {
+		saltBuckets, saltKeys = partitionBuckets, nkey
 	}
 	l := newLayout(name, attrs)
 	for i := range attrs {
@@ -42,7 +62,7 @@ func Default(name string, attrs []Attr, nhash, nkey, saltBuckets int, splits [][
 	l.Family = Field{Name: "FAMILY", Elems: []Element{{Kind: ElemConst, Lit: []byte(DefaultCFFamily)}}}
 	l.Row.Name = "ROW"
 	if saltBuckets > 0 {
-		body := make([]Element, nhash)
+		body := make([]Element, saltKeys)
 		for i := range body {
 			body[i] = Element{Kind: ElemAttr, Attr: i, Enc: Ordered}
 		}
@@ -64,6 +84,9 @@ func Default(name string, attrs []Attr, nhash, nkey, saltBuckets int, splits [][
 		if attrs[i].Static {
 			return nil, fmt.Errorf("layout %s: key attribute %s cannot be static", name, attrs[i].Name)
 		}
+	}
+	if len(l.Static) > 0 && partitionBuckets > 0 {
+		return nil, fmt.Errorf("layout %s: partition buckets and static columns exclude each other", name)
 	}
 	if len(l.Static) > 0 && nkey == nhash {
 		// As in Cassandra: a partition of one row has nothing to share.
@@ -120,6 +143,53 @@ func (l *Layout) AppendKeyPrefixDatums(dst []byte, tuple []types.Datum, n int) (
 		return nil, err
 	}
 	en := encoder{l: l, datums: tuple, branch: noBranch, field: "ROW"}
+	return en.appendElems(dst, es)
+}
+
+// OpenSalt returns the number of buckets of a salt in the row key up to
+// its n-th key attribute that hashes attributes beyond them (a partition
+// of a layout with partition buckets): the tuples sharing those n
+// attributes lie under that many prefixes, one per bucket
+// (AppendKeyPrefixDatumsIn). It returns 0 when the n attributes determine
+// the row-key prefix.
+func (l *Layout) OpenSalt(n int) int {
+	es, err := l.keyPrefixElems(n)
+	if err != nil {
+		return 0
+	}
+	for _, e := range es {
+		if e.Kind == ElemSalt && !coveredBy(e.Body, es) {
+			return e.Buckets
+		}
+	}
+	return 0
+}
+
+// coveredBy reports whether every attribute of body is encoded among es.
+func coveredBy(body, es []Element) bool {
+	for _, b := range body {
+		if b.Kind != ElemAttr {
+			continue
+		}
+		if !slices.ContainsFunc(es, func(e Element) bool { return e.Kind == ElemAttr && e.Attr == b.Attr }) {
+			return false
+		}
+	}
+	return true
+}
+
+// AppendKeyPrefixDatumsIn is AppendKeyPrefixDatums in salt bucket bucket
+// when the first n key attributes leave the salt open (OpenSalt), writing
+// the bucket for the salt; otherwise it is AppendKeyPrefixDatums.
+func (l *Layout) AppendKeyPrefixDatumsIn(dst []byte, tuple []types.Datum, n, bucket int) ([]byte, error) {
+	es, err := l.keyPrefixElems(n)
+	if err != nil {
+		return nil, err
+	}
+	en := encoder{l: l, datums: tuple, branch: noBranch, field: "ROW"}
+	if l.OpenSalt(n) > 0 {
+		en.bucket = bucket + 1
+	}
 	return en.appendElems(dst, es)
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // genDefault draws a column family's layout: key attributes of every
-// type, values, salt or not.
+// type, values, salt buckets, partition buckets or neither.
 func genDefault(rt *rapid.T) *layout.Layout {
 	typs := []types.Type{types.Int, types.BigInt, types.Double, types.String, types.Bytes, types.Bool, types.Timestamp}
 	nkey := rapid.IntRange(1, 3).Draw(rt, "nkey")
@@ -25,7 +25,11 @@ func genDefault(rt *rapid.T) *layout.Layout {
 		attrs[i] = layout.Attr{Name: fmt.Sprintf("r.a%d", i), Type: rapid.SampledFrom(typs).Draw(rt, "type"), Key: i < nkey, Nullable: true}
 	}
 	salt := rapid.SampledFrom([]int{0, 0, 3}).Draw(rt, "salt")
-	l, err := layout.Default("cf", attrs, nhash, nkey, salt, nil)
+	buckets := 0
+	if salt == 0 && nkey > nhash {
+		buckets = rapid.SampledFrom([]int{0, 4}).Draw(rt, "buckets")
+	}
+	l, err := layout.Default("cf", attrs, nhash, nkey, salt, buckets, nil)
 	if err != nil {
 		rt.Fatal(err)
 	}
@@ -83,7 +87,25 @@ func TestDefaultRoundTrip(t *testing.T) {
 			rt.Fatal(err)
 		}
 		for n := 0; n <= nkey; n++ {
+			if open := l.OpenSalt(n); (open > 0) != (n > 0 && n < nhashOf(l)) || open > 0 && open != l.SaltBuckets {
+				rt.Fatalf("OpenSalt(%d) = %d; the salt hashes %d attributes into %d buckets", n, open, nhashOf(l), l.SaltBuckets)
+			}
 			if l.SaltBuckets > 0 && n < nhashOf(l) && n > 0 {
+				// The prefix in each bucket: the row key's is a prefix of
+				// it, the others differ in the bucket byte alone.
+				ds := make([]types.Datum, n)
+				for i := range ds {
+					ds[i], _ = types.DatumOf(tu[i])
+				}
+				for b := range l.SaltBuckets {
+					p, err := l.AppendKeyPrefixDatumsIn(nil, ds, n, b)
+					if err != nil {
+						rt.Fatal(err)
+					}
+					if int(p[0]) != b || (b == int(key[0])) != bytes.HasPrefix(key, p) || !bytes.HasPrefix(key[1:], p[1:]) {
+						rt.Fatalf("prefix %q in bucket %d of %d attributes; row key %q", p, b, n, key)
+					}
+				}
 				continue
 			}
 			p, err := l.AppendKeyPrefix(nil, tu, n)

@@ -662,6 +662,9 @@ type encoder struct {
 	datums []types.Datum // the tuple unboxed, in place of tuple when set
 	branch int
 	field  string
+	// bucket, when not 0, is 1 + the bucket to write for a salt (an open
+	// one: AppendKeyPrefixDatumsIn) instead of hashing its body.
+	bucket int
 }
 
 // value is attribute a's value, boxed (for messages).
@@ -761,6 +764,10 @@ func (en *encoder) appendElems(dst []byte, es []Element) ([]byte, error) {
 			dst = append(dst, lenBuf[4-e.Width:]...)
 			dst = append(dst, body...)
 		case ElemSalt:
+			if en.bucket > 0 {
+				dst = append(dst, byte(en.bucket-1))
+				continue
+			}
 			body, err := en.appendElems(nil, e.Body)
 			if err != nil {
 				return nil, err

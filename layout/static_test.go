@@ -20,7 +20,7 @@ func staticLayout(t testing.TB, salt int) *layout.Layout {
 		{Name: "s1", Type: types.String, Nullable: true, Static: true},
 		{Name: "s2", Type: types.BigInt, Nullable: true, Static: true},
 		{Name: "v", Type: types.String, Nullable: true},
-	}, 1, 2, salt, nil)
+	}, 1, 2, salt, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

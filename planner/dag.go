@@ -679,6 +679,10 @@ func (d *DAG) arc(i int, l plan.Step) {
 		l.Partitions = s.rows
 		l.Rows = s.rows * x.RowsPerPartition()
 	}
+	if x.PartitionBuckets > 0 && l.Role != cost.AfterSI && !d.wholeKey(l) {
+		// A partition with buckets is read bucket by bucket.
+		l.Partitions *= x.BucketsPerPartition()
+	}
 	if l.Role != cost.AfterSI && l.Role != cost.Scan {
 		for _, k := range l.KeyPreds {
 			if !(s.first && containsHash(x, l.Map, d.q.Preds[k].Ref)) {

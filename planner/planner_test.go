@@ -398,22 +398,7 @@ DEFINE WORKLOAD w MIXES (m) {
   }
 };
 `
-	stmts, err := lang.ParseScript("sort.kvs", []byte(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := catalog.Build(stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := catalog.ParseSchema(m, stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workload.Parse(m, "sort_workload.kvs", []byte(wl))
-	if err != nil {
-		t.Fatal(err)
-	}
+	all, w := schemaAndWorkload(t, "sort", schema, wl)
 	prof := cost.Profile{Name: "hand", IndexCost: 1, PartitionCost: 0.1, RowCost: 0.01, CFQueryCost: 1, SIQueryCost: 1, SortRowCost: 0.001}
 	only := func(name string) *catalog.Schema {
 		for _, x := range all.Indexes {
@@ -465,4 +450,83 @@ DEFINE WORKLOAD w MIXES (m) {
 	if d := planOf(unordered, "sorted", prof).Describe(""); !strings.Contains(d, "client sort by x.v (100 rows, cost 0.1, in step 1's)") {
 		t.Errorf("the plan does not show its sort's cost:\n%s", d)
 	}
+}
+
+// TestPartitionBucketsCost: a read of one partition of a column family
+// with N partition buckets costs N partitions (it reads each bucket); a
+// point lookup of a whole key costs one, and so does the same read of the
+// unbucketed column family.
+func TestPartitionBucketsCost(t *testing.T) {
+	const schema = `
+DEFINE RELATION x ROWS 1000 { id BIGINT KEY SIZE 8, grp BIGINT SIZE 8 CARDINALITY 10, v BIGINT SIZE 8 CARDINALITY 1000 };
+DEFINE COLUMN FAMILY plain FOR x { PARTITION KEY (x.grp), CLUSTERING KEY (x.id), VALUES (x.v) };
+DEFINE COLUMN FAMILY spread FOR x { PARTITION KEY (x.grp), CLUSTERING KEY (x.id), VALUES (x.v), PARTITION_BUCKETS = 4 };
+`
+	const wl = `
+DEFINE WORKLOAD w MIXES (m) {
+  GROUP g WEIGHTS (m 1) {
+    SELECT x.id, x.v FROM x WHERE x.grp = ?; -- partition
+    SELECT x.v FROM x WHERE x.grp = ? AND x.id = ?; -- point
+  }
+};
+`
+	all, w := schemaAndWorkload(t, "buckets", schema, wl)
+	only := func(name string) *catalog.Schema {
+		return &catalog.Schema{Indexes: []*catalog.Index{all.Index(name)}, Base: map[*catalog.Index]*catalog.Index{}}
+	}
+	partitions := func(s *catalog.Schema, tag string) float64 {
+		for _, st := range w.Statements {
+			if st.Tag == tag {
+				pl, err := planner.New(s, cost.Cassandra).Query(st.Query)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return pl.Steps[0].Partitions
+			}
+		}
+		t.Fatalf("no statement %s", tag)
+		return 0
+	}
+	for _, tc := range []struct {
+		cf, tag string
+		want    float64
+	}{
+		{"plain", "partition", 1}, {"spread", "partition", 4},
+		{"plain", "point", 1}, {"spread", "point", 1},
+	} {
+		if got := partitions(only(tc.cf), tc.tag); got != tc.want {
+			t.Errorf("%s on %s reads %g partitions, want %g", tc.tag, tc.cf, got, tc.want)
+		}
+	}
+	// Both in the schema: the partition read prefers the unbucketed CF.
+	pl, err := planner.New(all, cost.Cassandra).Query(w.Statements[0].Query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Steps[0].Index.Name != "plain" {
+		t.Errorf("the partition read uses %s", pl.Steps[0].Index.Name)
+	}
+}
+
+// schemaAndWorkload reads a script of relations and column families, and a
+// workload over them, named after name.
+func schemaAndWorkload(t *testing.T, name, schema, wl string) (*catalog.Schema, *workload.Workload) {
+	t.Helper()
+	stmts, err := lang.ParseScript(name+".kvs", []byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := catalog.ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Parse(m, name+"_workload.kvs", []byte(wl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all, w
 }
