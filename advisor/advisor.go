@@ -137,6 +137,14 @@ type Options struct {
 	// partition — size over partitions, from the model's statistics — is
 	// larger; 0: catalog.MaxPartitionBytes; +Inf: no limit.
 	MaxPartition float64
+	// BucketPartitions spreads a column family whose average partition
+	// exceeds MaxPartition over the fewest partition buckets (Cassandra's
+	// bucketing: catalog.Index.PartitionBuckets, at most 256) that bring
+	// its stored partitions under the limit, instead of refusing it; a
+	// read of one of its partitions then reads every bucket, which the
+	// planner costs. One without a clustering key, with static columns,
+	// or whose rows cannot spread that far is refused still.
+	BucketPartitions bool
 	// StaticColumns also enumerates column families with static columns
 	// (Cassandra's; catalog.Index.Static): for every candidate partitioned
 	// by its root entity's key alone, with a clustering key, that holds
@@ -263,8 +271,9 @@ type IndexUpkeep struct {
 type Stats struct {
 	Candidates, CandidateSIs int
 	// LargePartitions counts the candidates refused for partitions over
-	// Options.MaxPartition.
-	LargePartitions int
+	// Options.MaxPartition; Bucketed those spread over partition buckets
+	// instead (Options.BucketPartitions).
+	LargePartitions, Bucketed int
 	// Unbuildable counts the candidates refused (Options.Current without
 	// Reload) because the deployed indexes cannot give their rows.
 	Unbuildable              int
@@ -607,6 +616,23 @@ func (opt Options) buildCost(x *catalog.Index) float64 {
 	return opt.buildWeight * opt.Profile.Write(x.Entries, 0)
 }
 
+// bucket gives x, a candidate whose average partition exceeds maxPart,
+// the fewest partition buckets that bring its stored partitions under
+// it, and reports whether it could: only a column family with a
+// clustering key and without static columns or salt can have them, and
+// only as many as its partitions have rows (at most 256).
+func bucket(x *catalog.Index, maxPart float64) bool {
+	if x.Kind != catalog.CF || len(x.Order) == 0 || len(x.Static) > 0 || x.SaltBuckets > 0 || len(x.SplitOn) > 0 {
+		return false
+	}
+	n := math.Ceil(x.PartitionBytes() / maxPart)
+	if n > 256 || n > x.RowsPerPartition() {
+		return false
+	}
+	x.PartitionBuckets = max(2, int(n))
+	return x.PartitionBytes() <= maxPart
+}
+
 // maxPartition is the partition limit the options set.
 func (opt Options) maxPartition() float64 {
 	if opt.MaxPartition == 0 {
@@ -753,12 +779,18 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	usable := map[*catalog.Index]bool{}
 	maxPart := opt.maxPartition()
 	for _, x := range en.list {
+		if opt.BucketPartitions && x.PartitionBytes() > maxPart && bucket(x, maxPart) {
+			res.Stats.Bucketed++
+		}
 		if usable[x] = x.PartitionBytes() <= maxPart; !usable[x] {
 			res.Stats.LargePartitions++
 		}
 	}
 	if n := res.Stats.LargePartitions; n > 0 {
 		opt.progress("refused %d candidates whose average partition exceeds %s", n, units.Format(maxPart))
+	}
+	if n := res.Stats.Bucketed; n > 0 {
+		opt.progress("spread %d candidates whose average partition exceeds %s over partition buckets", n, units.Format(maxPart))
 	}
 	if opt.Current != nil && !opt.Reload {
 		n := 0

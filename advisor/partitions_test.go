@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/solver"
 )
 
@@ -84,5 +85,72 @@ func TestMaxPartition(t *testing.T) {
 	// million entries): no plan, and the error says why.
 	if _, err := run(WithSI, 1e6); err == nil || !strings.Contains(err.Error(), "--max-partition") {
 		t.Fatalf("within 1 MB: %v; want no plan, naming --max-partition", err)
+	}
+}
+
+// TestBucketPartitions: with BucketPartitions, a column family over the
+// limit is spread over the fewest partition buckets that bring it under
+// (200 MB partitions: 2 buckets within 100 MB, 200 within 1 MB), so a
+// limit no unbucketed structure meets has a plan; the optimum lies
+// between the unlimited one and the one that refuses (bucketing adds a
+// partition read per bucket, and only adds candidates); a limit that
+// needs more than 256 buckets refuses still; the schema's DDL keeps the
+// buckets.
+func TestBucketPartitions(t *testing.T) {
+	needCBC(t)
+	m, w := parse(t, bigPartitionsModel, bigPartitionsWorkload)
+	run := func(max float64, bucketed bool) (*Result, error) {
+		return Advise(context.Background(), m, w, Options{Mix: "m", Profile: cost.Cassandra, Mode: NoSI, Solver: &solver.CBC{}, MaxPartition: max, BucketPartitions: bucketed})
+	}
+	free, err := run(math.Inf(1), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free.Stats.Bucketed != 0 {
+		t.Fatalf("without a limit, %d candidates bucketed", free.Stats.Bucketed)
+	}
+	for _, tc := range []struct {
+		max     float64
+		buckets int // of the CF answering query 1
+	}{{100e6, 2}, {1e6, 200}} {
+		res, err := run(tc.max, true)
+		if err != nil {
+			t.Fatalf("within %g: %v", tc.max, err)
+		}
+		checkResult(t, res)
+		found := false
+		for _, x := range res.Indexes {
+			if x.PartitionBytes() > tc.max {
+				t.Fatalf("within %g: %s has partitions of %g", tc.max, x.Name, x.PartitionBytes())
+			}
+			found = found || x.PartitionBuckets == tc.buckets
+		}
+		if !found || res.Stats.Bucketed == 0 {
+			t.Fatalf("within %g: no column family in %d buckets (%d bucketed):\n%s", tc.max, tc.buckets, res.Stats.Bucketed, lang.PrintScript(res.Schema.Statements()))
+		}
+		if res.TotalCost < free.TotalCost*(1-1e-9) {
+			t.Fatalf("within %g: buckets cost %v, less than without a limit (%v)", tc.max, res.TotalCost, free.TotalCost)
+		}
+		if refused, err := run(tc.max, false); err == nil && res.TotalCost > refused.TotalCost*(1+1e-9) {
+			t.Fatalf("within %g: buckets cost %v, more than refusing (%v)", tc.max, res.TotalCost, refused.TotalCost)
+		} else if err != nil && tc.max != 1e6 {
+			t.Fatal(err)
+		}
+		// The DDL round trip keeps the buckets.
+		printed := lang.PrintScript(res.Schema.Statements())
+		stmts, err := lang.ParseScript("schema.kvs", []byte(printed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := catalog.ParseSchema(m, stmts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lang.PrintScript(s.Statements()); got != printed || !strings.Contains(printed, "PARTITION_BUCKETS") {
+			t.Fatalf("round trip:\n%s\n%s", printed, got)
+		}
+	}
+	if _, err := run(10e3, true); err == nil || !strings.Contains(err.Error(), "--max-partition") {
+		t.Fatalf("within 10 kB (20,000 buckets needed): %v; want no plan, naming --max-partition", err)
 	}
 }

@@ -23,7 +23,11 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	b.WriteString("Schema\n")
 	for _, x := range r.Indexes {
-		fmt.Fprintf(&b, "  %s %s\n      %s rows × %.0f B = %s in %s partitions (%s each)", x.Name, x.Describe(), fmtCount(x.Entries), x.EntrySize, units.Format(x.Size), fmtCount(x.Partitions), units.Format(x.PartitionBytes()))
+		each := "each"
+		if x.PartitionBuckets > 0 {
+			each = fmt.Sprintf("in each of %d buckets", x.PartitionBuckets)
+		}
+		fmt.Fprintf(&b, "  %s %s\n      %s rows × %.0f B = %s in %s partitions (%s %s)", x.Name, x.Describe(), fmtCount(x.Entries), x.EntrySize, units.Format(x.Size), fmtCount(x.Partitions), units.Format(x.PartitionBytes()), each)
 		if base := r.Schema.Base[x]; base != nil {
 			fmt.Fprintf(&b, ", on %s", base.Name)
 		}
@@ -71,6 +75,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	if n := st.LargePartitions; n > 0 {
 		fmt.Fprintf(&b, "Refused %d candidates whose average partition exceeds %s (--max-partition)\n", n, units.Format(r.MaxPartition))
+	}
+	if n := st.Bucketed; n > 0 {
+		fmt.Fprintf(&b, "Spread %d candidates whose average partition exceeds %s over partition buckets (--bucket-partitions)\n", n, units.Format(r.MaxPartition))
 	}
 	if r.Migration != nil {
 		r.Migration.WriteText(&b)
@@ -232,7 +239,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	out.Solver = map[string]any{
 		"name": st.Solver, "optimal": st.Optimal, "smallest": st.Smallest, "gap": st.Gap, "variables": st.Variables, "constraints": st.Constraints, "components": st.Components,
 		"candidates": st.Candidates, "candidate_sis": st.CandidateSIs, "solves": st.Solves, "reused": st.Reused,
-		"large_partitions_refused": st.LargePartitions, "max_partition": r.MaxPartition,
+		"large_partitions_refused": st.LargePartitions, "large_partitions_bucketed": st.Bucketed, "max_partition": r.MaxPartition,
 		"enumerate_seconds": st.EnumerateTime.Seconds(), "plan_seconds": st.PlanTime.Seconds(),
 		"solve_seconds": st.SolveTime.Seconds(), "total_seconds": st.TotalTime.Seconds(),
 	}

@@ -305,7 +305,7 @@ func output(path string, stdout io.Writer) (io.Writer, func() error, error) {
 func adviseCmd() *cobra.Command {
 	var in inputs
 	var budget, maxPartition, format, out, statement string
-	var noSI, normalized, quiet, static bool
+	var noSI, normalized, quiet, static, bucketPartitions bool
 	var data, compare, current, amortize, migrationBudget string
 	var reload, keepData bool
 	var rate float64
@@ -361,7 +361,7 @@ into is of another kind, and plans with that profile.
 				return fmt.Errorf("--max-partition: %v", err)
 			}
 			cbc := &solver.CBC{TimeLimit: timeLimit}
-			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, MaxPartition: mp, StaticColumns: static, KeepData: keepData}
+			opt := advisor.Options{Mix: in.mix, Budget: b, Profile: in.prof, Solver: cbc, MaxPartition: mp, BucketPartitions: bucketPartitions, StaticColumns: static, KeepData: keepData}
 			if current != "" {
 				if opt.Current, _, err = readSchema(current, in.model); err != nil {
 					return err
@@ -435,6 +435,7 @@ into is of another kind, and plans with that profile.
 	in.flags(c, cost.DefaultTarget)
 	c.Flags().StringVar(&budget, "budget", "unlimited", "storage budget in bytes; suffixes kB, MB, GB, TB (×1000) and KiB, MiB, GiB, TiB (×1024), any letter case; unlimited for none")
 	c.Flags().StringVar(&maxPartition, "max-partition", "100MB", "refuse column families and indexes whose average partition (from the model's statistics) is larger; unlimited for none")
+	c.Flags().BoolVar(&bucketPartitions, "bucket-partitions", false, "spread column families whose average partition exceeds --max-partition over partition buckets (PARTITION_BUCKETS: a bucket in the partition key; a read of a partition reads every bucket) instead of refusing them")
 	c.Flags().BoolVar(&noSI, "no-secondary-index", false, "column families only (NoSE)")
 	c.Flags().StringVar(&current, "current", "", "the schema deployed now (DDL): keeping its structures costs nothing, a new one its backfill, amortized over --amortize at --rate; the output says what to keep, add and drop")
 	c.Flags().Float64Var(&rate, "rate", 0, "with --current: statements the workload runs a second")
