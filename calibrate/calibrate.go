@@ -11,7 +11,12 @@
 //   - a two-step join plan probing P partitions in its second step,
 //     P = 1 … 1024 (one row per partition);
 //   - a single-row lookup in a plain CF (CFQueryCost) and the same query
-//     through a secondary index (SIQueryCost).
+//     through a secondary index (SIQueryCost);
+//   - R rows read through a secondary index, R = 1 … 1024, each row in a
+//     partition of its own, scattered over the base column family
+//     (IndexRowCost: the slope of the latency in R, a line fitted for
+//     least relative error; a row found through an index is a seek, where
+//     a row of a scan is a step of the iterator).
 //
 // A countstore under the engine says what each run did: round trips
 // (steps), probes (partitions asked for) and rows read. The per-step,
@@ -103,6 +108,7 @@ type Result struct {
 	Inserts []Measurement // fitted by InsertCost
 	Deletes []Measurement // fitted by DeleteCost
 	CF, SI  Measurement   // single-row queries: CFQueryCost, SIQueryCost
+	Index   []Measurement // R rows through a secondary index: IndexRowCost
 	Sorts   []Measurement // client sorts of Rows tuples: SortRowCost
 	// ReadError is the fit's root-mean-square relative error over Reads.
 	ReadError float64
@@ -155,10 +161,12 @@ type data struct {
 	rowParts             map[int][]int64 // R → parts with R items
 	partGroups           map[int]int64   // P → group with P parts
 	itemIDs              []int64
+	indexWs              map[int][]int64 // R → values of w that R items share
+	singleWs             []int64         // values of w one item has
 }
 
 func synthesize(m *catalog.Model) *data {
-	d := &data{rowParts: map[int][]int64{}, partGroups: map[int]int64{}}
+	d := &data{rowParts: map[int][]int64{}, partGroups: map[int]int64{}, indexWs: map[int][]int64{}}
 	items := m.Entity("items")
 	var partID, itemID int64
 	row := func(e *catalog.Entity, vals map[string]types.Value) []types.Value {
@@ -197,8 +205,33 @@ func synthesize(m *catalog.Model) *data {
 			addItem(addPart(gid))
 		}
 	}
+	// The index series: partsPerSize values of w for each R, each shared
+	// by R items taken in a strided order, so that they lie all over the
+	// base column family (keyed by id), as rows found through an index
+	// do; the other items keep a w of their own.
+	wCol := items.Column(items.Field("w"))
+	n := len(d.items)
+	next, w := 0, int64(1_000_000)
+	for _, r := range rowSizes {
+		for i := 0; i < partsPerSize; i++ {
+			w++
+			d.indexWs[r] = append(d.indexWs[r], w)
+			for j := 0; j < r; j++ {
+				d.items[next*indexStride%n][wCol] = w
+				next++
+			}
+		}
+	}
+	for k := next; k < n; k++ {
+		d.singleWs = append(d.singleWs, d.items[k*indexStride%n][wCol].(int64))
+	}
 	return d
 }
+
+// indexStride is prime, and so coprime with the number of items: k ↦
+// k·indexStride mod n visits every item once, in an order spread over the
+// ids.
+const indexStride = 7919
 
 // Run calibrates st. Wrap st in the decorators the workload will run
 // through (a simulated round trip) before calling it. name names the
@@ -244,7 +277,7 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	}
 
 	res := &Result{}
-	total := len(rowSizes) + len(partSizes) + 2 + 2*len(writeSizes) + 2*len(sortSizes)
+	total := 2*len(rowSizes) + len(partSizes) + 2 + 2*len(writeSizes) + 2*len(sortSizes)
 	done := 0
 	tick := func() {
 		done++
@@ -295,8 +328,16 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	if res.CF, err = measure("single row, column family", queryCF, pick); err != nil {
 		return nil, err
 	}
-	if res.SI, err = measure("single row, secondary index", querySI, pick); err != nil {
+	if res.SI, err = measure("single row, secondary index", querySI, func(i int) types.Value { return d.singleWs[(i*7919)%len(d.singleWs)] }); err != nil {
 		return nil, err
+	}
+	for _, r := range rowSizes {
+		ws := d.indexWs[r]
+		mm, err := measure(fmt.Sprintf("%d rows through an index", r), querySI, func(i int) types.Value { return ws[i%len(ws)] })
+		if err != nil {
+			return nil, err
+		}
+		res.Index = append(res.Index, mm)
 	}
 	res.Reads = append(res.Reads, res.CF)
 	if res.Inserts, res.Deletes, err = measureWrites(ctx, ns, opt, tick); err != nil {
@@ -319,6 +360,8 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	p.CFQueryCost = res.CF.Seconds
 	p.SIQueryCost = max(res.SI.Seconds, res.CF.Seconds)
 	p.SortRowCost = fitThroughOrigin(res.Sorts)
+	_, p.IndexRowCost = fitLine(res.Index)
+	p.IndexRowCost = max(p.IndexRowCost, 0)
 	res.Profile = p
 	res.Took = time.Since(start)
 	return res, p.Validate()
@@ -580,18 +623,45 @@ func fitThroughOrigin(ms []Measurement) float64 {
 	return num / den
 }
 
+// fitLine fits Seconds ≈ a + Rows·b minimizing relative error (weighted
+// least squares, weights 1/Seconds²).
+func fitLine(ms []Measurement) (a, b float64) {
+	var sw, sx, sy, sxx, sxy float64
+	for _, m := range ms {
+		if m.Seconds <= 0 {
+			continue
+		}
+		w := 1 / (m.Seconds * m.Seconds)
+		sw += w
+		sx += w * m.Rows
+		sy += w * m.Seconds
+		sxx += w * m.Rows * m.Rows
+		sxy += w * m.Rows * m.Seconds
+	}
+	det := sw*sxx - sx*sx
+	if det == 0 {
+		return 0, 0
+	}
+	b = (sw*sxy - sx*sy) / det
+	return (sy - b*sx) / sw, b
+}
+
 // Report prints the measurements next to the fitted model's prediction.
 func (r *Result) Report() string {
 	var b strings.Builder
 	p := r.Profile
 	fmt.Fprintf(&b, "profile %s (calibrated in %v)\n", p.Name, r.Took.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  index_cost %.3g s, partition_cost %.3g s, row_cost %.3g s (fit: %.1f%% rms relative error)\n", p.IndexCost, p.PartitionCost, p.RowCost, 100*r.ReadError)
-	fmt.Fprintf(&b, "  insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s; sort_row_cost %.3g s\n", p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost, p.SortRowCost)
+	fmt.Fprintf(&b, "  insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s; sort_row_cost %.3g s; index_row_cost %.3g s\n", p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost, p.SortRowCost, p.IndexRowCost)
 	fmt.Fprintf(&b, "  %-30s %6s %7s %7s %12s %12s\n", "read", "steps", "probes", "rows", "measured", "fitted")
 	for _, m := range r.Reads {
 		fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s %12s\n", m.Name, m.Steps, m.Probes, m.Rows, seconds(m.Seconds), seconds(r.Predicted(m)))
 	}
 	fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s\n", r.SI.Name, r.SI.Steps, r.SI.Probes, r.SI.Rows, seconds(r.SI.Seconds))
+	a, _ := fitLine(r.Index)
+	for _, m := range r.Index {
+		fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s %12s\n", m.Name, m.Steps, m.Probes, m.Rows, seconds(m.Seconds), seconds(a+m.Rows*p.IndexRowCost))
+	}
 	for _, set := range []struct {
 		ms     []Measurement
 		perRow float64

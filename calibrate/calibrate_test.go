@@ -39,6 +39,9 @@ func TestFitRecoversConstants(t *testing.T) {
 	if c := fitThroughOrigin([]Measurement{{Rows: 1, Seconds: 0.5}, {Rows: 4, Seconds: 2}}); math.Abs(c-0.5) > 1e-12 {
 		t.Errorf("fitThroughOrigin = %g, want 0.5", c)
 	}
+	if a, b := fitLine([]Measurement{{Rows: 1, Seconds: 3.5}, {Rows: 4, Seconds: 5}, {Rows: 64, Seconds: 35}}); math.Abs(a-3) > 1e-9 || math.Abs(b-0.5) > 1e-9 {
+		t.Errorf("fitLine = %g + %g·R, want 3 + 0.5·R", a, b)
+	}
 }
 
 // A calibration run on an in-memory store measures what each
@@ -93,6 +96,19 @@ func TestRunMeasuresThePlannedWork(t *testing.T) {
 	// table and then the base: 2 steps, 2 rows).
 	if res.SI.Steps != 1 || res.SI.Rows != 1 {
 		t.Errorf("SI query: %+v, want 1 step and 1 row (a local index)", res.SI)
+	}
+	// R rows through the index: one read, R rows, each in its own
+	// partition of the base.
+	if len(res.Index) != len(rowSizes) {
+		t.Errorf("%d index measurements, want %d", len(res.Index), len(rowSizes))
+	}
+	for i, m := range res.Index {
+		if r := float64(rowSizes[i]); m.Steps != 1 || m.Rows != r || !(m.Seconds > 0) {
+			t.Errorf("%s: %+v, want 1 step and %v rows", m.Name, m, r)
+		}
+	}
+	if !(res.Profile.IndexRowCost > 0) {
+		t.Errorf("index_row_cost %v, want > 0", res.Profile.IndexRowCost)
 	}
 	if len(res.Inserts) != len(writeSizes) || len(res.Deletes) != len(writeSizes) {
 		t.Errorf("%d insert and %d delete measurements, want %d each", len(res.Inserts), len(res.Deletes), len(writeSizes))

@@ -43,6 +43,11 @@ type Profile struct {
 	// sorts (an ORDER BY no index delivers). Profiles written before it
 	// existed read as 0: sorting is free, as in NoSE's model.
 	SortRowCost float64 `json:"sort_row_cost"`
+	// IndexRowCost is the cost of a row of a base column family read
+	// through a secondary index (the step after an SI): a seek, where a
+	// row of a scan is RowCost. Profiles written before it existed read
+	// as 0: such a row costs RowCost, as in the paper's Algorithm 2.
+	IndexRowCost float64 `json:"index_row_cost,omitempty"`
 	// Engine is the kind of store the constants describe: "pebble",
 	// "bigtable" or "cassandra" ("" when unknown). An advised schema
 	// records it as its target; loading the schema into another kind of
@@ -142,7 +147,7 @@ func (p Profile) Validate() error {
 		v    float64
 	}{{"index_cost", p.IndexCost}, {"partition_cost", p.PartitionCost}, {"row_cost", p.RowCost},
 		{"insert_cost", p.InsertCost}, {"delete_cost", p.DeleteCost}, {"cf_query_cost", p.CFQueryCost}, {"si_query_cost", p.SIQueryCost},
-		{"sort_row_cost", p.SortRowCost}, {"rtt", p.RTT}} {
+		{"sort_row_cost", p.SortRowCost}, {"index_row_cost", p.IndexRowCost}, {"rtt", p.RTT}} {
 		if !(c.v >= 0) || c.v > 1e6 {
 			return fmt.Errorf("profile %s: %s = %v must be a finite number ≥ 0", p.Name, c.name, c.v)
 		}
@@ -237,7 +242,11 @@ func (p Profile) Read(a Access) float64 {
 	case SIFirst:
 		return p.IndexCost + a.Partitions*p.PartitionCost + a.Rows*p.RowCost*d/j
 	case AfterSI:
-		return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*p.RowCost
+		rc := p.RowCost
+		if p.IndexRowCost > 0 {
+			rc = p.IndexRowCost
+		}
+		return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*rc
 	}
 	return base
 }

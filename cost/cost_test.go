@@ -110,6 +110,33 @@ func TestBuiltinTargets(t *testing.T) {
 
 // A profile file written before sort_row_cost existed reads as sorting
 // for free; a negative one is refused.
+// TestIndexRowCost: the step after an SI prices its rows at IndexRowCost
+// when the profile has one, at RowCost when it does not (the paper's
+// Algorithm 2, and profiles written before it); other steps are unchanged.
+func TestIndexRowCost(t *testing.T) {
+	p := Profile{Name: "p", IndexCost: 1, PartitionCost: 0.5, RowCost: 0.1, CFQueryCost: 1, SIQueryCost: 2}
+	a := Access{Role: AfterSI, Partitions: 10, Rows: 10}
+	without := p.Read(a)
+	p.IndexRowCost = 0.4
+	if got, want := p.Read(a)-without, 10*(0.4-0.1); math.Abs(got-want) > 1e-12 {
+		t.Errorf("after an SI: %v more, want %v", got, want)
+	}
+	for _, r := range []Role{Plain, SIAlone, SIFirst} {
+		a.Role = r
+		q := p
+		q.IndexRowCost = 0
+		if p.Read(a) != q.Read(a) {
+			t.Errorf("role %v: %v with an index row cost, %v without", r, p.Read(a), q.Read(a))
+		}
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "p.json")
+	os.WriteFile(f, []byte(`{"cf_query_cost": 1e-5, "si_query_cost": 1e-5, "index_row_cost": -1}`), 0o644)
+	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), "index_row_cost = -1") {
+		t.Errorf("negative index row cost: %v", err)
+	}
+}
+
 func TestSortRowCostField(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "p.json")
