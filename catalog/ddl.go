@@ -183,6 +183,9 @@ func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 		if len(base.Hash) != 1 {
 			return nil, errAt(d.At, "secondary index %s: %s must have a one-attribute partition key (the index maps to it)", d.Name, d.Family)
 		}
+		if base.PartitionBuckets > 0 {
+			return nil, errAt(d.At, "secondary index %s: %s has PARTITION_BUCKETS, and a column family with partition buckets carries no secondary index", d.Name, d.Family)
+		}
 		a, err := resolveAttr(base.Graph, d.Column)
 		if err != nil {
 			return nil, err

@@ -66,6 +66,13 @@ DEFINE COLUMN FAMILY plain FOR users { PARTITION KEY (users.id), CLUSTERING KEY 
 	if !strings.Contains(printed, "PARTITION_BUCKETS = 4") || !SameIndex(s2.Index("cf"), cf) || lang.PrintScript(s2.Statements()) != printed {
 		t.Fatalf("round trip:\n%s\n%s", printed, lang.PrintScript(s2.Statements()))
 	}
+	si, err := lang.ParseScript("si.kvs", []byte(src+"\nDEFINE SECONDARY INDEX by_name ON cf (users.name);"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseSchema(m, si); err == nil || !strings.Contains(err.Error(), "si.kvs:5:1: secondary index by_name: cf has PARTITION_BUCKETS") {
+		t.Fatalf("an SI on a column family with partition buckets: %v", err)
+	}
 }
 
 // scriptSchema reads a script of relations and column families.

@@ -77,9 +77,11 @@ func NewPool(idx []*catalog.Index) *Pool {
 // IsBase reports whether cf can carry si: its partition key is the SI's
 // value, it stores the indexed attribute outside the partition key, and
 // si's rows hold its whole clustering key (catalog.Index.BaseOrder), so
-// that each points at one row of cf.
+// that each points at one row of cf. A CF with partition buckets carries
+// none: the store keeps no local index on it (catalog), so an SI's cost
+// would be that of another engine.
 func IsBase(si, cf *catalog.Index) bool {
-	if len(cf.Hash) != 1 || cf.Hash[0] != si.Extra[0] || cf.Hash[0] == si.Hash[0] || !cf.Has(si.Hash[0]) {
+	if cf.PartitionBuckets > 0 || len(cf.Hash) != 1 || cf.Hash[0] != si.Extra[0] || cf.Hash[0] == si.Hash[0] || !cf.Has(si.Hash[0]) {
 		return false
 	}
 	keys := si.KeyAttrs()
