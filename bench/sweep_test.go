@@ -83,7 +83,11 @@ func TestTwoBudgetSweep(t *testing.T) {
 	needCBC(t)
 	out := t.TempDir()
 	const low, high = 3.2e6, 7.9e6
-	cfg := bench.Config{Scale: 0.0005, Seed: 1, Mix: "bidding", Workload: "workload_secondary.kvs", Store: "mem:", Profile: "pebble",
+	// The Cassandra profile: its SI discount makes the si variant take
+	// secondary indexes at these budgets, so that their counts are checked
+	// on something (Pebble's calibrated profile, which prices a row read
+	// through an index as the seek it is, takes none).
+	cfg := bench.Config{Scale: 0.0005, Seed: 1, Mix: "bidding", Workload: "workload_secondary.kvs", Store: "mem:", Profile: "cassandra",
 		RTTs: []time.Duration{0}, Iterations: 2, Warmup: 0, Budgets: []float64{high, low}, Executor: exec.PerPartition, Out: out}
 	start := time.Now()
 	rep, err := bench.Run(context.Background(), cfg)

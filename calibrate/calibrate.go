@@ -9,7 +9,10 @@
 //
 //   - one lookup of 1 partition returning R rows, R = 1 … 1024;
 //   - a two-step join plan probing P partitions in its second step,
-//     P = 1 … 1024 (one row per partition);
+//     P = 1 … 1024 (one row per partition), the partitions scattered over
+//     the column family as a join's are (adjacent ones would be read
+//     almost as one scan, and PartitionCost would price a seek at a
+//     fraction of its cost);
 //   - a single-row lookup in a plain CF (CFQueryCost) and the same query
 //     through a secondary index (SIQueryCost);
 //   - R rows read through a secondary index, R = 1 … 1024, each row in a
@@ -197,13 +200,25 @@ func synthesize(m *catalog.Model) *data {
 			}
 		}
 	}
+	// The join series: the parts of a group take every position k of
+	// the series whose spread(k) falls in the group's share, so that its
+	// partitions lie all over items_by_part, as the partitions a join
+	// probes do (consecutive ones would be read almost as one scan).
+	var groupOf []int64
 	for g, n := range partSizes {
 		gid := int64(g + 1)
 		d.groups = append(d.groups, row(m.Entity("groups"), map[string]types.Value{"id": gid}))
 		d.partGroups[n] = gid
-		for i := 0; i < n; i++ {
-			addItem(addPart(gid))
+		for range n {
+			groupOf = append(groupOf, gid)
 		}
+	}
+	slots := make([]int64, len(groupOf))
+	for k, gid := range groupOf {
+		slots[spread(k, len(slots))] = gid
+	}
+	for _, gid := range slots {
+		addItem(addPart(gid))
 	}
 	// The index series: partsPerSize values of w for each R, each shared
 	// by R items taken in a strided order, so that they lie all over the
@@ -217,21 +232,33 @@ func synthesize(m *catalog.Model) *data {
 			w++
 			d.indexWs[r] = append(d.indexWs[r], w)
 			for j := 0; j < r; j++ {
-				d.items[next*indexStride%n][wCol] = w
+				d.items[spread(next, n)][wCol] = w
 				next++
 			}
 		}
 	}
 	for k := next; k < n; k++ {
-		d.singleWs = append(d.singleWs, d.items[k*indexStride%n][wCol].(int64))
+		d.singleWs = append(d.singleWs, d.items[spread(k, n)][wCol].(int64))
 	}
 	return d
 }
 
-// indexStride is prime, and so coprime with the number of items: k ↦
-// k·indexStride mod n visits every item once, in an order spread over the
-// ids.
-const indexStride = 7919
+// spread maps k = 0 … n−1 onto 0 … n−1, each once, consecutive k far
+// apart: k·s mod n for the first s ≥ 7919 coprime with n.
+func spread(k, n int) int {
+	s := 7919
+	for gcd(s, n) != 1 {
+		s++
+	}
+	return k * s % n
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
 
 // Run calibrates st. Wrap st in the decorators the workload will run
 // through (a simulated round trip) before calling it. name names the

@@ -8,7 +8,10 @@
 // an SI step that answers the query alone costs eq. 4 × SIQueryCost/S
 // (eq. 5); an SI step feeding its base CF costs
 // IndexCost + P·PartitionCost + R·RowCost·D/J; the base-CF step after it
-// IndexCost + P·PartitionCost·D/J + R·RowCost. Writing R rows costs
+// IndexCost + P·PartitionCost·D/J + R·RowCost — or, with a calibrated
+// IndexRowCost, its rows at that cost, and nothing more where the engine
+// answers an SI and its base rows in one request (LocalIndexes). Writing
+// R rows costs
 // R·InsertCost, deleting them R·DeleteCost (eq. 6). A query whose ORDER BY
 // no index delivers sorts its K result rows on the client: K·SortRowCost,
 // charged on the plan's last step (Model.Sort).
@@ -45,8 +48,12 @@ type Profile struct {
 	SortRowCost float64 `json:"sort_row_cost"`
 	// IndexRowCost is the cost of a row of a base column family read
 	// through a secondary index (the step after an SI): a seek, where a
-	// row of a scan is RowCost. Profiles written before it existed read
-	// as 0: such a row costs RowCost, as in the paper's Algorithm 2.
+	// row of a scan is RowCost. With it, on an engine with LocalIndexes,
+	// the step after an SI costs its rows alone: the store answers the
+	// index and the base rows in the SI step's one request (seed 000's
+	// footnote 4), which paid IndexCost. Profiles written before it
+	// existed read as 0: the paper's Algorithm 2 as it is (the step after
+	// an SI a lookup of its own, its rows at RowCost).
 	IndexRowCost float64 `json:"index_row_cost,omitempty"`
 	// Engine is the kind of store the constants describe: "pebble",
 	// "bigtable" or "cassandra" ("" when unknown). An advised schema
@@ -242,11 +249,13 @@ func (p Profile) Read(a Access) float64 {
 	case SIFirst:
 		return p.IndexCost + a.Partitions*p.PartitionCost + a.Rows*p.RowCost*d/j
 	case AfterSI:
-		rc := p.RowCost
-		if p.IndexRowCost > 0 {
-			rc = p.IndexRowCost
+		switch {
+		case p.IndexRowCost > 0 && p.LocalIndexes:
+			return a.Rows * p.IndexRowCost
+		case p.IndexRowCost > 0:
+			return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*p.IndexRowCost
 		}
-		return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*rc
+		return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*p.RowCost
 	}
 	return base
 }

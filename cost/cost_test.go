@@ -121,6 +121,12 @@ func TestIndexRowCost(t *testing.T) {
 	if got, want := p.Read(a)-without, 10*(0.4-0.1); math.Abs(got-want) > 1e-12 {
 		t.Errorf("after an SI: %v more, want %v", got, want)
 	}
+	// A local index: the SI step's request brought the rows.
+	local := p
+	local.LocalIndexes = true
+	if got := local.Read(a); math.Abs(got-10*0.4) > 1e-12 {
+		t.Errorf("after a local SI: %v, want the rows alone, %v", got, 10*0.4)
+	}
 	for _, r := range []Role{Plain, SIAlone, SIFirst} {
 		a.Role = r
 		q := p

@@ -17,14 +17,18 @@ import (
 )
 
 // bucketed returns s with every column family that can have partition
-// buckets (a clustering key; no static columns, salt or split points)
-// spread over n of them, and how many it changed.
+// buckets (a clustering key; no static columns, salt, split points or
+// secondary index) spread over n of them, and how many it changed.
 func bucketed(t testing.TB, m *catalog.Model, s *catalog.Schema, n int) (*catalog.Schema, int) {
 	t.Helper()
 	stmts := s.Statements()
+	bases := map[string]bool{}
+	for _, b := range s.Base {
+		bases[b.Name] = true
+	}
 	k := 0
 	for _, st := range stmts {
-		if d, ok := st.(*lang.DefineColumnFamily); ok && len(d.Clustering) > 0 && len(d.Static) == 0 && d.SaltBuckets == 0 && d.SplitOn == nil {
+		if d, ok := st.(*lang.DefineColumnFamily); ok && len(d.Clustering) > 0 && len(d.Static) == 0 && d.SaltBuckets == 0 && d.SplitOn == nil && !bases[d.Name] {
 			d.PartitionBuckets = n
 			k++
 		}
