@@ -153,6 +153,13 @@ func (l *Layout) AppendKeyPrefixDatums(dst []byte, tuple []types.Datum, n int) (
 // (AppendKeyPrefixDatumsIn). It returns 0 when the n attributes determine
 // the row-key prefix.
 func (l *Layout) OpenSalt(n int) int {
+	if n >= 0 && n < len(l.openSalt) {
+		return l.openSalt[n] // computed once (prepareDecoding): joins ask per row
+	}
+	return l.openSaltOf(n)
+}
+
+func (l *Layout) openSaltOf(n int) int {
 	es, err := l.keyPrefixElems(n)
 	if err != nil {
 		return 0

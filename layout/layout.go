@@ -164,6 +164,8 @@ type Layout struct {
 	// partition key (Default layouts).
 	Static        []int
 	partitionKeys int
+	// openSalt[n] is OpenSalt(n), for every n ROW has attributes for.
+	openSalt []int
 
 	// wideRows: key attributes in FAMILY/QUALIFIER, so one row may hold
 	// several tuples.
@@ -297,6 +299,13 @@ func (l *Layout) prepareDecoding() {
 	for _, f := range []*Field{&l.Table, &l.Row, &l.Family, &l.Qualifier, &l.Value} {
 		mark(f.Elems)
 		f.shape = l.shapeOf(f.Elems)
+	}
+	l.openSalt = l.openSalt[:0]
+	for n := 0; ; n++ {
+		if _, err := l.keyPrefixElems(n); err != nil {
+			break
+		}
+		l.openSalt = append(l.openSalt, l.openSaltOf(n))
 	}
 }
 
