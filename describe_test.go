@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/cost"
 )
 
 // TestDescribe: SHOW TABLES' list and DESCRIBE's text cover both kinds of
@@ -81,5 +82,32 @@ DEFINE PRIMARY SCHEMA accounts_by_id FOR accounts { TABLE 'acc', ROW salt(4){ord
 	}
 	if _, err := db.Describe(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "no relation, schema, column family or index is named nope") {
 		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// TestDescribePartitionBuckets: DESCRIBE of a column family with partition
+// buckets says how many, and what a partition read costs, and prints the
+// option back.
+func TestDescribePartitionBuckets(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	model := `DEFINE RELATION rooms ROWS 10 { id BIGINT KEY };
+DEFINE RELATION messages ROWS 1000 { id BIGINT KEY, body STRING, room BIGINT REFERENCES rooms REVERSE messages };`
+	schema := `DEFINE COLUMN FAMILY by_room FOR rooms { PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.id), VALUES (rooms.messages.body), PARTITION_BUCKETS = 8 };`
+	if _, err := db.Deploy(ctx, "model.kvs", []byte(model), "schema.kvs", []byte(schema), cost.Pebble); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Describe(ctx, "by_room")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"each partition spread over 8 buckets (a read of one reads 8)", "PARTITION_BUCKETS = 8"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("DESCRIBE by_room lacks %q:\n%s", want, got)
+		}
 	}
 }
