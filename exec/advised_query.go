@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -342,14 +343,12 @@ func (p *program) keyFilters(sp *stepProg) bool {
 // order: each earlier row joins the same rows, so the first LIMIT of
 // the result are among them. A descending read meets a partition row last,
 // so a step reading static columns stays forward. A partition with
-// buckets is several reads, and a read's limit is on all of them: none.
+// buckets is read bucket by bucket then, each read limited (a read's limit
+// is on all its ranges): the first LIMIT are among the buckets' firsts.
 func (p *program) topOf(sp *stepProg) (int, bool) {
 	q, limit := p.q, int(p.plan.Limit)
 	if len(sp.key) == sp.t.nkey {
 		return 0, false // a point lookup: one row a probe
-	}
-	if sp.t.l.OpenSalt(len(sp.key)) > 0 {
-		return 0, false
 	}
 	if len(q.OrderBy) == 0 {
 		return limit, false
@@ -701,14 +700,20 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 		return true
 	}
 	var opts store.ReadOptions
-	if sp.topK > 0 && len(ranges) == 1 && p.members == nil {
+	// One partition probed: its read stops after topK rows — with
+	// buckets, each bucket's read, the buckets read in parallel.
+	onePartition := len(ranges) == 1 || buckets > 0 && len(ranges) == buckets
+	if sp.topK > 0 && onePartition && p.members == nil {
 		opts = store.ReadOptions{Limit: sp.topK, Reverse: sp.topDesc}
 		if sp.t.l.HasStatic() {
 			opts.Limit++ // the partition row, if the range meets it
 		}
 	}
 	var rerr error
-	if sp.executor == PerPartition {
+	switch {
+	case opts.Limit > 0 && len(ranges) > 1:
+		rerr = sp.readEach(ctx, st, ranges, opts, group)
+	case sp.executor == PerPartition:
 		for i := 0; i < len(ranges) && rerr == nil && err == nil; i++ {
 			rs := store.RowSet{Ranges: ranges[i : i+1]}
 			if parts != nil {
@@ -716,7 +721,7 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 			}
 			rerr = sp.read(ctx, st, rs, opts, group)
 		}
-	} else {
+	default:
 		rerr = sp.read(ctx, st, store.RowSet{Ranges: ranges, Keys: parts}, opts, group)
 	}
 	if err == nil {
@@ -756,6 +761,35 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 		}
 	}
 	return out, nil
+}
+
+// readEach reads each of ranges with opts (a limit each), in parallel, and
+// passes their rows to emit, range after range.
+func (sp *stepProg) readEach(ctx context.Context, st store.Store, ranges []store.Range, opts store.ReadOptions, emit func([]types.Datum) bool) error {
+	rows := make([][][]types.Datum, len(ranges))
+	errs := make([]error, len(ranges))
+	var wg sync.WaitGroup
+	for i := range ranges {
+		wg.Go(func() {
+			var slab types.Slab[types.Datum]
+			errs[i] = sp.read(ctx, st, store.RowSet{Ranges: ranges[i : i+1]}, opts, func(d []types.Datum) bool {
+				rows[i] = append(rows[i], slab.Copy(d))
+				return true
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, rs := range rows {
+		for _, d := range rs {
+			if !emit(d) {
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 // keep applies the client-side filters.
@@ -916,6 +950,9 @@ func (sp *stepProg) explain(b *strings.Builder, p *program, i int) {
 		dir := ""
 		if sp.topDesc {
 			dir = ", SCANNED BACKWARDS"
+		}
+		if t.x.PartitionBuckets > 0 {
+			dir += fmt.Sprintf(", EACH OF ITS %d BUCKETS IN A READ OF ITS OWN, IN PARALLEL", t.x.PartitionBuckets)
 		}
 		fmt.Fprintf(b, "    SERVER %d ROW LIMIT WHEN ONE PARTITION IS PROBED%s\n", sp.topK, dir)
 	}

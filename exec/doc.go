@@ -67,7 +67,9 @@
 //     the byte hashes the whole key, so a partition spreads over n
 //     buckets: a read of a partition reads n ranges — a first step in
 //     parallel, merged; a later step in its one read, each partition's
-//     rows put back in clustering order — and a point lookup one row),
+//     rows put back in clustering order, or, when it alone decides a
+//     LIMIT, in a limited read per bucket, in parallel — and a point
+//     lookup one row),
 //     then the partition key
 //     attributes (in name order: the order DEFINE COLUMN FAMILY prints them
 //     in, and the order of the values of a SPLIT ON point), then the
