@@ -68,6 +68,9 @@ type MigrateEvent struct {
 	// Wave is the wave (1 to Waves) an add, backfill, catch-up, verify or
 	// switch belongs to (migrate_waves.go).
 	Wave, Waves int
+	// Whole (a drop, Done) says the store dropped the table at once: its
+	// rows were not counted (Rows is 0).
+	Whole bool
 }
 
 // Migration is the difference between the deployed advised schema and
@@ -456,13 +459,13 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 		// A reader that planned with one of them before reads it whole.
 		db.drainReads()
 		for _, name := range dropping {
-			n, err := exec.DropRows(ctx, db.raw, name, opt.Rate, func(n int64) {
+			n, whole, err := exec.DropRows(ctx, db.raw, name, opt.Rate, func(n int64) {
 				progress(MigrateEvent{Phase: "drop", Index: name, Rows: n})
 			})
 			if err != nil {
 				return m, fmt.Errorf("deleting the rows of %s: %w", name, err)
 			}
-			progress(MigrateEvent{Phase: "drop", Index: name, Rows: n, Done: true})
+			progress(MigrateEvent{Phase: "drop", Index: name, Rows: n, Whole: whole, Done: true})
 		}
 	}
 	final := mt.stage(false, none, nil)

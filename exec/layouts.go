@@ -195,7 +195,7 @@ func DropLayoutRows(ctx context.Context, st store.Store, l *layout.Layout, keep 
 		var n int64
 		var err error
 		if len(sharers) == 0 {
-			n, err = DropRows(ctx, st, table, rate, report)
+			n, _, err = DropRows(ctx, st, table, rate, report)
 		} else {
 			n, err = deleteFamilies(ctx, st, table, func(fam string) bool {
 				if !l.OwnsFamily(fam) {

@@ -554,30 +554,30 @@ func (w *throttle) wait(ctx context.Context, n int64) error {
 
 // DropRows deletes every row of table (the table of an index a migration
 // dropped) and the markers of its rows: the table at once on a store that
-// drops tables (store.TableDropper; it returns 0 rows then), else the rows
-// in batches, at most rate rows a second (0: no bound), calling progress
-// with the rows deleted so far.
-func DropRows(ctx context.Context, st store.Store, table string, rate float64, progress func(n int64)) (int64, error) {
+// drops tables (store.TableDropper; whole is true then, and n 0: its rows
+// were not counted), else the rows in batches, at most rate rows a second
+// (0: no bound), calling progress with the rows deleted so far.
+func DropRows(ctx context.Context, st store.Store, table string, rate float64, progress func(n int64)) (n int64, whole bool, err error) {
 	if d, ok := st.(store.TableDropper); ok {
 		err := d.DropTable(ctx, table)
 		if err == nil {
-			return 0, ClearMarks(ctx, st, table)
+			return 0, true, ClearMarks(ctx, st, table)
 		}
 		if !errors.Is(err, errors.ErrUnsupported) {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	w := &throttle{rate: rate, start: time.Now()}
-	n, err := deleteRows(ctx, st, table, store.All(), func(k int) error {
+	rows, err := deleteRows(ctx, st, table, store.All(), func(k int) error {
 		if progress != nil {
 			progress(int64(k))
 		}
 		return w.wait(ctx, int64(k))
 	})
 	if err != nil {
-		return int64(n), err
+		return int64(rows), false, err
 	}
-	return int64(n), ClearMarks(ctx, st, table)
+	return int64(rows), false, ClearMarks(ctx, st, table)
 }
 
 // ClearMarks deletes the markers of index's rows (MarkTable): once the

@@ -117,7 +117,9 @@ kvschema.DB.Migrate, or while it is stopped).`,
 					}
 				case "backfill", "drop":
 					name := ev.Phase + " " + ev.Index
-					if ev.Done {
+					if ev.Done && ev.Whole {
+						meter.Skip(name, "its table dropped")
+					} else if ev.Done {
 						meter.Done(name, ev.Rows)
 					} else {
 						meter.Update(name, ev.Rows, ev.Estimate)
