@@ -138,12 +138,7 @@ func (l *Layout) AppendKeyPrefix(dst []byte, tuple []types.Value, n int) ([]byte
 // AppendKeyPrefixDatums is AppendKeyPrefix for an unboxed tuple (only its
 // first n key attributes are read).
 func (l *Layout) AppendKeyPrefixDatums(dst []byte, tuple []types.Datum, n int) ([]byte, error) {
-	es, err := l.keyPrefixElems(n)
-	if err != nil {
-		return nil, err
-	}
-	en := encoder{l: l, datums: tuple, branch: noBranch, field: "ROW"}
-	return en.appendElems(dst, es)
+	return l.appendKeyPrefixDatums(dst, tuple, n, 0)
 }
 
 // OpenSalt returns the number of buckets of a salt in the row key up to
@@ -189,14 +184,20 @@ func coveredBy(body, es []Element) bool {
 // when the first n key attributes leave the salt open (OpenSalt), writing
 // the bucket for the salt; otherwise it is AppendKeyPrefixDatums.
 func (l *Layout) AppendKeyPrefixDatumsIn(dst []byte, tuple []types.Datum, n, bucket int) ([]byte, error) {
+	if l.OpenSalt(n) == 0 {
+		return l.appendKeyPrefixDatums(dst, tuple, n, 0)
+	}
+	return l.appendKeyPrefixDatums(dst, tuple, n, bucket+1)
+}
+
+// appendKeyPrefixDatums encodes the row key up to its n-th key attribute;
+// bucket, when not 0, is 1 + the bucket written for the salt (encoder.bucket).
+func (l *Layout) appendKeyPrefixDatums(dst []byte, tuple []types.Datum, n, bucket int) ([]byte, error) {
 	es, err := l.keyPrefixElems(n)
 	if err != nil {
 		return nil, err
 	}
-	en := encoder{l: l, datums: tuple, branch: noBranch, field: "ROW"}
-	if l.OpenSalt(n) > 0 {
-		en.bucket = bucket + 1
-	}
+	en := encoder{l: l, datums: tuple, branch: noBranch, field: "ROW", bucket: bucket}
 	return en.appendElems(dst, es)
 }
 
