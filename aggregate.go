@@ -211,6 +211,8 @@ func (a *aggregate) groupExpr(e lang.Expr, groupOf func([]string, string) int, a
 			return &lang.Not{At: x.At, X: walk(x.X)}
 		case *lang.IsNull:
 			return &lang.IsNull{At: x.At, X: walk(x.X), Not: x.Not}
+		case *lang.Contains:
+			return &lang.Contains{At: x.At, X: walk(x.X), Elem: walk(x.Elem), Key: x.Key}
 		case *lang.Between:
 			return &lang.Between{At: x.At, X: walk(x.X), Lo: walk(x.Lo), Hi: walk(x.Hi), Not: x.Not}
 		case *lang.In:

@@ -3,6 +3,7 @@ package kvschema
 import (
 	"database/sql"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/kvschema/kvschema/types"
@@ -171,7 +172,10 @@ func (r *Rows) Len() int { return r.n }
 // *int64, *int, *float64, *bool, *time.Time, their database/sql Null
 // types (sql.NullString, sql.NullInt64, sql.NullInt32, sql.NullFloat64,
 // sql.NullBool, sql.NullTime), and *any (the canonical Go value). NULL can
-// go only into a Null type or *any.
+// go only into a Null type or *any. A collection goes into a *[]T (a SET
+// or LIST) or *map[K]V (a MAP) of those element types, *types.Set,
+// *types.List or *types.Map, or *string and *sql.NullString as JSON text
+// (types.JSON); a NULL collection into a slice or map leaves it nil.
 func (r *Rows) Scan(dest ...any) error {
 	row := r.Datums()
 	if row == nil {
@@ -194,9 +198,98 @@ func (r *Rows) Close() error {
 	return nil
 }
 
+// assignCollection stores the collection d in dest (see Scan).
+func assignCollection(dest any, d types.Datum) error {
+	v := d.Value()
+	switch p := dest.(type) {
+	case *any:
+		*p = v
+		return nil
+	case *string:
+		*p = types.JSON(v)
+		return nil
+	case *sql.NullString:
+		*p = sql.NullString{String: types.JSON(v), Valid: true}
+		return nil
+	case *types.Set:
+		if x, ok := v.(types.Set); ok {
+			*p = x
+			return nil
+		}
+	case *types.List:
+		if x, ok := v.(types.List); ok {
+			*p = x
+			return nil
+		}
+	case *types.Map:
+		if x, ok := v.(types.Map); ok {
+			*p = x
+			return nil
+		}
+	}
+	rv := reflect.ValueOf(dest)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("cannot store %s in %T", d.Type, dest)
+	}
+	out := rv.Elem()
+	// elem converts one element through assign, as a column's value.
+	elem := func(e types.Value, t reflect.Type) (reflect.Value, error) {
+		ed, _ := types.DatumOf(e)
+		ptr := reflect.New(t)
+		if err := assign(ptr.Interface(), ed); err != nil {
+			return reflect.Value{}, fmt.Errorf("element: %w", err)
+		}
+		return ptr.Elem(), nil
+	}
+	switch x := v.(type) {
+	case types.Set, types.List:
+		if out.Kind() != reflect.Slice || out.Type().Elem().Kind() == reflect.Uint8 {
+			break
+		}
+		var xs []types.Value
+		if s, ok := x.(types.Set); ok {
+			xs = s
+		} else {
+			xs = x.(types.List)
+		}
+		s := reflect.MakeSlice(out.Type(), len(xs), len(xs))
+		for i, e := range xs {
+			ev, err := elem(e, out.Type().Elem())
+			if err != nil {
+				return err
+			}
+			s.Index(i).Set(ev)
+		}
+		out.Set(s)
+		return nil
+	case types.Map:
+		if out.Kind() != reflect.Map {
+			break
+		}
+		m := reflect.MakeMapWithSize(out.Type(), len(x))
+		for _, e := range x {
+			k, err := elem(e.Key, out.Type().Key())
+			if err != nil {
+				return err
+			}
+			val, err := elem(e.Val, out.Type().Elem())
+			if err != nil {
+				return err
+			}
+			m.SetMapIndex(k, val)
+		}
+		out.Set(m)
+		return nil
+	}
+	return fmt.Errorf("cannot store %s (%s) in %T", types.DisplayLiteral(v), d.Type, dest)
+}
+
 // assign stores d in dest without boxing it.
 func assign(dest any, d types.Datum) error {
 	t := d.Type
+	if t.IsCollection() {
+		return assignCollection(dest, d)
+	}
 	isInt := t == types.Int || t == types.BigInt
 	isFloat := t == types.Float || t == types.Double
 	switch p := dest.(type) {
@@ -270,6 +363,13 @@ func assign(dest any, d types.Datum) error {
 		}
 		if d.IsNull() {
 			*p = sql.NullTime{}
+			return nil
+		}
+	}
+	if rv := reflect.ValueOf(dest); d.IsNull() && rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		// A NULL collection: no elements.
+		if out := rv.Elem(); out.Kind() == reflect.Map || out.Kind() == reflect.Slice && out.Type().Elem().Kind() != reflect.Uint8 {
+			out.SetZero()
 			return nil
 		}
 	}

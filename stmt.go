@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -163,7 +164,8 @@ func (s *Stmt) Explain(ctx context.Context, args ...any) (string, error) {
 }
 
 // values converts Go arguments to canonical values (ints to int64, float32
-// to float64); attribute types are applied where each value is used.
+// to float64); attribute types are applied where each value is used. A Go
+// slice or map is a collection's value, kept as it is.
 // Arguments that are all canonical already are returned as they are (the
 // statement only reads them), which spares a prepared statement an
 // allocation per run.
@@ -171,8 +173,11 @@ func values(args []any) ([]types.Value, error) {
 	out, copied := args, false
 	for i, a := range args {
 		switch a.(type) {
-		case nil, string, []byte, int64, float64, bool:
+		case nil, string, []byte, int64, float64, bool, types.Set, types.List, types.Map:
 			continue
+		}
+		if k := reflect.ValueOf(a).Kind(); k == reflect.Slice || k == reflect.Map {
+			continue // a collection: types.Coerce takes Go slices and maps
 		}
 		if !copied {
 			out, copied = append(make([]types.Value, 0, len(args)), args...), true

@@ -101,7 +101,8 @@ func (r *Rows) WriteCSV(w io.Writer) error {
 // column names; NULL is null, numbers and booleans are JSON's, strings are
 // strings (valid UTF-8: invalid bytes are escaped as types.Display does),
 // BYTES are hex strings with a 0x prefix, TIMESTAMP RFC 3339 strings (UTC,
-// microseconds).
+// microseconds), a SET or LIST an array and a MAP an object (its keys as
+// strings) of such values.
 func (r *Rows) WriteJSON(w io.Writer, lines bool) error {
 	var b bytes.Buffer
 	if !lines {
@@ -119,17 +120,7 @@ func (r *Rows) WriteJSON(w io.Writer, lines bool) error {
 			k, _ := json.Marshal(r.cols[i])
 			b.Write(k)
 			b.WriteByte(':')
-			var x any
-			switch t := v.(type) {
-			case nil, bool, int64, float64:
-				x = t
-			default:
-				x = plainText(v)
-			}
-			if f, ok := x.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
-				x = plainText(v) // JSON has no NaN or infinity
-			}
-			j, err := json.Marshal(x)
+			j, err := json.Marshal(jsonValue(v))
 			if err != nil {
 				return err
 			}
@@ -153,6 +144,38 @@ func (r *Rows) WriteJSON(w io.Writer, lines bool) error {
 	return err
 }
 
+// jsonValue is v as WriteJSON writes it, for json.Marshal.
+func jsonValue(v types.Value) any {
+	switch x := v.(type) {
+	case nil, bool, int64:
+		return x
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return plainText(v) // JSON has no NaN or infinity
+		}
+		return x
+	case types.Set:
+		return jsonArray(x)
+	case types.List:
+		return jsonArray(x)
+	case types.Map:
+		m := make(map[string]any, len(x))
+		for _, e := range x {
+			m[plainText(e.Key)] = jsonValue(e.Val)
+		}
+		return m
+	}
+	return plainText(v)
+}
+
+func jsonArray(xs []types.Value) []any {
+	out := make([]any, len(xs))
+	for i, e := range xs {
+		out[i] = jsonValue(e)
+	}
+	return out
+}
+
 // plainText is a value as CSV and JSON strings carry it.
 func plainText(v types.Value) string {
 	switch x := v.(type) {
@@ -173,6 +196,9 @@ func plainText(v types.Value) string {
 		return "0x" + hex.EncodeToString(x)
 	case time.Time:
 		return x.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+	case types.Set, types.List, types.Map:
+		// JSON text, as database/sql returns it and data files hold it.
+		return types.JSON(x)
 	}
 	return types.Format(v)
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -193,6 +194,9 @@ func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 		if !base.Has(a) || base.Hash[0] == a {
 			return nil, errAt(d.Column.At, "secondary index %s: %s is not a clustering or value attribute of %s", d.Name, lang.PrintExpr(&d.Column), d.Family)
 		}
+		if t := a.Field.Type; t.IsCollection() {
+			return nil, errAt(d.Column.At, "secondary index %s: %s is a %s, and an index's key is a scalar", d.Name, lang.PrintExpr(&d.Column), t)
+		}
 		x := &Index{Kind: SI, Graph: base.Graph, Hash: []Attr{a}, Extra: []Attr{base.Hash[0]}, Name: d.Name}
 		x.SetBaseOrder(base)
 		x.Finish()
@@ -247,6 +251,12 @@ func columnFamily(m *Model, d *lang.DefineColumnFamily) (*Index, error) {
 	order, err := resolve(d.Clustering)
 	if err != nil {
 		return nil, err
+	}
+	for i, r := range append(slices.Clip(hash), order...) {
+		if t := r.Field.Type; t.IsCollection() {
+			c := append(slices.Clip(d.Partition), d.Clustering...)[i]
+			return nil, errAt(c.At, "column family %s: %s is a %s, which cannot be in a key (keys are scalars): put it among the VALUES", d.Name, lang.PrintExpr(&c), t)
+		}
 	}
 	extra, err := resolve(d.Values)
 	if err != nil {

@@ -114,9 +114,21 @@ func (n *Nav) Fanout() float64 {
 	return n.To.Count / n.From.Count
 }
 
+// collectionElements is the assumed number of elements of a collection
+// without a SIZE statistic.
+const collectionElements = 3
+
 // defaultSize is the assumed encoded size of a type without a SIZE
 // statistic.
 func defaultSize(t types.Type) float64 {
+	if t.IsCollection() {
+		// Three elements, each with a length byte (types.AppendCollection).
+		size := defaultSize(t.Elem()) + 1
+		if t.Kind() == types.MapKind {
+			size += defaultSize(t.Key()) + 1
+		}
+		return 1 + collectionElements*size
+	}
 	if w := t.FixedWidth(); w > 0 {
 		return float64(w)
 	}
@@ -369,6 +381,9 @@ func readRelation(d *lang.DefineRelation, links bool) (*Entity, []fkDef, error) 
 		names[fold(a.Name)] = true
 		if a.Type == types.Invalid {
 			return nil, nil, errAt(a.At, "relation %s: attribute %s has no type", d.Name, a.Name)
+		}
+		if a.Type.IsCollection() && (a.Key || a.References != "") {
+			return nil, nil, errAt(a.At, "relation %s: attribute %s is a %s, which cannot be a key or reference one (keys are scalars)", d.Name, a.Name, a.Type)
 		}
 		if a.References != "" && links {
 			if a.Key {

@@ -89,23 +89,41 @@ const (
 	Le
 	Gt
 	Ge
+	// Contains is CONTAINS: a collection holds the value (a MAP as one of
+	// its values); ContainsKey is a MAP's CONTAINS KEY. No index answers
+	// them: they filter the rows that carry the collection.
+	Contains
+	ContainsKey
 )
 
-var opNames = [...]string{Eq: "=", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">="}
+var opNames = [...]string{Eq: "=", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">=", Contains: "CONTAINS", ContainsKey: "CONTAINS KEY"}
 
 func (o Op) String() string { return opNames[o] }
 
 var langOps = [...]lang.Op{Eq: lang.OpEq, Ne: lang.OpNe, Lt: lang.OpLt, Le: lang.OpLe, Gt: lang.OpGt, Ge: lang.OpGe}
 
 // Holds reports whether a comparison whose result is cmp (as from
-// types.Compare) satisfies o.
+// types.Compare) satisfies o; false for Contains and ContainsKey.
 func (o Op) Holds(cmp int) bool { return int(o) < len(langOps) && langOps[o].Holds(cmp) }
+
+// Test reports whether stored value v (non-NULL) satisfies o with the
+// predicate's value want (non-NULL).
+func (o Op) Test(v, want types.Value) bool {
+	switch o {
+	case Contains, ContainsKey:
+		return types.Contains(v, want, o == ContainsKey)
+	}
+	return o.Holds(types.Compare(v, want))
+}
+
+// IsContains reports whether o is CONTAINS or CONTAINS KEY.
+func (o Op) IsContains() bool { return o == Contains || o == ContainsKey }
 
 // Lang is o as a lang operator.
 func (o Op) Lang() lang.Op { return langOps[o] }
 
 // IsRange reports whether o bounds a range (<, <=, >, >=).
-func (o Op) IsRange() bool { return o >= Lt }
+func (o Op) IsRange() bool { return o >= Lt && o <= Ge }
 
 // Pred is `field op value` where value is a parameter or a literal.
 type Pred struct {
@@ -113,6 +131,16 @@ type Pred struct {
 	Op    Op
 	Value lang.Expr // *lang.Param or *lang.Literal
 	At    lang.Pos
+}
+
+// ValueType is the type of the predicate's value: the field's, or for
+// CONTAINS (KEY) its collection's element (key) type.
+func (p Pred) ValueType() types.Type {
+	if p.Op.IsContains() {
+		t, _ := p.Ref.Field.Type.Contained(p.Op == ContainsKey)
+		return t
+	}
+	return p.Ref.Field.Type
 }
 
 // OrderRef is one ORDER BY term.
@@ -387,11 +415,41 @@ func (q *Query) SampleArgs(r *rand.Rand, rows map[*Entity][][]types.Value) []typ
 			continue
 		}
 		e := q.Graph.Nodes[p.Ref.Node].Entity
-		if rs := rows[e]; len(rs) > 0 {
-			args[i] = rs[r.IntN(len(rs))][e.Column(p.Ref.Field)]
+		rs := rows[e]
+		if len(rs) == 0 {
+			continue
+		}
+		args[i] = rs[r.IntN(len(rs))][e.Column(p.Ref.Field)]
+		if p.Op.IsContains() {
+			// One of a stored collection's elements (keys).
+			args[i] = sampleElem(r, args[i], p.Op == ContainsKey)
 		}
 	}
 	return args
+}
+
+// sampleElem is a random element of the collection c (a MAP's value, or
+// with key its key); nil if c is NULL or empty.
+func sampleElem(r *rand.Rand, c types.Value, key bool) types.Value {
+	switch x := c.(type) {
+	case types.Set:
+		if len(x) > 0 {
+			return x[r.IntN(len(x))]
+		}
+	case types.List:
+		if len(x) > 0 {
+			return x[r.IntN(len(x))]
+		}
+	case types.Map:
+		if len(x) > 0 {
+			e := x[r.IntN(len(x))]
+			if key {
+				return e.Key
+			}
+			return e.Val
+		}
+	}
+	return nil
 }
 
 // HasEquality reports whether a predicate of q is an equality: a plan of
@@ -484,6 +542,16 @@ func (r *resolver) conjuncts(e lang.Expr) ([]Pred, error) {
 			break
 		}
 		return r.pred(col, op, val, x.At)
+	case *lang.Contains:
+		col, ok := x.X.(*lang.ColumnRef)
+		if !ok {
+			break
+		}
+		op := Contains
+		if x.Key {
+			op = ContainsKey
+		}
+		return r.pred(col, op, x.Elem, x.At)
 	case *lang.Between:
 		col, ok := x.X.(*lang.ColumnRef)
 		if !ok || x.Not {
@@ -511,16 +579,22 @@ func (r *resolver) pred(col *lang.ColumnRef, op Op, val lang.Expr, at lang.Pos) 
 	if ref.Field == nil {
 		return nil, errAt(col.At, "cannot compare %s.*", strings.Join(col.Qual, "."))
 	}
+	pr := Pred{Ref: ref, Op: op, Value: val, At: at}
+	if op.IsContains() {
+		if _, err := ref.Field.Type.Contained(op == ContainsKey); err != nil {
+			return nil, errAt(at, "%s: %v", ref.Field, err)
+		}
+	}
 	switch v := val.(type) {
 	case *lang.Param:
 	case *lang.Literal:
-		if _, err := types.Coerce(v.Value, ref.Field.Type); err != nil {
+		if _, err := types.Coerce(v.Value, pr.ValueType()); err != nil {
 			return nil, errAt(v.At, "%s: %v", ref.Field, err)
 		}
 	default:
 		return nil, errAt(val.Pos(), "compare %s with a value or '?', not %s", ref.Field, lang.PrintExpr(val))
 	}
-	return []Pred{{Ref: ref, Op: op, Value: val, At: at}}, nil
+	return []Pred{pr}, nil
 }
 
 // Describe writes a FieldRef as path.field.

@@ -134,7 +134,18 @@ type column struct {
 	to   *entityPlan // kRef: the referenced entity
 	text textCodec   // STRING and BYTES values
 	step int64       // TIMESTAMP seconds between value indexes
+	// A collection's elements (a MAP's values) and a MAP's keys: columns
+	// of the element types over collectionDomain values.
+	elem, key *column
 }
+
+// A generated collection holds 0 to 2·collectionMean elements (value
+// index j holds j mod (2·collectionMean+1)), each drawn from
+// collectionDomain values of its type by a hash of (j, position).
+const (
+	collectionMean   = 3
+	collectionDomain = 64
+)
 
 // textCodec makes the string of a value index: the index in base 26, width
 // letters, then letters from a stream seeded by (salt, index) up to size.
@@ -318,6 +329,13 @@ func planColumn(p *entityPlan, c catalog.Column, byEnt map[*catalog.Entity]*enti
 		col.step = max(1, dateSpan/int64(card))
 	case types.Int, types.BigInt, types.Float, types.Double, types.Bool:
 	default:
+		if c.Type.IsCollection() {
+			col.elem = scalarColumn(c.Type.Elem(), r.Uint64())
+			if c.Type.Kind() == types.MapKind {
+				col.key = scalarColumn(c.Type.Key(), r.Uint64())
+			}
+			break
+		}
 		return col, fmt.Errorf("datagen: relation %s: attribute %s has type %s, which the generator does not know", e.Name, c.Name, c.Type)
 	}
 	return col, nil
@@ -364,8 +382,55 @@ func (p *entityPlan) run(ctx context.Context, seed uint64, emit Emit) error {
 	return nil
 }
 
+// scalarColumn draws a collection's elements of type t.
+func scalarColumn(t types.Type, salt uint64) *column {
+	c := &column{kind: kField, typ: t, card: collectionDomain}
+	if d := domain(t); d > 0 {
+		c.card = min(c.card, d)
+	}
+	switch t {
+	case types.String, types.Bytes:
+		c.text = newTextCodec(c.card, 8, salt)
+	case types.Timestamp:
+		c.step = dateSpan / int64(c.card)
+	}
+	return c
+}
+
+// collection is the value of index j of a collection column.
+func (c *column) collection(j uint64, buf *[]byte) types.Value {
+	n := j % (2*collectionMean + 1)
+	draw := func(col *column, i uint64) types.Value {
+		h := (j+1)*0x9E3779B97F4A7C15 ^ (i+1)*0xBF58476D1CE4E5B9
+		h ^= h >> 31
+		return col.value(h%col.card, buf)
+	}
+	var raw types.Value
+	if c.key != nil {
+		m := make(types.Map, n)
+		for i := range m {
+			m[i] = types.Entry{Key: draw(c.key, 2*uint64(i)), Val: draw(c.elem, 2*uint64(i)+1)}
+		}
+		raw = m
+	} else {
+		xs := make([]types.Value, n)
+		for i := range xs {
+			xs[i] = draw(c.elem, uint64(i))
+		}
+		raw = xs
+	}
+	v, err := types.Coerce(raw, c.typ)
+	if err != nil {
+		panic(fmt.Sprintf("datagen: a generated %s: %v", c.typ, err)) // elements are of their types
+	}
+	return v
+}
+
 // value is the value of index j of a field column; buf is scratch space.
 func (c *column) value(j uint64, buf *[]byte) types.Value {
+	if c.typ.IsCollection() {
+		return c.collection(j, buf)
+	}
 	switch c.typ {
 	case types.String:
 		*buf = c.text.appendText((*buf)[:0], j)

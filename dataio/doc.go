@@ -44,6 +44,9 @@
 //	TIMESTAMP  types.FormatTimestamp ("2024-01-02 03:04:05.123456"); anything
 //	           types.ParseTimestamp accepts is read
 //	BYTES      \x followed by lowercase hex (\x alone is empty)
+//	collection its JSON text (types.JSON): ["a","b"] for a SET or LIST,
+//	           {"k":1} for a MAP (keys as strings), elements as in JSON
+//	           lines below
 //
 // STRING escape: a STRING field that begins with a backslash is escaped text.
 // Exactly \N is NULL; otherwise the leading backslash is dropped and, in the
@@ -64,7 +67,8 @@
 // so is a number out of range); FLOAT and DOUBLE a JSON number, or one of
 // the strings "NaN", "+Inf", "-Inf" for the values JSON numbers cannot hold;
 // BOOL a JSON bool; TIMESTAMP a string as for CSV; BYTES a string in
-// standard base64.
+// standard base64; a SET or LIST a JSON array of its elements, a MAP a JSON
+// object (its keys strings: "42" for an INT key).
 //
 // # Invariants
 //

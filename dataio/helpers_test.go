@@ -30,6 +30,10 @@ DEFINE RELATION items ROWS 100 {
 };
 DEFINE RELATION tags ROWS 5 { label STRING KEY };
 DEFINE RELATION notes ROWS 5 { n INT KEY, item BIGINT REFERENCES items REVERSE notes, at TIMESTAMP };
+DEFINE RELATION posts ROWS 5 {
+  id BIGINT KEY, tags FROZEN<SET<STRING>>, scores FROZEN<MAP<STRING, DOUBLE>>, seen FROZEN<LIST<TIMESTAMP>>,
+  blobs FROZEN<MAP<INT, BYTES>>, flags FROZEN<SET<BOOL>>, amounts FROZEN<LIST<FLOAT>>, at FROZEN<MAP<TIMESTAMP, BIGINT>>
+};
 `
 
 // tb is what the helpers need of *testing.T and *rapid.T.
@@ -81,6 +85,10 @@ func checkRow(t tb, e *catalog.Entity, row []types.Value) {
 			ok = c.Type == types.Timestamp && x.Location() == time.UTC && x.Equal(x.Truncate(time.Microsecond))
 		case []byte:
 			ok = c.Type == types.Bytes
+		case types.Set, types.List, types.Map:
+			// Canonical for the column's type: coercing changes nothing.
+			cv, err := types.Coerce(x, c.Type)
+			ok = c.Type.IsCollection() && err == nil && types.Compare(cv, x) == 0 && types.Format(cv) == types.Format(x)
 		}
 		if !ok {
 			t.Fatalf("column %s (%s) holds %T %v", c.Name, c.Type, v, v)

@@ -183,6 +183,9 @@ func parseCSV(s string, t types.Type) (types.Value, string) {
 	if s == `\N` {
 		return nil, ""
 	}
+	if t.IsCollection() {
+		return parseCollection(s, t)
+	}
 	switch t {
 	case types.String:
 		// Checked before unescaping, which maps ASCII to ASCII only, so
@@ -221,6 +224,16 @@ func parseCSV(s string, t types.Type) (types.Value, string) {
 		return nil, "column of unsupported type " + t.String()
 	}
 	return nil, notA(describe(s), t)
+}
+
+// parseCollection reads a collection written as JSON text (a CSV field,
+// or a JSON data file's array or object).
+func parseCollection(s string, t types.Type) (types.Value, string) {
+	v, err := types.Coerce(s, t)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return v, ""
 }
 
 func notA(desc string, t types.Type) string { return desc + " is not a " + t.String() }
@@ -371,6 +384,21 @@ func (r *Reader) nextJSON() ([]types.Value, error) {
 			return nil, &Error{File: r.file, Line: r.line, Field: col.Name, Msg: "appears twice in the object"}
 		}
 		r.seen[c] = true
+		if col.Type.IsCollection() {
+			// The whole array or object, as JSON text.
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, malformed(err)
+			}
+			if string(raw) != "null" {
+				v, msg := parseCollection(string(raw), col.Type)
+				if msg != "" {
+					return nil, &Error{File: r.file, Line: r.line, Field: col.Name, Msg: msg}
+				}
+				r.row[c] = v
+			}
+			continue
+		}
 		start = dec.InputOffset()
 		if tok, err = dec.Token(); err != nil {
 			return nil, malformed(err)

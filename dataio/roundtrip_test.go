@@ -64,7 +64,36 @@ func valueGen(typ types.Type) *rapid.Generator[types.Value] {
 	case types.Bytes:
 		g = rapid.Map(rapid.SliceOfN(rapid.Byte(), 0, 12), func(b []byte) types.Value { return b })
 	default:
-		panic("type " + typ.String())
+		if !typ.IsCollection() {
+			panic("type " + typ.String())
+		}
+		// 0 to 4 elements of the element types, made canonical (a SET
+		// sorted and without duplicates, a MAP's keys too).
+		g = rapid.Custom(func(t *rapid.T) types.Value {
+			n := rapid.IntRange(0, 4).Draw(t, "n")
+			var raw types.Value
+			if typ.Kind() == types.MapKind {
+				m := make(types.Map, n)
+				for i := range m {
+					m[i] = types.Entry{Key: valueGen(typ.Key()).Draw(t, "key"), Val: valueGen(typ.Elem()).Draw(t, "val")}
+				}
+				raw = m
+			} else {
+				xs := make(types.List, n)
+				for i := range xs {
+					xs[i] = valueGen(typ.Elem()).Draw(t, "elem")
+				}
+				raw = xs
+				if typ.Kind() == types.SetKind {
+					raw = types.Set(xs)
+				}
+			}
+			v, err := types.Coerce(raw, typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		})
 	}
 	return g
 }

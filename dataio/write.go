@@ -125,6 +125,11 @@ func canonical(v types.Value, col *catalog.Column) (types.Value, error) {
 		if !utf8.ValidString(x) {
 			return nil, &Error{Field: col.Name, Msg: "string is not UTF-8 text; " + textOnly}
 		}
+	case types.Set, types.List, types.Map:
+		// JSON text holds the collection: its strings must be text too.
+		if !utf8.ValidString(types.JSON(x)) {
+			return nil, &Error{Field: col.Name, Msg: "a string in the collection is not UTF-8 text; " + textOnly}
+		}
 	}
 	return v, nil
 }
@@ -152,6 +157,8 @@ func formatCSV(v types.Value, t types.Type, alone bool) string {
 		return types.FormatTimestamp(x)
 	case []byte:
 		return `\x` + hex.EncodeToString(x)
+	case types.Set, types.List, types.Map:
+		return types.JSON(x)
 	}
 	return fmt.Sprint(v) // unreachable: canonical values only
 }
@@ -223,6 +230,8 @@ func (w *Writer) writeJSON(row []types.Value) error {
 			b = append(b, '"')
 			b = base64.StdEncoding.AppendEncode(b, x)
 			b = append(b, '"')
+		case types.Set, types.List, types.Map:
+			b = append(b, types.JSON(x)...)
 		}
 	}
 	b = append(b, '}', '\n')

@@ -25,7 +25,10 @@
 // arguments, any letter case; arguments in order fill the names in their
 // order of first use), one style per statement. Prepare resolves the
 // statement's relation and attribute names at once. TIMESTAMP values keep
-// microseconds: a time.Time with a finer part is refused, not cut.
+// microseconds: a time.Time with a finer part is refused, not cut. A
+// collection (FROZEN<SET<…>>, FROZEN<LIST<…>>, FROZEN<MAP<…>>) scans as
+// its JSON text (types.JSON: `["a","b"]`, `{"k":1}`), and is passed as JSON
+// text or as a Go slice or map.
 //
 // Every statement kvschema.DB runs is reachable: on relations defined with
 // DEFINE RELATION / DEFINE SCHEMA, and on an advised schema loaded into the
@@ -251,6 +254,24 @@ func (t tx) Rollback() error {
 	return err
 }
 
+// CheckNamedValue implements driver.NamedValueChecker: a collection
+// argument may be a Go slice or map (or a types.Set, List or Map), passed
+// to kvschema as it is, besides JSON text (a string), which any
+// database/sql driver passes. Other values take database/sql's default
+// conversion.
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	switch nv.Value.(type) {
+	case types.Set, types.List, types.Map:
+		return nil
+	case []byte:
+		return driver.ErrSkip
+	}
+	if v := reflect.ValueOf(nv.Value); v.Kind() == reflect.Slice || v.Kind() == reflect.Map {
+		return nil
+	}
+	return driver.ErrSkip
+}
+
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	res, err := c.db().Exec(ctx, query, values(args)...)
 	if err != nil {
@@ -371,6 +392,9 @@ func (r *rows) ColumnTypeDatabaseTypeName(i int) string {
 // of the column's values (NULL scans into the sql.Null* of that type).
 func (r *rows) ColumnTypeScanType(i int) reflect.Type {
 	if ts := r.r.ColumnTypes(); i < len(ts) {
+		if ts[i].IsCollection() {
+			return reflect.TypeFor[string]() // JSON text
+		}
 		return scanTypes[ts[i]]
 	}
 	return reflect.TypeFor[any]()
@@ -399,7 +423,13 @@ func (r *rows) Next(dest []driver.Value) error {
 		return io.EOF
 	}
 	for i, d := range r.r.Datums() {
-		dest[i] = d.Value() // canonical kvschema values are driver.Values
+		// Canonical kvschema values are driver.Values, but for
+		// collections: they go as JSON text.
+		if d.Type.IsCollection() {
+			dest[i] = types.JSON(d.Value())
+			continue
+		}
+		dest[i] = d.Value()
 	}
 	return nil
 }

@@ -419,7 +419,7 @@ func bindPreds(vals []types.Value, q *catalog.Query, args []types.Value) ([]type
 		if v == nil {
 			continue
 		}
-		if vals[i], err = types.Coerce(v, pr.Ref.Field.Type); err != nil {
+		if vals[i], err = types.Coerce(v, pr.ValueType()); err != nil {
 			return nil, fmt.Errorf("%s %s %s: %v", q.Graph.DescribeRef(pr.Ref), pr.Op, types.Format(v), err)
 		}
 	}
@@ -799,6 +799,12 @@ func (p *program) keep(t tuple, filters []int, preds []types.Datum) bool {
 		v := t[p.slots[pr.Ref]]
 		if v.IsNull() {
 			return false
+		}
+		if pr.Op.IsContains() {
+			if !pr.Op.Test(v.Value(), preds[k].Value()) {
+				return false
+			}
+			continue
 		}
 		if !pr.Op.Holds(types.CompareDatums(v, preds[k])) {
 			return false

@@ -689,7 +689,7 @@ func (up *upkeepProg) target(ctx context.Context, st store.Store, w *catalog.Wri
 		if v == nil {
 			return nil, nil
 		}
-		if v, err = types.Coerce(v, p.Ref.Field.Type); err != nil {
+		if v, err = types.Coerce(v, p.ValueType()); err != nil {
 			return nil, fmt.Errorf("%s: %v", p.Ref.Field, err)
 		}
 		for _, r := range rows {

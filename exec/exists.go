@@ -148,12 +148,12 @@ func (c existCheck) holds(ctx context.Context, st store.Store, args []types.Valu
 			return true, false, nil, nil, err
 		}
 		if want != nil {
-			if want, err = types.Coerce(want, p.Ref.Field.Type); err != nil {
+			if want, err = types.Coerce(want, p.ValueType()); err != nil {
 				return true, false, nil, nil, fmt.Errorf("%s: %v", p.Ref.Field, err)
 			}
 		}
 		got := vals[c.t.pos[catalog.Attr{Node: 0, Field: p.Ref.Field}]]
-		if got == nil || want == nil || !p.Op.Holds(types.Compare(got, want)) {
+		if got == nil || want == nil || !p.Op.Test(got, want) {
 			return true, false, current, guard, nil // SQL's NULL: unknown, so not true
 		}
 	}

@@ -29,6 +29,28 @@ var cqlTypes = map[types.Type]string{
 	types.Double: "double", types.Bool: "boolean", types.Timestamp: "timestamp", types.Bytes: "blob",
 }
 
+// cqlType is the CQL type of t: a scalar's from cqlTypes, a collection's
+// written as CQL writes it (frozen<set<text>>, map<text, int>); "" if t has
+// none.
+func cqlType(t types.Type) string {
+	if !t.IsCollection() {
+		return cqlTypes[t]
+	}
+	var s string
+	switch t.Kind() {
+	case types.SetKind:
+		s = "set<" + cqlTypes[t.Elem()] + ">"
+	case types.ListKind:
+		s = "list<" + cqlTypes[t.Elem()] + ">"
+	default:
+		s = "map<" + cqlTypes[t.Key()] + ", " + cqlTypes[t.Elem()] + ">"
+	}
+	if t.IsFrozen() {
+		s = "frozen<" + s + ">"
+	}
+	return s
+}
+
 // cqlMaxName is the longest keyspace or table name Cassandra accepts, in
 // characters (its schema's NAME_LENGTH: both names become file names).
 const cqlMaxName = 48
@@ -156,7 +178,7 @@ func CQL(s *catalog.Schema, keyspace string) (string, error) {
 			if x.IsStatic(a) {
 				static = " STATIC"
 			}
-			fmt.Fprintf(&b, "  %s %s%s,\n", cols[a], cqlTypes[a.Field.Type], static)
+			fmt.Fprintf(&b, "  %s %s%s,\n", cols[a], cqlType(a.Field.Type), static)
 		}
 		var part, clus []string
 		for _, a := range x.Hash {
@@ -237,7 +259,7 @@ func cqlColumns(x *catalog.Index) (map[catalog.Attr]string, error) {
 		if prev, ok := owner[name]; ok {
 			return nil, fmt.Errorf("attributes %q and %q would both be column %q", prev, x.AttrName(a), name)
 		}
-		if _, ok := cqlTypes[a.Field.Type]; !ok {
+		if cqlType(a.Field.Type) == "" {
 			return nil, fmt.Errorf("attribute %q: type %v has no CQL type", x.AttrName(a), a.Field.Type)
 		}
 		owner[name] = x.AttrName(a)

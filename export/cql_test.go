@@ -63,6 +63,7 @@ func TestCQLGolden(t *testing.T) {
 		{"cql_hostile.cql", "Prod_KS", kvsFile("cql_hostile.kvs")},
 		{"cql_case.cql", "table", kvsFile("cql_case.kvs")},
 		{"cql_buckets.cql", "chat", kvsFile("cql_buckets.kvs")},
+		{"cql_collections.cql", "chat", kvsFile("cql_collections.kvs")},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			s := tc.schema(t)
@@ -353,7 +354,7 @@ func checkCQL(t rapid.TB, s *catalog.Schema, keyspace, text string) {
 		st := cqlStmt{keyspace: keyspace, name: x.Name}
 		for _, a := range x.Attrs() {
 			st.columns = append(st.columns, col(x, a))
-			st.types = append(st.types, cqlTestTypes[a.Field.Type])
+			st.types = append(st.types, cqlTestType(a.Field.Type))
 		}
 		for _, a := range x.Hash {
 			st.part = append(st.part, col(x, a))
@@ -388,6 +389,23 @@ func checkCQL(t rapid.TB, s *catalog.Schema, keyspace, text string) {
 var cqlTestTypes = map[types.Type]string{
 	types.String: "text", types.Int: "int", types.BigInt: "bigint", types.Float: "float",
 	types.Double: "double", types.Bool: "boolean", types.Timestamp: "timestamp", types.Bytes: "blob",
+}
+
+// cqlTestType is the CQL type of t, written without spaces: a scalar's
+// from cqlTestTypes; FROZEN<MAP<STRING, INT>> is frozen<map<text,int>>.
+func cqlTestType(t types.Type) string {
+	if !t.IsCollection() {
+		return cqlTestTypes[t]
+	}
+	s := map[types.Kind]string{types.SetKind: "set", types.ListKind: "list", types.MapKind: "map"}[t.Kind()] + "<"
+	if t.Kind() == types.MapKind {
+		s += cqlTestTypes[t.Key()] + ","
+	}
+	s += cqlTestTypes[t.Elem()] + ">"
+	if t.IsFrozen() {
+		s = "frozen<" + s + ">"
+	}
+	return s
 }
 
 // cqlReserved are the words CQL does not take as unquoted identifiers: the
@@ -472,7 +490,7 @@ func cqlLex(src string) ([]cqlTok, error) {
 			}
 			toks = append(toks, cqlTok{'w', src[i:j]})
 			i = j
-		case strings.IndexByte("(),;.", c) >= 0:
+		case strings.IndexByte("(),;.<>", c) >= 0:
 			toks = append(toks, cqlTok{'p', string(c)})
 			i++
 		default:
@@ -588,6 +606,40 @@ func (p *cqlParser) table() (keyspace, name string) {
 	return keyspace, name
 }
 
+// typ reads a CQL type: a scalar of cqlTestTypes, or set<t>, list<t>,
+// map<k, t> of scalars, possibly frozen<…>; it returns it in lower case,
+// without spaces.
+func (p *cqlParser) typ() string {
+	word := ""
+	if p.more() {
+		word = strings.ToLower(p.toks[p.i].text)
+	}
+	switch word {
+	case "frozen", "set", "list", "map":
+		p.i++
+		p.expect("<")
+		var inner string
+		if word == "frozen" {
+			inner = p.typ()
+		} else {
+			inner = p.typ()
+			if word == "map" {
+				p.expect(",")
+				inner += "," + p.typ()
+			}
+		}
+		p.expect(">")
+		return word + "<" + inner + ">"
+	}
+	for _, v := range cqlTestTypes {
+		if p.is(v) {
+			return word
+		}
+	}
+	p.fail("want a type, got %q", word)
+	return ""
+}
+
 func (p *cqlParser) statement() cqlStmt {
 	var st cqlStmt
 	p.expect("CREATE")
@@ -597,19 +649,7 @@ func (p *cqlParser) statement() cqlStmt {
 		p.expect("(")
 		for p.err == nil && !p.is("PRIMARY") {
 			st.columns = append(st.columns, p.ident())
-			typ := ""
-			if p.more() {
-				typ = p.toks[p.i].text
-			}
-			for _, v := range cqlTestTypes {
-				if p.is(v) {
-					st.types = append(st.types, strings.ToLower(typ))
-					break
-				}
-			}
-			if len(st.types) != len(st.columns) {
-				p.fail("want a type, got %q", typ)
-			}
+			st.types = append(st.types, p.typ())
 			p.expect(",")
 		}
 		p.expect("KEY", "(", "(")

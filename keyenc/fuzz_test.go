@@ -2,6 +2,7 @@ package keyenc_test
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -10,10 +11,69 @@ import (
 )
 
 // fuzzType maps the fuzzer's byte onto the valid types plus two invalid ones
-// (Invalid and Type(9)), which must fail cleanly.
-func fuzzType(b byte) types.Type { return types.Type(b % 10) }
+// (Invalid and Type(9)), which must fail cleanly, and from 200 on onto the
+// collections of fuzzCollections.
+func fuzzType(b byte) types.Type {
+	if b >= 200 {
+		return fuzzCollections[int(b-200)%len(fuzzCollections)]
+	}
+	return types.Type(b % 10)
+}
+
+// fuzzCollections are the collection types the fuzz targets decode.
+var fuzzCollections = []types.Type{
+	types.SetOf(types.String).Frozen(), types.ListOf(types.BigInt).Frozen(), types.MapOf(types.String, types.Int).Frozen(),
+	types.SetOf(types.Double).Frozen(), types.ListOf(types.Bytes).Frozen(), types.MapOf(types.Timestamp, types.Bool).Frozen(),
+	types.SetOf(types.Float).Frozen(), types.MapOf(types.Double, types.Float).Frozen(),
+}
+
+// collectionEdges are values of each of fuzzCollections, made of the
+// edge values of their element types: empty, one element, all of them.
+func collectionEdges() map[byte][]types.Value {
+	out := map[byte][]types.Value{}
+	for i, t := range fuzzCollections {
+		elems := edgeValues[t.Elem()]
+		var all types.Value = elems
+		if t.Kind() == types.MapKind {
+			m := types.Map{}
+			for j, k := range edgeValues[t.Key()] {
+				m = append(m, types.Entry{Key: k, Val: elems[j%len(elems)]})
+			}
+			all = m
+		}
+		for _, raw := range []types.Value{[]types.Value{}, []types.Value{elems[0]}, all} {
+			if t.Kind() == types.MapKind {
+				if l, ok := raw.([]types.Value); ok {
+					m := types.Map{}
+					for _, e := range l {
+						m = append(m, types.Entry{Key: edgeValues[t.Key()][0], Val: e})
+					}
+					raw = m
+				}
+			}
+			v, err := types.Coerce(raw, t)
+			if err != nil {
+				panic(fmt.Sprintf("%s: %v", t, err))
+			}
+			out[byte(200+i)] = append(out[byte(200+i)], v)
+		}
+	}
+	return out
+}
 
 func seedKeys(f *testing.F, appendFn func([]byte, types.Type, types.Value, bool) ([]byte, error)) {
+	for b, vs := range collectionEdges() {
+		for _, nullable := range []bool{false, true} {
+			for _, v := range vs {
+				enc, err := appendFn(nil, fuzzType(b), v, nullable)
+				if err != nil {
+					f.Fatal(err)
+				}
+				f.Add(b, nullable, enc)
+				f.Add(b, nullable, enc[:len(enc)-1]) // truncated
+			}
+		}
+	}
 	for typ, vs := range edgeValues {
 		for _, nullable := range []bool{false, true} {
 			for _, v := range slices.Concat(vs, []types.Value{nil}) {
@@ -65,6 +125,16 @@ func FuzzDecodeDesc(f *testing.F) {
 }
 
 func FuzzDecodeNatural(f *testing.F) {
+	for b, vs := range collectionEdges() {
+		for _, v := range vs {
+			enc, err := keyenc.AppendNatural(nil, fuzzType(b), v)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b, false, enc)
+			f.Add(b, false, append(enc, 0))
+		}
+	}
 	for typ, vs := range edgeValues {
 		for _, v := range vs {
 			enc, err := keyenc.AppendNatural(nil, typ, v)

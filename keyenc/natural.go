@@ -5,6 +5,12 @@ import "github.com/kvschema/kvschema/types"
 // AppendNatural appends the natural encoding of v, a non-NULL canonical
 // value of type t, to dst.
 func AppendNatural(dst []byte, t types.Type, v types.Value) ([]byte, error) {
+	if t.IsCollection() {
+		if v == nil {
+			return dst, mismatch(t, v)
+		}
+		return types.AppendCollection(dst, t, v)
+	}
 	if !known(t) {
 		return dst, unsupported(t)
 	}
@@ -17,6 +23,15 @@ func AppendNatural(dst []byte, t types.Type, v types.Value) ([]byte, error) {
 
 // AppendNaturalDatum is AppendNatural for a Datum.
 func AppendNaturalDatum(dst []byte, t types.Type, d types.Datum) ([]byte, error) {
+	if t.IsCollection() {
+		// A frozen collection is its own encoding (types.AppendCollection),
+		// which a Datum of t holds; another collection Datum is re-encoded,
+		// so that t's element types are checked.
+		if d.Type == t {
+			return append(dst, d.Str()...), nil
+		}
+		return AppendNatural(dst, t, d.Value())
+	}
 	if !known(t) {
 		return dst, unsupported(t)
 	}
@@ -47,6 +62,9 @@ func DecodeNatural(t types.Type, b []byte) (types.Value, error) {
 // copy of the bytes of a STRING or BYTES value, made by s (nil: one
 // allocation per value), never b's memory.
 func DecodeNaturalDatum(t types.Type, b []byte, s *types.Strings) (types.Datum, error) {
+	if t.IsCollection() {
+		return types.CollectionDatum(t, b, s)
+	}
 	if t == types.String || t == types.Bytes {
 		return s.Datum(t, b), nil
 	}

@@ -23,6 +23,13 @@ const (
 // AppendOrdered appends the ordered encoding of v, a canonical value of type
 // t, to dst. NULL is accepted only if nullable.
 func AppendOrdered(dst []byte, t types.Type, v types.Value, nullable bool) ([]byte, error) {
+	if v != nil && t.IsCollection() {
+		c, err := types.Coerce(v, t)
+		if err != nil {
+			return dst, fmt.Errorf("keyenc: %v", err)
+		}
+		return appendOrderedCollection(appendPresent(dst, nullable), t, c)
+	}
 	if v == nil || !known(t) {
 		return AppendOrderedDatum(dst, t, types.Null, nullable)
 	}
@@ -35,7 +42,7 @@ func AppendOrdered(dst []byte, t types.Type, v types.Value, nullable bool) ([]by
 
 // AppendOrderedDatum is AppendOrdered for a Datum.
 func AppendOrderedDatum(dst []byte, t types.Type, d types.Datum, nullable bool) ([]byte, error) {
-	if !known(t) {
+	if !known(t) && !t.Valid() {
 		return dst, unsupported(t)
 	}
 	if d.IsNull() {
@@ -43,6 +50,9 @@ func AppendOrderedDatum(dst []byte, t types.Type, d types.Datum, nullable bool) 
 			return dst, fmt.Errorf("keyenc: NULL %s value in a non-nullable encoding", t)
 		}
 		return append(dst, nullMarker), nil
+	}
+	if t.IsCollection() {
+		return AppendOrdered(dst, t, d.Value(), nullable)
 	}
 	// Values are checked before anything is appended so that dst's spare
 	// capacity is untouched on error.
@@ -57,6 +67,103 @@ func AppendOrderedDatum(dst []byte, t types.Type, d types.Datum, nullable bool) 
 		return dst, err
 	}
 	return appendUint(appendPresent(dst, nullable), toOrdered(t, u), t.FixedWidth()), nil
+}
+
+// The ordered encoding of a collection: each element (a MAP's key, then
+// its value) as elemMarker and the element's ordered encoding, then
+// endMarker. Elements are self-delimiting and endMarker sorts before
+// elemMarker, so byte order is types.Compare's: element by element, a
+// prefix first.
+const (
+	endMarker  = 0x00
+	elemMarker = 0x01
+)
+
+// appendOrderedCollection appends the elements of c, a canonical value of
+// the collection type t. (Appending to dst's spare capacity before an
+// error is harmless here: c is canonical, so no element fails.)
+func appendOrderedCollection(dst []byte, t types.Type, c types.Value) ([]byte, error) {
+	var err error
+	elem := func(et types.Type, v types.Value) {
+		if err == nil {
+			dst, err = AppendOrdered(append(dst, elemMarker), et, v, false)
+		}
+	}
+	switch x := c.(type) {
+	case types.Set:
+		for _, e := range x {
+			elem(t.Elem(), e)
+		}
+	case types.List:
+		for _, e := range x {
+			elem(t.Elem(), e)
+		}
+	case types.Map:
+		for _, e := range x {
+			elem(t.Key(), e.Key)
+			elem(t.Elem(), e.Val)
+		}
+	}
+	return append(dst, endMarker), err
+}
+
+// decodeOrderedCollection decodes a collection of type t from b, from
+// offset n (after its null marker), read through mask.
+func decodeOrderedCollection(t types.Type, b []byte, n int, mask byte, enc string, s *types.Strings) (types.Datum, int, error) {
+	var xs []types.Value
+	for {
+		if n >= len(b) {
+			return types.Null, 0, malformed(t, enc, "truncated: no end marker")
+		}
+		m := b[n] ^ mask
+		n++
+		if m == endMarker {
+			break
+		}
+		if m != elemMarker {
+			return types.Null, 0, malformed(t, enc, "has bad element marker 0x%02X", b[n-1])
+		}
+		et := t.Elem()
+		if t.Kind() == types.MapKind && len(xs)%2 == 0 {
+			et = t.Key()
+		}
+		d, k, err := decodeOrdered(et, b[n:], false, mask, nil)
+		if err != nil {
+			return types.Null, 0, err
+		}
+		xs = append(xs, d.Value())
+		n += k
+	}
+	var v types.Value
+	switch t.Kind() {
+	case types.SetKind:
+		v = types.Set(xs)
+	case types.ListKind:
+		v = types.List(xs)
+	default:
+		if len(xs)%2 != 0 {
+			return types.Null, 0, malformed(t, enc, "has a key without a value")
+		}
+		m := make(types.Map, len(xs)/2)
+		for i := range m {
+			m[i] = types.Entry{Key: xs[2*i], Val: xs[2*i+1]}
+		}
+		v = m
+	}
+	// The collection's own encoding checks that it is canonical (a SET
+	// sorted without duplicates, a MAP's keys too).
+	raw, err := types.AppendCollection(nil, t, v)
+	if err != nil {
+		return types.Null, 0, malformed(t, enc, "%v", err)
+	}
+	d, err := types.CollectionDatum(t, raw, s)
+	if err != nil {
+		return types.Null, 0, malformed(t, enc, "%v", err)
+	}
+	if types.Compare(d.Value(), v) != 0 {
+		return types.Null, 0, malformed(t, enc, "is not canonical (elements out of order or repeated)")
+	}
+	return d, n, nil
 }
 
 // DecodeOrdered decodes one ordered-encoded value of type t from the front of
@@ -207,7 +314,7 @@ func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte, s *types.St
 	if mask != 0 {
 		enc = "descending"
 	}
-	if !known(t) {
+	if !known(t) && !(t.IsCollection() && t.Valid()) {
 		return types.Null, 0, unsupported(t)
 	}
 	n := 0 // offset of the value proper
@@ -223,6 +330,9 @@ func decodeOrdered(t types.Type, b []byte, nullable bool, mask byte, s *types.St
 		default:
 			return types.Null, 0, malformed(t, enc, "has bad null marker 0x%02X", b[0])
 		}
+	}
+	if t.IsCollection() {
+		return decodeOrderedCollection(t, b, n, mask, enc, s)
 	}
 	if t == types.String || t == types.Bytes {
 		return decodeEscaped(t, b, n, mask, enc, s)

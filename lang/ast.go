@@ -401,7 +401,9 @@ type Expr interface {
 }
 
 // Literal is a constant: string, []byte, int64, float64, bool, time.Time or
-// nil (NULL). A leading minus sign on a number is folded into the literal.
+// nil (NULL), or a collection of them as written (`{…}` a types.Set, `[…]`
+// a types.List, `{k: v, …}` a types.Map; types.Coerce makes it canonical
+// for the attribute it meets). A leading minus sign on a number is folded into the literal.
 type Literal struct {
 	At    Pos
 	Value types.Value
@@ -593,6 +595,15 @@ type Between struct {
 	Not bool
 }
 
+// Contains is Cassandra's `X CONTAINS Elem` (a SET or LIST holds Elem, a
+// MAP holds it as a value) or `X CONTAINS KEY Elem` (a MAP has the key).
+type Contains struct {
+	At   Pos
+	X    Expr
+	Elem Expr
+	Key  bool
+}
+
 // IsNull is `X IS [NOT] NULL`.
 type IsNull struct {
 	At  Pos
@@ -650,6 +661,7 @@ func (e *Not) Pos() Pos       { return e.At }
 func (e *In) Pos() Pos        { return e.At }
 func (e *Between) Pos() Pos   { return e.At }
 func (e *IsNull) Pos() Pos    { return e.At }
+func (e *Contains) Pos() Pos  { return e.At }
 
 func (*Literal) expr()   {}
 func (*Param) expr()     {}
@@ -659,3 +671,4 @@ func (*Not) expr()       {}
 func (*In) expr()        {}
 func (*Between) expr()   {}
 func (*IsNull) expr()    {}
+func (*Contains) expr()  {}

@@ -31,6 +31,9 @@ func FuzzParseScript(f *testing.F) {
 	f.Add([]byte("CREATE TABLE t (id int PRIMARY KEY, u int REFERENCES users(id)); SELECT * FROM t, users u WHERE t.u = u.id"))
 	f.Add([]byte("DEFINE SCHEMA s2 FOR r { ROW v:k }; DROP SCHEMA s1; drop schema \"s 2\""))
 	f.Add([]byte("INSERT INTO r (k) VALUES (1) IF NOT EXISTS; UPDATE r SET v = ? WHERE k = 1 IF v = 2 AND w IS NULL; DELETE FROM r WHERE k = 1 IF EXISTS"))
+	f.Add([]byte("DEFINE RELATION m { id INT KEY, tags FROZEN<SET<STRING>>, r FROZEN<MAP<STRING, INT>>, e FROZEN<LIST<TIMESTAMP>> };" +
+		" INSERT INTO m VALUES (1, {'a', 'b'}, {'x': 1, 'y': -2}, ['2024-01-02']); UPDATE m SET tags = {} WHERE id = 1;" +
+		" SELECT id FROM m WHERE tags CONTAINS 'a' AND r CONTAINS KEY ? AND NOT e CONTAINS TIMESTAMP '2024-01-02'"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		ss, err := ParseScript("fuzz", src)
 		if err != nil {

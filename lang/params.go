@@ -85,6 +85,9 @@ func walkParams(e Expr, fn func(*Param)) {
 		walkParams(x.Hi, fn)
 	case *IsNull:
 		walkParams(x.X, fn)
+	case *Contains:
+		walkParams(x.X, fn)
+		walkParams(x.Elem, fn)
 	}
 }
 
@@ -164,6 +167,9 @@ func parameterize(e Expr, n *int) Expr {
 		x.Hi = parameterize(x.Hi, n)
 	case *IsNull:
 		x.X = parameterize(x.X, n)
+	case *Contains:
+		x.X = parameterize(x.X, n)
+		x.Elem = parameterize(x.Elem, n)
 	}
 	return e
 }

@@ -440,15 +440,10 @@ func (p *parser) attrDef() (AttrDef, error) {
 	if err != nil {
 		return AttrDef{}, err
 	}
-	t := p.peek()
-	if t.kind != tokIdent {
-		return AttrDef{}, p.unexpected("type of attribute " + snippet(quoteIdent(name)))
+	typ, err := p.attrType("type of attribute " + snippet(quoteIdent(name)))
+	if err != nil {
+		return AttrDef{}, err
 	}
-	typ, ok := types.ParseType(t.str)
-	if !ok {
-		return AttrDef{}, errorAt(t.pos, fmt.Sprintf("unknown type '%s' (valid types: %s)", snippet(t.str), validTypes))
-	}
-	p.next()
 	a := AttrDef{At: at, Name: name, Type: typ}
 	for {
 		var err error
@@ -468,6 +463,104 @@ func (p *parser) attrDef() (AttrDef, error) {
 			return AttrDef{}, err
 		}
 	}
+}
+
+// attrType parses an attribute's type: a scalar type name, or a frozen
+// collection of scalars, FROZEN<SET<T>>, FROZEN<LIST<T>> or
+// FROZEN<MAP<K, V>>. want says what is expected, for errors.
+func (p *parser) attrType(want string) (types.Type, error) {
+	t := p.peek()
+	if t.kind == tokIdent && strings.EqualFold(t.str, "FROZEN") && p.peekN(1).kind == tokPunct && p.peekN(1).str == "<" {
+		p.next()
+		p.next()
+		c, err := p.collectionType()
+		if err != nil {
+			return types.Invalid, err
+		}
+		if err := p.expectPunct(">", "to close FROZEN<"); err != nil {
+			return types.Invalid, err
+		}
+		return c.Frozen(), nil
+	}
+	if p.isCollectionType() {
+		c, err := p.collectionType()
+		if err != nil {
+			return types.Invalid, err
+		}
+		return types.Invalid, errorAt(t.pos, fmt.Sprintf("%s is a collection stored one cell per element, which kvschema does not store yet: write FROZEN<%s> (one value, replaced whole)", c, c))
+	}
+	if t.kind != tokIdent {
+		return types.Invalid, p.unexpected(want)
+	}
+	typ, ok := types.ParseType(t.str)
+	if !ok {
+		return types.Invalid, errorAt(t.pos, fmt.Sprintf("unknown type '%s' (valid types: %s, and FROZEN<SET<T>>, FROZEN<LIST<T>>, FROZEN<MAP<K, V>> of them)", snippet(t.str), validTypes))
+	}
+	p.next()
+	return typ, nil
+}
+
+// isCollectionType reports whether SET<, LIST< or MAP< starts here.
+func (p *parser) isCollectionType() bool {
+	t, n := p.peek(), p.peekN(1)
+	if n.kind != tokPunct || n.str != "<" {
+		return false
+	}
+	switch strings.ToUpper(t.str) {
+	case "SET":
+		return t.kind == tokKeyword || t.kind == tokIdent
+	case "LIST", "MAP":
+		return t.kind == tokIdent
+	}
+	return false
+}
+
+// collectionType parses SET<T>, LIST<T> or MAP<K, V> of scalar types.
+func (p *parser) collectionType() (types.Type, error) {
+	if !p.isCollectionType() {
+		return types.Invalid, p.unexpected("SET<T>, LIST<T> or MAP<K, V> after FROZEN<")
+	}
+	kind := strings.ToUpper(p.next().str)
+	p.next() // '<'
+	scalar := func() (types.Type, error) {
+		t := p.peek()
+		if p.isCollectionType() || t.kind == tokIdent && strings.EqualFold(t.str, "FROZEN") {
+			return types.Invalid, errorAt(t.pos, "a collection's elements are scalars: kvschema stores no collection in a collection")
+		}
+		if t.kind != tokIdent {
+			return types.Invalid, p.unexpected("element type in " + kind + "<…>")
+		}
+		typ, ok := types.ParseType(t.str)
+		if !ok {
+			return types.Invalid, errorAt(t.pos, fmt.Sprintf("unknown type '%s' (valid element types: %s)", snippet(t.str), validTypes))
+		}
+		p.next()
+		return typ, nil
+	}
+	elem, err := scalar()
+	if err != nil {
+		return types.Invalid, err
+	}
+	var c types.Type
+	switch kind {
+	case "SET":
+		c = types.SetOf(elem)
+	case "LIST":
+		c = types.ListOf(elem)
+	default:
+		if err := p.expectPunct(",", "after the key type of MAP<K, V>"); err != nil {
+			return types.Invalid, err
+		}
+		val, err := scalar()
+		if err != nil {
+			return types.Invalid, err
+		}
+		c = types.MapOf(elem, val)
+	}
+	if err := p.expectPunct(">", "to close "+kind+"<"); err != nil {
+		return types.Invalid, err
+	}
+	return c, nil
 }
 
 // references parses what follows REFERENCES: `rel [(attr)] [REVERSE name]`.
@@ -1856,6 +1949,11 @@ func (p *parser) literal() (*Literal, error) {
 		default:
 			return nil, nil
 		}
+	case tokPunct:
+		if t.str == "{" || t.str == "[" {
+			return p.collectionLiteral()
+		}
+		return nil, nil
 	case tokIdent:
 		if !strings.EqualFold(t.str, "TIMESTAMP") || p.peekN(1).kind != tokString {
 			return nil, nil
@@ -1877,6 +1975,70 @@ func (p *parser) literal() (*Literal, error) {
 	}
 	p.next()
 	return &Literal{At: t.pos, Value: v}, nil
+}
+
+// collectionLiteral parses `{e, …}` (a SET), `[e, …]` (a LIST) or `{k: v,
+// …}` (a MAP) of scalar literals; `{}` is an empty SET, which Coerce also
+// takes for an empty MAP.
+func (p *parser) collectionLiteral() (*Literal, error) {
+	open := p.next()
+	closer := "]"
+	if open.str == "{" {
+		closer = "}"
+	}
+	elem := func() (types.Value, error) {
+		t := p.peek()
+		lit, err := p.literal()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case lit == nil:
+			return nil, p.unexpected("a literal in a collection (a collection literal holds constants; bind a whole collection with '?')")
+		case lit.Value == nil:
+			return nil, errorAt(t.pos, "a collection cannot hold NULL")
+		}
+		switch lit.Value.(type) {
+		case types.Set, types.List, types.Map:
+			return nil, errorAt(t.pos, "a collection's elements are scalars: kvschema stores no collection in a collection")
+		}
+		return lit.Value, nil
+	}
+	xs, m := []types.Value{}, types.Map{}
+	isMap := false
+	for i := 0; !p.acceptPunct(closer); i++ {
+		if i > 0 {
+			if err := p.expectPunct(",", "or '"+closer+"' in the collection literal at "+fmt.Sprintf("%d:%d", open.pos.Line, open.pos.Col)); err != nil {
+				return nil, err
+			}
+		}
+		k, err := elem()
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 && closer == "}" && p.isPunct(":") {
+			isMap = true
+		}
+		if !isMap {
+			xs = append(xs, k)
+			continue
+		}
+		if err := p.expectPunct(":", "after a key in the MAP literal"); err != nil {
+			return nil, err
+		}
+		v, err := elem()
+		if err != nil {
+			return nil, err
+		}
+		m = append(m, types.Entry{Key: k, Val: v})
+	}
+	switch {
+	case isMap:
+		return &Literal{At: open.pos, Value: m}, nil
+	case closer == "]":
+		return &Literal{At: open.pos, Value: types.List(xs)}, nil
+	}
+	return &Literal{At: open.pos, Value: types.Set(xs)}, nil
 }
 
 // expr parses a boolean or scalar expression.
@@ -1962,6 +2124,13 @@ func (p *parser) predicate() (Expr, error) {
 		return p.in(x, false)
 	case p.isKeyword("BETWEEN"):
 		return p.between(x, false)
+	case p.acceptWord("CONTAINS"):
+		key := p.acceptWord("KEY") || p.acceptKeyword("KEY")
+		y, err := p.operand()
+		if err != nil {
+			return nil, err
+		}
+		return &Contains{At: x.Pos(), X: x, Elem: y, Key: key}, nil
 	case p.acceptKeyword("IS"):
 		not := p.acceptKeyword("NOT")
 		if err := p.expectKeyword("NULL", "after IS"); err != nil {

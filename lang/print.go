@@ -526,7 +526,7 @@ func precedence(e Expr) int {
 		return precPredicate
 	case *Not:
 		return precNot
-	case *In, *Between, *IsNull:
+	case *In, *Between, *IsNull, *Contains:
 		return precPredicate
 	}
 	return precOperand
@@ -601,6 +601,13 @@ func printExpr(b *strings.Builder, e Expr) {
 		printSub(b, e.Lo, precOperand)
 		b.WriteString(" AND ")
 		printSub(b, e.Hi, precOperand)
+	case *Contains:
+		printSub(b, e.X, precOperand)
+		b.WriteString(" CONTAINS ")
+		if e.Key {
+			b.WriteString("KEY ")
+		}
+		printSub(b, e.Elem, precOperand)
 	case *IsNull:
 		printSub(b, e.X, precOperand)
 		b.WriteString(" IS ")

@@ -97,7 +97,50 @@ func (g *astGen) idents() []string {
 func (g *astGen) intn(lo, hi int) int { return rapid.IntRange(lo, hi).Draw(g.t, "n") }
 
 func (g *astGen) literal() *Literal {
+	if g.intn(0, 5) == 0 {
+		return &Literal{Value: g.collection()}
+	}
 	return &Literal{Value: g.constant(6)} // 6: NULL
+}
+
+// attrType draws an attribute's type: a scalar, or a frozen collection of
+// scalars.
+func (g *astGen) attrType() types.Type {
+	scalar := func() types.Type { return rapid.SampledFrom(types.AllTypes).Draw(g.t, "type") }
+	switch g.intn(0, 6) {
+	case 0:
+		return types.SetOf(scalar()).Frozen()
+	case 1:
+		return types.ListOf(scalar()).Frozen()
+	case 2:
+		return types.MapOf(scalar(), scalar()).Frozen()
+	}
+	return scalar()
+}
+
+// collection draws a collection literal as written: `{…}` a Set, `[…]` a
+// List, `{k: v, …}` a Map (non-empty: `{}` reads back as a Set).
+func (g *astGen) collection() types.Value {
+	n := g.intn(0, 3)
+	switch g.intn(0, 2) {
+	case 0:
+		xs := types.Set{}
+		for ; n > 0; n-- {
+			xs = append(xs, g.constant(5))
+		}
+		return xs
+	case 1:
+		xs := types.List{}
+		for ; n > 0; n-- {
+			xs = append(xs, g.constant(5))
+		}
+		return xs
+	}
+	m := types.Map{}
+	for n = max(n, 1); n > 0; n-- {
+		m = append(m, types.Entry{Key: g.constant(5), Val: g.constant(5)})
+	}
+	return m
 }
 
 // constant draws a literal's value; kinds is 5 for no NULL, 6 to allow it.
@@ -191,6 +234,10 @@ func (g *astGen) expr(depth int) Expr {
 		x := g.expr(depth)
 		lo := g.expr(depth)
 		return &Between{X: x, Lo: lo, Hi: g.expr(depth), Not: rapid.Bool().Draw(g.t, "not")}
+	}
+	if g.intn(0, 3) == 0 {
+		c := g.columnRef(false)
+		return &Contains{X: &c, Elem: g.value(), Key: rapid.Bool().Draw(g.t, "key")}
 	}
 	return &IsNull{X: g.expr(depth), Not: rapid.Bool().Draw(g.t, "not")}
 }
@@ -450,7 +497,7 @@ func (g *astGen) statement() Statement {
 		for n := g.intn(1, 4); n > 0; n-- {
 			a := AttrDef{
 				Name: g.defIdent(),
-				Type: rapid.SampledFrom(types.AllTypes).Draw(g.t, "type"),
+				Type: g.attrType(),
 				Key:  rapid.Bool().Draw(g.t, "key"),
 			}
 			if rapid.Bool().Draw(g.t, "stats") {

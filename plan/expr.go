@@ -138,6 +138,35 @@ func (b *binder) expr(e lang.Expr) (lang.Expr, error) {
 			return nil, err
 		}
 		return &lang.IsNull{At: x.At, X: inner, Not: x.Not}, nil
+	case *lang.Contains:
+		col, ok := x.X.(*lang.ColumnRef)
+		if !ok {
+			return nil, errAt(x.X.Pos(), "CONTAINS applies to a collection attribute, not %s", lang.PrintExpr(x.X))
+		}
+		if _, err := b.expr(col); err != nil {
+			return nil, err
+		}
+		t := b.typeOf(col)
+		et, err := t.Contained(x.Key)
+		if err != nil {
+			return nil, errAt(x.At, "%s: %v", col.Name, err)
+		}
+		elem, err := b.expr(x.Elem)
+		if err != nil {
+			return nil, err
+		}
+		lit, ok := elem.(*lang.Literal)
+		if !ok {
+			return nil, errAt(x.Elem.Pos(), "CONTAINS takes a value or a parameter, not %s", lang.PrintExpr(x.Elem))
+		}
+		if lit.Value != nil {
+			v, err := types.Coerce(lit.Value, et)
+			if err != nil {
+				return nil, errAt(lit.At, "%s CONTAINS%s: %v", col.Name, map[bool]string{true: " KEY"}[x.Key], err)
+			}
+			lit = &lang.Literal{At: lit.At, Value: v}
+		}
+		return &lang.Contains{At: x.At, X: col, Elem: lit, Key: x.Key}, nil
 	}
 	return nil, errAt(e.Pos(), "unsupported expression")
 }
@@ -332,6 +361,15 @@ func eval(e lang.Expr, rel *catalog.Relation, tuple []types.Datum) tri {
 			return not(res)
 		}
 		return res
+	case *lang.Contains:
+		c, v := value(x.X, rel, tuple), value(x.Elem, rel, tuple)
+		if c.IsNull() || v.IsNull() {
+			return triUnknown
+		}
+		if types.Contains(c.Value(), v.Value(), x.Key) {
+			return triTrue
+		}
+		return triFalse
 	case *lang.IsNull:
 		isNull := value(x.X, rel, tuple).IsNull()
 		if isNull != x.Not {

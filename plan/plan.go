@@ -215,6 +215,9 @@ func (p *Plan) unneeded() {
 			walk(x.Hi)
 		case *lang.IsNull:
 			walk(x.X)
+		case *lang.Contains:
+			walk(x.X)
+			walk(x.Elem)
 		}
 	}
 	walk(p.Residual)

@@ -123,6 +123,8 @@ func appendRefs(dst []int, rel *catalog.Relation, e lang.Expr) []int {
 		dst = appendRefs(dst, rel, x.X)
 	case *lang.IsNull:
 		dst = appendRefs(dst, rel, x.X)
+	case *lang.Contains:
+		dst = appendRefs(appendRefs(dst, rel, x.X), rel, x.Elem)
 	case *lang.In:
 		dst = appendRefs(dst, rel, x.X)
 		for _, v := range x.List {

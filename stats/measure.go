@@ -122,6 +122,14 @@ func encode(dst []byte, v types.Value, t types.Type) ([]byte, int) {
 		dst = append(dst, b)
 	case time.Time:
 		dst = binary.BigEndian.AppendUint64(dst, uint64(x.UnixMicro()))
+	case types.Set, types.List, types.Map:
+		// Its stored encoding, which is also its size.
+		n := len(dst)
+		dst, err := types.AppendCollection(dst, t, x)
+		if err != nil {
+			panic(fmt.Sprintf("stats: %s value %s: %v", t, types.Format(v), err))
+		}
+		return dst, len(dst) - n
 	default:
 		panic(fmt.Sprintf("stats: value %v of Go type %T is not a canonical value", v, v))
 	}

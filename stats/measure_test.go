@@ -3,6 +3,7 @@ package stats
 import (
 	"database/sql"
 	"fmt"
+	"github.com/kvschema/kvschema/types"
 	"math"
 	"os"
 	"path/filepath"
@@ -91,6 +92,13 @@ func exact(d *gen.Data) map[string]Relation {
 					a.Bytes += int64(len(x))
 				case []byte:
 					a.Bytes += int64(len(x))
+				case types.Set, types.List, types.Map:
+					enc, err := types.AppendCollection(nil, c.Type, x)
+					if err != nil {
+						panic(err)
+					}
+					a.Bytes += int64(len(enc))
+					v = types.Format(x)
 				default:
 					a.Bytes += int64(c.Type.FixedWidth())
 				}
@@ -129,6 +137,51 @@ func TestMeasureExact(t *testing.T) {
 	want := exact(generate(t, m, dir))
 	got := measureDir(t, m, dir, Options{})
 	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("measured statistics differ from exact ones (-want +got):\n%s", diff)
+	}
+}
+
+// TestMeasureCollections: a collection's size is its stored encoding's,
+// and equal collections count once, from CSV (JSON text) and JSON lines
+// (arrays and objects) alike.
+func TestMeasureCollections(t *testing.T) {
+	stmts, _, err := lang.ParseModel("model.kvs", []byte(`
+DEFINE RELATION posts ROWS 10 { id BIGINT KEY, tags FROZEN<SET<STRING>> CARDINALITY 5, votes FROZEN<MAP<STRING, INT>> CARDINALITY 4 };
+DEFINE RELATION notes ROWS 10 { id BIGINT KEY, seen FROZEN<LIST<TIMESTAMP>> CARDINALITY 3, post BIGINT REFERENCES posts };`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := gen.Generate(m, func(*catalog.Entity) int { return 400 }, 7, 0.1)
+	for i, e := range d.Order {
+		f := []dataio.Format{dataio.CSV, dataio.JSONL}[i%2]
+		fh, err := os.Create(filepath.Join(dir, e.Name+f.Ext()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := dataio.NewWriter(fh, f, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range d.Rows[e] {
+			if err := w.Write(row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		fh.Close()
+	}
+	want := exact(d)
+	if a := want["posts"].Attrs[1]; a.Distinct < 5 || a.Bytes == 0 {
+		t.Fatalf("generated tags: %+v", a)
+	}
+	if diff := cmp.Diff(want, measureDir(t, m, dir, Options{})); diff != "" {
 		t.Fatalf("measured statistics differ from exact ones (-want +got):\n%s", diff)
 	}
 }

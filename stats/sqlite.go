@@ -152,6 +152,11 @@ func fromSQLite(v any, t types.Type) (types.Value, bool) {
 	if v == nil {
 		return nil, true
 	}
+	if t.IsCollection() {
+		// JSON text, as data files hold collections.
+		c, err := types.Coerce(v, t)
+		return c, err == nil
+	}
 	switch t {
 	case types.String:
 		switch x := v.(type) {

@@ -83,8 +83,66 @@ func DatumOf(v Value) (d Datum, ok bool) {
 	case time.Time:
 		us := x.UnixMicro()
 		return TimestampDatum(us), x.Equal(time.UnixMicro(us))
+	case Set, List, Map:
+		t, ok := collectionTypeOf(x)
+		if !ok {
+			return Null, false
+		}
+		enc, err := AppendCollection(nil, t, x)
+		if err != nil {
+			return Null, false
+		}
+		return Datum{Type: t, str: string(enc)}, true
 	}
 	return Null, false
+}
+
+// CollectionDatum is a Datum of the collection type t holding enc, the
+// encoding of a value of t (AppendCollection), which it checks.
+func CollectionDatum(t Type, enc []byte, s *Strings) (Datum, error) {
+	if _, err := DecodeCollection(t, enc); err != nil {
+		return Null, err
+	}
+	return Datum{Type: t, str: s.String(enc)}, nil
+}
+
+// collectionTypeOf is the type of a canonical collection, from the classes
+// of its elements (STRING for an empty one's: the encoding of an empty
+// collection is the same for every element type).
+func collectionTypeOf(v Value) (Type, bool) {
+	class := func(e Value) Type {
+		d, ok := DatumOf(e)
+		if !ok || d.Type.IsCollection() || d.IsNull() {
+			return Invalid
+		}
+		return d.Type
+	}
+	same := func(xs []Value) Type {
+		t := String
+		for i, e := range xs {
+			c := class(e)
+			if i == 0 {
+				t = c
+			} else if c != t {
+				return Invalid
+			}
+		}
+		return t
+	}
+	var t Type
+	switch x := v.(type) {
+	case Set:
+		t = SetOf(same(x))
+	case List:
+		t = ListOf(same(x))
+	case Map:
+		ks, vs := make([]Value, len(x)), make([]Value, len(x))
+		for i, e := range x {
+			ks[i], vs[i] = e.Key, e.Val
+		}
+		t = MapOf(same(ks), same(vs))
+	}
+	return t.Frozen(), t.Valid()
 }
 
 // IsNull reports whether d is NULL.
@@ -128,6 +186,11 @@ func (d Datum) Value() Value {
 		return d.bits != 0
 	case Timestamp:
 		return d.Time()
+	}
+	if d.Type.IsCollection() {
+		// CollectionDatum and DatumOf checked the encoding.
+		v, _ := DecodeCollection(d.Type, []byte(d.str))
+		return v
 	}
 	return nil
 }

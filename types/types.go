@@ -31,8 +31,9 @@ import (
 	"time"
 )
 
-// Type is an attribute type.
-type Type uint8
+// Type is an attribute type: a scalar, or a collection of scalars (see
+// SetOf, ListOf, MapOf).
+type Type uint16
 
 // The attribute types. Invalid is the zero value so a forgotten type is caught.
 const (
@@ -66,7 +67,10 @@ func (t Type) String() string {
 	if int(t) < len(typeNames) {
 		return typeNames[t]
 	}
-	return fmt.Sprintf("Type(%d)", uint8(t))
+	if t.Valid() {
+		return collectionName(t)
+	}
+	return fmt.Sprintf("Type(%d)", uint16(t))
 }
 
 // ParseType maps a type name (case-insensitive) to a Type. Common SQL aliases
@@ -132,6 +136,9 @@ func ExactTimestamp(t time.Time) (time.Time, error) {
 func Coerce(v Value, t Type) (Value, error) {
 	if v == nil {
 		return nil, nil
+	}
+	if t.IsCollection() {
+		return coerceCollection(v, t)
 	}
 	// Already canonical: return v itself (re-boxing would allocate).
 	switch x := v.(type) {
@@ -246,6 +253,12 @@ func KindName(v Value) string {
 		return "boolean"
 	case time.Time:
 		return "timestamp"
+	case Set:
+		return "set"
+	case List:
+		return "list"
+	case Map:
+		return "map"
 	}
 	return fmt.Sprintf("%T", v)
 }
@@ -369,6 +382,10 @@ func Compare(a, b Value) int {
 		if y, ok := b.(time.Time); ok {
 			return x.Compare(y)
 		}
+	default:
+		if c, ok := compareCollections(a, b); ok {
+			return c
+		}
 	}
 	return cmpOrdered(kindRank(a), kindRank(b))
 }
@@ -415,8 +432,14 @@ func kindRank(v Value) int {
 		return 4
 	case []byte:
 		return 5
+	case Set:
+		return 6
+	case List:
+		return 7
+	case Map:
+		return 8
 	}
-	return 6
+	return 9
 }
 
 func cmpOrdered[T int | int64 | float64](a, b T) int {
@@ -458,6 +481,9 @@ func Format(v Value) string {
 		return "FALSE"
 	case time.Time:
 		return "TIMESTAMP " + QuoteString(FormatTimestamp(x))
+	}
+	if s, ok := formatCollection(v); ok {
+		return s
 	}
 	return fmt.Sprintf("%v", v)
 }

@@ -54,8 +54,12 @@ func NewOracle(m *catalog.Model) (*Oracle, error) {
 
 func q(name string) string { return `"` + name + `"` }
 
-// SQLType is the SQLite column type holding values of t.
+// SQLType is the SQLite column type holding values of t. A collection is
+// JSON text (types.JSON), which SQLite's json_each reads for CONTAINS.
 func SQLType(t types.Type) string {
+	if t.IsCollection() {
+		return "TEXT"
+	}
 	switch t {
 	case types.String:
 		return "TEXT"
@@ -77,6 +81,8 @@ func Arg(v types.Value) any {
 		return int64(0)
 	case time.Time:
 		return x.UnixMicro()
+	case types.Set, types.List, types.Map:
+		return types.JSON(x)
 	}
 	return v
 }
@@ -85,6 +91,13 @@ func Arg(v types.Value) any {
 func FromSQL(v any, t types.Type) types.Value {
 	if v == nil {
 		return nil
+	}
+	if t.IsCollection() {
+		c, err := types.Coerce(v, t)
+		if err != nil {
+			panic(fmt.Sprintf("oracle: %s column holds %v: %v", t, v, err))
+		}
+		return c
 	}
 	switch t {
 	case types.Bool:
@@ -136,6 +149,41 @@ func value(x lang.Expr, args []types.Value, t types.Type) (any, error) {
 	return Arg(c), nil
 }
 
+// cond is the SQL condition of predicate p on column col with one
+// parameter, whose value *v (from Arg) it adjusts: CONTAINS looks for the
+// value in the JSON text of the collection, json_extract reading the
+// element's JSON as json_each does.
+func cond(col string, p catalog.Pred, v *any) string {
+	switch p.Op {
+	case catalog.Contains, catalog.ContainsKey:
+		var elem types.Value
+		switch x := (*v).(type) {
+		case nil:
+		case int64:
+			elem = x
+			if p.ValueType() == types.Timestamp {
+				elem = time.UnixMicro(x).UTC()
+			} else if p.ValueType() == types.Bool {
+				elem = x != 0
+			}
+		default:
+			elem = x
+		}
+		side := "value"
+		if p.Op == catalog.ContainsKey {
+			side = "key"
+			if elem != nil {
+				elem = types.JSONKey(elem)
+			}
+		}
+		if elem != nil {
+			*v = types.JSON(elem)
+		}
+		return "EXISTS (SELECT 1 FROM json_each(" + col + ") WHERE " + side + " = json_extract(?, '$'))"
+	}
+	return col + " " + sqlOps[p.Op] + " ?"
+}
+
 var sqlOps = map[catalog.Op]string{catalog.Eq: "=", catalog.Ne: "!=", catalog.Lt: "<", catalog.Le: "<=", catalog.Gt: ">", catalog.Ge: ">="}
 
 // Query answers a resolved query; rows hold the selected fields.
@@ -169,11 +217,11 @@ func (o *Oracle) QueryOr(qr *catalog.Query, argsets [][]types.Value) ([][]types.
 	for _, args := range argsets {
 		var where []string
 		for _, p := range qr.Preds {
-			v, err := value(p.Value, args, p.Ref.Field.Type)
+			v, err := value(p.Value, args, p.ValueType())
 			if err != nil {
 				return nil, err
 			}
-			where = append(where, col(p.Ref)+" "+sqlOps[p.Op]+" ?")
+			where = append(where, cond(col(p.Ref), p, &v))
 			sqlArgs = append(sqlArgs, v)
 		}
 		if len(where) > 0 {
@@ -251,11 +299,11 @@ func (o *Oracle) WriteOr(w *catalog.Write, argsets [][]types.Value) error {
 		for _, args := range argsets {
 			var conds []string
 			for _, p := range w.Preds {
-				v, err := value(p.Value, args, p.Ref.Field.Type)
+				v, err := value(p.Value, args, p.ValueType())
 				if err != nil {
 					return "", nil, err
 				}
-				conds = append(conds, q(p.Ref.Field.Name)+" "+sqlOps[p.Op]+" ?")
+				conds = append(conds, cond(q(p.Ref.Field.Name), p, &v))
 				vals = append(vals, v)
 			}
 			if len(conds) == 0 {

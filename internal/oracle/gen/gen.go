@@ -93,6 +93,33 @@ func KeyValue(t types.Type, i int) types.Value {
 // RandomValue draws a value of type t from a domain of about card values.
 func RandomValue(r *rand.Rand, t types.Type, card int) types.Value {
 	card = max(card, 1)
+	if t.IsCollection() {
+		// 0 to 3 elements, each from the domain.
+		n := r.IntN(4)
+		var raw types.Value
+		switch t.Kind() {
+		case types.MapKind:
+			m := make(types.Map, n)
+			for i := range m {
+				m[i] = types.Entry{Key: RandomValue(r, t.Key(), card), Val: RandomValue(r, t.Elem(), card)}
+			}
+			raw = m
+		default:
+			xs := make(types.List, n)
+			for i := range xs {
+				xs[i] = RandomValue(r, t.Elem(), card)
+			}
+			raw = xs
+		}
+		if t.Kind() == types.SetKind {
+			raw = types.Set(raw.(types.List))
+		}
+		v, err := types.Coerce(raw, t)
+		if err != nil {
+			panic(err)
+		}
+		return v
+	}
 	k := r.IntN(card)
 	switch t {
 	case types.String:
