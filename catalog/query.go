@@ -94,9 +94,14 @@ const (
 	// them: they filter the rows that carry the collection.
 	Contains
 	ContainsKey
+	// NotContains and NotContainsKey are their negations (NOT x CONTAINS
+	// v): false, as theirs, for a NULL collection.
+	NotContains
+	NotContainsKey
 )
 
-var opNames = [...]string{Eq: "=", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">=", Contains: "CONTAINS", ContainsKey: "CONTAINS KEY"}
+var opNames = [...]string{Eq: "=", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">=", Contains: "CONTAINS", ContainsKey: "CONTAINS KEY",
+	NotContains: "NOT CONTAINS", NotContainsKey: "NOT CONTAINS KEY"}
 
 func (o Op) String() string { return opNames[o] }
 
@@ -112,12 +117,21 @@ func (o Op) Test(v, want types.Value) bool {
 	switch o {
 	case Contains, ContainsKey:
 		return types.Contains(v, want, o == ContainsKey)
+	case NotContains, NotContainsKey:
+		return !types.Contains(v, want, o == NotContainsKey)
 	}
 	return o.Holds(types.Compare(v, want))
 }
 
-// IsContains reports whether o is CONTAINS or CONTAINS KEY.
-func (o Op) IsContains() bool { return o == Contains || o == ContainsKey }
+// IsContains reports whether o is CONTAINS or CONTAINS KEY, or a negation
+// of one.
+func (o Op) IsContains() bool { return o >= Contains && o <= NotContainsKey }
+
+// OfKeys reports whether o is about a MAP's keys (CONTAINS KEY).
+func (o Op) OfKeys() bool { return o == ContainsKey || o == NotContainsKey }
+
+// Negated reports whether o is NOT CONTAINS (KEY).
+func (o Op) Negated() bool { return o == NotContains || o == NotContainsKey }
 
 // Lang is o as a lang operator.
 func (o Op) Lang() lang.Op { return langOps[o] }
@@ -137,7 +151,7 @@ type Pred struct {
 // CONTAINS (KEY) its collection's element (key) type.
 func (p Pred) ValueType() types.Type {
 	if p.Op.IsContains() {
-		t, _ := p.Ref.Field.Type.Contained(p.Op == ContainsKey)
+		t, _ := p.Ref.Field.Type.Contained(p.Op.OfKeys())
 		return t
 	}
 	return p.Ref.Field.Type
@@ -422,7 +436,7 @@ func (q *Query) SampleArgs(r *rand.Rand, rows map[*Entity][][]types.Value) []typ
 		args[i] = rs[r.IntN(len(rs))][e.Column(p.Ref.Field)]
 		if p.Op.IsContains() {
 			// One of a stored collection's elements (keys).
-			args[i] = sampleElem(r, args[i], p.Op == ContainsKey)
+			args[i] = sampleElem(r, args[i], p.Op.OfKeys())
 		}
 	}
 	return args
@@ -552,6 +566,20 @@ func (r *resolver) conjuncts(e lang.Expr) ([]Pred, error) {
 			op = ContainsKey
 		}
 		return r.pred(col, op, x.Elem, x.At)
+	case *lang.Not:
+		c, ok := x.X.(*lang.Contains)
+		if !ok {
+			break
+		}
+		col, ok := c.X.(*lang.ColumnRef)
+		if !ok {
+			break
+		}
+		op := NotContains
+		if c.Key {
+			op = NotContainsKey
+		}
+		return r.pred(col, op, c.Elem, x.At)
 	case *lang.Between:
 		col, ok := x.X.(*lang.ColumnRef)
 		if !ok || x.Not {
@@ -581,7 +609,7 @@ func (r *resolver) pred(col *lang.ColumnRef, op Op, val lang.Expr, at lang.Pos) 
 	}
 	pr := Pred{Ref: ref, Op: op, Value: val, At: at}
 	if op.IsContains() {
-		if _, err := ref.Field.Type.Contained(op == ContainsKey); err != nil {
+		if _, err := ref.Field.Type.Contained(op.OfKeys()); err != nil {
 			return nil, errAt(at, "%s: %v", ref.Field, err)
 		}
 	}

@@ -115,6 +115,21 @@ func TestReadErrors(t *testing.T) {
 			`items.jsonl:2: malformed JSON: invalid character '}' looking for beginning of object key string`, 2, ""},
 		{"JSON: truncated", JSONL, "items.jsonl", `{"id":1`, 0, `items.jsonl:1: malformed JSON: unexpected EOF`, 1, ""},
 		{"JSON: two objects", JSONL, "items.jsonl", `{"id":1} {"id":2}`, 0, `items.jsonl:1: malformed JSON: text after the object`, 1, ""},
+
+		{"collection: NULL element", CSV, "posts.csv", "id,tags\n1,\"[\"\"a\"\",null]\"\n", 0,
+			`posts.csv:2: field tags: a FROZEN<SET<STRING>> cannot hold NULL`, 2, "tags"},
+		{"collection: object for a SET", CSV, "posts.csv", "id,tags\n1,{}\n", 0,
+			`posts.csv:2: field tags: cannot read FROZEN<SET<STRING>> from '{}': want an array`, 2, "tags"},
+		{"collection: INT key not a number", CSV, "posts.csv", "id,blobs\n1,\"{\"\"x\"\":\"\"AA==\"\"}\"\n", 0,
+			`posts.csv:2: field blobs: in a FROZEN<MAP<INT, BYTES>>: cannot use 'x' (string) as INT`, 2, "blobs"},
+		{"collection: not UTF-8", CSV, "posts.csv", "id,tags\n1,\"[\"\"\xff\"\"]\"\n", 0,
+			`posts.csv:2: field tags: collection "[\"\xff\"]" is not UTF-8 text (byte 0xff at offset 2); ` + textOnly, 2, "tags"},
+		{"JSON: collection with an unpaired surrogate", JSONL, "posts.jsonl", `{"id":1, "tags":["a","\ud800"]}`, 0,
+			`posts.jsonl:1: field tags: collection is not UTF-8 text (\ud800 at column 23 is an unpaired UTF-16 surrogate); ` + textOnly, 1, "tags"},
+		{"JSON: bad base64 in a MAP", JSONL, "posts.jsonl", `{"id":1,"blobs":{"1":"%%"}}`, 0,
+			`posts.jsonl:1: field blobs: in a FROZEN<MAP<INT, BYTES>>: BYTES are written in standard base64 in JSON, not '%%'`, 1, "blobs"},
+		{"JSON: FLOAT element out of range", JSONL, "posts.jsonl", `{"id":1,"amounts":[1e39]}`, 0,
+			`posts.jsonl:1: field amounts: in a FROZEN<LIST<FLOAT>>: value 1e+39 out of range for FLOAT`, 1, "amounts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkReadError(t, m, tc) })
 	}

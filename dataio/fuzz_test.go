@@ -25,7 +25,7 @@ var fuzzRows = [][]types.Value{
 // Reader refuses what is not text rather than replace it.
 func fuzzRead(t *testing.T, m *catalog.Model, src []byte, f Format) {
 	srcHasFFFD := bytes.Contains(src, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(src), []byte(`\ufffd`))
-	for _, e := range []string{"items", "tags"} {
+	for _, e := range []string{"items", "tags", "posts"} {
 		ent := m.Entity(e)
 		r, err := NewReader(strings.NewReader(string(src)), "fuzz", f, ent)
 		if err != nil {
@@ -74,7 +74,9 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add(writeAll(f, CSV, m.Entity("items"), fuzzRows))
 	f.Add(writeAll(f, CSV, m.Entity("tags"), [][]types.Value{{""}, {`\x`}, {"\r"}}))
 	for _, s := range []string{"", "id\n", "id,name\n1,\\\n", "id,raw\n1,\\x0\n", "id,small\n1,99999999999\n", "\"id\n", "id,id\n", "label\n\\N\n",
-		"label\n\xff\n", "id,name\n1,\\\xed\xa0\x80\n", "label\n\"a\n\xc3\"\n"} {
+		"label\n\xff\n", "id,name\n1,\\\xed\xa0\x80\n", "label\n\"a\n\xc3\"\n",
+		"id,tags,scores,blobs,at\n1,\"[\"\"a\"\",\"\"b\"\"]\",\"{\"\"x\"\":1.5}\",\"{\"\"1\"\":\"\"AAE=\"\"}\",\"{\"\"2024-01-02\"\":3}\"\n",
+		"id,tags\n1,\"[\"\"\xff\"\"]\"\n", "id,flags\n1,[true]\n", "id,amounts\n1,[1e400]\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) { fuzzRead(t, m, src, CSV) })
@@ -85,7 +87,9 @@ func FuzzReadJSONL(f *testing.F) {
 	f.Add(writeAll(f, JSONL, m.Entity("items"), fuzzRows))
 	f.Add(writeAll(f, JSONL, m.Entity("tags"), [][]types.Value{{""}, {"é\n"}}))
 	for _, s := range []string{"", "{}", `{"id":1e400}`, `{"id":1,"weight":"NaN","price":"inf"}`, `{"id":1,"id":1}`, `[{"id":1}]`, "{\"label\":\"\\ud800\"}", `{"id":1,"created":"2024-01-01"}`,
-		"{\"label\":\"\xff\"}", `{"label":"\udc00\ud800"}`, `{"label":"\ud83d\ude00\\ud800"}`, "{\"\xff\":1}", `{"label":"\ufffd"}`} {
+		"{\"label\":\"\xff\"}", `{"label":"\udc00\ud800"}`, `{"label":"\ud83d\ude00\\ud800"}`, "{\"\xff\":1}", `{"label":"\ufffd"}`,
+		`{"id":1,"tags":["a","b","a"],"scores":{"x":0.5},"seen":["2024-01-02"],"blobs":{"7":"AAE="},"flags":[true,false]}`,
+		`{"id":1,"tags":["\ud800"]}`, `{"id":1,"tags":[null]}`, `{"id":1,"scores":[1]}`, `{"id":1,"amounts":[3.4e39]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) { fuzzRead(t, m, src, JSONL) })

@@ -184,7 +184,10 @@ func parseCSV(s string, t types.Type) (types.Value, string) {
 		return nil, ""
 	}
 	if t.IsCollection() {
-		return parseCollection(s, t)
+		if i := notUTF8(s); i >= 0 {
+			return nil, fmt.Sprintf("collection %s is not UTF-8 text (byte 0x%02x at offset %d); %s", describe(s), s[i], i, textOnly)
+		}
+		return parseCollection(s, t, 0)
 	}
 	switch t {
 	case types.String:
@@ -227,8 +230,13 @@ func parseCSV(s string, t types.Type) (types.Value, string) {
 }
 
 // parseCollection reads a collection written as JSON text (a CSV field,
-// or a JSON data file's array or object).
-func parseCollection(s string, t types.Type) (types.Value, string) {
+// or a JSON data file's array or object, which starts after column col of
+// its line). Its strings must be UTF-8 text, as a STRING's: encoding/json
+// alone would read what is not as U+FFFD.
+func parseCollection(s string, t types.Type, col int) (types.Value, string) {
+	if msg := notJSONText([]byte(s), col); msg != "" {
+		return nil, "collection " + msg + "; " + textOnly
+	}
 	v, err := types.Coerce(s, t)
 	if err != nil {
 		return nil, err.Error()
@@ -386,12 +394,15 @@ func (r *Reader) nextJSON() ([]types.Value, error) {
 		r.seen[c] = true
 		if col.Type.IsCollection() {
 			// The whole array or object, as JSON text.
+			start := dec.InputOffset()
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return nil, malformed(err)
 			}
 			if string(raw) != "null" {
-				v, msg := parseCollection(string(raw), col.Type)
+				// (raw starts after the separators before it.)
+				at := lead + int(start) + bytes.Index(line[start:], raw[:1])
+				v, msg := parseCollection(string(raw), col.Type, at)
 				if msg != "" {
 					return nil, &Error{File: r.file, Line: r.line, Field: col.Name, Msg: msg}
 				}

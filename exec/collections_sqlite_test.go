@@ -42,6 +42,8 @@ const collectionsWorkload = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1)
     SELECT rooms.messages.id FROM rooms.messages WHERE rooms.id = ? AND rooms.messages.tags CONTAINS ?; -- tagged
     SELECT rooms.messages.id, rooms.messages.body FROM rooms.messages WHERE rooms.id = ? AND rooms.messages.reactions CONTAINS KEY ? ORDER BY rooms.messages.at DESC LIMIT 3; -- reacted
     SELECT rooms.messages.id FROM rooms.messages WHERE rooms.id = ? AND rooms.messages.reactions CONTAINS ?; -- count
+    SELECT rooms.messages.id, rooms.messages.tags FROM rooms.messages WHERE rooms.id = ? AND rooms.messages.tags NOT CONTAINS ?; -- untagged
+    SELECT rooms.messages.id FROM rooms.messages WHERE rooms.id = ? AND NOT rooms.messages.reactions CONTAINS KEY ?; -- unreacted
     SELECT messages.tags, messages.edits, messages.room.name, messages.room.mods FROM messages.room WHERE messages.id = ?; -- one
     SELECT messages.id, messages.room.name FROM messages.room WHERE messages.id = ? AND messages.edits CONTAINS ?; -- edited
     SELECT rooms.messages.id FROM rooms.messages WHERE rooms.id = ? AND rooms.messages.tags = ?; -- same tags
@@ -93,7 +95,8 @@ func collectionsAgainstSQLite(t *testing.T, st store.Store) {
 		t.Fatal(err)
 	}
 	// The filters run at the client, after the read of the room's rows.
-	for tag, want := range map[string]string{"tagged": "tags CONTAINS", "reacted": "reactions CONTAINS KEY", "edited": "edits CONTAINS"} {
+	for tag, want := range map[string]string{"tagged": "tags CONTAINS", "reacted": "reactions CONTAINS KEY", "edited": "edits CONTAINS",
+		"untagged": "tags NOT CONTAINS", "unreacted": "reactions NOT CONTAINS KEY"} {
 		p, err := en.PrepareAST(statement(t, w, tag).AST)
 		if err != nil {
 			t.Fatal(err)

@@ -2118,8 +2118,17 @@ func (p *parser) predicate() (Expr, error) {
 			return p.in(x, true)
 		case p.isKeyword("BETWEEN"):
 			return p.between(x, true)
+		case p.acceptWord("CONTAINS"):
+			// x NOT CONTAINS v is NOT (x CONTAINS v), as x NOT IN (…)
+			// is NOT (x IN (…)).
+			key := p.acceptWord("KEY") || p.acceptKeyword("KEY")
+			y, err := p.operand()
+			if err != nil {
+				return nil, err
+			}
+			return &Not{At: x.Pos(), X: &Contains{At: x.Pos(), X: x, Elem: y, Key: key}}, nil
 		}
-		return nil, p.unexpected("IN or BETWEEN after NOT")
+		return nil, p.unexpected("IN, BETWEEN or CONTAINS after NOT")
 	case p.isKeyword("IN"):
 		return p.in(x, false)
 	case p.isKeyword("BETWEEN"):

@@ -501,7 +501,7 @@ var errorTests = []struct {
 	{"float limit", "SELECT * FROM r LIMIT 1.5", "1:23", "expected non-negative integer or '?' after LIMIT"},
 	{"unclosed paren", "SELECT * FROM r WHERE (a = 1", "1:29", "expected ')' to match '(' at 1:23, found end of input"},
 	{"chained comparison", "SELECT * FROM r WHERE a = b = c", "1:29", "found '='"},
-	{"NOT without IN", "SELECT * FROM r WHERE a NOT LIKE 'x'", "1:29", "expected IN or BETWEEN after NOT, found 'LIKE'"},
+	{"NOT without IN", "SELECT * FROM r WHERE a NOT LIKE 'x'", "1:29", "expected IN, BETWEEN or CONTAINS after NOT, found 'LIKE'"},
 	{"IS without NULL", "SELECT * FROM r WHERE a IS 1", "1:28", "expected NULL after IS, found number 1"},
 	{"BETWEEN without AND", "SELECT * FROM r WHERE a BETWEEN 1 OR 2", "1:35", "expected AND in BETWEEN, found 'OR'"},
 	{"empty IN list", "SELECT * FROM r WHERE a IN ()", "1:29", "expected expression, found ')'"},

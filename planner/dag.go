@@ -26,7 +26,10 @@ func selectivity(p catalog.Pred) float64 {
 		return 1 / c
 	case p.Op == catalog.Ne:
 		return 1 - 1/c
+	case p.Op.Negated():
+		return 1 - rangeSelectivity
 	}
+	// A range, or CONTAINS (the model counts no elements).
 	return rangeSelectivity
 }
 

@@ -155,7 +155,7 @@ func value(x lang.Expr, args []types.Value, t types.Type) (any, error) {
 // element's JSON as json_each does.
 func cond(col string, p catalog.Pred, v *any) string {
 	switch p.Op {
-	case catalog.Contains, catalog.ContainsKey:
+	case catalog.Contains, catalog.ContainsKey, catalog.NotContains, catalog.NotContainsKey:
 		var elem types.Value
 		switch x := (*v).(type) {
 		case nil:
@@ -170,7 +170,7 @@ func cond(col string, p catalog.Pred, v *any) string {
 			elem = x
 		}
 		side := "value"
-		if p.Op == catalog.ContainsKey {
+		if p.Op.OfKeys() {
 			side = "key"
 			if elem != nil {
 				elem = types.JSONKey(elem)
@@ -179,7 +179,16 @@ func cond(col string, p catalog.Pred, v *any) string {
 		if elem != nil {
 			*v = types.JSON(elem)
 		}
-		return "EXISTS (SELECT 1 FROM json_each(" + col + ") WHERE " + side + " = json_extract(?, '$'))"
+		if elem == nil {
+			// CONTAINS NULL is unknown, and so is its NOT: no row.
+			return "(? IS NOT NULL AND 0)"
+		}
+		exists := "EXISTS (SELECT 1 FROM json_each(" + col + ") WHERE " + side + " = json_extract(?, '$'))"
+		if p.Op.Negated() {
+			// NULL (unknown) for a NULL collection, as CONTAINS.
+			return "(" + col + " IS NOT NULL AND NOT " + exists + ")"
+		}
+		return exists
 	}
 	return col + " " + sqlOps[p.Op] + " ?"
 }
