@@ -187,7 +187,7 @@ var sqlTypes = map[string]types.Type{
 }
 
 // sqlTypeHelp lists the SQL types CREATE TABLE takes, for errors.
-const sqlTypeHelp = "smallint, integer, int, bigint, serial, … → BIGINT; char(n), varchar(n), character varying(n), text, enum(…) → STRING; real, double precision, float, numeric, decimal → DOUBLE; boolean → BOOL; date, timestamp, datetime → TIMESTAMP; bytea, blob, binary, varbinary → BYTES"
+const sqlTypeHelp = "smallint, integer, int, bigint, serial, … → BIGINT; char(n), varchar(n), character varying(n), text, enum(…) → STRING; real, double precision, float, numeric, decimal → DOUBLE; boolean → BOOL; date, timestamp, datetime → TIMESTAMP; bytea, blob, binary, varbinary → BYTES; any of them[] → FROZEN<LIST<…>>"
 
 // sqlType parses an SQL column type: its name (character varying and double
 // precision are two words), its length or precision and scale, PostgreSQL's
@@ -241,11 +241,32 @@ func (p *parser) sqlType(column string, cast bool) (types.Type, error) {
 			break
 		}
 	}
-	if p.isPunct("[") {
-		return types.Invalid, errorAt(p.peek().pos, fmt.Sprintf("column %s: array types are not supported", snippet(quoteIdent(column))))
-	}
 	if !known && !cast {
 		return types.Invalid, errorAt(t.pos, fmt.Sprintf("column %s: type '%s' is not supported (supported: %s)", snippet(quoteIdent(column)), snippet(t.raw), sqlTypeHelp))
+	}
+	// PostgreSQL's one-dimensional arrays, T[] or T ARRAY (a size, [n],
+	// is noted and not enforced, as PostgreSQL does): a value replaced
+	// whole, ordered, duplicates kept — a frozen LIST.
+	array := false
+	for p.isPunct("[") || p.isWord("ARRAY") {
+		at := p.peek().pos
+		if array {
+			return types.Invalid, errorAt(at, fmt.Sprintf("column %s: multidimensional arrays are not supported (a collection's elements are scalars)", snippet(quoteIdent(column))))
+		}
+		array = true
+		if p.acceptWord("ARRAY") && !p.isPunct("[") {
+			continue
+		}
+		p.next() // '['
+		if p.peek().kind == tokInt {
+			p.next()
+		}
+		if err := p.expectPunct("]", "to close the array type"); err != nil {
+			return types.Invalid, err
+		}
+	}
+	if array && typ != types.Invalid {
+		return types.ListOf(typ).Frozen(), nil
 	}
 	return typ, nil
 }

@@ -41,6 +41,13 @@ func TestCreateTable(t *testing.T) {
 			want: &DefineRelation{Name: "user", Attrs: []AttrDef{key(attr("id", types.BigInt)), attr("firstname", types.String), attr("password", types.String)}},
 		},
 		{
+			name: "PostgreSQL arrays: frozen lists",
+			src:  "CREATE TABLE t (id int PRIMARY KEY, tags text[], scores integer ARRAY[3], names varchar(20)[4], at timestamp with time zone ARRAY)",
+			want: &DefineRelation{Name: "t", Attrs: []AttrDef{key(attr("id", types.BigInt)), attr("tags", types.ListOf(types.String).Frozen()),
+				attr("scores", types.ListOf(types.BigInt).Frozen()), attr("names", types.ListOf(types.String).Frozen()),
+				attr("at", types.ListOf(types.Timestamp).Frozen())}},
+		},
+		{
 			name: "every type mapping",
 			src: `CREATE TABLE t (a smallint, b integer, c int, d bigint, e int2, f int4, g int8, h tinyint(1), i mediumint,
 				j serial, k bigserial, l smallserial, m varchar(20), n character varying(20), o char(3), p character(3),
@@ -195,7 +202,9 @@ func TestCreateTablePositions(t *testing.T) {
 // with the position and message of their errors.
 var ddlErrorTests = []struct{ name, src, pos, msg string }{
 	{"unsupported type", "CREATE TABLE t (id uuid)", "1:20", "column id: type 'uuid' is not supported (supported: smallint, integer"},
-	{"array type", "CREATE TABLE t (id integer[])", "1:27", "column id: array types are not supported"},
+	{"two-dimensional array", "CREATE TABLE t (id int PRIMARY KEY, m integer[][])", "1:48", "column m: multidimensional arrays are not supported"},
+	{"two-dimensional ARRAY", "CREATE TABLE t (id int PRIMARY KEY, m integer ARRAY[2] ARRAY)", "1:56", "column m: multidimensional arrays are not supported"},
+	{"unclosed array", "CREATE TABLE t (id int PRIMARY KEY, m text[3)", "1:45", "expected ']' to close the array type"},
 	{"no type", "CREATE TABLE t (a)", "1:18", "expected type of column a, found ')'"},
 	{"bad length", "CREATE TABLE t (a varchar(x))", "1:27", "expected length or precision of varchar, found 'x'"},
 	{"bad enum", "CREATE TABLE t (a enum(1))", "1:24", "expected string value of enum, found number 1"},
