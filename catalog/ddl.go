@@ -194,8 +194,8 @@ func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 		if !base.Has(a) || base.Hash[0] == a {
 			return nil, errAt(d.Column.At, "secondary index %s: %s is not a clustering or value attribute of %s", d.Name, lang.PrintExpr(&d.Column), d.Family)
 		}
-		if t := a.Field.Type; t.IsCollection() {
-			return nil, errAt(d.Column.At, "secondary index %s: %s is a %s, and an index's key is a scalar", d.Name, lang.PrintExpr(&d.Column), t)
+		if t := a.Field.Type; t.IsCollection() && !t.IsFrozen() {
+			return nil, errAt(d.Column.At, "secondary index %s: %s is a %s, and an index's key is a scalar or a frozen collection", d.Name, lang.PrintExpr(&d.Column), t)
 		}
 		x := &Index{Kind: SI, Graph: base.Graph, Hash: []Attr{a}, Extra: []Attr{base.Hash[0]}, Name: d.Name}
 		x.SetBaseOrder(base)
@@ -253,9 +253,9 @@ func columnFamily(m *Model, d *lang.DefineColumnFamily) (*Index, error) {
 		return nil, err
 	}
 	for i, r := range append(slices.Clip(hash), order...) {
-		if t := r.Field.Type; t.IsCollection() {
+		if t := r.Field.Type; t.IsCollection() && !t.IsFrozen() {
 			c := append(slices.Clip(d.Partition), d.Clustering...)[i]
-			return nil, errAt(c.At, "column family %s: %s is a %s, which cannot be in a key (keys are scalars): put it among the VALUES", d.Name, lang.PrintExpr(&c), t)
+			return nil, errAt(c.At, "column family %s: %s is a %s, which cannot be in a key (a key holds a frozen collection, one value): put it among the VALUES", d.Name, lang.PrintExpr(&c), t)
 		}
 	}
 	extra, err := resolve(d.Values)

@@ -383,7 +383,7 @@ func readRelation(d *lang.DefineRelation, links bool) (*Entity, []fkDef, error) 
 			return nil, nil, errAt(a.At, "relation %s: attribute %s has no type", d.Name, a.Name)
 		}
 		if a.Type.IsCollection() && (a.Key || a.References != "") {
-			return nil, nil, errAt(a.At, "relation %s: attribute %s is a %s, which cannot be a key or reference one (keys are scalars)", d.Name, a.Name, a.Type)
+			return nil, nil, errAt(a.At, "relation %s: attribute %s is a %s, which cannot be a key or reference one (a relation's key attributes are scalars)", d.Name, a.Name, a.Type)
 		}
 		if a.References != "" && links {
 			if a.Key {
