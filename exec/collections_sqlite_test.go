@@ -37,7 +37,8 @@ DEFINE COLUMN FAMILY room_messages FOR rooms {
 DEFINE COLUMN FAMILY messages_by_id FOR messages { PARTITION KEY (messages.id), CLUSTERING KEY (messages.room.id),
   VALUES (messages.at, messages.body, messages.tags, messages.reactions, messages.edits) };
 DEFINE COLUMN FAMILY messages_by_tags FOR messages { PARTITION KEY (messages.tags), CLUSTERING KEY (messages.reactions, messages.id) };
-DEFINE COLUMN FAMILY rooms_by_mods FOR rooms { PARTITION KEY (rooms.mods), CLUSTERING KEY (rooms.id), VALUES (rooms.name) };`
+DEFINE COLUMN FAMILY rooms_by_mods FOR rooms { PARTITION KEY (rooms.mods), CLUSTERING KEY (rooms.id), VALUES (rooms.name) };
+DEFINE SECONDARY INDEX room_messages_by_reactions ON room_messages (rooms.messages.reactions);`
 
 const collectionsWorkload = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1) {
     SELECT rooms.messages.id, rooms.messages.tags, rooms.messages.reactions FROM rooms.messages WHERE rooms.id = ?; -- room
@@ -52,6 +53,7 @@ const collectionsWorkload = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1)
     SELECT messages.id, messages.reactions FROM messages WHERE messages.tags = ?; -- by tags
     SELECT messages.id FROM messages WHERE messages.tags = ? AND messages.reactions = ?; -- by tags and reactions
     SELECT rooms.id, rooms.name FROM rooms WHERE rooms.mods = ?; -- by mods
+    SELECT rooms.id, rooms.messages.id, rooms.messages.body FROM rooms.messages WHERE rooms.messages.reactions = ?; -- by reactions
     INSERT INTO rooms SET id = ?, name = ?, mods = ?;
     INSERT INTO messages SET id = ?, at = ?, body = ?, tags = ?, reactions = ?, edits = ? AND CONNECT TO room(?);
     UPDATE messages SET tags = ?, reactions = ? WHERE messages.id = ?;
@@ -105,7 +107,8 @@ func collectionsAgainstSQLite(t *testing.T, st store.Store) {
 		// Frozen collections in keys, looked up by value. (SQLite holds
 		// them as JSON text, whose order is not theirs: ranges and ORDER
 		// BY of collections are checked by keyenc's property tests.)
-		"by tags": "OVER messages_by_tags [messages.tags = ?]", "by tags and reactions": "[messages.tags = ?, messages.reactions = ?]", "by mods": "OVER rooms_by_mods"} {
+		"by tags": "OVER messages_by_tags [messages.tags = ?]", "by tags and reactions": "[messages.tags = ?, messages.reactions = ?]", "by mods": "OVER rooms_by_mods",
+		"by reactions": "room_messages_by_reactions"} {
 		p, err := en.PrepareAST(statement(t, w, tag).AST)
 		if err != nil {
 			t.Fatal(err)
