@@ -801,7 +801,7 @@ func (p *program) keep(t tuple, filters []int, preds []types.Datum) bool {
 			return false
 		}
 		if pr.Op.IsContains() {
-			if !pr.Op.Test(v.Value(), preds[k].Value()) {
+			if types.ContainsDatum(v, preds[k], pr.Op.OfKeys()) == pr.Op.Negated() {
 				return false
 			}
 			continue

@@ -366,7 +366,7 @@ func eval(e lang.Expr, rel *catalog.Relation, tuple []types.Datum) tri {
 		if c.IsNull() || v.IsNull() {
 			return triUnknown
 		}
-		if types.Contains(c.Value(), v.Value(), x.Key) {
+		if types.ContainsDatum(c, v, x.Key) {
 			return triTrue
 		}
 		return triFalse

@@ -495,6 +495,88 @@ func Contains(c, v Value, key bool) bool {
 	return false
 }
 
+// ContainsDatum is Contains for Datums: whether the collection c holds v
+// (a MAP's value; with key, a MAP's key). It reads c's encoding in place,
+// without decoding the collection or allocating, where equal elements have
+// equal bytes: every element type but FLOAT and DOUBLE (0 and -0 are
+// equal), which are decoded.
+func ContainsDatum(c, v Datum, key bool) bool {
+	t := c.Type
+	if c.IsNull() || v.IsNull() || !t.IsCollection() {
+		return false
+	}
+	et := t.Elem()
+	if key {
+		et = t.Key()
+	}
+	var buf [8]byte
+	var want []byte
+	switch {
+	case et == Float || et == Double || v.class() != (Datum{Type: et}).class():
+		return Contains(c.Value(), v.Value(), key)
+	case et == String || et == Bytes:
+		// Compared below without the length prefix.
+	case et == Bool:
+		want = append(buf[:0], byte(v.bits))
+	default: // INT, BIGINT, TIMESTAMP: 8 bytes big endian
+		want = binary.BigEndian.AppendUint64(buf[:0], v.bits)
+	}
+	same := func(e string) bool {
+		if want == nil {
+			return e == v.str
+		}
+		return e == string(want)
+	}
+	b := c.str
+	n, k := uvarintString(b)
+	b = b[k:]
+	for i := uint64(0); i < n && len(b) > 0; i++ {
+		var e string
+		if t.Kind() == MapKind {
+			var kb string
+			kb, b = elemString(b, t.Key())
+			e, b = elemString(b, t.Elem())
+			if key {
+				e = kb
+			}
+		} else {
+			e, b = elemString(b, et)
+		}
+		if same(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// elemString splits one element of type et off the encoding b (which
+// CollectionDatum or DatumOf checked): a STRING's or BYTES's bytes without
+// their length, another type's fixed bytes.
+func elemString(b string, et Type) (elem, rest string) {
+	switch et {
+	case String, Bytes:
+		n, k := uvarintString(b)
+		end := min(k+int(n), len(b))
+		return b[k:end], b[end:]
+	case Bool:
+		return b[:min(1, len(b))], b[min(1, len(b)):]
+	}
+	return b[:min(8, len(b))], b[min(8, len(b)):]
+}
+
+// uvarintString is uvarint on a string.
+func uvarintString(s string) (uint64, int) {
+	var x uint64
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			return x | uint64(c)<<(7*i), i + 1
+		}
+		x |= uint64(c&0x7f) << (7 * i)
+	}
+	return 0, 0
+}
+
 // formatCollection writes a collection as the literal the parser reads:
 // {1, 2}, ['a', 'b'], {'k': 1}.
 func formatCollection(v Value) (string, bool) {

@@ -162,13 +162,23 @@ func TestCollectionProperties(t *testing.T) {
 		has := func(xs []Value, p Value) bool {
 			return slices.ContainsFunc(xs, func(e Value) bool { return Compare(e, p) == 0 })
 		}
-		if p, _ := Coerce(probe, typ.Elem()); Contains(v, p, false) != has(elems, p) {
-			t.Fatalf("%s CONTAINS %s = %t", Format(v), Format(p), Contains(v, p, false))
+		// ContainsDatum reads the encoding in place, and agrees.
+		inPlace := func(p Value, key bool) bool {
+			dp, _ := DatumOf(p)
+			return ContainsDatum(d, dp, key)
+		}
+		if p, _ := Coerce(probe, typ.Elem()); Contains(v, p, false) != has(elems, p) || inPlace(p, false) != has(elems, p) {
+			t.Fatalf("%s CONTAINS %s = %t, in place %t", Format(v), Format(p), Contains(v, p, false), inPlace(p, false))
+		}
+		for _, e := range elems {
+			if !inPlace(e, false) {
+				t.Fatalf("%s CONTAINS its element %s: false in place", Format(v), Format(e))
+			}
 		}
 		if typ.Kind() == MapKind {
 			k, _ := Coerce(genScalar(t, typ.Key(), "probe key"), typ.Key())
-			if Contains(v, k, true) != has(keys, k) {
-				t.Fatalf("%s CONTAINS KEY %s = %t", Format(v), Format(k), Contains(v, k, true))
+			if Contains(v, k, true) != has(keys, k) || inPlace(k, true) != has(keys, k) {
+				t.Fatalf("%s CONTAINS KEY %s = %t, in place %t", Format(v), Format(k), Contains(v, k, true), inPlace(k, true))
 			}
 		}
 	})
@@ -249,6 +259,33 @@ func FuzzDecodeCollection(f *testing.F) {
 		}
 		if string(enc) != string(b) {
 			t.Fatalf("% X decodes to %s, which encodes as % X", b, Format(v), enc)
+		}
+	})
+}
+
+// BenchmarkContains: CONTAINS on a stored SET of 6 strings, decoding the
+// collection (Contains of Datum.Value) and reading its encoding in place
+// (ContainsDatum), as a filter does per row.
+func BenchmarkContains(b *testing.B) {
+	typ := SetOf(String).Frozen()
+	v, _ := Coerce([]string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}, typ)
+	enc, _ := AppendCollection(nil, typ, v)
+	d, _ := CollectionDatum(typ, enc, nil)
+	probe := StringDatum("echo")
+	b.Run("decoded", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if !Contains(d.Value(), probe.Value(), false) {
+				b.Fatal("not found")
+			}
+		}
+	})
+	b.Run("in place", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if !ContainsDatum(d, probe, false) {
+				b.Fatal("not found")
+			}
 		}
 	})
 }
