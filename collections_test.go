@@ -372,3 +372,48 @@ func TestCollectionsBadInput(t *testing.T) {
 		t.Fatalf("store changed: %q, want %q", all, want)
 	}
 }
+
+// TestSeed002Collections is seed 002's test_table (a list of tags and a map
+// of keywords per post), frozen: its INSERT, verbatim but for the
+// relation's definition, and its SELECT by key, whose cells read as cqlsh
+// prints them.
+func TestSeed002Collections(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const script = `
+DEFINE RELATION test_table { id STRING KEY, body STRING, tag FROZEN<LIST<STRING>>, keyword FROZEN<MAP<STRING, STRING>> };
+DEFINE SCHEMA test_table_by_id FOR test_table { ROW id, QUALIFIER attr_name['id'], VALUE attr_value['id'] };
+INSERT INTO test_table (
+   id
+ , body
+ , tag
+ , keyword
+) VALUES (
+   '01'
+ , 'Cassandraデータモデリングの紹介'
+ , ['Future','Tech Blog']
+ , {'author': 'Iwasaki', 'nosql':'cassandra'}
+);`
+	if err := db.Script(ctx, "seed002.kvs", []byte(script), nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(ctx, "select id, body, keyword, tag from test_table where id = '01'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rows.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	// The seed's output: ` 01 | Cassandraデータモデリングの紹介 | {'author':
+	// 'Iwasaki', 'nosql': 'cassandra'} | ['Future', 'Tech Blog']`.
+	for _, want := range []string{"01", "Cassandraデータモデリングの紹介", "{'author': 'Iwasaki', 'nosql': 'cassandra'}", "['Future', 'Tech Blog']"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
