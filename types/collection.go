@@ -666,102 +666,143 @@ func appendElem(dst []byte, v Value, et Type) []byte {
 }
 
 // DecodeCollection decodes the whole encoding b of a collection of type t
-// into its canonical value, checking that it is one (sorted, unique).
+// into its canonical value, checking that it is one (CheckCollection).
 func DecodeCollection(t Type, b []byte) (Value, error) {
+	if err := CheckCollection(t, b); err != nil {
+		return nil, err
+	}
 	n, k := uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
-		return nil, malformedCollection(t, "bad element count")
-	}
 	b = b[k:]
-	var err error
 	elem := func(et Type) Value {
-		var v Value
-		if err == nil {
-			v, b, err = decodeElem(b, et, t)
-		}
-		return v
+		var e []byte
+		e, b, _ = splitElem(b, et, t)
+		return elemValue(e, et)
 	}
-	var out Value
 	switch t.Kind() {
-	case SetKind, ListKind:
-		xs := make([]Value, n)
-		for i := range xs {
-			xs[i] = elem(t.Elem())
-		}
-		if t.Kind() == ListKind {
-			out = List(xs)
-		} else {
-			for i := 1; err == nil && i < len(xs); i++ {
-				if Compare(xs[i-1], xs[i]) >= 0 {
-					err = malformedCollection(t, "elements out of order")
-				}
-			}
-			out = Set(xs)
-		}
 	case MapKind:
 		m := make(Map, n)
 		for i := range m {
 			m[i] = Entry{elem(t.Key()), elem(t.Elem())}
-			if err == nil && i > 0 && Compare(m[i-1].Key, m[i].Key) >= 0 {
-				err = malformedCollection(t, "keys out of order")
-			}
 		}
-		out = m
-	default:
-		return nil, malformedCollection(t, "not a collection type")
+		return m, nil
+	case ListKind:
+		xs := make(List, n)
+		for i := range xs {
+			xs[i] = elem(t.Elem())
+		}
+		return xs, nil
 	}
-	if err != nil {
-		return nil, err
+	xs := make(Set, n)
+	for i := range xs {
+		xs[i] = elem(t.Elem())
 	}
-	if len(b) != 0 {
-		return nil, malformedCollection(t, "%d bytes after the last element", len(b))
-	}
-	return out, nil
+	return xs, nil
 }
 
-func decodeElem(b []byte, et, t Type) (Value, []byte, error) {
+// CheckCollection checks, without allocating, that b is the encoding of a
+// canonical value of the collection type t: a SET's elements and a MAP's
+// keys in strictly increasing order, the shortest varints, FLOAT elements
+// that are float32s, NaN in one form and nothing after the last element.
+// So a value has one encoding, and equal encodings are equal values.
+func CheckCollection(t Type, b []byte) error {
+	if !t.IsCollection() || !t.Valid() {
+		return malformedCollection(t, "not a collection type")
+	}
+	n, k := uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return malformedCollection(t, "bad element count")
+	}
+	b = b[k:]
+	var prev []byte
+	for i := uint64(0); i < n; i++ {
+		ordered := t.Elem() // a SET's elements, a MAP's keys
+		if t.Kind() == MapKind {
+			ordered = t.Key()
+		}
+		e, rest, err := splitElem(b, ordered, t)
+		if err != nil {
+			return err
+		}
+		if t.Kind() != ListKind && i > 0 && compareElems(prev, e, ordered) >= 0 {
+			return malformedCollection(t, "elements out of order or repeated")
+		}
+		prev, b = e, rest
+		if t.Kind() == MapKind {
+			if _, b, err = splitElem(b, t.Elem(), t); err != nil {
+				return err
+			}
+		}
+	}
+	if len(b) != 0 {
+		return malformedCollection(t, "%d bytes after the last element", len(b))
+	}
+	return nil
+}
+
+// splitElem splits one element of type et off b, checking it: a STRING's
+// or BYTES's bytes without their length, another type's fixed bytes.
+func splitElem(b []byte, et, t Type) (elem, rest []byte, err error) {
 	switch et {
 	case String, Bytes:
 		n, k := uvarint(b)
 		if k <= 0 || n > uint64(len(b)-k) {
 			return nil, nil, malformedCollection(t, "bad element length")
 		}
-		s := b[k : k+int(n)]
-		if et == String {
-			return string(s), b[k+int(n):], nil
-		}
-		return bytes.Clone(s), b[k+int(n):], nil
+		return b[k : k+int(n)], b[k+int(n):], nil
 	case Bool:
 		if len(b) < 1 || b[0] > 1 {
 			return nil, nil, malformedCollection(t, "bad BOOL element")
 		}
-		return b[0] == 1, b[1:], nil
+		return b[:1], b[1:], nil
 	case Int, BigInt, Float, Double, Timestamp:
 		if len(b) < 8 {
 			return nil, nil, malformedCollection(t, "truncated element")
 		}
 		u := binary.BigEndian.Uint64(b)
-		switch et {
-		case Int:
-			if int64(u) < math.MinInt32 || int64(u) > math.MaxInt32 {
-				return nil, nil, malformedCollection(t, "INT element out of range")
-			}
-			return int64(u), b[8:], nil
-		case BigInt:
-			return int64(u), b[8:], nil
-		case Timestamp:
-			return time.UnixMicro(int64(u)).UTC(), b[8:], nil
-		}
-		f := math.Float64frombits(u)
-		switch {
+		switch f := math.Float64frombits(u); {
+		case et == Int && (int64(u) < math.MinInt32 || int64(u) > math.MaxInt32):
+			return nil, nil, malformedCollection(t, "INT element out of range")
+		case et != Float && et != Double:
 		case math.IsNaN(f) && u != math.Float64bits(math.NaN()):
 			return nil, nil, malformedCollection(t, "non-canonical NaN")
 		case et == Float && !math.IsNaN(f) && float64(float32(f)) != f:
 			return nil, nil, malformedCollection(t, "FLOAT element %g is not a float32", f)
 		}
-		return f, b[8:], nil
+		return b[:8], b[8:], nil
 	}
 	return nil, nil, malformedCollection(t, "bad element type")
+}
+
+// compareElems orders two checked elements of type et as Compare orders
+// their values.
+func compareElems(a, b []byte, et Type) int {
+	switch et {
+	case String, Bytes, Bool:
+		return bytes.Compare(a, b)
+	case Float, Double:
+		return compareFloat(math.Float64frombits(binary.BigEndian.Uint64(a)), math.Float64frombits(binary.BigEndian.Uint64(b)))
+	}
+	return cmpOrdered(int64(binary.BigEndian.Uint64(a)), int64(binary.BigEndian.Uint64(b)))
+}
+
+// elemValue is the value of a checked element of type et.
+func elemValue(e []byte, et Type) Value {
+	switch et {
+	case String:
+		return string(e)
+	case Bytes:
+		return bytes.Clone(e)
+	case Bool:
+		return e[0] == 1
+	}
+	u := binary.BigEndian.Uint64(e)
+	switch et {
+	case Float, Double:
+		return math.Float64frombits(u)
+	case Timestamp:
+		return time.UnixMicro(int64(u)).UTC()
+	}
+	return int64(u)
 }
 
 // uvarint is binary.Uvarint accepting the shortest form only (k <= 0

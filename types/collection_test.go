@@ -289,3 +289,28 @@ func BenchmarkContains(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCheckCollection: what reading a stored collection costs before
+// its value is asked for: CollectionDatum checks the encoding in place
+// (CheckCollection) where it used to decode it (DecodeCollection).
+func BenchmarkCheckCollection(b *testing.B) {
+	typ := SetOf(String).Frozen()
+	v, _ := Coerce([]string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}, typ)
+	enc, _ := AppendCollection(nil, typ, v)
+	b.Run("check", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if err := CheckCollection(typ, enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := DecodeCollection(typ, enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -100,7 +100,7 @@ func DatumOf(v Value) (d Datum, ok bool) {
 // CollectionDatum is a Datum of the collection type t holding enc, the
 // encoding of a value of t (AppendCollection), which it checks.
 func CollectionDatum(t Type, enc []byte, s *Strings) (Datum, error) {
-	if _, err := DecodeCollection(t, enc); err != nil {
+	if err := CheckCollection(t, enc); err != nil {
 		return Null, err
 	}
 	return Datum{Type: t, str: s.String(enc)}, nil
