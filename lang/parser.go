@@ -1814,8 +1814,14 @@ func (p *parser) update() (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.isPunct("[") {
+			return nil, errorAt(p.peek().pos, fmt.Sprintf("%s[…] = … sets one element of a collection stored one cell per element, which kvschema does not store yet: a frozen collection is replaced whole (SET %s = {…})", snippet(quoteIdent(c)), snippet(quoteIdent(c))))
+		}
 		if err := p.expectPunct("=", "after column name"); err != nil {
 			return nil, err
+		}
+		if t := p.peekN(1); p.isWord(c) && t.kind == tokPunct && (t.str == "+" || t.str == "-") || p.isPunct("[") && p.elementPrepend() {
+			return nil, errorAt(p.peek().pos, fmt.Sprintf("adding or removing elements of %s is an operation on a collection stored one cell per element, which kvschema does not store yet: a frozen collection is replaced whole (SET %s = {…})", snippet(quoteIdent(c)), snippet(quoteIdent(c))))
 		}
 		v, err := p.value()
 		if err != nil {
@@ -1849,6 +1855,27 @@ func (p *parser) delete() (Statement, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// elementPrepend reports whether a list literal followed by '+' starts
+// here (CQL's `l = [x] + l`), without consuming anything or looking past
+// the statement's end.
+func (p *parser) elementPrepend() bool {
+	depth := 0
+	for i := 0; ; i++ {
+		t := p.peekN(i)
+		switch {
+		case t.kind == tokEOF || t.kind == tokError || t.kind == tokPunct && t.str == ";":
+			return false // (never past the statement: a Reader waits for no more)
+		case t.kind == tokPunct && t.str == "[":
+			depth++
+		case t.kind == tokPunct && t.str == "]":
+			if depth--; depth == 0 {
+				n := p.peekN(i + 1)
+				return n.kind == tokPunct && n.str == "+"
+			}
+		}
+	}
 }
 
 // value parses a literal or '?' (INSERT rows, UPDATE assignments).
