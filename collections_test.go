@@ -5,6 +5,7 @@ package kvschema_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -286,6 +287,15 @@ func TestCollectionsDatabaseSQL(t *testing.T) {
 	}
 	if _, err := db.Exec("INSERT INTO posts VALUES (2, 'yo', {'c'}, {}, [])"); err != nil {
 		t.Fatal(err)
+	}
+	// A named []byte (json.RawMessage) is JSON text, not a slice of
+	// elements.
+	if _, err := db.Exec("INSERT INTO posts VALUES (3, 'raw', ?, NULL, NULL)", json.RawMessage(`["z"]`)); err != nil {
+		t.Fatal(err)
+	}
+	var raw string
+	if err := db.QueryRow("SELECT tags FROM posts WHERE id = 3").Scan(&raw); err != nil || raw != `["z"]` {
+		t.Fatalf("json.RawMessage argument: %q, %v", raw, err)
 	}
 	rows, err := db.Query("SELECT id, tags, votes, seen FROM posts WHERE tags CONTAINS ? OR votes CONTAINS KEY 'x'", "c")
 	if err != nil {

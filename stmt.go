@@ -176,7 +176,7 @@ func values(args []any) ([]types.Value, error) {
 		case nil, string, []byte, int64, float64, bool, types.Set, types.List, types.Map:
 			continue
 		}
-		if k := reflect.ValueOf(a).Kind(); k == reflect.Slice || k == reflect.Map {
+		if rv := reflect.ValueOf(a); rv.Kind() == reflect.Map || rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
 			continue // a collection: types.Coerce takes Go slices and maps
 		}
 		if !copied {

@@ -266,10 +266,17 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 	case []byte:
 		return driver.ErrSkip
 	}
-	if v := reflect.ValueOf(nv.Value); v.Kind() == reflect.Slice || v.Kind() == reflect.Map {
+	if isCollection(nv.Value) {
 		return nil
 	}
 	return driver.ErrSkip
+}
+
+// isCollection reports whether v is a Go map or a slice of other than
+// bytes (a named []byte, json.RawMessage say, is BYTES or text).
+func isCollection(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Map || rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
