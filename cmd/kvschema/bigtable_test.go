@@ -95,6 +95,37 @@ func TestEmulatorEndToEnd(t *testing.T) {
 		t.Errorf("repair:\n%s", out)
 	}
 
+	// Issue 17's chat application: static columns and a frozen set of
+	// tags, advised, loaded, queried, updated, verified and exported.
+	t.Run("chat with static columns and tags", func(t *testing.T) {
+		dir := t.TempDir()
+		model, workload := "../../examples/chat/model.kvs", "../../examples/chat/workload.kvs"
+		chat := filepath.Join(dir, "chat.kvs")
+		mustRun(t, "", "advise", "-q", "--model", model, "--workload", workload, "--mix", "chat", "--static-columns", "--format", "ddl", "-o", chat)
+		u := url("chat")
+		mustRun(t, "", "load", "--store", u, "--schema", chat, "--generate", "model", "--scale", "0.0002", "-q")
+		const tagged = "SELECT rooms.messages.id, rooms.messages.tags FROM rooms.messages WHERE rooms.id = 1 AND rooms.messages.tags CONTAINS 'urgent'"
+		if out := mustRun(t, "", "exec", "--store", u, "-e", tagged); !strings.Contains(out, "(0 rows)") {
+			t.Fatalf("no message is tagged urgent yet:\n%s", out)
+		}
+		mustRun(t, "", "exec", "--store", u,
+			"-e", "INSERT INTO messages SET id = 900001, at = '2099-06-01', body = 'down', tags = {'urgent', 'ops'} AND CONNECT TO room(1)",
+			"-e", "UPDATE rooms SET updated = '2025-06-01' WHERE rooms.id = 1")
+		out := mustRun(t, "", "exec", "--store", u, "--format", "json", "-e", tagged,
+			"-e", "SELECT rooms.updated, rooms.messages.id FROM rooms.messages WHERE rooms.id = 1 ORDER BY rooms.messages.at DESC LIMIT 1")
+		for _, want := range []string{`"rooms.messages.id":900001,"rooms.messages.tags":["ops","urgent"]`, `"rooms.updated":"2025-06-01T00:00:00.000000Z","rooms.messages.id":900001`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("no %s in:\n%s", want, out)
+			}
+		}
+		if out := mustRun(t, "", "verify", "--store", u); !strings.Contains(out, "verify: clean") {
+			t.Errorf("verify:\n%s", out)
+		}
+		if out := mustRun(t, "", "export", "--schema", chat, "--to", "cql"); !strings.Contains(out, "frozen<set<text>>") || !strings.Contains(out, " STATIC,") {
+			t.Errorf("CQL export without the static columns and the set of tags:\n%s", out)
+		}
+	})
+
 	t.Run("killed load resumes", func(t *testing.T) {
 		bin := binary(t)
 		m, _, _, err := rubis.Parse("workload.kvs")
