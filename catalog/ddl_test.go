@@ -148,6 +148,33 @@ DEFINE COLUMN FAMILY salted FOR t { PARTITION KEY (t.a), SALT_BUCKETS = 3 };`)
 	}
 }
 
+// TestSplitOnCollections: a frozen collection in a partition key splits
+// at its ordered encoding (each element behind 0x01, then 0x00), so the
+// points sort as the collections do: the empty set first, a prefix
+// before its extensions.
+func TestSplitOnCollections(t *testing.T) {
+	stmts, err := lang.ParseScript("s.kvs", []byte(`DEFINE RELATION m ROWS 10 { id INT KEY, tags FROZEN<SET<STRING>> };
+DEFINE COLUMN FAMILY by_tags FOR m { PARTITION KEY (m.tags), CLUSTERING KEY (m.id), SPLIT ON ({'q', 'p'}, {'g'}, {}, {'p'}) };`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSchema(m, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `["\x01\x00" "\x01\x01g\x00\x01\x00" "\x01\x01p\x00\x01\x00" "\x01\x01p\x00\x01\x01q\x00\x01\x00"]`
+	if got := fmt.Sprintf("%q", splitsOf(t, s.Index("by_tags"))); got != want {
+		t.Errorf("splits %s, want %s", got, want)
+	}
+	if printed, want := lang.PrintScript(s.Statements()), "SPLIT ON ({}, {'g'}, {'p'}, {'p', 'q'})"; !strings.Contains(printed, want) {
+		t.Errorf("printed schema lacks %q:\n%s", want, printed)
+	}
+}
+
 // TestSplitOnCoercion: values take their attribute's type, as literals in
 // statements do, and print back in it.
 func TestSplitOnCoercion(t *testing.T) {
