@@ -153,19 +153,8 @@ DEFINE COLUMN FAMILY salted FOR t { PARTITION KEY (t.a), SALT_BUCKETS = 3 };`)
 // points sort as the collections do: the empty set first, a prefix
 // before its extensions.
 func TestSplitOnCollections(t *testing.T) {
-	stmts, err := lang.ParseScript("s.kvs", []byte(`DEFINE RELATION m ROWS 10 { id INT KEY, tags FROZEN<SET<STRING>> };
-DEFINE COLUMN FAMILY by_tags FOR m { PARTITION KEY (m.tags), CLUSTERING KEY (m.id), SPLIT ON ({'q', 'p'}, {'g'}, {}, {'p'}) };`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Build(stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ParseSchema(m, stmts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := scriptSchema(t, `DEFINE RELATION m ROWS 10 { id INT KEY, tags FROZEN<SET<STRING>> };
+DEFINE COLUMN FAMILY by_tags FOR m { PARTITION KEY (m.tags), CLUSTERING KEY (m.id), SPLIT ON ({'q', 'p'}, {'g'}, {}, {'p'}) };`)
 	want := `["\x01\x00" "\x01\x01g\x00\x01\x00" "\x01\x01p\x00\x01\x00" "\x01\x01p\x00\x01\x01q\x00\x01\x00"]`
 	if got := fmt.Sprintf("%q", splitsOf(t, s.Index("by_tags"))); got != want {
 		t.Errorf("splits %s, want %s", got, want)

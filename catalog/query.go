@@ -557,29 +557,15 @@ func (r *resolver) conjuncts(e lang.Expr) ([]Pred, error) {
 		}
 		return r.pred(col, op, val, x.At)
 	case *lang.Contains:
-		col, ok := x.X.(*lang.ColumnRef)
-		if !ok {
-			break
+		if col, ok := x.X.(*lang.ColumnRef); ok {
+			return r.pred(col, containsOp(x.Key, false), x.Elem, x.At)
 		}
-		op := Contains
-		if x.Key {
-			op = ContainsKey
-		}
-		return r.pred(col, op, x.Elem, x.At)
 	case *lang.Not:
-		c, ok := x.X.(*lang.Contains)
-		if !ok {
-			break
+		if c, ok := x.X.(*lang.Contains); ok {
+			if col, ok := c.X.(*lang.ColumnRef); ok {
+				return r.pred(col, containsOp(c.Key, true), c.Elem, x.At)
+			}
 		}
-		col, ok := c.X.(*lang.ColumnRef)
-		if !ok {
-			break
-		}
-		op := NotContains
-		if c.Key {
-			op = NotContainsKey
-		}
-		return r.pred(col, op, c.Elem, x.At)
 	case *lang.Between:
 		col, ok := x.X.(*lang.ColumnRef)
 		if !ok || x.Not {
@@ -597,6 +583,19 @@ func (r *resolver) conjuncts(e lang.Expr) ([]Pred, error) {
 		clause = "a workload query's WHERE"
 	}
 	return nil, errAt(e.Pos(), "%s must be a conjunction of comparisons between an attribute and a value or '?' (found %s)", clause, lang.PrintExpr(e))
+}
+
+// containsOp is the Op of CONTAINS (key: CONTAINS KEY), negated or not.
+func containsOp(key, not bool) Op {
+	switch {
+	case not && key:
+		return NotContainsKey
+	case not:
+		return NotContains
+	case key:
+		return ContainsKey
+	}
+	return Contains
 }
 
 func (r *resolver) pred(col *lang.ColumnRef, op Op, val lang.Expr, at lang.Pos) ([]Pred, error) {

@@ -46,6 +46,13 @@ var counts = map[string]int{"categories": 20, "regions": 0, "users": 300, "items
 func generate(t *testing.T, m *catalog.Model, dir string) *gen.Data {
 	t.Helper()
 	d := gen.Generate(m, func(e *catalog.Entity) int { return counts[e.Name] }, 5, 0.1)
+	writeData(t, d, dir)
+	return d
+}
+
+// writeData writes d into dir, relations in turn CSV and JSONL.
+func writeData(t *testing.T, d *gen.Data, dir string) {
+	t.Helper()
 	for i, e := range d.Order {
 		f := dataio.CSV
 		if i%2 == 1 {
@@ -69,7 +76,6 @@ func generate(t *testing.T, m *catalog.Model, dir string) *gen.Data {
 		}
 		fh.Close()
 	}
-	return d
 }
 
 // exact computes the statistics of generated data directly: distinct
@@ -157,26 +163,7 @@ DEFINE RELATION notes ROWS 10 { id BIGINT KEY, seen FROZEN<LIST<TIMESTAMP>> CARD
 	}
 	dir := t.TempDir()
 	d := gen.Generate(m, func(*catalog.Entity) int { return 400 }, 7, 0.1)
-	for i, e := range d.Order {
-		f := []dataio.Format{dataio.CSV, dataio.JSONL}[i%2]
-		fh, err := os.Create(filepath.Join(dir, e.Name+f.Ext()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := dataio.NewWriter(fh, f, e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, row := range d.Rows[e] {
-			if err := w.Write(row); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		fh.Close()
-	}
+	writeData(t, d, dir)
 	want := exact(d)
 	if a := want["posts"].Attrs[1]; a.Distinct < 5 || a.Bytes == 0 {
 		t.Fatalf("generated tags: %+v", a)
