@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/planner"
 )
 
@@ -86,7 +87,7 @@ func staticVariant(x *catalog.Index) *catalog.Index {
 	}
 	var static, extra []catalog.Attr
 	for _, a := range x.Extra {
-		if a.Node == 0 && !a.Field.Key {
+		if a.Node == 0 && !a.Field.Key && !layout.StoredPerElement(a.Field.Type) {
 			static = append(static, a)
 		} else {
 			extra = append(extra, a)

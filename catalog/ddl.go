@@ -267,6 +267,11 @@ func columnFamily(m *Model, d *lang.DefineColumnFamily) (*Index, error) {
 		return nil, err
 	}
 	for i, r := range static {
+		if t := r.Field.Type; perElement(t) {
+			return nil, errAt(d.Static[i].At, "column family %s: %s is a %s, stored one cell per element, which a static column is not: make it FROZEN<%s> or one of the VALUES", d.Name, lang.PrintExpr(&d.Static[i]), t, t)
+		}
+	}
+	for i, r := range static {
 		c := d.Static[i]
 		switch {
 		case r.Node != 0:

@@ -378,6 +378,9 @@ func (m *Model) ResolveSelect(s *lang.Select) (*Query, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ref.Field != nil && perElement(ref.Field.Type) {
+			return nil, errAt(o.At, "cannot order by %s, a %s stored one cell per element (a FROZEN<…> collection orders as a value)", ref.Field, ref.Field.Type)
+		}
 		q.OrderBy = append(q.OrderBy, OrderRef{Ref: ref, Desc: o.Desc})
 	}
 	if s.Limit != nil {
@@ -607,6 +610,9 @@ func (r *resolver) pred(col *lang.ColumnRef, op Op, val lang.Expr, at lang.Pos) 
 		return nil, errAt(col.At, "cannot compare %s.*", strings.Join(col.Qual, "."))
 	}
 	pr := Pred{Ref: ref, Op: op, Value: val, At: at}
+	if !op.IsContains() && perElement(ref.Field.Type) {
+		return nil, errAt(at, "%s is a %s stored one cell per element: test its elements (CONTAINS, CONTAINS KEY), not its whole value (a FROZEN<…> collection compares as a value)", ref.Field, ref.Field.Type)
+	}
 	if op.IsContains() {
 		if _, err := ref.Field.Type.Contained(op.OfKeys()); err != nil {
 			return nil, errAt(at, "%s: %v", ref.Field, err)

@@ -25,10 +25,90 @@ var writeNames = [...]string{Insert: "INSERT", Update: "UPDATE", Delete: "DELETE
 
 func (k WriteKind) String() string { return writeNames[k] }
 
-// Assign is one field set by an INSERT or UPDATE.
+// Assign is one field set by an INSERT or UPDATE, or changed by one of
+// CQL's operations on the elements of a collection stored one cell per
+// element (Op; Key is a map's key).
 type Assign struct {
 	Field *Field
-	Value lang.Expr
+	Value lang.Expr // nil for AssignDelete
+	Op    lang.AssignOp
+	Key   lang.Expr
+}
+
+// OperandType is the type a's Value takes: the field's for AssignValue; a
+// collection of the field's kind for elements added, removed or
+// prepended, except a map's keys removed (a SET of its keys); a map's
+// value type for AssignElement.
+func (a Assign) OperandType() types.Type {
+	t := a.Field.Type
+	switch {
+	case a.Op == AssignValue:
+		return t
+	case a.Op == lang.AssignElement:
+		return t.Elem()
+	case a.Op == lang.AssignRemove && t.Kind() == types.MapKind:
+		return types.SetOf(t.Key())
+	}
+	return t
+}
+
+// KeyType is the type of a's Key: a map's key type, or a set's element
+// type.
+func (a Assign) KeyType() types.Type {
+	if t := a.Field.Type; t.Kind() == types.MapKind {
+		return t.Key()
+	}
+	return a.Field.Type.Elem()
+}
+
+// AssignValue is an Assign's Op when the value is replaced whole.
+const AssignValue = lang.AssignValue
+
+// perElement reports whether a value of type t is a collection stored one
+// cell per element (non-frozen), which only operations on its elements
+// change in place and only CONTAINS tests.
+func perElement(t types.Type) bool { return t.IsCollection() && !t.IsFrozen() }
+
+// resolveAssign checks an UPDATE's assignment, or a DELETE's column, of
+// field f.
+func resolveAssign(f *Field, a lang.Assignment) (Assign, error) {
+	as := Assign{Field: f, Value: a.Value, Op: a.Op, Key: a.Key}
+	t := f.Type
+	if a.Op != lang.AssignValue && !(a.Op == lang.AssignDelete && a.Key == nil) {
+		if !perElement(t) {
+			what := "not a collection"
+			if t.IsCollection() {
+				what = "frozen: one value, replaced whole (" + f.Name + " = …)"
+			}
+			return Assign{}, errAt(a.At, "%s has no elements to change: it is a %s, %s", f, t, what)
+		}
+		kind := t.Kind()
+		switch {
+		case kind == types.ListKind && (a.Op == lang.AssignElement || a.Op == lang.AssignRemove || a.Op == lang.AssignDelete):
+			return Assign{}, errAt(a.At, "%s is a %s: setting, deleting or removing a list's elements by position or value needs a read of the list, which kvschema does not do (append, prepend, or replace it whole)", f, t)
+		case kind == types.SetKind && (a.Op == lang.AssignElement || a.Op == lang.AssignDelete):
+			return Assign{}, errAt(a.At, "%s is a %s: a set's elements are added and removed (%s = %s + {…}, %s = %s - {…})", f, t, f.Name, f.Name, f.Name, f.Name)
+		case kind != types.ListKind && a.Op == lang.AssignPrepend:
+			as.Op = lang.AssignAdd // v + s is s + v for a set or map
+		}
+	}
+	if a.Op == lang.AssignDelete {
+		if f.Key {
+			return Assign{}, errAt(a.At, "DELETE cannot delete the key %s (delete the row instead: DELETE FROM …)", f)
+		}
+		if a.Key != nil {
+			if err := checkValueOf(f, as.KeyType(), a.Key); err != nil {
+				return Assign{}, err
+			}
+		}
+		return as, nil
+	}
+	if a.Key != nil {
+		if err := checkValueOf(f, as.KeyType(), a.Key); err != nil {
+			return Assign{}, err
+		}
+	}
+	return as, checkValueOf(f, as.OperandType(), a.Value)
 }
 
 // Link is one relationship set by INSERT … AND CONNECT TO nav(value).
@@ -228,16 +308,32 @@ func (m *Model) resolveWrite(st lang.Statement) (*Write, error) {
 			case f.Key:
 				return nil, errAt(a.At, "UPDATE cannot change the key %s (delete and insert instead)", f)
 			}
-			if err := checkValue(f, a.Value); err != nil {
+			as, err := resolveAssign(f, a)
+			if err != nil {
 				return nil, err
 			}
-			w.Set = append(w.Set, Assign{Field: f, Value: a.Value})
+			w.Set = append(w.Set, as)
 		}
 		return w, m.where(w, r, s.Where)
 	case *lang.Delete:
-		w, r, err := m.start(Delete, s.Relation, s.RelationAt.Or(s.At), st)
+		kind := Delete
+		if len(s.Columns) > 0 {
+			kind = Update // DELETE c, m[k] FROM …: the rows stay
+		}
+		w, r, err := m.start(kind, s.Relation, s.RelationAt.Or(s.At), st)
 		if err != nil {
 			return nil, err
+		}
+		for _, a := range s.Columns {
+			f := w.Entity.Field(a.Column)
+			if f == nil {
+				return nil, lang.UnknownAt(a.At, "relation %s has no attribute %s", w.Entity.Name, a.Column)
+			}
+			as, err := resolveAssign(f, a)
+			if err != nil {
+				return nil, err
+			}
+			w.Set = append(w.Set, as)
 		}
 		return w, m.where(w, r, s.Where)
 	case *lang.Connect:
@@ -343,12 +439,16 @@ func (m *Model) insert(s *lang.Insert) (*Write, error) {
 	return w, nil
 }
 
-func checkValue(f *Field, v lang.Expr) error {
+func checkValue(f *Field, v lang.Expr) error { return checkValueOf(f, f.Type, v) }
+
+// checkValueOf checks that v, given for field f, is a value of type t or a
+// parameter.
+func checkValueOf(f *Field, t types.Type, v lang.Expr) error {
 	switch x := v.(type) {
 	case *lang.Param:
 		return nil
 	case *lang.Literal:
-		if _, err := types.Coerce(x.Value, f.Type); err != nil {
+		if _, err := types.Coerce(x.Value, t); err != nil {
 			return errAt(x.At, "%s: %v", f, err)
 		}
 		return nil

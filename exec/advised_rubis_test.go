@@ -237,7 +237,13 @@ func writeArgs(r *rand.Rand, d *gen.Data, w *catalog.Write, next map[*catalog.En
 			next[w.Entity]++
 			continue
 		}
-		put(a.Value, gen.RandomValue(r, a.Field.Type, int(min(a.Field.Cardinality, 8))))
+		card := int(min(a.Field.Cardinality, 8))
+		if a.Value != nil {
+			put(a.Value, gen.RandomValue(r, a.OperandType(), card))
+		}
+		if a.Key != nil {
+			put(a.Key, gen.RandomValue(r, a.KeyType(), card))
+		}
 	}
 	for _, l := range w.Links {
 		put(l.Value, existing(l.Nav.To))

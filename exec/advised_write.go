@@ -8,6 +8,8 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/keyenc"
+	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
@@ -200,6 +202,10 @@ func (s *Stmt) ExecBatch(ctx context.Context, argLists [][]types.Value) (int, er
 // assigns.
 type boundWrite struct {
 	args, set []types.Value
+	// ops are the assignments' operations, with a map's element set or
+	// deleted made an entry added or a key removed, and DELETE of a
+	// column a NULL assigned.
+	ops []lang.AssignOp
 }
 
 // bind evaluates the values a write assigns and adds the entities known
@@ -207,20 +213,16 @@ type boundWrite struct {
 // static.
 func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (boundWrite, error) {
 	set := make([]types.Value, len(w.Set))
+	ops := make([]lang.AssignOp, len(w.Set))
 	for i, as := range w.Set {
-		v, err := exprValue(as.Value, args)
+		v, op, err := bindAssign(as, args)
 		if err != nil {
 			return boundWrite{}, err
-		}
-		if v != nil {
-			if v, err = types.Coerce(v, as.Field.Type); err != nil {
-				return boundWrite{}, fmt.Errorf("%s = %s: %v", as.Field.Name, types.Format(v), err)
-			}
 		}
 		if as.Field.Key && v == nil {
 			return boundWrite{}, fmt.Errorf("%s: the key cannot be NULL", as.Field)
 		}
-		set[i] = v
+		set[i], ops[i] = v, op
 	}
 	for _, l := range w.Links {
 		v, err := exprValue(l.Value, args)
@@ -258,7 +260,48 @@ func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (b
 			return boundWrite{}, err
 		}
 	}
-	return boundWrite{args: args, set: set}, nil
+	return boundWrite{args: args, set: set, ops: ops}, nil
+}
+
+// bindAssign evaluates an assignment's value: for AssignValue, AssignAdd,
+// AssignPrepend and AssignRemove the operand, of as.OperandType(); a map's
+// element set (m[k] = v) becomes the entry {k: v} added, or with v NULL
+// the key removed, as does DELETE m[k]; DELETE c assigns NULL.
+func bindAssign(as catalog.Assign, args []types.Value) (types.Value, lang.AssignOp, error) {
+	var v types.Value
+	if as.Value != nil {
+		var err error
+		if v, err = exprValue(as.Value, args); err != nil {
+			return nil, 0, err
+		}
+		if v != nil {
+			if v, err = types.Coerce(v, as.OperandType()); err != nil {
+				return nil, 0, fmt.Errorf("%s = %s: %v", as.Field.Name, types.Format(v), err)
+			}
+		}
+	}
+	if as.Key == nil {
+		if as.Op == lang.AssignDelete {
+			return nil, lang.AssignValue, nil
+		}
+		return v, as.Op, nil
+	}
+	k, err := exprValue(as.Key, args)
+	if err != nil {
+		return nil, 0, err
+	}
+	if k != nil {
+		if k, err = types.Coerce(k, as.KeyType()); err != nil {
+			return nil, 0, fmt.Errorf("%s[%s]: %v", as.Field.Name, types.Format(k), err)
+		}
+	}
+	if k == nil {
+		return nil, 0, fmt.Errorf("%s[NULL]: a map's key cannot be NULL", as.Field.Name)
+	}
+	if as.Op == lang.AssignElement && v != nil {
+		return types.Map{{Key: k, Val: v}}, lang.AssignAdd, nil
+	}
+	return types.Set{k}, lang.AssignRemove, nil
 }
 
 // exec runs write s once per argument list, all in one store batch.
@@ -358,7 +401,7 @@ decide:
 		var missing []entityKey
 		written := map[entityKey]bool{}
 		for i, b := range bound {
-			run, err := e.plan(ctx, items[i].s, b.args, b.set)
+			run, err := e.plan(ctx, items[i].s, b)
 			if err != nil {
 				if len(bound) > 1 && w.Kind == catalog.Insert {
 					return 0, o, fmt.Errorf("tuple %d: %w", i+1, err)
@@ -411,10 +454,10 @@ decide:
 }
 
 // plan runs every support query and computes the write's mutations.
-func (e *Engine) plan(ctx context.Context, s *Stmt, args, set []types.Value) (*writeRun, error) {
+func (e *Engine) plan(ctx context.Context, s *Stmt, b boundWrite) (*writeRun, error) {
 	run := &writeRun{touched: map[entityKey]bool{}, written: map[entityKey]bool{}, answers: map[supportKey][]tuple{}}
 	for _, up := range s.ups {
-		if err := up.apply(ctx, e.st, s.Write, args, set, run); err != nil {
+		if err := up.apply(ctx, e.st, s.Write, b, run); err != nil {
 			return nil, err
 		}
 	}
@@ -516,8 +559,9 @@ func product(sides [][][]types.Value, width int) [][]types.Value {
 	return out
 }
 
-func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Write, args, set []types.Value, run *writeRun) error {
+func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Write, b boundWrite, run *writeRun) error {
 	t, u := up.t, up.u
+	args, set := b.args, b.set
 	g := t.x.Graph
 	if u.Static {
 		return up.applyStatic(ctx, st, w, args, set, run)
@@ -581,6 +625,16 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Writ
 				}
 			}
 			for i, k := range up.setAt {
+				if b.ops[k] != lang.AssignValue {
+					// Elements added or removed: their cells alone,
+					// whatever the collection holds.
+					puts, deletes, err := t.l.ElementCells(r, i, b.ops[k], set[k])
+					if err != nil {
+						return err
+					}
+					run.muts = layout.AppendMutations(run.muts, puts, deletes)
+					continue
+				}
 				r[i] = set[k]
 				changed[i] = true
 			}
@@ -714,7 +768,7 @@ func (up *upkeepProg) applyStatic(ctx context.Context, st store.Store, w *catalo
 		if err != nil {
 			return err
 		}
-		run.muts = appendCells(run.muts, puts, deletes)
+		run.muts = layout.AppendMutations(run.muts, puts, deletes)
 		return nil
 	}
 	rows, err := up.target(ctx, st, w, args, run)
@@ -744,7 +798,7 @@ func (up *upkeepProg) applyStatic(ctx context.Context, st store.Store, w *catalo
 		if err != nil {
 			return err
 		}
-		run.muts = appendCells(run.muts, puts, deletes)
+		run.muts = layout.AppendMutations(run.muts, puts, deletes)
 	}
 	return nil
 }

@@ -67,6 +67,12 @@ const collectionsWorkload = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1)
 // each collection as JSON text (CONTAINS through json_each), with verify
 // clean after each round of writes.
 func TestCollectionsAgainstSQLite(t *testing.T) {
+	onPebbleAndBigtable(t, collectionsAgainstSQLite)
+}
+
+// onPebbleAndBigtable runs test on a new Pebble store and on Bigtable
+// (through txnstore), each a subtest.
+func onPebbleAndBigtable(t *testing.T, test func(*testing.T, store.Store)) {
 	for _, backend := range []string{"pebble", "bigtable"} {
 		t.Run(backend, func(t *testing.T) {
 			var st store.Store
@@ -80,7 +86,7 @@ func TestCollectionsAgainstSQLite(t *testing.T) {
 				st = txnstore.New(openBigtable(t))
 			}
 			defer st.Close()
-			collectionsAgainstSQLite(t, st)
+			test(t, st)
 		})
 	}
 }
@@ -152,5 +158,122 @@ func collectionsAgainstSQLite(t *testing.T, st store.Store) {
 	}
 	if v := got.Values(); len(v) != 1 || types.Format(v[0][0]) != "{1, 2, 3}" {
 		t.Fatalf("mods = %v, want {1, 2, 3}", v)
+	}
+}
+
+// The chat model with collections stored one cell per element: a
+// message's tags, reactions and edits change element by element.
+const elementsModel = `
+DEFINE RELATION rooms ROWS 20 { id BIGINT KEY, name STRING CARDINALITY 20, mods SET<BIGINT> CARDINALITY 20 };
+DEFINE RELATION messages ROWS 400 {
+  id BIGINT KEY, at BIGINT CARDINALITY 50, body STRING CARDINALITY 400,
+  tags SET<STRING> CARDINALITY 6, reactions MAP<STRING, INT> CARDINALITY 5,
+  edits LIST<TIMESTAMP> CARDINALITY 4,
+  room BIGINT REFERENCES rooms REVERSE messages };`
+
+const elementsSchema = `
+DEFINE COLUMN FAMILY rooms_by_id FOR rooms { PARTITION KEY (rooms.id), VALUES (rooms.name, rooms.mods) };
+DEFINE COLUMN FAMILY room_messages FOR rooms {
+  PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.at, rooms.messages.id),
+  VALUES (rooms.messages.body, rooms.messages.tags, rooms.messages.reactions, rooms.messages.edits) };
+DEFINE COLUMN FAMILY messages_by_id FOR messages { PARTITION KEY (messages.id), CLUSTERING KEY (messages.room.id),
+  VALUES (messages.at, messages.body, messages.tags, messages.reactions, messages.edits) };`
+
+const elementsWorkload = `DEFINE WORKLOAD w MIXES (m) { GROUP g WEIGHTS (m 1) {
+    SELECT rooms.messages.id, rooms.messages.tags, rooms.messages.reactions, rooms.messages.edits FROM rooms.messages WHERE rooms.id = ?; -- room
+    SELECT rooms.messages.id FROM rooms.messages WHERE rooms.id = ? AND rooms.messages.tags CONTAINS ?; -- tagged
+    SELECT rooms.messages.id, rooms.messages.body FROM rooms.messages WHERE rooms.id = ? AND rooms.messages.reactions CONTAINS KEY ? ORDER BY rooms.messages.at DESC LIMIT 3; -- reacted
+    SELECT messages.tags, messages.reactions, messages.edits, messages.room.name, messages.room.mods FROM messages.room WHERE messages.id = ?; -- one
+    SELECT messages.id, messages.room.name FROM messages.room WHERE messages.id = ? AND messages.edits CONTAINS ?; -- edited
+    INSERT INTO rooms SET id = ?, name = ?, mods = ?;
+    INSERT INTO messages SET id = ?, at = ?, body = ?, tags = ?, reactions = ?, edits = ? AND CONNECT TO room(?);
+    UPDATE messages SET tags = tags + ? WHERE messages.id = ?; -- tag
+    UPDATE messages SET tags = tags - ?, body = ? WHERE messages.id = ?; -- untag
+    UPDATE messages SET reactions[?] = ? WHERE messages.id = ?; -- react
+    UPDATE messages SET reactions = reactions + ?, edits = edits + ? WHERE messages.id = ?; -- react and edit
+    UPDATE messages SET reactions = reactions - ? WHERE messages.id = ?; -- unreact
+    UPDATE messages SET edits = ? + edits WHERE messages.id = ?; -- prepend
+    UPDATE messages SET tags = ?, reactions = ? WHERE messages.id = ?; -- replace
+    UPDATE rooms SET mods = mods + ? WHERE rooms.id = ?;
+    DELETE reactions[?] FROM messages WHERE messages.id = ?; -- delete key
+    DELETE tags FROM messages WHERE messages.id = ?; -- delete column
+    DELETE messages WHERE messages.id = ?;
+} }`
+
+// TestElementsAgainstSQLite runs a workload that adds, removes, prepends,
+// puts and deletes the elements of collections stored one cell per
+// element, and replaces them whole, on Pebble and on Bigtable, against
+// SQLite (whose reference applies the operations in Go,
+// oracle.ApplyElements), with verify clean after each round of writes.
+func TestElementsAgainstSQLite(t *testing.T) {
+	onPebbleAndBigtable(t, elementsAgainstSQLite)
+}
+
+func elementsAgainstSQLite(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	en, err := exec.Deploy(ctx, st, "model.kvs", []byte(elementsModel), "schema.kvs", []byte(elementsSchema), cost.Pebble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := en.Model()
+	w, err := workload.Parse(m, "workload.kvs", []byte(elementsWorkload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{"rooms": 24, "messages": 300}
+	d := gen.Generate(m, func(e *catalog.Entity) int { return counts[e.Name] }, 3, 0.1)
+	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	or := oracleOf(t, m, d)
+	checkVerify(t, ctx, en, or)
+	r := rand.New(rand.NewPCG(5, 7))
+	next := map[*catalog.Entity]int{}
+	for _, e := range m.Entities {
+		next[e] = counts[e.Name] + 1
+	}
+	nonEmpty := runQueries(t, ctx, en, or, w, d, r, 10)
+	for round := 0; round < 4; round++ {
+		runWrites(t, ctx, en, or, w, d, r, next, 3)
+		checkVerify(t, ctx, en, or)
+		nonEmpty += runQueries(t, ctx, en, or, w, d, r, 10)
+	}
+	if nonEmpty < 60 {
+		t.Fatalf("only %d queries had an answer: the comparison checks little", nonEmpty)
+	}
+	// One element is one cell: adding a tag writes it alone, without
+	// reading the message's tags.
+	one := func(src string, args ...types.Value) [][]types.Value {
+		t.Helper()
+		p, err := en.Prepare(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Write == nil {
+			rows, err := p.Query(ctx, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rows.Values()
+		}
+		if _, err := p.Exec(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	}
+	one("INSERT INTO messages SET id = 5000, at = 1, body = 'b', tags = {'b', 'a'}, edits = [TIMESTAMP '2024-01-01 00:00:00'] AND CONNECT TO room(1)")
+	one("UPDATE messages SET tags = tags + {'c'}, edits = edits + [TIMESTAMP '2024-01-03 00:00:00'] WHERE messages.id = 5000")
+	one("UPDATE messages SET edits = [TIMESTAMP '2023-12-31 00:00:00'] + edits, reactions['x'] = 2 WHERE messages.id = 5000")
+	one("UPDATE messages SET tags = tags - {'a'} WHERE messages.id = 5000")
+	got := one("SELECT messages.tags, messages.edits, messages.reactions, messages.room.name FROM messages.room WHERE messages.id = 5000")
+	want := "{'b', 'c'} [TIMESTAMP '2023-12-31 00:00:00', TIMESTAMP '2024-01-01 00:00:00', TIMESTAMP '2024-01-03 00:00:00'] {'x': 2}"
+	if len(got) != 1 || types.Format(got[0][0])+" "+types.Format(got[0][1])+" "+types.Format(got[0][2]) != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+	// Removing the last element leaves NULL, and the row.
+	one("UPDATE messages SET tags = tags - {'b', 'c'}, reactions = reactions - {'x'} WHERE messages.id = 5000")
+	got = one("SELECT messages.tags, messages.reactions, rooms.messages.body FROM rooms.messages WHERE rooms.id = 1 AND rooms.messages.id = 5000")
+	if len(got) != 1 || got[0][0] != nil || got[0][1] != nil || got[0][2] != "b" {
+		t.Fatalf("got %v, want NULL, NULL, 'b'", got)
 	}
 }

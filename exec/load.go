@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/internal/scratch"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -285,7 +286,7 @@ func (e *Engine) loadIndex(ctx context.Context, data *staged, x *catalog.Index, 
 				return err
 			}
 			before := len(muts)
-			muts = appendCells(muts, puts, deletes)
+			muts = layout.AppendMutations(muts, puts, deletes)
 			for _, m := range muts[before:] {
 				size += len(m.Row) + len(m.Qualifier) + len(m.Value) + 16
 			}
@@ -301,7 +302,7 @@ func (e *Engine) loadIndex(ctx context.Context, data *staged, x *catalog.Index, 
 	err = joinRows(src, t, func(vals []types.Value, _ []bool) error {
 		before := len(muts)
 		var err error
-		if muts, err = t.put(muts, vals); err != nil {
+		if muts, err = t.putNew(muts, vals); err != nil {
 			return err
 		}
 		for _, m := range muts[before:] {

@@ -60,7 +60,20 @@ func (t *table) put(muts []store.Mutation, vals []types.Value) ([]store.Mutation
 	if err != nil {
 		return nil, err
 	}
-	return appendCells(muts, puts, deletes), nil
+	return layout.AppendMutations(muts, puts, deletes), nil
+}
+
+// putNew returns the mutations writing row vals into a table that holds
+// no row of its key, or holds it with vals' values (a load, resumed or
+// not): only its cells, without put's deletions (a collection stored one
+// cell per element replaced whole is a family deletion, a Pebble range
+// tombstone, per row).
+func (t *table) putNew(muts []store.Mutation, vals []types.Value) ([]store.Mutation, error) {
+	puts, _, err := t.l.PutCells(vals)
+	if err != nil {
+		return nil, err
+	}
+	return layout.AppendMutations(muts, puts, nil), nil
 }
 
 // setCells returns the mutations changing, in an existing row, the value
@@ -70,17 +83,7 @@ func (t *table) setCells(muts []store.Mutation, vals []types.Value, set []bool) 
 	if err != nil {
 		return nil, err
 	}
-	return appendCells(muts, puts, deletes), nil
-}
-
-func appendCells(muts []store.Mutation, puts, deletes []layout.Cell) []store.Mutation {
-	for _, c := range puts {
-		muts = append(muts, store.Mutation{Kind: store.SetCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
-	}
-	for _, c := range deletes {
-		muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
-	}
-	return muts
+	return layout.AppendMutations(muts, puts, deletes), nil
 }
 
 // del returns the mutation deleting the row whose key attributes are vals.

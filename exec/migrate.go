@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/store"
@@ -239,7 +240,7 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 		}
 		for _, r := range got {
 			puts, deletes, err := t.l.StaticCells(r, nil)
-			if err := add(appendCells(muts, puts, deletes), err, "copy", stats.Rows); err != nil {
+			if err := add(layout.AppendMutations(muts, puts, deletes), err, "copy", stats.Rows); err != nil {
 				return stats, err
 			}
 		}
@@ -421,7 +422,7 @@ func (e *Engine) recompute(ctx context.Context, t *table, key []byte, vals []typ
 			return del, err
 		}
 		puts, deletes, err := t.l.StaticCells(got[0], nil)
-		return appendCells(del, puts, deletes), err
+		return layout.AppendMutations(del, puts, deletes), err
 	}
 	// Equalities on the key attributes that are not NULL; the answers
 	// whose key is this row's are its content (the last, as a load keeps

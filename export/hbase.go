@@ -87,6 +87,10 @@ func SchemaTables(s *catalog.Schema) []Table {
 		if len(x.Static) > 0 {
 			about += "; static columns in family " + layout.StaticColumnFamily + " of each partition's first row, keyed by the partition key alone"
 		}
+		l := x.Layout()
+		for _, a := range l.Collections {
+			about += fmt.Sprintf("; %s one cell per element in family %s", l.Attrs[a].Name, layout.CollectionFamily(a))
+		}
 		out = append(out, Table{Spec: x.Layout().TableSpec(), About: about})
 	}
 	return out

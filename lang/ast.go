@@ -372,16 +372,37 @@ type Update struct {
 	If         *Condition // nil: unconditional
 }
 
-// Assignment is one `column = expr` of an UPDATE.
+// Assignment is one `column = expr` of an UPDATE, or one of CQL's
+// operations on the elements of a collection (Op), or one column a DELETE
+// names.
 type Assignment struct {
 	At     Pos
 	Column string
-	Value  Expr
+	Op     AssignOp
+	Key    Expr // AssignElement, AssignDelete: the element's key (nil: the whole column)
+	Value  Expr // nil for AssignDelete
 }
 
-// Delete is `DELETE FROM r [WHERE e]` (NoSE's `DELETE r …` parses too).
+// AssignOp is what an Assignment does to its column.
+type AssignOp uint8
+
+// Assignment operations. All but AssignValue apply to a collection stored
+// one cell per element (a non-frozen SET, LIST or MAP), without reading it.
+const (
+	AssignValue   AssignOp = iota // c = v: the value replaced whole
+	AssignAdd                     // c = c + v: a set's elements added, a list's appended, a map's entries put
+	AssignRemove                  // c = c - v: a set's elements removed, a map's keys (v is a set) removed
+	AssignPrepend                 // c = v + c: a list's elements prepended
+	AssignElement                 // c[k] = v: a map's entry put
+	AssignDelete                  // DELETE c, DELETE c[k]: the column set NULL, or a map's key removed
+)
+
+// Delete is `DELETE FROM r [WHERE e]` (NoSE's `DELETE r …` parses too), or
+// CQL's `DELETE c, m[k] FROM r WHERE …`, which deletes columns or a map's
+// entries of the rows, not the rows.
 type Delete struct {
 	At         Pos
+	Columns    []Assignment // AssignDelete each; none: the rows are deleted
 	Relation   string
 	RelationAt Pos // where the relation is named
 	Where      Expr

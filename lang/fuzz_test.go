@@ -29,6 +29,7 @@ func FuzzParseScript(f *testing.F) {
 		f.Add([]byte(tc.src))
 	}
 	f.Add([]byte("CREATE TABLE t (id int PRIMARY KEY, u int REFERENCES users(id)); SELECT * FROM t, users u WHERE t.u = u.id"))
+	f.Add([]byte("UPDATE r SET tags = tags + {'a'}, m['k'] = ?, l = [1] + l WHERE k = 1; DELETE m[?], v FROM r WHERE k = ?; DEFINE RELATION r { k INT KEY, s SET<STRING>, m MAP<STRING, INT> }"))
 	f.Add([]byte("DEFINE SCHEMA s2 FOR r { ROW v:k }; DROP SCHEMA s1; drop schema \"s 2\""))
 	f.Add([]byte("INSERT INTO r (k) VALUES (1) IF NOT EXISTS; UPDATE r SET v = ? WHERE k = 1 IF v = 2 AND w IS NULL; DELETE FROM r WHERE k = 1 IF EXISTS"))
 	f.Add([]byte("DEFINE RELATION m { id INT KEY, tags FROZEN<SET<STRING>>, r FROZEN<MAP<STRING, INT>>, e FROZEN<LIST<TIMESTAMP>> };" +

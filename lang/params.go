@@ -49,6 +49,7 @@ func eachParam(st Statement, fn func(*Param)) {
 		see(s.Limit)
 	case *Update:
 		for _, a := range s.Set {
+			see(a.Key)
 			see(a.Value)
 		}
 		see(s.Where)
@@ -56,6 +57,9 @@ func eachParam(st Statement, fn func(*Param)) {
 			see(s.If.Expr)
 		}
 	case *Delete:
+		for _, a := range s.Columns {
+			see(a.Key)
+		}
 		see(s.Where)
 		if s.If != nil {
 			see(s.If.Expr)
@@ -125,6 +129,9 @@ func Parameterize(st Statement) {
 		}
 	case *Update:
 		for i := range s.Set {
+			if s.Set[i].Key != nil {
+				p(&s.Set[i].Key)
+			}
 			p(&s.Set[i].Value)
 		}
 		p(&s.Where)
@@ -132,6 +139,11 @@ func Parameterize(st Statement) {
 			p(&s.If.Expr)
 		}
 	case *Delete:
+		for i := range s.Columns {
+			if s.Columns[i].Key != nil {
+				p(&s.Columns[i].Key)
+			}
+		}
 		p(&s.Where)
 		if s.If != nil && s.If.Expr != nil {
 			p(&s.If.Expr)

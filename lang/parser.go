@@ -483,18 +483,14 @@ func (p *parser) attrType(want string) (types.Type, error) {
 		return c.Frozen(), nil
 	}
 	if p.isCollectionType() {
-		c, err := p.collectionType()
-		if err != nil {
-			return types.Invalid, err
-		}
-		return types.Invalid, errorAt(t.pos, fmt.Sprintf("%s is a collection stored one cell per element, which kvschema does not store yet: write FROZEN<%s> (one value, replaced whole)", c, c))
+		return p.collectionType() // stored one cell per element
 	}
 	if t.kind != tokIdent {
 		return types.Invalid, p.unexpected(want)
 	}
 	typ, ok := types.ParseType(t.str)
 	if !ok {
-		return types.Invalid, errorAt(t.pos, fmt.Sprintf("unknown type '%s' (valid types: %s, and FROZEN<SET<T>>, FROZEN<LIST<T>>, FROZEN<MAP<K, V>> of them)", snippet(t.str), validTypes))
+		return types.Invalid, errorAt(t.pos, fmt.Sprintf("unknown type '%s' (valid types: %s, and SET<T>, LIST<T>, MAP<K, V> of them, FROZEN or not)", snippet(t.str), validTypes))
 	}
 	p.next()
 	return typ, nil
@@ -1810,24 +1806,11 @@ func (p *parser) update() (Statement, error) {
 		return nil, err
 	}
 	for {
-		c, at, err := p.ident("column name")
+		a, err := p.assignment()
 		if err != nil {
 			return nil, err
 		}
-		if p.isPunct("[") {
-			return nil, errorAt(p.peek().pos, fmt.Sprintf("%s[…] = … sets one element of a collection stored one cell per element, which kvschema does not store yet: a frozen collection is replaced whole (SET %s = {…})", snippet(quoteIdent(c)), snippet(quoteIdent(c))))
-		}
-		if err := p.expectPunct("=", "after column name"); err != nil {
-			return nil, err
-		}
-		if t := p.peekN(1); p.isWord(c) && t.kind == tokPunct && (t.str == "+" || t.str == "-") || p.isPunct("[") && p.elementPrepend() {
-			return nil, errorAt(p.peek().pos, fmt.Sprintf("adding or removing elements of %s is an operation on a collection stored one cell per element, which kvschema does not store yet: a frozen collection is replaced whole (SET %s = {…})", snippet(quoteIdent(c)), snippet(quoteIdent(c))))
-		}
-		v, err := p.value()
-		if err != nil {
-			return nil, err
-		}
-		s.Set = append(s.Set, Assignment{At: at, Column: c, Value: v})
+		s.Set = append(s.Set, a)
 		if !p.acceptPunct(",") {
 			break
 		}
@@ -1841,9 +1824,75 @@ func (p *parser) update() (Statement, error) {
 	return s, nil
 }
 
+// assignment parses one `c = v` of an UPDATE's SET, or an operation on a
+// collection's elements: `c = c + v`, `c = c - v`, `c = v + c`, `c[k] = v`.
+func (p *parser) assignment() (Assignment, error) {
+	c, at, err := p.ident("column name")
+	if err != nil {
+		return Assignment{}, err
+	}
+	a := Assignment{At: at, Column: c}
+	if p.acceptPunct("[") {
+		if a.Key, err = p.value(); err != nil {
+			return Assignment{}, err
+		}
+		if err := p.expectPunct("]", "after a collection element's key"); err != nil {
+			return Assignment{}, err
+		}
+		a.Op = AssignElement
+	}
+	if err := p.expectPunct("=", "after column name"); err != nil {
+		return Assignment{}, err
+	}
+	if t := p.peekN(1); a.Op == AssignValue && p.isWord(c) && t.kind == tokPunct && (t.str == "+" || t.str == "-") {
+		p.next()
+		a.Op = AssignAdd
+		if p.next().str == "-" {
+			a.Op = AssignRemove
+		}
+	}
+	if a.Value, err = p.value(); err != nil {
+		return Assignment{}, err
+	}
+	if a.Op == AssignValue && p.isPunct("+") {
+		p.next()
+		if !p.isWord(c) {
+			return Assignment{}, p.unexpected(fmt.Sprintf("%s after '+' (a list's prepend, %s = v + %s)", snippet(quoteIdent(c)), snippet(quoteIdent(c)), snippet(quoteIdent(c))))
+		}
+		p.next()
+		a.Op = AssignPrepend
+	}
+	return a, nil
+}
+
 func (p *parser) delete() (Statement, error) {
 	s := &Delete{At: p.next().pos}
-	p.acceptKeyword("FROM")
+	if !p.isKeyword("FROM") && p.deletesColumns() {
+		for {
+			c, at, err := p.ident("column name")
+			if err != nil {
+				return nil, err
+			}
+			a := Assignment{At: at, Column: c, Op: AssignDelete}
+			if p.acceptPunct("[") {
+				if a.Key, err = p.value(); err != nil {
+					return nil, err
+				}
+				if err := p.expectPunct("]", "after a collection element's key"); err != nil {
+					return nil, err
+				}
+			}
+			s.Columns = append(s.Columns, a)
+			if !p.acceptPunct(",") {
+				break
+			}
+		}
+		if err := p.expectKeyword("FROM", "after the columns to delete"); err != nil {
+			return nil, err
+		}
+	} else {
+		p.acceptKeyword("FROM")
+	}
 	var err error
 	if s.Relation, s.RelationAt, err = p.ident("relation name"); err != nil {
 		return nil, err
@@ -1857,28 +1906,14 @@ func (p *parser) delete() (Statement, error) {
 	return s, nil
 }
 
-// elementPrepend reports whether a list literal followed by '+' starts
-// here (CQL's `l = [x] + l`), without consuming anything or looking past
-// the statement's end.
-func (p *parser) elementPrepend() bool {
-	depth := 0
-	for i := 0; ; i++ {
-		t := p.peekN(i)
-		switch {
-		case t.kind == tokEOF || t.kind == tokError || t.kind == tokPunct && t.str == ";":
-			return false // (never past the statement: a Reader waits for no more)
-		case t.kind == tokPunct && t.str == "[":
-			depth++
-		case t.kind == tokPunct && t.str == "]":
-			if depth--; depth == 0 {
-				n := p.peekN(i + 1)
-				return n.kind == tokPunct && n.str == "+"
-			}
-		}
-	}
+// deletesColumns reports whether a DELETE names columns before FROM
+// (`DELETE c, m[k] FROM r`) rather than its relation (NoSE's `DELETE r`):
+// a name followed by '[', ',' or FROM.
+func (p *parser) deletesColumns() bool {
+	n := p.peekN(1)
+	return n.kind == tokPunct && (n.str == "[" || n.str == ",") || n.kind == tokKeyword && n.str == "FROM"
 }
 
-// value parses a literal or '?' (INSERT rows, UPDATE assignments).
 func (p *parser) value() (Expr, error) {
 	if p.atParam() {
 		return p.param()

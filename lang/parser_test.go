@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/kvschema/kvschema/examples"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -419,8 +420,8 @@ func TestPositions(t *testing.T) {
 var errorTests = []struct {
 	name, src, pos, msg string
 }{
-	{"unknown type", "DEFINE RELATION r {\n  k1 STRING KEY,\n  k2 STRNG\n}", "3:6", "unknown type 'STRNG' (valid types: STRING, INT, BIGINT, FLOAT, DOUBLE, BOOL, TIMESTAMP, BYTES, and FROZEN<SET<T>>, FROZEN<LIST<T>>, FROZEN<MAP<K, V>> of them)"},
-	{"non-frozen collection", "DEFINE RELATION r { k INT KEY, tags SET<STRING> }", "1:37", "SET<STRING> is a collection stored one cell per element, which kvschema does not store yet: write FROZEN<SET<STRING>>"},
+	{"unknown type", "DEFINE RELATION r {\n  k1 STRING KEY,\n  k2 STRNG\n}", "3:6", "unknown type 'STRNG' (valid types: STRING, INT, BIGINT, FLOAT, DOUBLE, BOOL, TIMESTAMP, BYTES, and SET<T>, LIST<T>, MAP<K, V> of them, FROZEN or not)"},
+	{"collection in a non-frozen collection", "DEFINE RELATION r { k INT KEY, tags SET<FROZEN<SET<INT>>> }", "1:41", "a collection's elements are scalars"},
 	{"collection of collections", "DEFINE RELATION r { k INT KEY, m FROZEN<MAP<STRING, LIST<INT>>> }", "1:53", "a collection's elements are scalars"},
 	{"unknown element type", "DEFINE RELATION r { k INT KEY, m FROZEN<LIST<TEXTS>> }", "1:46", "unknown type 'TEXTS' (valid element types:"},
 	{"unclosed collection type", "DEFINE RELATION r { k INT KEY, m FROZEN<MAP<STRING INT>> }", "1:52", "expected ',' after the key type of MAP<K, V>"},
@@ -429,10 +430,11 @@ var errorTests = []struct {
 	{"parameter in a collection literal", "INSERT INTO r VALUES (1, {?})", "1:27", "a literal in a collection"},
 	{"map literal without a value", "INSERT INTO r VALUES (1, {'a': 1, 'b'})", "1:38", "expected ':' after a key in the MAP literal"},
 	{"unclosed list literal", "INSERT INTO r VALUES (1, [1, 2)", "1:31", "in the collection literal at 1:26"},
-	{"element added", "UPDATE r SET tags = tags + {'x'} WHERE k = 1", "1:21", "adding or removing elements of tags is an operation on a collection stored one cell per element"},
-	{"element removed", "UPDATE r SET v = 1, tags = tags - ? WHERE k = 1", "1:28", "a frozen collection is replaced whole (SET tags = {…})"},
-	{"list prepend", "UPDATE r SET l = ['a'] + l WHERE k = 1", "1:18", "adding or removing elements of l"},
-	{"map element set", "UPDATE r SET m['k'] = 1 WHERE k = 1", "1:15", "m[…] = … sets one element of a collection"},
+	{"prepend to another column", "UPDATE r SET l = ['a'] + m WHERE k = 1", "1:26", "expected l after '+' (a list's prepend, l = v + l), found 'm'"},
+	{"element key unclosed", "UPDATE r SET m['k' = 1 WHERE k = 1", "1:20", "expected ']' after a collection element's key"},
+	{"element added to an element", "UPDATE r SET m['k'] = m + {} WHERE k = 1", "1:23", "expected value (a literal or '?'), found 'm'"},
+	{"deleted columns without FROM", "DELETE m['k'], v r WHERE k = 1", "1:18", "expected FROM after the columns to delete"},
+	{"deleted element key unclosed", "DELETE m['k' FROM r WHERE k = 1", "1:14", "expected ']' after a collection element's key"},
 	{"bad token after attribute", "DEFINE RELATION r {\n  k1 STRING,\n  k2 INT FOO\n}", "3:10", "expected ',' or '}' after attribute definition, found 'FOO'"},
 	{"relation missing type", "DEFINE RELATION r { k1 }", "1:24", "expected type of attribute k1, found '}'"},
 	{"relation unclosed", "DEFINE RELATION r { k1 INT,", "1:28", "expected attribute name, found end of input"},
@@ -672,5 +674,58 @@ func TestNamedParams(t *testing.T) {
 	}
 	if row := d.(*DefineSchema).Row; len(row) != 2 {
 		t.Errorf("ROW k1:k2 parsed as %d elements", len(row))
+	}
+}
+
+// TestCollectionOps: CQL's operations on a collection's elements parse to
+// their AssignOps and print back as written.
+func TestCollectionOps(t *testing.T) {
+	tests := []struct {
+		src string
+		ops []AssignOp
+	}{
+		{"UPDATE r SET tags = tags + {'x', 'y'} WHERE k = 1", []AssignOp{AssignAdd}},
+		{"UPDATE r SET v = 1, tags = tags - ? WHERE k = 1", []AssignOp{AssignValue, AssignRemove}},
+		{"UPDATE r SET l = ['a'] + l, l2 = l2 + [1] WHERE k = 1", []AssignOp{AssignPrepend, AssignAdd}},
+		{"UPDATE r SET l = ? + l WHERE k = ?", []AssignOp{AssignPrepend}},
+		{"UPDATE r SET m['k'] = 1, m[?] = ? WHERE k = 1", []AssignOp{AssignElement, AssignElement}},
+		{"UPDATE r SET m = m + {'a': 1}, m = m - {'b'} WHERE k = 1", []AssignOp{AssignAdd, AssignRemove}},
+		{"UPDATE r SET tags = {'a'} WHERE k = 1 IF EXISTS", []AssignOp{AssignValue}},
+		{"DELETE m['k'], v FROM r WHERE k = 1", []AssignOp{AssignDelete, AssignDelete}},
+		{"DELETE m[?] FROM r WHERE k = ? IF EXISTS", []AssignOp{AssignDelete}},
+		{"DELETE FROM r WHERE k = 1", nil},
+	}
+	for _, tc := range tests {
+		st, err := ParseStatement("", tc.src)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.src, err)
+		}
+		var as []Assignment
+		switch s := st.(type) {
+		case *Update:
+			as = s.Set
+		case *Delete:
+			as = s.Columns
+		}
+		var ops []AssignOp
+		for _, a := range as {
+			ops = append(ops, a.Op)
+		}
+		if !slices.Equal(ops, tc.ops) {
+			t.Errorf("%s: ops %v, want %v", tc.src, ops, tc.ops)
+		}
+		if got := strings.TrimSuffix(Print(st), ";"); got != tc.src {
+			t.Errorf("printed %q, want %q", got, tc.src)
+		}
+	}
+	// Parameters are numbered in source order: a key before its value, a
+	// DELETE's columns before its WHERE.
+	st, err := ParseStatement("", "DELETE m[?] FROM r WHERE k = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := st.(*Delete)
+	if k := d.Columns[0].Key.(*Param); k.Index != 0 {
+		t.Errorf("the element key is parameter %d, want 0", k.Index)
 	}
 }

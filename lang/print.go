@@ -331,13 +331,22 @@ func printStmt(b *strings.Builder, s Statement) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(quoteIdent(a.Column) + " = ")
-			printExpr(b, a.Value)
+			printAssignment(b, a)
 		}
 		printWhere(b, s.Where)
 		printCondition(b, s.If)
 	case *Delete:
-		b.WriteString("DELETE FROM " + quoteIdent(s.Relation))
+		b.WriteString("DELETE ")
+		for i, a := range s.Columns {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			printAssignment(b, a)
+		}
+		if len(s.Columns) > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString("FROM " + quoteIdent(s.Relation))
 		printWhere(b, s.Where)
 		printCondition(b, s.If)
 	case *Explain:
@@ -345,6 +354,31 @@ func printStmt(b *strings.Builder, s Statement) {
 		printStmt(b, s.Stmt)
 	default:
 		panic(fmt.Sprintf("lang: cannot print statement %T", s))
+	}
+}
+
+// printAssignment writes one assignment of an UPDATE or column of a DELETE.
+func printAssignment(b *strings.Builder, a Assignment) {
+	c := quoteIdent(a.Column)
+	b.WriteString(c)
+	if a.Key != nil {
+		b.WriteString("[")
+		printExpr(b, a.Key)
+		b.WriteString("]")
+	}
+	switch a.Op {
+	case AssignDelete:
+		return
+	case AssignAdd:
+		b.WriteString(" = " + c + " + ")
+	case AssignRemove:
+		b.WriteString(" = " + c + " - ")
+	default:
+		b.WriteString(" = ")
+	}
+	printExpr(b, a.Value)
+	if a.Op == AssignPrepend {
+		b.WriteString(" + " + c)
 	}
 }
 

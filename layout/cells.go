@@ -122,7 +122,12 @@ func (cd *CellDecoder) finish() bool {
 	}
 	cd.open = false
 	if !cd.rd.l.wideRows {
-		return !cd.rd.end() || cd.emit(cd.rd.tuple)
+		found, err := cd.rd.end()
+		if err != nil {
+			cd.err = err
+			return false
+		}
+		return !found || cd.emit(cd.rd.tuple)
 	}
 	// Reverse reads may yield a row's cells last first; a row's tuples come
 	// in the order of their first cell in (family, qualifier) order.

@@ -374,6 +374,11 @@ type RowDecoder struct {
 	// last only (CellDecoder.PreloadPartitions).
 	parts              []partitionStatics
 	preload, keepParts bool
+	// elems holds the row's element cells of each collection stored one
+	// cell per element (Layout.Collections), decoded as the row ends;
+	// collBuf is the encoding they are assembled in.
+	elems   [][]elemCell
+	collBuf []byte
 }
 
 // Init readies the decoder for rows of l, leaving the attributes marked in
@@ -445,7 +450,7 @@ func (rd *RowDecoder) decodeOne(table string, row store.Row) (found bool, err er
 			return false, err
 		}
 	}
-	return rd.end(), nil
+	return rd.end()
 }
 
 // begin starts decoding a row of a layout without wide rows (begin, cell
@@ -454,6 +459,10 @@ func (rd *RowDecoder) begin(table string, key []byte) error {
 	l := rd.l
 	if rd.open {
 		rd.reset() // the last row failed: tuple may hold any of its values
+		for i := range rd.elems {
+			clear(rd.elems[i])
+			rd.elems[i] = rd.elems[i][:0]
+		}
 	}
 	rd.open = true
 	rd.d.set.clear()
@@ -476,6 +485,12 @@ func (rd *RowDecoder) begin(table string, key []byte) error {
 // cell decodes one cell of the row begun.
 func (rd *RowDecoder) cell(c store.Cell) error {
 	l, d := rd.l, &rd.d
+	if len(l.Collections) > 0 && c.Family != l.staticFamily {
+		if a := l.collectionOf(c.Family); a >= 0 {
+			rd.collectionCell(a, c)
+			return nil
+		}
+	}
 	if !l.OwnsFamily(c.Family) {
 		return nil
 	}
@@ -516,21 +531,26 @@ func (rd *RowDecoder) cell(c store.Cell) error {
 // did not set: they are cleared here, not in begin, as rows of a layout
 // mostly set the same attributes, and a Datum written costs a write
 // barrier while the GC marks.
-func (rd *RowDecoder) end() bool {
+func (rd *RowDecoder) end() (bool, error) {
 	rd.open = false
+	if rd.elems != nil {
+		if err := rd.endCollections(); err != nil {
+			return false, err
+		}
+	}
 	if len(rd.tuple) > 64 {
 		for a := range rd.tuple {
 			if !rd.d.set.has(a) {
 				rd.tuple[a] = types.Null
 			}
 		}
-		return rd.found
+		return rd.found, nil
 	}
 	for m := rd.dirty &^ rd.d.set.bits; m != 0; m &= m - 1 {
 		rd.tuple[bits.TrailingZeros64(m)] = types.Null
 	}
 	rd.dirty = rd.d.set.bits
-	return rd.found
+	return rd.found, nil
 }
 
 // Decode decodes the tuples stored in one row of table and calls emit for

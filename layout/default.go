@@ -74,15 +74,24 @@ func Default(name string, attrs []Attr, nhash, nkey, saltBuckets, partitionBucke
 	}
 	l.Qualifier.Name, l.Value.Name = "QUALIFIER", "VALUE"
 	for i := nkey; i < len(attrs); i++ {
-		if attrs[i].Static {
+		switch {
+		case StoredPerElement(attrs[i].Type) && attrs[i].Static:
+			return nil, fmt.Errorf("layout %s: static column %s is a %s: a static collection is stored frozen (FROZEN<…>)", name, attrs[i].Name, attrs[i].Type)
+		case StoredPerElement(attrs[i].Type):
+			l.Collections = append(l.Collections, i)
+			l.collFams = append(l.collFams, CollectionFamily(i))
+		case attrs[i].Static:
 			l.Static = append(l.Static, i)
-		} else {
+		default:
 			l.Branches = append(l.Branches, i)
 		}
 	}
 	for i := range nkey {
 		if attrs[i].Static {
 			return nil, fmt.Errorf("layout %s: key attribute %s cannot be static", name, attrs[i].Name)
+		}
+		if StoredPerElement(attrs[i].Type) {
+			return nil, fmt.Errorf("layout %s: key attribute %s is a %s, stored one cell per element: a key holds a frozen collection", name, attrs[i].Name, attrs[i].Type)
 		}
 	}
 	if len(l.Static) > 0 && partitionBuckets > 0 {
@@ -116,6 +125,7 @@ func (l *Layout) TableSpec() store.TableSpec {
 	if len(l.Static) > 0 {
 		spec.Families = append(spec.Families, StaticColumnFamily)
 	}
+	spec.Families = append(spec.Families, l.collFams...)
 	for b := 1; b < l.SaltBuckets; b++ {
 		spec.Splits = append(spec.Splits, []byte{byte(b)})
 	}
@@ -250,6 +260,11 @@ var errInPlace = errors.New("cannot update cells in place (values are not attr_n
 // branches and whose coordinates the change leaves alone can update cells
 // in place; others rewrite the tuple (PutCells).
 func (l *Layout) UpdateCells(tuple []types.Value, changed []bool) (puts, deletes []Cell, err error) {
+	for _, a := range l.Collections {
+		if changed[a] {
+			return l.updateWithCollections(tuple, changed)
+		}
+	}
 	if l.Branches == nil || l.wideRows {
 		for i, c := range changed {
 			if c && !l.Attrs[i].Key {
@@ -299,6 +314,36 @@ func (l *Layout) UpdateCells(tuple []types.Value, changed []bool) (puts, deletes
 			return nil, nil, err
 		}
 		puts = append(puts, marker)
+	}
+	return puts, deletes, nil
+}
+
+// updateWithCollections is UpdateCells of a change that replaces
+// collections stored one cell per element (collections.go).
+func (l *Layout) updateWithCollections(tuple []types.Value, changed []bool) (puts, deletes []Cell, err error) {
+	rest := slices.Clone(changed)
+	for _, a := range l.Collections {
+		rest[a] = false
+	}
+	if slices.Contains(rest, true) {
+		if puts, deletes, err = l.UpdateCells(tuple, rest); err != nil {
+			return nil, nil, err
+		}
+	}
+	table, err := l.TableOf(tuple)
+	if err != nil {
+		return nil, nil, err
+	}
+	row, err := l.rowKey(tuple, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range l.Collections {
+		if changed[a] {
+			if puts, deletes, err = l.collectionCells(puts, deletes, table, row, a, tuple[a]); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	return puts, deletes, nil
 }

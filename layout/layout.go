@@ -164,6 +164,11 @@ type Layout struct {
 	// partition key (Default layouts).
 	Static        []int
 	partitionKeys int
+	// Collections lists the value attributes of a Default layout that are
+	// collections stored one cell per element (collections.go),
+	// increasing; collFams are their families.
+	Collections []int
+	collFams    []string
 	// openSalt[n] is OpenSalt(n), for every n ROW has attributes for.
 	openSalt []int
 
@@ -218,6 +223,11 @@ const noBranch = -1
 // Compile compiles the layout d defines for tuples of attrs (a relation's
 // attributes, in declaration order). Errors carry d's file:line:col.
 func Compile(attrs []Attr, d *lang.DefineSchema) (*Layout, error) {
+	for _, a := range attrs {
+		if StoredPerElement(a.Type) {
+			return nil, errAt(d.At, "schema %s: attribute %s is a %s, stored one cell per element, which only the advisor's column families hold: declare it FROZEN<%s> (one value) to lay it out by hand", d.Name, a.Name, a.Type, a.Type)
+		}
+	}
 	l := newLayout(d.Name, attrs)
 	l.Primary, l.Def = d.Primary, d
 	c := compiler{l: l}
@@ -910,6 +920,26 @@ type Cell struct {
 	Table string
 	Row   []byte
 	store.Cell
+	// WholeFamily, in a list of deletes, deletes every cell of Family in
+	// Row (store.DeleteFamily): a collection replaced whole.
+	WholeFamily bool
+}
+
+// AppendMutations appends the mutations writing the cells puts and deleting
+// the cells deletes, the deletes first (a collection replaced whole loses
+// its family's cells before it gets its new ones).
+func AppendMutations(muts []store.Mutation, puts, deletes []Cell) []store.Mutation {
+	for _, c := range deletes {
+		kind := store.DeleteCell
+		if c.WholeFamily {
+			kind = store.DeleteFamily
+		}
+		muts = append(muts, store.Mutation{Kind: kind, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
+	}
+	for _, c := range puts {
+		muts = append(muts, store.Mutation{Kind: store.SetCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
+	}
+	return muts
 }
 
 // PutCells returns the cells to write for a tuple (puts) and the cells of
@@ -993,6 +1023,9 @@ func (l *Layout) cells(tuple []types.Value, forDelete bool, a *Arena) (puts, del
 		if err != nil {
 			return nil, nil, err
 		}
+		if len(l.Collections) > 0 {
+			return l.appendCollections([]Cell{c}, nil, table, row, tuple, forDelete)
+		}
 		if a != nil {
 			a.cells = append(a.cells[:0], c)
 			return a.cells, nil, nil
@@ -1027,6 +1060,25 @@ func (l *Layout) cells(tuple []types.Value, forDelete bool, a *Arena) (puts, del
 			deletes = append(deletes, marker)
 		} else {
 			puts = append(puts, marker)
+		}
+	}
+	if len(l.Collections) > 0 {
+		return l.appendCollections(puts, deletes, table, row, tuple, forDelete)
+	}
+	return puts, deletes, nil
+}
+
+// appendCollections appends the cells of tuple's collections stored one
+// cell per element: each replaced whole (for a delete, only removed).
+func (l *Layout) appendCollections(puts, deletes []Cell, table string, row []byte, tuple []types.Value, forDelete bool) ([]Cell, []Cell, error) {
+	for _, a := range l.Collections {
+		v := tuple[a]
+		if forDelete {
+			v = nil
+		}
+		var err error
+		if puts, deletes, err = l.collectionCells(puts, deletes, table, row, a, v); err != nil {
+			return nil, nil, err
 		}
 	}
 	return puts, deletes, nil

@@ -256,6 +256,9 @@ func Update(st *lang.Update, rel *catalog.Relation, args []types.Value, m cost.M
 		if rel.Attrs[i].Key {
 			return nil, errAt(a.At, "cannot UPDATE key attribute %s (DELETE and INSERT instead)", a.Column)
 		}
+		if a.Op != lang.AssignValue {
+			return nil, errAt(a.At, "%s of relation %s is a %s, replaced whole: only a collection stored one cell per element, in a model's relation, changes element by element", a.Column, rel.Name, rel.Attrs[i].Type)
+		}
 		v, err := Literal(a.Value, args)
 		if err != nil {
 			return nil, err
@@ -275,6 +278,20 @@ func Update(st *lang.Update, rel *catalog.Relation, args []types.Value, m cost.M
 // m) and the keys its WHERE fixes.
 func Delete(st *lang.Delete, rel *catalog.Relation, args []types.Value, m cost.Model) (*Write, error) {
 	w := &Write{Relation: rel, Kind: WriteDelete}
+	for _, a := range st.Columns {
+		// DELETE c FROM …: c becomes NULL, the rows stay (CQL's).
+		w.Kind = WriteUpdate
+		i := rel.AttrIndex(a.Column)
+		switch {
+		case i < 0:
+			return nil, lang.UnknownAt(a.At, "relation %s has no attribute %s", rel.Name, a.Column)
+		case rel.Attrs[i].Key:
+			return nil, errAt(a.At, "DELETE cannot delete key attribute %s (delete the row instead: DELETE FROM …)", a.Column)
+		case a.Key != nil:
+			return nil, errAt(a.At, "%s of relation %s is a %s, replaced whole: only a collection stored one cell per element, in a model's relation, loses an element", a.Column, rel.Name, rel.Attrs[i].Type)
+		}
+		w.Sets = append(w.Sets, Set{Attr: i})
+	}
 	if err := w.find(st.Where, args, m); err != nil {
 		return nil, err
 	}
@@ -384,11 +401,7 @@ func Mutations(rel *catalog.Relation, changes []Change) ([]store.Mutation, error
 
 // AppendMutations is Mutations appending to muts and encoding into arena.
 func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
-	del := func(cs []layout.Cell) {
-		for _, c := range cs {
-			muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier})
-		}
-	}
+	del := func(cs []layout.Cell) { muts = layout.AppendMutations(muts, nil, cs) }
 	for _, ch := range changes {
 		for _, x := range rel.Indexes {
 			l := x.Layout()
@@ -409,9 +422,7 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 			if ch.Old == nil {
 				del(nulls)
 			}
-			for _, c := range puts {
-				muts = append(muts, store.Mutation{Kind: store.SetCell, Table: c.Table, Row: c.Row, Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
-			}
+			muts = layout.AppendMutations(muts, puts, nil)
 		}
 	}
 	return muts, nil

@@ -11,7 +11,15 @@
 //     ranges overlap, and is one round trip.
 //   - Apply is all-or-nothing when Capabilities().AtomicBatch is true: after
 //     an error nothing of the batch is visible. Mutations apply in order, so a
-//     later mutation of the same cell wins.
+//     later mutation of the same cell wins: a SetCell after a DeleteRow of
+//     its row, or after a DeleteFamily of its family, in the same batch
+//     survives it.
+//   - Deletions are exact and idempotent: DeleteCell removes one cell,
+//     DeleteFamily every cell of one family of one row (no other family,
+//     no other row, whatever their names or keys share as prefixes),
+//     DeleteRow every cell of one row. Deleting what is absent (a missing
+//     cell, a family with no cells in the row, a row that does not exist)
+//     is a no-op. A row whose last cells a deletion removes stops existing.
 //   - Slices handed to callbacks may be reused after the callback returns;
 //     callers copy what they keep. Slices passed in are not retained. The
 //     row ReadRow returns belongs to the caller. Callbacks may call the
@@ -56,12 +64,19 @@ type Row struct {
 // MutationKind says what a Mutation does.
 type MutationKind uint8
 
-// The mutation kinds of the Bigtable model.
+// The mutation kinds of the Bigtable model. Their values are persisted
+// (txnstore's intent log stores each mutation's kind as a byte), so they
+// never change: a new kind takes the next value.
 const (
-	SetCell    MutationKind = iota + 1 // write Value at (Row, Family, Qualifier)
-	DeleteCell                         // remove the cell at (Row, Family, Qualifier)
-	DeleteRow                          // remove every cell of Row
+	SetCell      MutationKind = iota + 1 // write Value at (Row, Family, Qualifier)
+	DeleteCell                           // remove the cell at (Row, Family, Qualifier)
+	DeleteRow                            // remove every cell of Row
+	DeleteFamily                         // remove every cell of Row in Family (Bigtable's DeleteFromFamily)
 )
+
+// Valid reports whether k is one of the mutation kinds above: stores
+// refuse a mutation of any other kind before applying anything.
+func (k MutationKind) Valid() bool { return k >= SetCell && k <= DeleteFamily }
 
 func (k MutationKind) String() string {
 	switch k {
@@ -71,16 +86,20 @@ func (k MutationKind) String() string {
 		return "DeleteCell"
 	case DeleteRow:
 		return "DeleteRow"
+	case DeleteFamily:
+		return "DeleteFamily"
 	}
 	return fmt.Sprintf("MutationKind(%d)", uint8(k))
 }
 
-// Mutation is one change to one row of one table.
+// Mutation is one change to one row of one table. Fields a kind does not
+// use are ignored (nil, or empty, by convention): a DeleteRow has only
+// Table and Row, a DeleteFamily Table, Row and Family.
 type Mutation struct {
 	Kind      MutationKind
 	Table     string
 	Row       []byte
-	Family    string // SetCell, DeleteCell
+	Family    string // SetCell, DeleteCell, DeleteFamily
 	Qualifier []byte // SetCell, DeleteCell
 	Value     []byte // SetCell
 }

@@ -633,6 +633,23 @@ func AppendCollection(dst []byte, t Type, v Value) ([]byte, error) {
 	return dst, mismatch(v, t)
 }
 
+// AppendElement appends v, a value of the scalar type et, as an element of
+// a collection's encoding (a collection stored one cell per element keeps
+// each element so, and a read concatenates them).
+func AppendElement(dst []byte, et Type, v Value) ([]byte, error) {
+	if et.IsCollection() || !et.Valid() {
+		return dst, fmt.Errorf("types: %s is not an element type", et)
+	}
+	c, err := Coerce(v, et)
+	if err != nil {
+		return dst, err
+	}
+	if c == nil {
+		return dst, fmt.Errorf("a collection's element cannot be NULL")
+	}
+	return appendElem(dst, c, et), nil
+}
+
 func appendElems(dst []byte, xs []Value, et Type) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(xs)))
 	for _, e := range xs {

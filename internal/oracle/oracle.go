@@ -130,21 +130,9 @@ func (o *Oracle) Insert(e *catalog.Entity, row []types.Value) error {
 }
 
 func value(x lang.Expr, args []types.Value, t types.Type) (any, error) {
-	var v types.Value
-	switch e := x.(type) {
-	case *lang.Literal:
-		v = e.Value
-	case *lang.Param:
-		v = args[e.Index]
-	default:
-		return nil, fmt.Errorf("not a value: %s", lang.PrintExpr(x))
-	}
-	if v == nil {
-		return nil, nil
-	}
-	c, err := types.Coerce(v, t)
-	if err != nil {
-		return nil, err
+	c, err := typedValue(x, args, t)
+	if err != nil || c == nil || t.IsCollection() && !t.IsFrozen() && collectionLen(c) == 0 {
+		return nil, err // an empty collection stored one cell per element is NULL
 	}
 	return Arg(c), nil
 }
@@ -343,6 +331,13 @@ func (o *Oracle) WriteOr(w *catalog.Write, argsets [][]types.Value) error {
 		_, err := o.DB.Exec("INSERT INTO "+q(e.Name)+" ("+strings.Join(cols, ", ")+") VALUES ("+strings.Join(marks, ", ")+")", vals...)
 		return err
 	case catalog.Update:
+		if hasElementOps(w) {
+			wh, wv, err := where()
+			if err != nil {
+				return err
+			}
+			return o.elementWrite(w, args, wh, wv)
+		}
 		var sets []string
 		var vals []any
 		for _, a := range w.Set {

@@ -28,6 +28,9 @@
 //     Rows are applied independently: after an error some rows may
 //     be written and others not (Capabilities().AtomicBatch is false).
 //   - ApplyIf is one CheckAndMutateRow (store.Conditional).
+//   - Each mutation is one of Bigtable's: SetCell a SetCell at timestamp 0,
+//     DeleteCell a DeleteFromColumn, DeleteFamily a DeleteFromFamily,
+//     DeleteRow a DeleteFromRow.
 //   - Row keys must be 1 byte to 4 KiB long, qualifiers at most 16 KiB
 //     (Bigtable's limits): Apply and ApplyIf check every mutation before
 //     sending any (store.MutationChecker) and fail with ErrRowKey.
@@ -141,6 +144,7 @@ func (s *Store) CheckMutations(muts []store.Mutation) error {
 		if len(m.Row) == 0 || len(m.Row) > maxRowKey {
 			return fmt.Errorf("bigtable: mutation %d: %s row %q: %w", i, m.Table, truncate(m.Row), ErrRowKey)
 		}
+		// Every kind but DeleteRow names a family (DeleteFamily too).
 		if m.Kind != store.DeleteRow && !familyID.MatchString(m.Family) {
 			return fmt.Errorf("bigtable: mutation %d: %s row %q: bad family %q", i, m.Table, truncate(m.Row), m.Family)
 		}
@@ -741,6 +745,8 @@ func mutation(bm *bigtable.Mutation, m store.Mutation) error {
 		bm.DeleteCellsInColumn(m.Family, string(m.Qualifier))
 	case store.DeleteRow:
 		bm.DeleteRow()
+	case store.DeleteFamily:
+		bm.DeleteCellsInFamily(m.Family)
 	default:
 		return fmt.Errorf("bigtable: unknown mutation kind %v", m.Kind)
 	}

@@ -20,7 +20,7 @@
 //   - Bytes are counted per cell as HBase stores and ships them: row key +
 //     family + qualifier + value. So layouts that repeat a long row key in
 //     many cells pay for it. A DeleteCell counts row key + family +
-//     qualifier, a DeleteRow its row key.
+//     qualifier, a DeleteFamily row key + family, a DeleteRow its row key.
 package countstore
 
 import (
@@ -194,7 +194,11 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	n := 0
 	for _, m := range muts {
 		n += len(m.Row)
-		if m.Kind != store.DeleteRow {
+		switch m.Kind {
+		case store.DeleteRow:
+		case store.DeleteFamily:
+			n += len(m.Family)
+		default:
 			n += len(m.Family) + len(m.Qualifier)
 		}
 		if m.Kind == store.SetCell {

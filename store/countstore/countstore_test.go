@@ -31,11 +31,12 @@ func TestCounts(t *testing.T) {
 		{Kind: store.SetCell, Table: "t", Row: []byte("r22"), Family: "f", Value: []byte("xyz")},                       // 3+1+0+3
 		{Kind: store.DeleteCell, Table: "t", Row: []byte("r9"), Family: "f", Qualifier: []byte("q")},                   // 2+1+1
 		{Kind: store.DeleteRow, Table: "t", Row: []byte("r8"), Family: "ignored"},                                      // 2
+		{Kind: store.DeleteFamily, Table: "t", Row: []byte("r7"), Family: "f", Qualifier: []byte("ignored")},           // 2+1
 	}))
 	if err := s.Apply(ctx, []store.Mutation{{Kind: store.DeleteRow, Table: "missing", Row: []byte("r")}}); !errors.Is(err, store.ErrNoTable) {
 		t.Fatalf("Apply to missing table: %v", err)
 	}
-	want := countstore.Stats{CreateTable: 1, Apply: 2, RoundTrips: 3, Mutations: 5, BytesWritten: 6 + 5 + 7 + 4 + 2}
+	want := countstore.Stats{CreateTable: 1, Apply: 2, RoundTrips: 3, Mutations: 6, BytesWritten: 6 + 5 + 7 + 4 + 2 + 3}
 	if got := s.Stats(); got != want {
 		t.Fatalf("after writes: Stats = %v, want %v", got, want)
 	}

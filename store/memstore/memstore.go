@@ -429,7 +429,7 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 		if d.tables[m.Table] == nil {
 			return fmt.Errorf("memstore: mutation %d: table %q: %w", i, m.Table, store.ErrNoTable)
 		}
-		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+		if !m.Kind.Valid() {
 			return fmt.Errorf("memstore: mutation %d: unknown kind %v", i, m.Kind)
 		}
 	}
@@ -456,7 +456,7 @@ func (s *Store) ApplyIf(ctx context.Context, name string, key []byte, cond store
 		return false, err
 	}
 	for _, m := range append(slices.Clip(then), otherwise...) {
-		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+		if !m.Kind.Valid() {
 			return false, fmt.Errorf("memstore: unknown mutation kind %v", m.Kind)
 		}
 	}
@@ -493,7 +493,7 @@ func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.
 		if d.tables[m.Table] == nil {
 			return false, fmt.Errorf("memstore: mutation %d: table %q: %w", i, m.Table, store.ErrNoTable)
 		}
-		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+		if !m.Kind.Valid() {
 			return false, fmt.Errorf("memstore: mutation %d: unknown kind %v", i, m.Kind)
 		}
 	}
@@ -535,8 +535,12 @@ func (t *table) apply(m store.Mutation) {
 }
 
 func (t *table) applyRow(m store.Mutation) {
-	if m.Kind == store.DeleteRow {
+	switch m.Kind {
+	case store.DeleteRow:
 		t.rows.Delete(row{key: m.Row})
+		return
+	case store.DeleteFamily:
+		t.deleteFamily(m.Row, m.Family)
 		return
 	}
 	r, found := t.rows.Get(row{key: m.Row})
@@ -562,6 +566,30 @@ func (t *table) applyRow(m store.Mutation) {
 	default:
 		r.cells = slices.Concat(r.cells[:i], r.cells[i+1:])
 	}
+	t.rows.ReplaceOrInsert(r)
+}
+
+// deleteFamily removes the cells of family of the row key, which are
+// contiguous in its sorted cells, and the row if they were its last.
+func (t *table) deleteFamily(key []byte, family string) {
+	r, found := t.rows.Get(row{key: key})
+	if !found {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(r.cells, family, func(c store.Cell, f string) int { return strings.Compare(c.Family, f) })
+	j := i
+	for j < len(r.cells) && r.cells[j].Family == family {
+		j++
+	}
+	switch {
+	case i == j: // no cell of the family
+		return
+	case j-i == len(r.cells):
+		t.rows.Delete(r)
+		return
+	}
+	// A new cell slice: the old one may be in use by a snapshot.
+	r.cells = slices.Concat(r.cells[:i:i], r.cells[j:])
 	t.rows.ReplaceOrInsert(r)
 }
 

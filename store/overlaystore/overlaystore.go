@@ -58,6 +58,7 @@ type Store struct {
 type row struct {
 	key     []byte
 	cleared bool         // a DeleteRow: the base's cells are gone
+	gone    []string     // DeleteFamily: families whose base cells are gone (none when cleared)
 	edits   []store.Cell // sorted by (family, qualifier); nil Value with deleted
 	deleted []bool       // parallel to edits: the cell is deleted
 }
@@ -255,7 +256,9 @@ func merge(p *row, base store.Row) (store.Row, bool) {
 		}
 		switch {
 		case c < 0:
-			res = append(res, cells[i])
+			if len(p.gone) == 0 || !slices.Contains(p.gone, cells[i].Family) {
+				res = append(res, cells[i])
+			}
 			i++
 		default:
 			if c == 0 {
@@ -434,7 +437,7 @@ func (s *Store) ReadIndex(ctx context.Context, table, index string, values store
 // kind or the base would refuse (store.MutationChecker).
 func (s *Store) CheckMutations(muts []store.Mutation) error {
 	for i, m := range muts {
-		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+		if !m.Kind.Valid() {
 			return fmt.Errorf("overlaystore: mutation %d: unknown kind %v", i, m.Kind)
 		}
 	}
@@ -492,8 +495,24 @@ func applyTo(old *row, m store.Mutation) *row {
 		return n
 	}
 	if old != nil {
-		n.cleared = old.cleared
+		n.cleared, n.gone = old.cleared, old.gone
 		n.edits, n.deleted = old.edits, old.deleted
+	}
+	if m.Kind == store.DeleteFamily {
+		// The family's pending cells go, and so do its base cells.
+		i, _ := slices.BinarySearchFunc(n.edits, m.Family, func(c store.Cell, f string) int { return strings.Compare(c.Family, f) })
+		j := i
+		for j < len(n.edits) && n.edits[j].Family == m.Family {
+			j++
+		}
+		if i < j {
+			n.edits = slices.Concat(n.edits[:i:i], n.edits[j:])
+			n.deleted = slices.Concat(n.deleted[:i:i], n.deleted[j:])
+		}
+		if !n.cleared && !slices.Contains(n.gone, m.Family) {
+			n.gone = slices.Concat(n.gone, []string{m.Family})
+		}
+		return n
 	}
 	c := store.Cell{Family: m.Family, Qualifier: m.Qualifier, Value: m.Value}
 	i, found := slices.BinarySearchFunc(n.edits, c, compareCells)

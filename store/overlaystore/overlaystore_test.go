@@ -85,12 +85,14 @@ func TestCommitDiscard(t *testing.T) {
 				var muts []store.Mutation
 				for range rapid.IntRange(1, 3).Draw(rt, "muts") {
 					m := store.Mutation{
-						Kind:  rapid.SampledFrom([]store.MutationKind{store.SetCell, store.SetCell, store.DeleteCell, store.DeleteRow}).Draw(rt, "kind"),
+						Kind:  rapid.SampledFrom([]store.MutationKind{store.SetCell, store.SetCell, store.DeleteCell, store.DeleteRow, store.DeleteFamily}).Draw(rt, "kind"),
 						Table: "t",
 						Row:   key.Draw(rt, "row"),
 					}
 					if m.Kind != store.DeleteRow {
 						m.Family = rapid.SampledFrom([]string{"f", "g"}).Draw(rt, "family")
+					}
+					if m.Kind == store.SetCell || m.Kind == store.DeleteCell {
 						m.Qualifier = []byte(rapid.SampledFrom([]string{"", "q", "r"}).Draw(rt, "qualifier"))
 					}
 					if m.Kind == store.SetCell {
@@ -205,4 +207,53 @@ func TestIndexer(t *testing.T) {
 	t.Run("Committing", func(t *testing.T) {
 		storetest.RunIndexer(t, func(*testing.T) store.Store { return &committing{Store: overlaystore.New(memstore.New())} })
 	})
+}
+
+// TestDeleteFamilyOverBase: a pending DeleteFamily hides the family's
+// cells of the base row (and only those), a cell of the family written
+// after it shows, the row is gone from reads once no cell is left, and
+// Commit gives the base the same rows. A DeleteFamily of a family the
+// table lacks is refused.
+func TestDeleteFamilyOverBase(t *testing.T) {
+	ctx := t.Context()
+	base := memstore.New()
+	if err := base.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f", "g"}}); err != nil {
+		t.Fatal(err)
+	}
+	set := func(row, fam, q, v string) store.Mutation {
+		return store.Mutation{Kind: store.SetCell, Table: "t", Row: []byte(row), Family: fam, Qualifier: []byte(q), Value: []byte(v)}
+	}
+	delFam := func(row, fam string) store.Mutation {
+		return store.Mutation{Kind: store.DeleteFamily, Table: "t", Row: []byte(row), Family: fam}
+	}
+	if err := base.Apply(ctx, []store.Mutation{
+		set("a", "f", "q", "1"), set("a", "f", "r", "2"), set("a", "g", "q", "3"),
+		set("b", "f", "q", "4"),
+		set("c", "f", "q", "5"), set("c", "g", "q", "6"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ov := overlaystore.New(base)
+	if err := ov.Apply(ctx, []store.Mutation{delFam("a", "f"), delFam("b", "f"), delFam("c", "g"), delFam("c", "f"), set("c", "f", "new", "7")}); err != nil {
+		t.Fatal(err)
+	}
+	const want = "\"a\": g:\"q\"=\"3\"\n\"c\": f:\"new\"=\"7\"\n"
+	if got := dump(t, ov, "t", store.All(), store.ReadOptions{}); got != want {
+		t.Fatalf("overlay reads\n%s\nwant\n%s", got, want)
+	}
+	if got := dump(t, ov, "t", store.All(), store.ReadOptions{Limit: 1, Reverse: true}); got != "\"c\": f:\"new\"=\"7\"\n" {
+		t.Fatalf("overlay reads, reversed, limit 1:\n%s", got)
+	}
+	if _, ok, err := ov.ReadRow(ctx, "t", []byte("b")); ok || err != nil {
+		t.Fatalf("ReadRow(b) = %v, %v: want no row, its only family deleted", ok, err)
+	}
+	if err := ov.Apply(ctx, []store.Mutation{delFam("a", "nofamily")}); err == nil {
+		t.Fatal("DeleteFamily of a family the table lacks was accepted")
+	}
+	if err := ov.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(t, base, "t", store.All(), store.ReadOptions{}); got != want {
+		t.Fatalf("base after Commit\n%s\nwant\n%s", got, want)
+	}
 }

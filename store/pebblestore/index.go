@@ -45,8 +45,16 @@ func rowLock(table string, row []byte) int {
 
 // touchesIndex reports whether m may change an indexed cell of t.
 func touchesIndex(t *table, m *store.Mutation) bool {
-	if m.Kind == store.DeleteRow {
+	switch m.Kind {
+	case store.DeleteRow:
 		return len(t.indexes) > 0
+	case store.DeleteFamily:
+		for i := range t.indexes {
+			if t.indexes[i].spec.Family == m.Family {
+				return true
+			}
+		}
+		return false
 	}
 	for i := range t.indexes {
 		if x := &t.indexes[i].spec; x.Family == m.Family && bytes.Equal(x.Qualifier, m.Qualifier) {
@@ -181,6 +189,26 @@ func (w *indexWrites) deleteRow(t *table, row, rowKey []byte) error {
 		x := &t.indexes[i]
 		key := append(append(append(rowKey[:n:n], x.spec.Family...), 0), x.spec.Qualifier...)
 		c, err := w.state(t, x, row, key)
+		if err != nil {
+			return err
+		}
+		c.now, c.has = nil, false
+	}
+	return nil
+}
+
+// deleteFamily follows a DeleteFamily of family in row, whose cells'
+// keys start with famKey ('t' + enc(table) + enc(row) + family + 0x00):
+// each index on a cell of the family loses the row's value, as if that
+// cell were deleted. Indexes on other families keep theirs.
+func (w *indexWrites) deleteFamily(t *table, row []byte, family string, famKey []byte) error {
+	n := len(famKey)
+	for i := range t.indexes {
+		x := &t.indexes[i]
+		if x.spec.Family != family {
+			continue
+		}
+		c, err := w.state(t, x, row, append(famKey[:n:n], x.spec.Qualifier...))
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,10 @@
 // Invariants, besides those of package store:
 //   - Apply is one Pebble batch, committed atomically (AtomicBatch); unless
 //     the store was opened with NoSync it is durable when Apply returns.
-//     DeleteRow is one range deletion over the row's prefix.
+//     DeleteRow is one range deletion over the row's prefix, DeleteFamily
+//     one over the family's cells in the row ('t' + enc(table) + enc(row) +
+//     family + 0x00 up to the same with 0x01 in place of the 0x00: family
+//     names have no 0x00, so no key of another family lies between).
 //   - Apply maintains the entries of the indexes (store.Indexer) in the
 //     same batch as the rows (see index.go): the commit is atomic and the
 //     WAL replays whole batches, so no crash separates an entry from its
@@ -1333,7 +1336,7 @@ func (s *Store) apply(r *reader, muts []store.Mutation, held []int) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	var touched []*table
-	dels := 0     // range deletions in the batch (one a DeleteRow)
+	dels := 0     // range deletions in the batch (one a DeleteRow or DeleteFamily)
 	checked := "" // the family last checked: batches repeat a few
 	for i := range muts {
 		m := &muts[i]
@@ -1375,6 +1378,24 @@ func (s *Store) apply(r *reader, muts []store.Mutation, held []int) error {
 			key = append(key, key...)
 			err = b.DeleteRange(key[:n], endOfPrefix(key[n:]), nil)
 			dels++
+		case store.DeleteFamily:
+			if m.Family != checked {
+				if err := checkFamily(m.Family); err != nil {
+					return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
+				}
+				checked = m.Family
+			}
+			key = append(append(key, m.Family...), 0) // the family's first key
+			if ix != nil && len(t.indexes) > 0 {
+				if err := ix.deleteFamily(t, m.Row, m.Family, key); err != nil {
+					return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
+				}
+			}
+			n := len(key)
+			key = append(key, key...)
+			key[len(key)-1] = 1 // above every key family 0x00 qualifier, below the next family's
+			err = b.DeleteRange(key[:n], key[n:], nil)
+			dels++
 		default:
 			return fmt.Errorf("pebblestore: mutation %d: unknown kind %v", i, m.Kind)
 		}
@@ -1409,16 +1430,17 @@ func (s *Store) apply(r *reader, muts []store.Mutation, held []int) error {
 	return nil
 }
 
-// maxMemRangeDels is how many range deletions (DeleteRow) the memtable may
-// gather before apply flushes it: Pebble fragments all of a memtable's
-// tombstones again for the first iterator after each new one, so a 64 MiB
-// memtable full of them made every read slower with each (measured: 36%
-// of a migration's CPU, under writers that delete rows); a flushed table
-// keeps them fragmented. Measured on RUBiS's browsing-to-bidding
-// migration at scale 0.01 (one run each): never flushing for them, the
-// writes after the migration ran at 2.9× their p50 before it; flushing
-// every 512, the verify's writes at 12× (small tables to compact, on two
-// cores); every 4096, 1.7× and 3.2×, and the backfill fastest.
+// maxMemRangeDels is how many range deletions (DeleteRow, DeleteFamily)
+// the memtable may gather before apply flushes it: Pebble fragments all of
+// a memtable's tombstones again for the first iterator after each new
+// one, so a 64 MiB memtable full of them made every read slower with each
+// (measured: 36% of a migration's CPU, under writers that delete rows); a
+// flushed table keeps them fragmented. Measured on RUBiS's
+// browsing-to-bidding migration at scale 0.01 (one run each): never
+// flushing for them, the writes after the migration ran at 2.9× their p50
+// before it; flushing every 512, the verify's writes at 12× (small tables
+// to compact, on two cores); every 4096, 1.7× and 3.2×, and the backfill
+// fastest.
 const maxMemRangeDels = 4096
 
 func cloneAll(bs [][]byte) [][]byte {

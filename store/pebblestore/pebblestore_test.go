@@ -292,6 +292,77 @@ func TestFamilyWithZeroByte(t *testing.T) {
 	if _, ok, _ := s.ReadRow(ctx, "t", []byte("a")); ok {
 		t.Error("rejected batch left a row")
 	}
+	err = s.Apply(ctx, []store.Mutation{
+		{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: "f", Value: []byte("v")},
+		{Kind: store.DeleteFamily, Table: "t", Row: []byte("b"), Family: "f\x00"},
+	})
+	if err == nil || errors.Is(err, store.ErrNoTable) {
+		t.Errorf("Apply with DeleteFamily of f\\x00: err = %v", err)
+	}
+	if _, ok, _ := s.ReadRow(ctx, "t", []byte("a")); ok {
+		t.Error("rejected batch left a row")
+	}
+}
+
+// TestDeleteFamilyBounds: the range deletion of a DeleteFamily covers the
+// family's cells and no key of the families next to it in byte order —
+// one that ends where it goes on (f\x01, f\xff, ff), one just below (e\xff)
+// — whatever the qualifiers' bytes; an index on a cell of a neighbour
+// keeps its entry; and the deletion survives a reopen.
+func TestDeleteFamilyBounds(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := []string{"e\xff", "f", "f\x01", "f\xff", "ff"}
+	ix := store.IndexSpec{Name: "next", Family: "f\x01", Qualifier: []byte{}}
+	own := store.IndexSpec{Name: "own", Family: "f", Qualifier: []byte{0xff, 0xff}}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: fams, Indexes: []store.IndexSpec{ix, own}}); err != nil {
+		t.Fatal(err)
+	}
+	var muts []store.Mutation
+	for _, row := range []string{"r", "r\x00", "q\xff"} {
+		for _, f := range fams {
+			for _, q := range []string{"", "\x00", "\x01", "\xff\xff"} {
+				muts = append(muts, store.Mutation{Kind: store.SetCell, Table: "t", Row: []byte(row), Family: f, Qualifier: []byte(q), Value: []byte(row + f + q)})
+			}
+		}
+	}
+	if err := s.Apply(ctx, muts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, []store.Mutation{{Kind: store.DeleteFamily, Table: "t", Row: []byte("r"), Family: "f"}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s store.Store) {
+		t.Helper()
+		if err := s.ReadRows(ctx, "t", store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			n := 0
+			for _, c := range r.Cells {
+				if c.Family == "f" {
+					n++
+				}
+			}
+			if want := map[bool]int{true: 0, false: 4}[string(r.Key) == "r"]; n != want || len(r.Cells) != 4*len(fams)-(4-want) {
+				t.Errorf("row %q: %d cells, %d of family f; want %d of f and every other family's", r.Key, len(r.Cells), n, want)
+			}
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		storetest.CheckIndexes(t, s, "t")
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = pebblestore.Open(dir, pebblestore.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check(s)
 }
 
 // TestChanged: a table's change number moves with every write to it, its
@@ -537,8 +608,8 @@ func TestIndexCrash(t *testing.T) {
 }
 
 // TestIndexCrashWriter is the process TestIndexCrash kills: it writes
-// batches that change indexed cells (values set, changed, deleted, rows
-// deleted) until it is killed.
+// batches that change indexed cells (values set, changed, deleted,
+// families and rows deleted) until it is killed.
 func TestIndexCrashWriter(t *testing.T) {
 	dir := os.Getenv("PEBBLESTORE_TEST_CRASH")
 	if dir == "" {
@@ -565,11 +636,13 @@ func TestIndexCrashWriter(t *testing.T) {
 				var muts []store.Mutation
 				for range 1 + rnd.IntN(4) {
 					row := []byte(fmt.Sprint("r", rnd.IntN(50)))
-					switch rnd.IntN(6) {
+					switch rnd.IntN(7) {
 					case 0:
 						muts = append(muts, store.Mutation{Kind: store.DeleteRow, Table: "t", Row: row})
 					case 1:
 						muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: "t", Row: row, Family: "f", Qualifier: []byte("v")})
+					case 2:
+						muts = append(muts, store.Mutation{Kind: store.DeleteFamily, Table: "t", Row: row, Family: "f"})
 					default:
 						muts = append(muts, store.Mutation{Kind: store.SetCell, Table: "t", Row: row, Family: "f", Qualifier: []byte("v"), Value: fmt.Append(nil, rnd.IntN(20))})
 					}

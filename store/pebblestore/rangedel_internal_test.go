@@ -9,8 +9,9 @@ import (
 	"github.com/kvschema/kvschema/store"
 )
 
-// TestRangeDelsFlush: the memtable is flushed once maxMemRangeDels row
-// deletions gather in it, and not before.
+// TestRangeDelsFlush: the memtable is flushed once maxMemRangeDels range
+// deletions (of rows and of families, alternately) gather in it, and not
+// before.
 func TestRangeDelsFlush(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(t.TempDir(), Options{NoSync: true})
@@ -25,9 +26,13 @@ func TestRangeDelsFlush(t *testing.T) {
 	del := func(i int) {
 		t.Helper()
 		row := fmt.Appendf(nil, "r%05d", i)
+		d := store.Mutation{Kind: store.DeleteRow, Table: "t", Row: row}
+		if i%2 == 1 {
+			d.Kind, d.Family = store.DeleteFamily, "f"
+		}
 		if err := s.Apply(ctx, []store.Mutation{
 			{Kind: store.SetCell, Table: "t", Row: row, Family: "f", Qualifier: []byte("q"), Value: []byte("v")},
-			{Kind: store.DeleteRow, Table: "t", Row: row},
+			d,
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -62,6 +62,10 @@ func RunConditional(t *testing.T, open func(t *testing.T) store.Store) {
 		if got, err := c.ApplyIf(ctx, "t", []byte("r"), store.Cond{Family: "f", Qualifier: []byte("v")}, nil, nil); err != nil || !got {
 			t.Errorf("ApplyIf with no mutations = %v, %v", got, err)
 		}
+		if got, err := c.ApplyIf(ctx, "t", []byte("r"), store.Cond{Family: "f", Qualifier: []byte("v")}, []store.Mutation{delFamily("t", "r", "g")}, []store.Mutation{delFamily("t", "r", "f")}); err != nil || !got {
+			t.Errorf("ApplyIf with a DeleteFamily = %v, %v", got, err)
+		}
+		wantRows(t, s, "t", store.All(), store.ReadOptions{}, `"r" f:"v"="m"`)
 		if _, err := c.ApplyIf(ctx, "t", []byte("r"), store.Cond{Family: "f", Qualifier: []byte("v")}, []store.Mutation{delRow("t", "r")}, nil); err != nil {
 			t.Fatal(err)
 		}

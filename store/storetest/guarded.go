@@ -192,6 +192,26 @@ func runGuards(t *testing.T, open func(t *testing.T) []store.Store) {
 		if applied, err := guarded(t, s).ApplyGuards(ctx, nil, []store.Mutation{set("t", "z", "f", "v", "1")}); err != nil || !applied || len(rowOf("t", "z")) != 1 {
 			t.Fatalf("ApplyGuards with no guard = %v, %v (row %v): want the batch applied", applied, err, rowOf("t", "z"))
 		}
+		// A DeleteFamily goes with its batch: not at all when a guard
+		// refuses, else before the batch's next write of the family.
+		before := rowOf("t", "a")
+		for _, holds := range []bool{false, true} {
+			applied, err := guarded(t, s).ApplyGuards(ctx, []store.Guard{{Table: "t", Row: []byte("a"), Holds: func([]store.Cell) bool { return holds }}},
+				[]store.Mutation{delFamily("t", "a", "f"), set("t", "a", "f", "after", "x"), delFamily("u", "b", "f")})
+			if err != nil || applied != holds {
+				t.Fatalf("ApplyGuards of DeleteFamily (holds %v) = %v, %v", holds, applied, err)
+			}
+			want, wantB := before, 1
+			if holds {
+				want, wantB = []store.Cell{{Family: "f", Qualifier: []byte("after"), Value: []byte("x")}}, 0
+			}
+			if got := rowOf("t", "a"); !store.SameCells(got, want) {
+				t.Fatalf("ApplyGuards of DeleteFamily (holds %v): row t/a = %v, want %v", holds, got, want)
+			}
+			if got := len(rowOf("u", "b")); got != wantB {
+				t.Fatalf("ApplyGuards of DeleteFamily (holds %v): row u/b has %d cells, want %d", holds, got, wantB)
+			}
+		}
 	})
 	t.Run("ApplyGuardsRace", func(t *testing.T) {
 		handles := open(t)

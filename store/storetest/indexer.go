@@ -19,8 +19,8 @@ import (
 // RunIndexer checks, as subtests of t, a store's store.Indexer: that
 // ReadIndex selects exact values and value ranges, in (value, row key)
 // order, reversed, limited; that every write path keeps the entries (cells
-// set, changed twice in one batch, deleted, rows deleted, indexes added to
-// tables with rows); that after any sequence of random batches each
+// set, changed twice in one batch, deleted, families and rows deleted,
+// indexes added to tables with rows); that after any sequence of random batches each
 // index, read forward and backward with random limits and value ranges,
 // is the function of the base rows (a rapid property); and that writers
 // racing on the indexed cells of the same rows leave it so, while readers
@@ -30,6 +30,7 @@ func RunIndexer(t *testing.T, open func(t *testing.T) store.Store) {
 	runCases(t, open, []testCase{
 		{"Read", testIndexRead},
 		{"Writes", testIndexWrites},
+		{"DeleteFamily", testIndexDeleteFamily},
 		{"Declare", testIndexDeclare},
 		{"Model", testIndexModel},
 		{"Concurrent", testIndexConcurrent},
@@ -301,6 +302,68 @@ func testIndexWrites(t *testing.T, s store.Store) {
 	CheckIndexes(t, s, "t")
 }
 
+// testIndexDeleteFamily checks that a DeleteFamily changes the entries
+// exactly as deleting each cell of the family would: the entries of the
+// indexes on its cells go, those on other families' cells stay, a cell of
+// the family written after it in the batch is indexed, and a row it
+// leaves (or a family it finds) empty changes nothing more.
+func testIndexDeleteFamily(t *testing.T, s store.Store) {
+	byFW := store.IndexSpec{Name: "byfw", Family: "f", Qualifier: []byte("w")}
+	createIndexed(t, s, "t", []string{"f", "g"}, byV, byW, byFW)
+	apply(t, s,
+		set("t", "a", "f", "v", "1"), set("t", "a", "f", "w", "1"), set("t", "a", "f", "x", "-"), set("t", "a", "g", "", "1"),
+		set("t", "b", "f", "v", "1"), set("t", "b", "g", "", "1"),
+		set("t", "c", "f", "v", "1"), set("t", "c", "f", "w", "1"),
+		set("t", "a\x00", "f", "v", "1"), // rows whose keys extend a's keep theirs
+		set("t", "ab", "f", "v", "1"),
+	)
+	all, fwd := store.All(), store.ReadOptions{}
+	const (
+		a0 = `"a\x00" f:"v"="1"`
+		ab = `"ab" f:"v"="1"`
+	)
+	apply(t, s, delFamily("t", "a", "f"), delFamily("t", "b", "g"))
+	wantIndex(t, s, "t", byV, all, fwd, a0+"\n"+ab+"\n"+`"b" f:"v"="1"`+"\n"+`"c" f:"v"="1" f:"w"="1"`)
+	wantIndex(t, s, "t", byFW, all, fwd, `"c" f:"v"="1" f:"w"="1"`)
+	wantIndex(t, s, "t", byW, all, fwd, `"a" g:""="1"`)
+	// Absent families and rows: nothing changes.
+	apply(t, s, delFamily("t", "a", "f"), delFamily("t", "b", "g"), delFamily("t", "none", "f"))
+	wantIndex(t, s, "t", byV, all, fwd, a0+"\n"+ab+"\n"+`"b" f:"v"="1"`+"\n"+`"c" f:"v"="1" f:"w"="1"`)
+	wantIndex(t, s, "t", byW, all, fwd, `"a" g:""="1"`)
+	// Deleted then written in one batch: the new value is indexed; written
+	// then deleted: none is.
+	apply(t, s, delFamily("t", "c", "f"), set("t", "c", "f", "v", "2"), set("t", "a", "f", "w", "3"), delFamily("t", "a", "f"))
+	wantIndex(t, s, "t", byV, all, fwd, a0+"\n"+ab+"\n"+`"b" f:"v"="1"`+"\n"+`"c" f:"v"="2"`)
+	wantIndex(t, s, "t", byFW, all, fwd, "")
+	// The last family of rows: the rows and their entries are gone.
+	apply(t, s, delFamily("t", "b", "f"), delFamily("t", "c", "f"), delFamily("t", "a", "g"))
+	wantIndex(t, s, "t", byV, all, fwd, a0+"\n"+ab)
+	wantIndex(t, s, "t", byW, all, fwd, "")
+	wantRows(t, s, "t", store.All(), store.ReadOptions{}, a0+"\n"+ab)
+	CheckIndexes(t, s, "t")
+
+	// The other write paths of the store, when it has them.
+	if c, ok := s.(store.Conditional); ok {
+		if _, err := c.ApplyIf(t.Context(), "t", []byte("ab"), store.Cond{Family: "f", Qualifier: []byte("v"), Min: []byte("1")},
+			[]store.Mutation{delFamily("t", "ab", "f"), set("t", "ab", "g", "", "4")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		wantIndex(t, s, "t", byV, all, fwd, a0)
+		wantIndex(t, s, "t", byW, all, fwd, `"ab" g:""="4"`)
+	}
+	if g, ok := s.(store.Guarded); ok {
+		applied, err := g.ApplyGuards(t.Context(), []store.Guard{{Table: "t", Row: []byte("a\x00"), Holds: func([]store.Cell) bool { return true }}},
+			[]store.Mutation{delFamily("t", "a\x00", "f"), set("t", "a\x00", "g", "", "5"), delFamily("t", "ab", "f")})
+		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			t.Fatal(err)
+		}
+		if applied {
+			wantIndex(t, s, "t", byV, exact("1"), fwd, "")
+		}
+	}
+	CheckIndexes(t, s, "t")
+}
+
 func testIndexDeclare(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	create(t, s, "t", "f", "g")
@@ -355,12 +418,14 @@ func testIndexModel(t *testing.T, s store.Store) {
 		cell := rapid.SampledFrom([][2]string{{"f", "v"}, {"f", "v"}, {"g", ""}, {"f", "w"}, {"g", "v"}})
 		mutation := rapid.Custom(func(rt *rapid.T) store.Mutation {
 			row := rowKey.Draw(rt, "row")
-			switch rapid.IntRange(0, 5).Draw(rt, "kind") {
+			switch rapid.IntRange(0, 6).Draw(rt, "kind") {
 			case 0:
 				return delRow(table, row)
 			case 1, 2:
 				c := cell.Draw(rt, "cell")
 				return del(table, row, c[0], c[1])
+			case 3:
+				return delFamily(table, row, rapid.SampledFrom([]string{"f", "g"}).Draw(rt, "family"))
 			}
 			c := cell.Draw(rt, "cell")
 			return set(table, row, c[0], c[1], value.Draw(rt, "value"))
@@ -423,11 +488,13 @@ func testIndexConcurrent(t *testing.T, s store.Store) {
 				var muts []store.Mutation
 				for range 1 + rnd.IntN(3) {
 					row := fmt.Sprint("r", rnd.IntN(rows))
-					switch rnd.IntN(8) {
+					switch rnd.IntN(9) {
 					case 0:
 						muts = append(muts, delRow("t", row))
 					case 1:
 						muts = append(muts, del("t", row, "f", "v"))
+					case 2:
+						muts = append(muts, delFamily("t", row, "f"))
 					default:
 						muts = append(muts, set("t", row, "f", "v", fmt.Sprint(rnd.IntN(5))))
 					}

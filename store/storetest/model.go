@@ -36,6 +36,15 @@ func (m model) apply(mut store.Mutation) {
 		}
 	case store.DeleteRow:
 		delete(rows, k)
+	case store.DeleteFamily:
+		for c := range rows[k] {
+			if c.family == mut.Family {
+				delete(rows[k], c)
+			}
+		}
+		if len(rows[k]) == 0 {
+			delete(rows, k)
+		}
 	}
 }
 
@@ -58,7 +67,9 @@ func (m model) readRows(table string, rs store.RowSet, opts store.ReadOptions) [
 
 // testModel applies random batches to the store and to a model and compares
 // every read. Keys, qualifiers and values are drawn from few bytes, edges
-// included, so that rows collide, nest as prefixes and straddle 0x00/0xFF.
+// included, so that rows collide, nest as prefixes and straddle 0x00/0xFF;
+// families from f, ff and g, so that one family's name is a prefix of
+// another's. Every mutation kind is drawn.
 func testModel(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	atomicBatch := s.Capabilities().AtomicBatch
@@ -70,7 +81,7 @@ func testModel(t *testing.T, s store.Store) {
 		missing := fmt.Sprintf("m%d.missing", run)
 		ref := model{}
 		for _, name := range tables {
-			if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f", "g"}}); err != nil {
+			if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f", "ff", "g"}}); err != nil {
 				rt.Fatal(err)
 			}
 			ref[name] = map[string]map[cellKey]string{}
@@ -78,16 +89,18 @@ func testModel(t *testing.T, s store.Store) {
 
 		table := rapid.SampledFrom(tables)
 		key := rapid.SliceOfN(rapid.SampledFrom([]byte{0x00, 0x01, 'a', 0xfe, 0xff}), 1, 3)
-		family := rapid.SampledFrom([]string{"f", "g"})
+		family := rapid.SampledFrom([]string{"f", "ff", "g"}) // ff extends f: a DeleteFamily of f must leave it
 		qualifier := rapid.SampledFrom([]string{"", "q", "\x00", "q\x00", "\xff"})
 		mutation := rapid.Custom(func(rt *rapid.T) store.Mutation {
 			m := store.Mutation{
-				Kind:  rapid.SampledFrom([]store.MutationKind{store.SetCell, store.SetCell, store.DeleteCell, store.DeleteRow}).Draw(rt, "kind"),
+				Kind:  rapid.SampledFrom([]store.MutationKind{store.SetCell, store.SetCell, store.DeleteCell, store.DeleteRow, store.DeleteFamily}).Draw(rt, "kind"),
 				Table: table.Draw(rt, "table"),
 				Row:   key.Draw(rt, "row"),
 			}
 			if m.Kind != store.DeleteRow {
 				m.Family = family.Draw(rt, "family")
+			}
+			if m.Kind == store.SetCell || m.Kind == store.DeleteCell {
 				m.Qualifier = []byte(qualifier.Draw(rt, "qualifier"))
 			}
 			if m.Kind == store.SetCell {

@@ -113,12 +113,14 @@ func testSnapshotRestore(t *testing.T, s store.Store) {
 	sn := snapshot(t, s)
 
 	// Every kind of change: a new table, a new family, overwritten, deleted
-	// and new cells, deleted and new rows.
+	// and new cells, deleted families, deleted and new rows.
 	create(t, s, "c", "f")
 	create(t, s, "a", "h")
 	apply(t, s,
 		set("a", "a", "f", "q", "changed"),
 		del("a", "b", "g", "b"),
+		delFamily("a", "ab", "g"),
+		delFamily("b", "r2", "f"), // its only family
 		delRow("a", "\xff"),
 		set("a", "new", "h", "q", "v"),
 		set("b", "r3", "f", "", "3"),

@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"NoTable", testNoTable},
 		{"PutGetDelete", testPutGetDelete},
 		{"DeleteRowIsExact", testDeleteRowIsExact},
+		{"DeleteFamilyIsExact", testDeleteFamilyIsExact},
 		{"CellOrder", testCellOrder},
 		{"ReadRows", testReadRows},
 		{"StopEarly", testStopEarly},
@@ -102,6 +103,7 @@ func testNoTable(t *testing.T, s store.Store) {
 		set("nope", "a", "f", "q", "v"),
 		del("nope", "a", "f", "q"),
 		delRow("nope", "a"),
+		delFamily("nope", "a", "f"),
 	} {
 		if err := s.Apply(ctx, []store.Mutation{m}); !errors.Is(err, store.ErrNoTable) {
 			t.Errorf("Apply(%v): err = %v, want ErrNoTable", m.Kind, err)
@@ -148,6 +150,72 @@ func testDeleteRowIsExact(t *testing.T, s store.Store) {
 		}
 	}
 	wantRows(t, s, "t", store.All(), store.ReadOptions{}, strings.Join(want, "\n"))
+}
+
+// testDeleteFamilyIsExact checks that DeleteFamily removes exactly the
+// cells of one family of one row: not those of its other families (one
+// of them named with the family's name as a prefix), nor those of the
+// rows its key is a prefix of or that are prefixes of it; that deleting
+// what is absent is a no-op; that a SetCell after it in one batch wins;
+// and that a row whose last family it deletes stops existing.
+func testDeleteFamilyIsExact(t *testing.T, s store.Store) {
+	create(t, s, "t", "f", "ff", "g")
+	cells := func(row string, fams ...string) (muts []store.Mutation) {
+		for _, f := range fams {
+			for _, q := range []string{"", "q", "q\x00", "\x00", "\xff"} {
+				muts = append(muts, set("t", row, f, q, f+q))
+			}
+		}
+		return muts
+	}
+	line := func(row string, fams ...string) string {
+		l := fmt.Sprintf("%q", row)
+		for _, f := range fams {
+			for _, q := range []string{"", "\x00", "q", "q\x00", "\xff"} { // sorted
+				l += fmt.Sprintf(" %s:%q=%q", f, q, f+q)
+			}
+		}
+		return l
+	}
+	lines := func(ls ...string) string { return strings.Join(ls, "\n") }
+	apply(t, s, cells("ab", "f", "ff", "g")...)
+	apply(t, s, cells("a", "f")...)      // a prefix of the row's key
+	apply(t, s, cells("ab\x00", "f")...) // keys extending it
+	apply(t, s, cells("abc", "f")...)
+	apply(t, s, cells("b", "f", "g")...)
+
+	apply(t, s, delFamily("t", "ab", "f"))
+	want := lines(line("a", "f"), line("ab", "ff", "g"), line("ab\x00", "f"), line("abc", "f"), line("b", "f", "g"))
+	wantRow(t, s, "t", "ab", line("ab", "ff", "g"))
+	wantRows(t, s, "t", store.All(), store.ReadOptions{}, want)
+	wantRows(t, s, "t", store.RowSet{Ranges: []store.Range{store.PrefixRange([]byte("ab"))}}, store.ReadOptions{Reverse: true},
+		lines(line("abc", "f"), line("ab\x00", "f"), line("ab", "ff", "g")))
+
+	// Absent: the family again, a row that does not exist, a family
+	// with no cell in the row.
+	apply(t, s, delFamily("t", "ab", "f"), delFamily("t", "aa", "f"), delFamily("t", "ab\x01", "g"), delFamily("t", "a", "g"))
+	wantRow(t, s, "t", "aa", "")
+	wantRow(t, s, "t", "ab\x01", "")
+	wantRows(t, s, "t", store.All(), store.ReadOptions{}, want)
+
+	// In one batch: deleted then written again, only the new cell is
+	// left of the family; written then deleted, none.
+	apply(t, s, delFamily("t", "b", "f"), set("t", "b", "f", "new", "n"), set("t", "ab", "f", "x", "x"), delFamily("t", "ab", "f"))
+	wantRow(t, s, "t", "b", `"b" f:"new"="n"`+strings.TrimPrefix(line("b", "g"), `"b"`))
+	wantRow(t, s, "t", "ab", line("ab", "ff", "g"))
+
+	// A row whose only family is deleted is gone; so is one whose
+	// families are all deleted in one batch.
+	apply(t, s, delFamily("t", "a", "f"))
+	apply(t, s, delFamily("t", "ab", "g"), delFamily("t", "ab", "ff"))
+	wantRow(t, s, "t", "a", "")
+	wantRow(t, s, "t", "ab", "")
+	want = lines(line("ab\x00", "f"), line("abc", "f"), `"b" f:"new"="n"`+strings.TrimPrefix(line("b", "g"), `"b"`))
+	wantRows(t, s, "t", store.All(), store.ReadOptions{}, want)
+	wantRows(t, s, "t", store.RowSet{Keys: keys("a", "ab")}, store.ReadOptions{}, "")
+	// Written again, such a row has only its new cells.
+	apply(t, s, set("t", "a", "g", "q", "again"))
+	wantRow(t, s, "t", "a", `"a" g:"q"="again"`)
 }
 
 func testCellOrder(t *testing.T, s store.Store) {
@@ -255,6 +323,7 @@ func testAtomicity(t *testing.T, s store.Store) {
 	apply(t, s, set("t", "r0", "f", "q", "old"))
 	err := s.Apply(t.Context(), []store.Mutation{
 		set("t", "r0", "f", "q", "new"),
+		delFamily("t", "r0", "f"),
 		delRow("u", "x"),
 		set("t", "r1", "f", "q", "x"),
 		set("missing", "r1", "f", "q", "x"),
@@ -541,6 +610,10 @@ func del(table, row, family, qualifier string) store.Mutation {
 
 func delRow(table, row string) store.Mutation {
 	return store.Mutation{Kind: store.DeleteRow, Table: table, Row: []byte(row)}
+}
+
+func delFamily(table, row, family string) store.Mutation {
+	return store.Mutation{Kind: store.DeleteFamily, Table: table, Row: []byte(row), Family: family}
 }
 
 // compareCells orders cells by (family, qualifier).

@@ -67,8 +67,10 @@ func testViewPointInTime(t *testing.T, s store.Store) {
 	fillForSnapshot(t, s)
 	before := rowsOf(t, s)
 	v := view(t, s)
-	// Writes after the view: new rows, changed cells, deleted rows.
-	apply(t, s, set("a", "zz", "f", "q", "new"), set("b", "r1", "f", "", "changed"), store.Mutation{Kind: store.DeleteRow, Table: "b", Row: []byte("r2")})
+	// Writes after the view: new rows, changed cells, deleted families and
+	// rows.
+	apply(t, s, set("a", "zz", "f", "q", "new"), set("b", "r1", "f", "", "changed"), store.Mutation{Kind: store.DeleteRow, Table: "b", Row: []byte("r2")},
+		delFamily("a", "a", "g"), delFamily("a", "b", "f"))
 	if got := rowsOf(t, v); got != before {
 		t.Errorf("view after writes:\n%s\nwant\n%s", got, before)
 	}

@@ -10,6 +10,7 @@
 //	put "TABLE", "ROW", "FAMILY:QUALIFIER", "VALUE"    a SetCell
 //	delete "TABLE", "ROW", "FAMILY:QUALIFIER"          a DeleteCell
 //	deleteall "TABLE", "ROW"                           a DeleteRow
+//	deleteall "TABLE", "ROW", "FAMILY"                 a DeleteFamily
 //	batch begin … batch end (N mutations)              brackets an Apply of N ≠ 1 mutations
 //	get 'TABLE', 'ROW'                                 ReadRow
 //	scan 'TABLE', {STARTROW=>'A', STOPROW=>'B', LIMIT=>N, REVERSED=>true}
@@ -20,6 +21,9 @@
 //	index 'TABLE', 'INDEX', {VALUE=>'V'}               ReadIndex of one value
 //	index 'TABLE', 'INDEX', {STARTVALUE=>'A', STOPVALUE=>'B', LIMIT=>N, REVERSED=>true}
 //	                                                   ReadIndex of a value range
+//
+// A DeleteFamily is a deleteall whose column is a family alone, without
+// ":QUALIFIER", which HBase's shell reads as every cell of the family.
 //
 // ReadRows prints one line per range of RowSet.Normalize(), in the order the
 // rows come (descending with Reverse): a single-row range [k, k\x00), as an
@@ -252,6 +256,8 @@ func formatBatch(b []byte, muts []store.Mutation) []byte {
 			fmt.Fprintf(buf, `delete "%s", "%s", "%s:%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier))
 		case store.DeleteRow:
 			fmt.Fprintf(buf, `deleteall "%s", "%s"`, esc(m.Table), Escape(m.Row))
+		case store.DeleteFamily:
+			fmt.Fprintf(buf, `deleteall "%s", "%s", "%s"`, esc(m.Table), Escape(m.Row), esc(m.Family))
 		default: // the store rejects it; show it anyway
 			fmt.Fprintf(buf, `%v "%s", "%s"`, m.Kind, esc(m.Table), Escape(m.Row))
 		}

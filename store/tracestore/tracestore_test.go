@@ -46,6 +46,7 @@ func TestTrace(t *testing.T) {
 		{Kind: store.SetCell, Table: "s2", Row: b("\x01ba1"), Family: "f", Qualifier: b("V1"), Value: b("x")},
 		{Kind: store.DeleteCell, Table: "s2", Row: b("\x01ba1"), Family: "f", Qualifier: b("V2")},
 		{Kind: store.DeleteRow, Table: "s2", Row: b("old")},
+		{Kind: store.DeleteFamily, Table: "s2", Row: b("\x01ba1"), Family: "g"},
 	})
 	s.Apply(ctx, nil)
 	if err := s.Apply(ctx, []store.Mutation{{Kind: store.DeleteRow, Table: "nope", Row: b("r")}}); !errors.Is(err, store.ErrNoTable) {
@@ -70,7 +71,8 @@ batch begin
 put "s2", "\x01ba1", "f:V1", "x"
 delete "s2", "\x01ba1", "f:V2"
 deleteall "s2", "old"
-batch end (3 mutations)
+deleteall "s2", "\x01ba1", "g"
+batch end (4 mutations)
 batch begin
 batch end (0 mutations)
 deleteall "nope", "r"

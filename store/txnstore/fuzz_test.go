@@ -1,6 +1,7 @@
 package txnstore
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -14,6 +15,7 @@ func FuzzDecodeIntent(f *testing.F) {
 		{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: "f", Qualifier: []byte("q"), Value: []byte("v")},
 		{Kind: store.DeleteCell, Table: "u", Row: []byte{0, 1}, Family: "f", Qualifier: []byte("q")},
 		{Kind: store.DeleteRow, Table: "t", Row: []byte("b")},
+		{Kind: store.DeleteFamily, Table: "t", Row: []byte("c"), Family: "g"},
 	}))
 	f.Add([]byte{legacyFormat})
 	f.Add([]byte{intentFormat, 1, 1})
@@ -42,4 +44,40 @@ func normalize(muts []store.Mutation) []store.Mutation {
 		out[i] = m
 	}
 	return out
+}
+
+// TestIntentKinds: the kind bytes of the intent log are fixed — an intent
+// written before DeleteFamily existed (kinds 1 to 3) decodes to the same
+// mutations, DeleteFamily is 4 — and a kind no build knows makes the
+// intent malformed instead of being skipped.
+func TestIntentKinds(t *testing.T) {
+	// Format 2; per mutation: kind, then table, row, family, qualifier
+	// and value, each uvarint-length-prefixed.
+	old := []byte{intentFormat,
+		1, 1, 't', 1, 'a', 1, 'f', 1, 'q', 1, 'v',
+		2, 1, 't', 1, 'a', 1, 'f', 1, 'r', 0,
+		3, 1, 'u', 1, 'b', 0, 0, 0,
+	}
+	format, muts, err := decodeIntent(old)
+	want := []store.Mutation{
+		{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: "f", Qualifier: []byte("q"), Value: []byte("v")},
+		{Kind: store.DeleteCell, Table: "t", Row: []byte("a"), Family: "f", Qualifier: []byte("r")},
+		{Kind: store.DeleteRow, Table: "u", Row: []byte("b")},
+	}
+	if err != nil || format != intentFormat || !reflect.DeepEqual(normalize(muts), want) {
+		t.Fatalf("decodeIntent(an intent of kinds 1-3) = %d, %v, %v; want %v", format, muts, err, want)
+	}
+	df := store.Mutation{Kind: store.DeleteFamily, Table: "t", Row: []byte("a"), Family: "g"}
+	enc := encodeIntent([]store.Mutation{df})
+	if want := []byte{intentFormat, 4, 1, 't', 1, 'a', 1, 'g', 0, 0}; !reflect.DeepEqual(enc, want) {
+		t.Fatalf("encodeIntent(DeleteFamily) = %v, want %v", enc, want)
+	}
+	if _, muts, err := decodeIntent(enc); err != nil || !reflect.DeepEqual(normalize(muts), []store.Mutation{df}) {
+		t.Fatalf("decodeIntent(DeleteFamily) = %v, %v", muts, err)
+	}
+	for _, kind := range []byte{0, 5, 0xff} {
+		if _, _, err := decodeIntent([]byte{intentFormat, kind, 1, 't', 1, 'a', 0, 0, 0}); !errors.Is(err, errIntent) {
+			t.Errorf("decodeIntent(kind %d) = %v, want errIntent", kind, err)
+		}
+	}
 }

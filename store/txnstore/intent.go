@@ -12,6 +12,13 @@ import (
 // cell: a format byte, then per mutation its kind byte and the
 // uvarint-length-prefixed table, row, family, qualifier and value.
 //
+// The kind byte is the store.MutationKind value: 1 SetCell, 2 DeleteCell,
+// 3 DeleteRow, 4 DeleteFamily (whose family is stored, its qualifier and
+// value empty). The values never change, so logs written before a kind was
+// added decode alike; a kind this build does not know makes the intent
+// malformed. DeleteFamily came later than the format: a build from before
+// it refuses an intent holding one, rather than misapply it.
+//
 // Format 2 holds the caller's mutations only; the intent row's status cell
 // says whether the write is prepared or committed. Format 1 (written by
 // kvschema before row locks) holds the mutations expanded with that
@@ -47,7 +54,7 @@ func decodeIntent(b []byte) (format byte, muts []store.Mutation, err error) {
 	format, b = b[0], b[1:]
 	for len(b) > 0 {
 		m := store.Mutation{Kind: store.MutationKind(b[0])}
-		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+		if !m.Kind.Valid() {
 			return 0, nil, fmt.Errorf("%w: mutation %d: kind %d", errIntent, len(muts), b[0])
 		}
 		b = b[1:]

@@ -116,6 +116,15 @@ func (m *model) commit(muts []store.Mutation) {
 			}
 		case store.DeleteRow:
 			delete(m.rows, k)
+		case store.DeleteFamily:
+			for c := range m.rows[k] {
+				if strings.HasPrefix(c, mu.Family+":") {
+					delete(m.rows[k], c)
+				}
+			}
+			if len(m.rows[k]) == 0 {
+				delete(m.rows, k)
+			}
 		}
 	}
 }
@@ -344,7 +353,7 @@ func TestModel(t *testing.T) {
 		ctx := context.Background()
 		raw := memstore.New()
 		for _, name := range []string{"t", "u"} {
-			if err := raw.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f", Family}}); err != nil {
+			if err := raw.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f", "g", Family}}); err != nil {
 				rt.Fatal(err)
 			}
 		}
@@ -409,12 +418,14 @@ func TestModel(t *testing.T) {
 				var muts []store.Mutation
 				for _, i := range idx {
 					r := modelRows[i]
-					mut := store.Mutation{Table: r.table, Row: []byte(r.key), Family: "f"}
-					switch rapid.IntRange(0, 3).Draw(rt, "kind") {
+					mut := store.Mutation{Table: r.table, Row: []byte(r.key), Family: rapid.SampledFrom([]string{"f", "g"}).Draw(rt, "family")}
+					switch rapid.IntRange(0, 4).Draw(rt, "kind") {
 					case 0:
 						mut.Kind = store.DeleteRow
 					case 1:
 						mut.Kind, mut.Qualifier = store.DeleteCell, []byte(rapid.SampledFrom([]string{"q", "r"}).Draw(rt, "qualifier"))
+					case 2:
+						mut.Kind = store.DeleteFamily // in the intent of a multi-row write, replayed by whoever finishes it
 					default:
 						mut.Kind, mut.Qualifier, mut.Value = store.SetCell, []byte(rapid.SampledFrom([]string{"q", "r"}).Draw(rt, "qualifier")), []byte(tok)
 					}

@@ -493,7 +493,7 @@ func (s *Store) CheckMutations(muts []store.Mutation) error {
 		if m.Table == IntentTable {
 			return fmt.Errorf("txnstore: mutation %d: table %s: %w", i, m.Table, store.ErrNoTable)
 		}
-		if m.Kind < store.SetCell || m.Kind > store.DeleteRow {
+		if !m.Kind.Valid() {
 			return fmt.Errorf("txnstore: mutation %d: unknown kind %v", i, m.Kind)
 		}
 	}
@@ -512,6 +512,8 @@ func (s *Store) check(ctx context.Context, muts []store.Mutation) error {
 		if err != nil {
 			return fmt.Errorf("txnstore: mutation %d: %w", i, err)
 		}
+		// SetCell, DeleteCell and DeleteFamily name a user family: never
+		// the hidden one, which holds the row's lock.
 		if m.Kind != store.DeleteRow && !slices.Contains(fams, m.Family) {
 			return fmt.Errorf("txnstore: mutation %d: table %s has no family %q", i, m.Table, m.Family)
 		}

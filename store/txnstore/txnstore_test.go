@@ -40,6 +40,10 @@ func delRow(table, row string) store.Mutation {
 	return store.Mutation{Kind: store.DeleteRow, Table: table, Row: []byte(row)}
 }
 
+func delFamily(table, row, family string) store.Mutation {
+	return store.Mutation{Kind: store.DeleteFamily, Table: table, Row: []byte(row), Family: family}
+}
+
 // rows reads a table through s as "key{q=v,…}" per row key.
 func rows(t testing.TB, s store.Store, table string) map[string]string {
 	t.Helper()
@@ -87,10 +91,11 @@ func setup(t testing.TB, raw txnstore.Inner) {
 }
 
 // write is the logical write the fault tests cut short: it changes, adds
-// and deletes rows and cells in two tables.
+// and deletes rows, cells and families in two tables.
 var write = []store.Mutation{
 	set("t", "a", "q", "2"), delRow("t", "b"), set("t", "d", "q", "2"),
 	delCell("u", "x", "q"), set("u", "y", "q", "2"), set("t", "a", "r", "2"),
+	delFamily("t", "c", "f"),
 }
 
 // leftovers lists the bookkeeping left in the inner store: intents and
@@ -145,7 +150,7 @@ func dieAt(t *testing.T, raw txnstore.Inner, k int, muts []store.Mutation) error
 // after Repair the store holds the write (if committed) and no
 // bookkeeping.
 func TestFaults(t *testing.T) {
-	const rows = 5 // t/a, t/b, t/d, u/x, u/y
+	const rows = 6 // t/a, t/b, t/d, u/x, u/y, t/c
 	// prepare; lock 5 rows; commit; apply 5 rows; delete the intent
 	const total, commit = 1 + rows + 1 + rows + 1, 1 + rows + 1
 	for _, backend := range slices.Sorted(maps.Keys(backends)) {
@@ -368,6 +373,9 @@ func TestHiddenFromUsers(t *testing.T) {
 	for _, m := range []store.Mutation{
 		{Kind: store.SetCell, Table: "t", Row: []byte("a"), Family: txnstore.Family, Qualifier: []byte("seq"), Value: []byte("x")},
 		{Kind: store.DeleteRow, Table: txnstore.IntentTable, Row: []byte("a")},
+		delFamily("t", "a", txnstore.Family), // the row's lock
+		delFamily("t", "a", "nofamily"),
+		delFamily(txnstore.IntentTable, "a", "i"),
 	} {
 		if err := s.Apply(ctx, []store.Mutation{m}); err == nil {
 			t.Errorf("Apply(%v) succeeded", m)
@@ -617,4 +625,81 @@ func TestGuarded(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestDeleteFamilyReplay: a multi-row write whose intent holds
+// DeleteFamily mutations, its writer dead right after the commit, is
+// finished by a reader of another process that meets one of its rows
+// (read repair) or by Repair, from the intent alone: each row loses
+// exactly the family's cells (a cell of it the batch then writes stays,
+// other families stay), and no bookkeeping is left.
+func TestDeleteFamilyReplay(t *testing.T) {
+	for _, backend := range slices.Sorted(maps.Keys(backends)) {
+		open := backends[backend]
+		for _, by := range []string{"reader", "repair"} {
+			t.Run(backend+"/"+by, func(t *testing.T) {
+				ctx := t.Context()
+				raw := open(t)
+				s := txnstore.New(raw)
+				for _, name := range []string{"t", "u"} {
+					if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f", "g"}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				g := func(table, row, q, v string) store.Mutation {
+					m := set(table, row, q, v)
+					m.Family = "g"
+					return m
+				}
+				if err := s.Apply(ctx, []store.Mutation{
+					set("t", "a", "q", "1"), set("t", "a", "r", "1"), g("t", "a", "q", "1"),
+					set("u", "x", "q", "1"), g("u", "x", "q", "1"), g("u", "x", "r", "1"),
+					g("u", "y", "q", "1"),
+				}); err != nil {
+					t.Fatal(err)
+				}
+				// Prepare, lock 3 rows, commit: dies at the first row's apply.
+				muts := []store.Mutation{
+					delFamily("t", "a", "f"), set("t", "a", "new", "2"),
+					delFamily("u", "x", "g"),
+					delFamily("u", "y", "g"), delFamily("u", "y", "f"),
+				}
+				if err := dieAt(t, raw, 6, muts); !errors.Is(err, txnstore.ErrPending) {
+					t.Fatalf("Apply = %v, want ErrPending (committed, not applied)", err)
+				}
+				r := txnstore.New(raw, short)
+				if by == "reader" {
+					row, ok, err := r.ReadRow(ctx, "u", []byte("x"))
+					if err != nil || !ok || formatCells(row) != "f:q=1" {
+						t.Fatalf("ReadRow(u/x) = %v, %v, %v; want f:q=1", formatCells(row), ok, err)
+					}
+					if r.RolledForward() != 1 {
+						t.Errorf("the reader rolled forward %d writes, want 1", r.RolledForward())
+					}
+				}
+				st, err := r.Repair(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := map[string]int{"reader": 0, "repair": 1}[by]; st.RolledForward != want {
+					t.Errorf("Repair rolled forward %d writes, want %d", st.RolledForward, want)
+				}
+				want := map[string]string{"t/a": "f:new=2,g:q=1", "u/x": "f:q=1"}
+				if got := content(t, r); !equal(got, want) {
+					t.Errorf("content %v, want %v", got, want)
+				}
+				if l := leftovers(t, raw); len(l) > 0 {
+					t.Errorf("left: %v", l)
+				}
+			})
+		}
+	}
+}
+
+func formatCells(r store.Row) string {
+	var cells []string
+	for _, c := range r.Cells {
+		cells = append(cells, fmt.Sprintf("%s:%s=%s", c.Family, c.Qualifier, c.Value))
+	}
+	return strings.Join(cells, ",")
 }

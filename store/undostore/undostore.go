@@ -8,7 +8,11 @@
 //   - At most one snapshot is held at a time; Release ends it.
 //   - Restore makes every row written since the snapshot (through this
 //     Store value) what it was, in batches of the inner store's Apply;
-//     writes by other clients are not undone.
+//     writes by other clients are not undone. An image is the whole row,
+//     read before the first mutation of it of any kind, so the undo of a
+//     DeleteCell, DeleteFamily or DeleteRow brings back every cell it
+//     removed; Restore writes each row as a DeleteRow then a SetCell per
+//     cell of its image (none if the row was absent).
 //   - While a snapshot is held, CreateTable fails: the Store seam cannot
 //     drop a table, so Restore could not undo it.
 //   - The undo reads cost one extra round trip per table per Apply; they go

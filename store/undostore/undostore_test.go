@@ -53,15 +53,18 @@ func TestRestore(t *testing.T) {
 				key := rapid.SampledFrom([]string{"k1", "k2", "k3", "\x00", "\xff"})
 				mutation := rapid.Custom(func(rt *rapid.T) store.Mutation {
 					m := store.Mutation{
-						Kind:      store.MutationKind(rapid.IntRange(1, 3).Draw(rt, "kind")),
+						Kind:      rapid.SampledFrom([]store.MutationKind{store.SetCell, store.DeleteCell, store.DeleteRow, store.DeleteFamily}).Draw(rt, "kind"),
 						Table:     rapid.SampledFrom([]string{"a", "b"}).Draw(rt, "table"),
 						Row:       []byte(key.Draw(rt, "row")),
 						Family:    rapid.SampledFrom([]string{"f", "g"}).Draw(rt, "family"),
 						Qualifier: []byte(rapid.SampledFrom([]string{"", "q", "r"}).Draw(rt, "qualifier")),
 						Value:     []byte(rapid.StringN(0, 3, -1).Draw(rt, "value")),
 					}
-					if m.Kind == store.DeleteRow {
+					switch m.Kind {
+					case store.DeleteRow:
 						m.Family, m.Qualifier, m.Value = "", nil, nil
+					case store.DeleteFamily:
+						m.Qualifier, m.Value = nil, nil
 					}
 					return m
 				})
@@ -143,5 +146,77 @@ func TestReadIndex(t *testing.T) {
 	}
 	if got1, got2 := read("1"), read("2"); got1 != "a,b" || got2 != "" {
 		t.Fatalf("after Restore: value 1 -> %q, 2 -> %q; want a,b and none", got1, got2)
+	}
+}
+
+// TestRestoreDeleteFamily: the undo of a DeleteFamily brings back every
+// cell the family had — of a row that keeps other families, and of one
+// it emptied — and the inner store's index entries on the family's cells.
+func TestRestoreDeleteFamily(t *testing.T) {
+	ctx := t.Context()
+	s := undostore.New(memstore.New())
+	ix := store.IndexSpec{Name: "byv", Family: "f", Qualifier: []byte("v")}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "a", Families: []string{"f", "g"}, Indexes: []store.IndexSpec{ix}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "b", Families: []string{"f", "g"}}); err != nil {
+		t.Fatal(err)
+	}
+	cell := func(table, row, fam, q, v string) store.Mutation {
+		return store.Mutation{Kind: store.SetCell, Table: table, Row: []byte(row), Family: fam, Qualifier: []byte(q), Value: []byte(v)}
+	}
+	delFam := func(table, row, fam string) store.Mutation {
+		return store.Mutation{Kind: store.DeleteFamily, Table: table, Row: []byte(row), Family: fam}
+	}
+	if err := s.Apply(ctx, []store.Mutation{
+		cell("a", "k1", "f", "v", "1"), cell("a", "k1", "f", "w", "x"), cell("a", "k1", "g", "", "y"),
+		cell("a", "k2", "f", "v", "2"),
+		cell("b", "k1", "g", "q", "z"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	saved := dump(t, s)
+	indexed := func() string {
+		var keys []string
+		if err := store.ReadIndex(ctx, s, "a", "byv", store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			keys = append(keys, string(r.Key))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(keys, ",")
+	}
+	sn, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sn.Release()
+	for round := range 2 {
+		batch := []store.Mutation{delFam("a", "k1", "f"), delFam("a", "k2", "f"), delFam("b", "k1", "g"), delFam("b", "k9", "f")}
+		if round == 1 { // a family deleted, then written again, in one batch
+			batch = append(batch, cell("a", "k1", "f", "new", "n"))
+		}
+		if err := s.Apply(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		want := `a/"k1" g:""="y"` + "\n"
+		if round == 1 {
+			want = `a/"k1" f:"new"="n" g:""="y"` + "\n"
+		}
+		if got := dump(t, s); got != want {
+			t.Fatalf("round %d: after the DeleteFamily batch:\n%s\nwant\n%s", round, got, want)
+		}
+		if got := indexed(); got != "" {
+			t.Fatalf("round %d: index after the DeleteFamily batch: %q, want none", round, got)
+		}
+		if err := sn.Restore(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := dump(t, s); got != saved {
+			t.Fatalf("round %d: after Restore:\n%s\nwant\n%s", round, got, saved)
+		}
+		if got := indexed(); got != "k1,k2" {
+			t.Fatalf("round %d: index after Restore: %q, want k1,k2", round, got)
+		}
 	}
 }

@@ -94,8 +94,13 @@ func KeyValue(t types.Type, i int) types.Value {
 func RandomValue(r *rand.Rand, t types.Type, card int) types.Value {
 	card = max(card, 1)
 	if t.IsCollection() {
-		// 0 to 3 elements, each from the domain.
+		// 0 to 3 elements, each from the domain; 1 to 3 for a collection
+		// stored one cell per element, where an empty one is NULL (as in
+		// Cassandra), so that SQLite's JSON text agrees with it.
 		n := r.IntN(4)
+		if !t.IsFrozen() {
+			n = 1 + r.IntN(3)
+		}
 		var raw types.Value
 		switch t.Kind() {
 		case types.MapKind:

@@ -1,0 +1,96 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kvschema/kvschema/lang"
+)
+
+const elementsModel = `DEFINE RELATION m ROWS 10 {
+  id BIGINT KEY, body STRING, tags SET<STRING>, votes MAP<STRING, INT>, edits LIST<BIGINT>,
+  frozen FROZEN<SET<STRING>> };`
+
+// TestElementOps: operations on the elements of a collection stored one
+// cell per element resolve with their operand types; every misuse is an
+// error at its position saying why.
+func TestElementOps(t *testing.T) {
+	ss, err := lang.ParseScript("m.kvs", []byte(elementsModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ src, operand, key string }{
+		{"UPDATE m SET tags = tags + {'a'} WHERE m.id = 1", "SET<STRING>", ""},
+		{"UPDATE m SET votes = votes - {'a'} WHERE m.id = 1", "SET<STRING>", ""},
+		{"UPDATE m SET votes['a'] = 3 WHERE m.id = 1", "INT", "STRING"},
+		{"UPDATE m SET edits = [1] + edits WHERE m.id = 1", "LIST<BIGINT>", ""},
+		{"UPDATE m SET tags = {'a'} + tags WHERE m.id = 1", "SET<STRING>", ""}, // a set's "prepend" adds
+		{"DELETE votes['a'] FROM m WHERE m.id = 1", "", "STRING"},
+		{"DELETE body, tags FROM m WHERE m.id = 1", "", ""},
+	} {
+		st, err := lang.ParseStatement("q", tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := m.ResolveWrite(st)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.src, err)
+		}
+		if w.Kind != Update {
+			t.Errorf("%s: a %s, want UPDATE (the rows stay)", tc.src, w.Kind)
+		}
+		a := w.Set[0]
+		if tc.operand != "" && a.OperandType().String() != tc.operand {
+			t.Errorf("%s: operand %s, want %s", tc.src, a.OperandType(), tc.operand)
+		}
+		if tc.key != "" && (a.Key == nil || a.KeyType().String() != tc.key) {
+			t.Errorf("%s: key %v of %s, want %s", tc.src, a.Key, a.KeyType(), tc.key)
+		}
+		if strings.Contains(tc.src, "{'a'} + tags") && a.Op != lang.AssignAdd {
+			t.Errorf("%s: op %v, want AssignAdd", tc.src, a.Op)
+		}
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"UPDATE m SET frozen = frozen + {'a'} WHERE m.id = 1", "q:1:14: m.frozen has no elements to change: it is a FROZEN<SET<STRING>>, frozen: one value, replaced whole (frozen = …)"},
+		{"UPDATE m SET body = body + 'x' WHERE m.id = 1", "q:1:14: m.body has no elements to change: it is a STRING, not a collection"},
+		{"UPDATE m SET edits[0] = 1 WHERE m.id = 1", "q:1:14: m.edits is a LIST<BIGINT>: setting, deleting or removing a list's elements by position or value needs a read of the list"},
+		{"UPDATE m SET edits = edits - [1] WHERE m.id = 1", "q:1:14: m.edits is a LIST<BIGINT>: setting, deleting or removing"},
+		{"DELETE tags['a'] FROM m WHERE m.id = 1", "q:1:8: m.tags is a SET<STRING>: a set's elements are added and removed"},
+		{"UPDATE m SET votes['a'] = 'x' WHERE m.id = 1", "q:1:27: m.votes:"},
+		{"UPDATE m SET tags = tags + {1: 2} WHERE m.id = 1", "q:1:28: m.tags:"},
+		{"DELETE id FROM m WHERE m.id = 1", "q:1:8: DELETE cannot delete the key m.id"},
+		{"SELECT m.id FROM m WHERE m.tags = {'a'}", "q:1:26: m.tags is a SET<STRING> stored one cell per element: test its elements (CONTAINS, CONTAINS KEY)"},
+		{"SELECT m.id FROM m WHERE m.id = 1 ORDER BY m.tags", "q:1:44: cannot order by m.tags"},
+	} {
+		st, err := lang.ParseStatement("q", tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, ok := st.(*lang.Select); ok {
+			_, err = m.ResolveSelect(s)
+		} else {
+			_, err = m.ResolveWrite(st)
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s…", tc.src, err, tc.want)
+		}
+	}
+	// In a column family, such a collection is a value only, and never
+	// static.
+	for _, tc := range []struct{ src, want string }{
+		{"DEFINE COLUMN FAMILY x FOR m { PARTITION KEY (m.tags), CLUSTERING KEY (m.id) };", "s:1:47: column family x: m.tags is a SET<STRING>, which cannot be in a key"},
+		{"DEFINE COLUMN FAMILY x FOR m { PARTITION KEY (m.id), CLUSTERING KEY (m.body), STATIC (m.votes) };", "s:1:87: column family x: m.votes is a MAP<STRING, INT>, stored one cell per element, which a static column is not"},
+	} {
+		ss, err := lang.ParseScript("s", []byte(tc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseSchema(m, ss); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s…", tc.src, err, tc.want)
+		}
+	}
+}
