@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/cost"
 	_ "github.com/kvschema/kvschema/driver"
 	"github.com/kvschema/kvschema/internal/oracle"
 	"github.com/kvschema/kvschema/types"
@@ -425,5 +428,86 @@ INSERT INTO test_table (
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}
+	}
+}
+
+// TestElementOpsThroughDBAndDatabaseSQL: on an advised schema of the chat
+// example (tags a set stored one cell per element), the Go API and
+// database/sql add and remove elements with Go slices and maps as
+// arguments, and read the set back as a Go slice and as JSON text; an
+// element operation on a frozen collection or a list by position is an
+// error naming the statement's position.
+func TestElementOpsThroughDBAndDatabaseSQL(t *testing.T) {
+	ctx := context.Background()
+	dsn := "pebble:" + filepath.Join(t.TempDir(), "db")
+	db, err := kvschema.Open(ctx, dsn, kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := os.ReadFile("examples/chat/model.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const schema = `
+DEFINE COLUMN FAMILY rooms_by_id FOR rooms { PARTITION KEY (rooms.id), VALUES (rooms.name, rooms.topic, rooms.updated) };
+DEFINE COLUMN FAMILY messages_by_id FOR messages { PARTITION KEY (messages.id), CLUSTERING KEY (messages.room.id), VALUES (messages.at, messages.body, messages.tags) };
+DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.at, rooms.messages.id), VALUES (rooms.messages.body, rooms.messages.tags) };`
+	if _, err := db.Deploy(ctx, "examples/chat/model.kvs", model, "schema.kvs", []byte(schema), cost.Pebble); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"INSERT INTO rooms SET id = 1, name = 'ops', topic = 't', updated = '2025-01-01'",
+		"INSERT INTO messages SET id = 10, at = '2025-01-02', body = 'down', tags = {'urgent'} AND CONNECT TO room(1)",
+	} {
+		if _, err := db.Exec(ctx, s); err != nil {
+			t.Fatal(s, err)
+		}
+	}
+	if _, err := db.Exec(ctx, "UPDATE messages SET tags = tags + ? WHERE messages.id = ?", []string{"ops", "db"}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "UPDATE messages SET tags = tags - ? WHERE messages.id = ?", []string{"urgent"}, 10); err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	rows, err := db.Query(ctx, "SELECT rooms.messages.tags FROM rooms.messages WHERE rooms.id = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		if err := rows.Scan(&tags); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(tags) != "[db ops]" {
+		t.Fatalf("tags %v, want [db ops]", tags)
+	}
+	for src, want := range map[string]string{
+		"UPDATE messages SET body = body + 'x' WHERE messages.id = 10":        "1:21: messages.body has no elements to change",
+		"UPDATE messages SET tags = tags - [1] + tags WHERE messages.id = 10": "1:39: expected end of input after statement, found '+'",
+	} {
+		if _, err := db.Exec(ctx, src); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want …%s…", src, err, want)
+		}
+	}
+	db.Close()
+
+	sdb, err := sql.Open("kvschema", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	if _, err := sdb.ExecContext(ctx, "UPDATE messages SET tags = tags + ? WHERE messages.id = ?", []string{"a"}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sdb.ExecContext(ctx, "DELETE tags FROM messages WHERE messages.id = ?", 11); err != nil {
+		t.Fatal(err) // no such message: nothing changes
+	}
+	var text string
+	if err := sdb.QueryRowContext(ctx, "SELECT messages.tags, messages.room.name FROM messages.room WHERE messages.id = ?", 10).Scan(&text, new(string)); err != nil {
+		t.Fatal(err)
+	}
+	if text != `["a","db","ops"]` {
+		t.Fatalf("database/sql: tags %s", text)
 	}
 }

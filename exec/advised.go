@@ -11,6 +11,7 @@ import (
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/layout"
 	"github.com/kvschema/kvschema/plan"
 	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/store"
@@ -427,6 +428,7 @@ func (s *Stmt) Explain() string {
 	for _, up := range s.ups {
 		fmt.Fprintf(&b, "%s\n", up.u.Describe())
 		explainPartitions(&b, up.t.x)
+		explainElements(&b, s.Write, up)
 		for _, si := range s.e.schema.Indexes {
 			if s.e.schema.Local[si] == up.t.x {
 				fmt.Fprintf(&b, "STORE KEEPS LOCAL INDEX %s ON %s IN THE SAME BATCH (NO SUPPORT READ)\n", si.Name, si.AttrName(si.Hash[0]))
@@ -449,4 +451,32 @@ func (s *Stmt) Explain() string {
 		fmt.Fprintf(&b, "CLIENT PARALLEL 1-WAY RANGE SCAN OVER %s [%s.%s = %s]\n    SERVER 1 ROW LIMIT\n", c.t.name, c.ent.Name, c.ent.ID().Name, lang.PrintExpr(c.value))
 	}
 	return b.String()
+}
+
+// explainElements says how a write changes the collections stored one
+// cell per element of up's index: element cells alone, or the collection
+// replaced (its family deleted, its elements put).
+func explainElements(b *strings.Builder, w *catalog.Write, up *upkeepProg) {
+	if w == nil {
+		return
+	}
+	l := up.t.l
+	for _, a := range l.Collections {
+		k, ok := up.setAt[a]
+		if !ok {
+			continue
+		}
+		as := w.Set[k]
+		fam, name := layout.CollectionFamily(a), l.Attrs[a].Name
+		switch {
+		case as.Op == lang.AssignValue || as.Op == lang.AssignDelete && as.Key == nil:
+			fmt.Fprintf(b, "REPLACE %s: DELETE FAMILY %s OF EACH ROW, PUT ONE CELL PER ELEMENT\n", name, fam)
+		case as.Op == lang.AssignRemove || as.Op == lang.AssignDelete:
+			fmt.Fprintf(b, "REMOVE ELEMENTS OF %s: DELETE THEIR CELLS IN FAMILY %s (THE COLLECTION IS NOT READ)\n", name, fam)
+		case as.Op == lang.AssignElement:
+			fmt.Fprintf(b, "SET AN ENTRY OF %s: PUT ITS CELL IN FAMILY %s, OR DELETE IT FOR NULL (THE MAP IS NOT READ)\n", name, fam)
+		default:
+			fmt.Fprintf(b, "ADD ELEMENTS TO %s: PUT THEIR CELLS IN FAMILY %s (THE COLLECTION IS NOT READ)\n", name, fam)
+		}
+	}
 }

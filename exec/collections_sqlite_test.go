@@ -270,6 +270,21 @@ func elementsAgainstSQLite(t *testing.T, st store.Store) {
 	if len(got) != 1 || types.Format(got[0][0])+" "+types.Format(got[0][1])+" "+types.Format(got[0][2]) != want {
 		t.Fatalf("got %v, want %s", got, want)
 	}
+	// EXPLAIN says which cells an element operation writes.
+	for src, want := range map[string]string{
+		"UPDATE messages SET tags = tags + {'x'} WHERE messages.id = 1": "ADD ELEMENTS TO rooms.messages.tags: PUT THEIR CELLS IN FAMILY",
+		"DELETE reactions['x'] FROM messages WHERE messages.id = 1":     "REMOVE ELEMENTS OF messages.reactions: DELETE THEIR CELLS IN FAMILY",
+		"UPDATE messages SET edits = [] WHERE messages.id = 1":          "REPLACE messages.edits: DELETE FAMILY",
+		"UPDATE messages SET reactions['y'] = 1 WHERE messages.id = 1":  "SET AN ENTRY OF rooms.messages.reactions: PUT ITS CELL IN FAMILY",
+	} {
+		p, err := en.Prepare(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.Explain(), want) {
+			t.Errorf("%s: no %q in\n%s", src, want, p.Explain())
+		}
+	}
 	// Removing the last element leaves NULL, and the row.
 	one("UPDATE messages SET tags = tags - {'b', 'c'}, reactions = reactions - {'x'} WHERE messages.id = 5000")
 	got = one("SELECT messages.tags, messages.reactions, rooms.messages.body FROM rooms.messages WHERE rooms.id = 1 AND rooms.messages.id = 5000")

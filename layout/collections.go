@@ -233,9 +233,11 @@ func listPositions(n int, prepend bool) []uint64 {
 	return out
 }
 
-// elemCell is one element cell of a row being decoded, copied.
+// elemCell is one element cell of a row being decoded: its qualifier and
+// value, copied into the decoder's elemBuf (offsets, so that the buffer
+// may grow).
 type elemCell struct {
-	qual, val []byte
+	q0, q1, v1 int // qualifier elemBuf[q0:q1], value elemBuf[q1:v1]
 }
 
 // collectionCell takes a cell of the collection attribute a's family.
@@ -248,28 +250,38 @@ func (rd *RowDecoder) collectionCell(a int, c store.Cell) {
 	if rd.elems == nil {
 		rd.elems = make([][]elemCell, len(rd.l.Collections))
 	}
-	rd.elems[i] = append(rd.elems[i], elemCell{bytes.Clone(c.Qualifier), bytes.Clone(c.Value)})
+	q0 := len(rd.elemBuf)
+	rd.elemBuf = append(append(rd.elemBuf, c.Qualifier...), c.Value...)
+	rd.elems[i] = append(rd.elems[i], elemCell{q0, q0 + len(c.Qualifier), len(rd.elemBuf)})
 }
 
 // endCollections sets each collection attribute of the row ending from its
 // element cells (in qualifier order, whatever order the read gave them).
 func (rd *RowDecoder) endCollections() error {
+	buf := rd.elemBuf
+	defer func() {
+		// Even after an error: the next row starts with none.
+		for i := range rd.elems {
+			rd.elems[i] = rd.elems[i][:0]
+		}
+		rd.elemBuf = rd.elemBuf[:0]
+	}()
+	qual := func(c elemCell) []byte { return buf[c.q0:c.q1] }
+	byQual := func(x, y elemCell) int { return bytes.Compare(qual(x), qual(y)) }
 	for i, cells := range rd.elems {
 		if len(cells) == 0 {
 			continue
 		}
 		a := rd.l.Collections[i]
-		if !slices.IsSortedFunc(cells, func(x, y elemCell) int { return bytes.Compare(x.qual, y.qual) }) {
-			slices.SortFunc(cells, func(x, y elemCell) int { return bytes.Compare(x.qual, y.qual) })
+		if !slices.IsSortedFunc(cells, byQual) {
+			slices.SortFunc(cells, byQual)
 		}
 		enc := binary.AppendUvarint(rd.collBuf[:0], uint64(len(cells)))
 		for _, c := range cells {
-			enc = append(enc, c.val...)
+			enc = append(enc, buf[c.q1:c.v1]...)
 		}
 		rd.collBuf = enc
 		v, err := types.CollectionDatum(rd.l.Attrs[a].Type, enc, rd.d.strs)
-		clear(cells)
-		rd.elems[i] = cells[:0]
 		if err != nil {
 			return rd.d.failIn(&rd.l.Value, enc, "%s: %v", rd.l.Attrs[a].Name, err)
 		}

@@ -377,8 +377,8 @@ type RowDecoder struct {
 	// elems holds the row's element cells of each collection stored one
 	// cell per element (Layout.Collections), decoded as the row ends;
 	// collBuf is the encoding they are assembled in.
-	elems   [][]elemCell
-	collBuf []byte
+	elems            [][]elemCell
+	elemBuf, collBuf []byte
 }
 
 // Init readies the decoder for rows of l, leaving the attributes marked in
@@ -460,9 +460,9 @@ func (rd *RowDecoder) begin(table string, key []byte) error {
 	if rd.open {
 		rd.reset() // the last row failed: tuple may hold any of its values
 		for i := range rd.elems {
-			clear(rd.elems[i])
 			rd.elems[i] = rd.elems[i][:0]
 		}
+		rd.elemBuf = rd.elemBuf[:0]
 	}
 	rd.open = true
 	rd.d.set.clear()
