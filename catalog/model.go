@@ -45,6 +45,9 @@ type Field struct {
 	Size        float64 // bytes
 	Cardinality float64 // distinct values
 	Key         bool
+	// Partition and Static (a client relation's only): part of the
+	// partition key, a static column (lang.AttrDef).
+	Partition, Static bool
 }
 
 // Column is one declared attribute of a relation: a Field, or the
@@ -385,6 +388,13 @@ func readRelation(d *lang.DefineRelation, links bool) (*Entity, []fkDef, error) 
 		if a.Type.IsCollection() && (a.Key || a.References != "") {
 			return nil, nil, errAt(a.At, "relation %s: attribute %s is a %s, which cannot be a key or reference one (a relation's key attributes are scalars)", d.Name, a.Name, a.Type)
 		}
+		if links && (a.Static || a.Partition) {
+			what := "STATIC"
+			if a.Partition {
+				what = "PARTITION KEY"
+			}
+			return nil, nil, errAt(a.At, "relation %s: attribute %s is %s, which a model's relation is not: its column families choose their partition keys and static columns (DEFINE COLUMN FAMILY … STATIC (…), advise --static-columns)", d.Name, a.Name, what)
+		}
 		if a.References != "" && links {
 			if a.Key {
 				return nil, nil, errAt(a.At, "relation %s: foreign key %s cannot be part of the key in the conceptual model", d.Name, a.Name)
@@ -393,7 +403,7 @@ func readRelation(d *lang.DefineRelation, links bool) (*Entity, []fkDef, error) 
 			e.Columns = append(e.Columns, Column{Name: a.Name, Type: a.Type})
 			continue
 		}
-		f := &Field{Entity: e, Name: a.Name, Type: a.Type, Size: float64(a.Size), Cardinality: float64(a.Cardinality), Key: a.Key}
+		f := &Field{Entity: e, Name: a.Name, Type: a.Type, Size: float64(a.Size), Cardinality: float64(a.Cardinality), Key: a.Key, Partition: a.Partition, Static: a.Static}
 		if f.Size == 0 {
 			f.Size = defaultSize(a.Type)
 		}
@@ -410,7 +420,58 @@ func readRelation(d *lang.DefineRelation, links bool) (*Entity, []fkDef, error) 
 	if len(e.Key) == 0 {
 		return nil, nil, errAt(d.At, "relation %s has no key attribute (mark at least one attribute with KEY, or in SQL with PRIMARY KEY)", d.Name)
 	}
+	if err := checkPartition(d, e); err != nil {
+		return nil, nil, err
+	}
 	return e, fks, nil
+}
+
+// checkPartition checks a client relation's partition key and static
+// columns, as Cassandra's PRIMARY KEY ((p…), c…) and STATIC: the partition
+// key attributes come first among the key's, a clustering key follows, and
+// a static column is a value attribute of a relation with a partition key.
+func checkPartition(d *lang.DefineRelation, e *Entity) error {
+	var static *lang.AttrDef
+	for i := range d.Attrs {
+		if a := &d.Attrs[i]; a.Static && static == nil {
+			static = a
+		}
+	}
+	clustering := false
+	np := 0
+	for i, f := range e.Key {
+		if !f.Partition {
+			clustering = true
+			continue
+		}
+		np++
+		if clustering {
+			return errAt(d.Attrs[defIndex(d, f.Name)].At, "relation %s: partition key attribute %s follows the clustering key attribute %s: the partition key comes first (declare it first)", d.Name, f.Name, e.Key[i-1].Name)
+		}
+	}
+	for _, f := range e.Fields {
+		if f.Static && f.Key {
+			return errAt(d.Attrs[defIndex(d, f.Name)].At, "relation %s: key attribute %s cannot be static", d.Name, f.Name)
+		}
+	}
+	switch {
+	case static == nil:
+	case np == 0:
+		return errAt(static.At, "relation %s: static column %s needs a partition key to be shared by: mark the leading key attributes PARTITION KEY", d.Name, static.Name)
+	case !clustering:
+		return errAt(static.At, "relation %s: static column %s needs a clustering key (a partition of one tuple has nothing to share): keep a KEY attribute out of the PARTITION KEY", d.Name, static.Name)
+	}
+	return nil
+}
+
+// defIndex is the index in d.Attrs of the attribute named name.
+func defIndex(d *lang.DefineRelation, name string) int {
+	for i, a := range d.Attrs {
+		if a.Name == name {
+			return i
+		}
+	}
+	return 0
 }
 
 // checkNames applies lang.CheckDefName to the names of d, for definitions

@@ -83,7 +83,7 @@ func (r *Relation) Layouts() []*layout.Layout {
 func (r *Relation) LayoutAttrs() []layout.Attr {
 	out := make([]layout.Attr, len(r.Attrs))
 	for i, a := range r.Attrs {
-		out[i] = layout.Attr{Name: a.Name, Type: a.Type, Key: a.Key, Nullable: !a.Key}
+		out[i] = layout.Attr{Name: a.Name, Type: a.Type, Key: a.Key, Nullable: !a.Key, Static: a.Static, Partition: a.Partition}
 	}
 	return out
 }

@@ -258,8 +258,9 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 			}
 		}
 		changes := make([]plan.Change, len(olds))
+		assigned := w.Assigned()
 		for i, t := range olds {
-			changes[i] = plan.Change{Old: t, New: w.New(t)}
+			changes[i] = plan.Change{Old: t, New: w.New(t), Assigned: assigned}
 		}
 		sc := e.getScratch()
 		applied, err := e.apply(ctx, sc, rel, changes, guard)
@@ -372,6 +373,11 @@ func (e *Engine) readGuarded(ctx context.Context, rel *catalog.Relation, t []typ
 			}
 			return true
 		}); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if stored != nil {
+		if err := e.fillStatics(ctx, l, table, [][]types.Value{stored}); err != nil {
 			return nil, nil, false, err
 		}
 	}
@@ -517,7 +523,63 @@ func (e *Engine) lookup(ctx context.Context, rel *catalog.Relation, ts [][]types
 			return nil, err
 		}
 	}
+	if l.HasStatic() {
+		var found [][]types.Value
+		for _, t := range out {
+			if t != nil {
+				found = append(found, t)
+			}
+		}
+		if err := e.fillStatics(ctx, l, l.StaticTable(), found); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// fillStatics sets the static columns of tuples, read from rows of l (in
+// table), from their partitions' rows, in one read.
+func (e *Engine) fillStatics(ctx context.Context, l *layout.Layout, table string, tuples [][]types.Value) error {
+	if !l.HasStatic() || len(tuples) == 0 {
+		return nil
+	}
+	var keys [][]byte
+	for _, t := range tuples {
+		k, err := l.AppendPartitionKey(nil, t)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, k)
+	}
+	parts := map[string][]types.Value{}
+	var derr error
+	err := e.st.ReadRows(ctx, table, store.RowSet{Keys: keys}, store.ReadOptions{}, func(row store.Row) bool {
+		if !l.IsPartitionRow(row) {
+			return true
+		}
+		vals := make([]types.Value, len(l.Attrs))
+		if derr = l.DecodePartitionRow(row, vals); derr != nil {
+			return false
+		}
+		parts[string(row.Key)] = vals
+		return true
+	})
+	if err != nil && !isNoTable(err) {
+		return err
+	}
+	if derr != nil {
+		return derr
+	}
+	for i, t := range tuples {
+		p := parts[string(keys[i])]
+		for _, a := range l.Static {
+			t[a] = nil
+			if p != nil {
+				t[a] = p[a]
+			}
+		}
+	}
+	return nil
 }
 
 func isNoTable(err error) bool { return errors.Is(err, store.ErrNoTable) }

@@ -442,3 +442,19 @@ DEFINE SCHEMA fam_w FOR r { TABLE 'u', ROW k, FAMILY v, VALUE '' };
 		t.Errorf("cbt script:\n%s", cbt)
 	}
 }
+
+// TestLayoutTablesStatic: a layout with static columns gets the partition
+// rows' family in its table, and the comment says where they live.
+func TestLayoutTablesStatic(t *testing.T) {
+	c, err := catalog.CatalogFromScript("static.kvs", []byte(`
+DEFINE RELATION m { room BIGINT PARTITION KEY, id BIGINT KEY, body STRING, name STRING STATIC };
+DEFINE PRIMARY SCHEMA by_room FOR m { TABLE 'm', ROW ordered{room}:ordered{id}, FAMILY 'f', QUALIFIER attr_name['room','id'], VALUE attr_value['room','id'] };
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := LayoutTables(c)
+	if len(tables) != 1 || fmt.Sprint(tables[0].Spec.Families) != "[f s]" || !strings.Contains(tables[0].About, "its static columns in family s of each partition's first row") {
+		t.Fatalf("%+v", tables)
+	}
+}

@@ -126,6 +126,12 @@ func LayoutTables(c *catalog.Catalog) []Table {
 			t := &out[i]
 			t.About += fmt.Sprintf(" %s of %s (family %s)", l.Name, r.Name, fam)
 			t.Spec.Families = append(t.Spec.Families, fam)
+			if l.HasStatic() {
+				t.About += fmt.Sprintf(", its static columns in family %s of each partition's first row, keyed by the partition key alone", layout.StaticColumnFamily)
+				if !slices.Contains(t.Spec.Families, layout.StaticColumnFamily) {
+					t.Spec.Families = append(t.Spec.Families, layout.StaticColumnFamily)
+				}
+			}
 			spec := l.TableSpec()
 			t.Spec.Splits = append(t.Spec.Splits, spec.Splits...)
 		}

@@ -82,12 +82,17 @@ type DefineRelation struct {
 
 // AttrDef is one attribute of a relation.
 type AttrDef struct {
-	At          Pos
-	Name        string
-	Type        types.Type
-	Key         bool  // part of the relation's primary key
-	Size        int64 // average encoded size in bytes; 0 when not declared
-	Cardinality int64 // number of distinct values; 0 when not declared
+	At   Pos
+	Name string
+	Type types.Type
+	Key  bool // part of the relation's primary key
+	// Partition (PARTITION KEY, which implies Key): part of the partition
+	// key, Cassandra's, that static columns are shared by; Static
+	// (STATIC): one value per partition, Cassandra's static column. A
+	// client relation's only: a model's column families choose theirs.
+	Partition, Static bool
+	Size              int64 // average encoded size in bytes; 0 when not declared
+	Cardinality       int64 // number of distinct values; 0 when not declared
 	// References names the relation this attribute is a foreign key to (the
 	// many-to-one side); Reverse names the one-to-many navigation back from
 	// that relation ("" when not given: the model derives one, see

@@ -450,6 +450,13 @@ func (p *parser) attrDef() (AttrDef, error) {
 		switch {
 		case !a.Key && p.acceptWord("KEY"):
 			a.Key = true
+		case !a.Key && p.isWord("PARTITION"):
+			p.next()
+			if err = p.expectWord("KEY", "after PARTITION"); err == nil {
+				a.Key, a.Partition = true, true
+			}
+		case !a.Static && p.acceptWord("STATIC"):
+			a.Static = true
 		case a.Size == 0 && p.acceptWord("SIZE"):
 			a.Size, err = p.count("after SIZE")
 		case a.Cardinality == 0 && p.acceptWord("CARDINALITY"):

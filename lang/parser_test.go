@@ -729,3 +729,26 @@ func TestCollectionOps(t *testing.T) {
 		t.Errorf("the element key is parameter %d, want 0", k.Index)
 	}
 }
+
+// TestPartitionKeyAndStatic: PARTITION KEY and STATIC modifiers parse and
+// print back.
+func TestPartitionKeyAndStatic(t *testing.T) {
+	src := "DEFINE RELATION m {\n  room BIGINT PARTITION KEY,\n  id BIGINT KEY,\n  name STRING STATIC SIZE 10\n};"
+	st, err := ParseStatement("", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := st.(*DefineRelation)
+	if a := d.Attrs[0]; !a.Key || !a.Partition || a.Static {
+		t.Errorf("room: %+v", a)
+	}
+	if a := d.Attrs[2]; a.Key || !a.Static || a.Size != 10 {
+		t.Errorf("name: %+v", a)
+	}
+	if got := Print(st) + ";"; got != src {
+		t.Errorf("printed\n%s\nwant\n%s", got, src)
+	}
+	if _, err := ParseStatement("", "DEFINE RELATION m { room BIGINT PARTITION id }"); err == nil || !strings.Contains(err.Error(), "expected KEY after PARTITION") {
+		t.Errorf("PARTITION without KEY: %v", err)
+	}
+}

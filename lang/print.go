@@ -106,8 +106,14 @@ func printStmt(b *strings.Builder, s Statement) {
 				b.WriteByte(',')
 			}
 			b.WriteString("\n  " + quoteIdent(a.Name) + " " + a.Type.String())
-			if a.Key {
+			switch {
+			case a.Partition:
+				b.WriteString(" PARTITION KEY")
+			case a.Key:
 				b.WriteString(" KEY")
+			}
+			if a.Static {
+				b.WriteString(" STATIC")
 			}
 			if a.Size > 0 {
 				fmt.Fprintf(b, " SIZE %d", a.Size)

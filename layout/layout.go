@@ -133,8 +133,10 @@ type Attr struct {
 	Nullable bool
 	// Static: a static column (Cassandra's): one value per partition,
 	// kept in the partition row (see PartitionRow), not in each row.
-	// Default layouts only.
-	Static bool
+	// Partition: a key attribute of the partition key, which a compiled
+	// layout's ROW starts with when it has static columns (a Default
+	// layout is told its partition key).
+	Static, Partition bool
 }
 
 // Layout is one physical layout of a relation.
@@ -282,6 +284,9 @@ func Compile(attrs []Attr, d *lang.DefineSchema) (*Layout, error) {
 		if err := checkFamily(l.staticFamily); err != nil {
 			return nil, errAt(d.At, "schema %s: %v", d.Name, err)
 		}
+	}
+	if err := c.checkStatic(); err != nil {
+		return nil, err
 	}
 	l.plainCells = l.isPlain()
 	l.prepareDecoding()
@@ -547,12 +552,17 @@ func (c *compiler) check() error {
 			}
 			excl[a] = true
 		}
+		statics := false
+		l.Branches = []int{} // attr_name, even if it ranges over static columns only
 		for i := range l.Attrs {
-			if !excl[i] {
+			switch {
+			case !excl[i] && l.Attrs[i].Static:
+				statics = true // in the partition row (checkStatic)
+			case !excl[i]:
 				l.Branches = append(l.Branches, i)
 			}
 		}
-		if len(l.Branches) == 0 {
+		if len(l.Branches) == 0 && !statics {
 			return errAt(c.names.At, "schema %s: attr_name[…] excludes every attribute", l.Name)
 		}
 	}
@@ -571,6 +581,11 @@ func (c *compiler) check() error {
 	for _, a := range l.Branches {
 		stored[a] = true
 	}
+	for i, a := range l.Attrs {
+		if a.Static {
+			stored[i] = true // in the partition row (checkStatic)
+		}
+	}
 	for _, k := range l.KeyIdx {
 		if !coord[k] {
 			return errAt(l.Def.At, "schema %s: key attribute %s must appear in TABLE, ROW, FAMILY or QUALIFIER", l.Name, l.Attrs[k].Name)
@@ -581,6 +596,101 @@ func (c *compiler) check() error {
 			return errAt(l.Def.At, "schema %s: attribute %s is stored nowhere (add it to VALUE or use attr_name/attr_value)", l.Name, a.Name)
 		}
 	}
+	return nil
+}
+
+// checkStatic checks the static columns of a compiled layout (Attr.Static,
+// of a relation with a partition key: Attr.Partition) and records them:
+// they live in partition rows as a Default layout's do (static.go), so the
+// layout must have a constant TABLE and FAMILY (not the partition rows'
+// family), one tuple per row, no static column in its fields, and a ROW
+// that starts with the partition key attributes, encoded so that a
+// partition's key prefixes exactly its rows and is no row's key.
+func (c *compiler) checkStatic() error {
+	l := c.l
+	var part []int
+	for i, a := range l.Attrs {
+		if a.Static {
+			l.Static = append(l.Static, i)
+		}
+		if a.Partition {
+			part = append(part, i)
+		}
+	}
+	if len(l.Static) == 0 {
+		return nil
+	}
+	name := l.Attrs[l.Static[0]].Name
+	fail := func(format string, args ...any) error {
+		return errAt(l.Def.At, "schema %s: static column %s: "+format, append([]any{l.Name, name}, args...)...)
+	}
+	switch {
+	case len(part) == 0:
+		return fail("the relation has no PARTITION KEY")
+	case l.staticTable == "":
+		return fail("a layout with static columns needs a constant TABLE (a partition's row lives beside its tuples' rows)")
+	case l.staticFamily == "" || l.staticFamily == StaticColumnFamily:
+		return fail("a layout with static columns needs a constant FAMILY other than %q (the partition rows')", StaticColumnFamily)
+	case l.wideRows:
+		return fail("a layout with static columns keeps one tuple per row (no key attribute in FAMILY or QUALIFIER)")
+	}
+	var inField error
+	var walk func(f string, es []Element)
+	walk = func(f string, es []Element) {
+		for _, e := range es {
+			if e.Kind == ElemAttr && l.Attrs[e.Attr].Static && inField == nil {
+				name = l.Attrs[e.Attr].Name
+				inField = fail("it is in %s: a static column lives in its partition's row, not in the fields", f)
+			}
+			walk(f, e.Body)
+		}
+	}
+	for _, f := range []*Field{&l.Table, &l.Row, &l.Family, &l.Qualifier, &l.Value} {
+		walk(f.Name, f.Elems)
+	}
+	if inField != nil {
+		return inField
+	}
+	es, err := l.keyPrefixElems(len(part))
+	if err != nil {
+		return fail("ROW must start with the partition key")
+	}
+	delimited := func(e Element) bool {
+		return e.Enc == Ordered || e.Enc == Desc || l.Attrs[e.Attr].Type.FixedWidth() > 0
+	}
+	for _, e := range es {
+		switch e.Kind {
+		case ElemAttr:
+			if !l.Attrs[e.Attr].Partition {
+				return fail("ROW must start with the partition key (%s is not in it)", l.Attrs[e.Attr].Name)
+			}
+			if !delimited(e) {
+				return fail("ROW's partition key attribute %s must be ordered{…}, desc{…} or of fixed width, so that a partition's key is no other's prefix", l.Attrs[e.Attr].Name)
+			}
+		case ElemSalt:
+			for _, b := range e.Body {
+				if b.Kind == ElemAttr && !l.Attrs[b.Attr].Partition {
+					return fail("ROW's salt hashes %s, which is not in the partition key: a partition's tuples would not share its bucket", l.Attrs[b.Attr].Name)
+				}
+			}
+		case ElemSize:
+			return fail("ROW's partition key must be attributes, constants and a salt")
+		}
+	}
+	if len(es) == len(l.Row.Elems) {
+		return fail("ROW must hold the clustering key after the partition key")
+	}
+	switch next := l.Row.Elems[len(es)]; next.Kind {
+	case ElemConst:
+		if len(next.Lit) == 0 {
+			return fail("ROW's element after the partition key is empty")
+		}
+	case ElemAttr:
+		if !delimited(next) {
+			return fail("ROW's element after the partition key, %s, must be ordered{…}, desc{…}, of fixed width, or follow a constant, so that no tuple's row key is its partition's", l.Attrs[next.Attr].Name)
+		}
+	}
+	l.partitionKeys = len(part)
 	return nil
 }
 

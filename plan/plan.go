@@ -238,7 +238,11 @@ func Reads(where lang.Expr, rel *catalog.Relation, m cost.Model) (*Plan, error) 
 	for i := range rel.Attrs {
 		p.Project = append(p.Project, i)
 	}
-	return p, p.reads(where, m)
+	if err := p.reads(where, m); err != nil {
+		return nil, err
+	}
+	p.readPartitions() // the tuples' static columns, which writes compare
+	return p, nil
 }
 
 func limitValue(e lang.Expr, args []types.Value) (int, error) {

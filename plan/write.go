@@ -385,8 +385,24 @@ func layoutNames(rel *catalog.Relation) string {
 }
 
 // Change replaces Old by New: Old nil is an insert, New nil a delete.
+// Assigned marks the attributes an UPDATE assigns (nil for others): the
+// static columns it writes whatever Old holds.
 type Change struct {
 	Old, New []types.Value
+	Assigned []bool
+}
+
+// Assigned marks the attributes the write assigns (UPDATE), for
+// Change.Assigned; nil for other writes.
+func (w *Write) Assigned() []bool {
+	if w.Kind != WriteUpdate {
+		return nil
+	}
+	out := make([]bool, len(w.Relation.Attrs))
+	for _, s := range w.Sets {
+		out[s.Attr] = true
+	}
+	return out
 }
 
 // Mutations turns changes into the store mutations for every layout of the
@@ -415,6 +431,12 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 			if ch.New == nil {
 				continue
 			}
+			if l.HasStatic() {
+				var err error
+				if muts, err = staticMutations(muts, l, ch); err != nil {
+					return nil, err
+				}
+			}
 			puts, nulls, err := l.PutCellsArena(ch.New, arena)
 			if err != nil {
 				return nil, err
@@ -426,6 +448,36 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 		}
 	}
 	return muts, nil
+}
+
+// staticMutations appends the writes of a change's static columns to
+// their partition's row in l: those an update assigns (Change.Assigned;
+// without it, those that differ from the tuple read), or an insert's
+// non-NULL ones. A static column is the partition's: an insert that
+// leaves it NULL, or a delete, leaves the partition's value, as in
+// Cassandra.
+func staticMutations(muts []store.Mutation, l *layout.Layout, ch Change) ([]store.Mutation, error) {
+	changed := make([]bool, len(l.Attrs))
+	some := false
+	for _, a := range l.Static {
+		switch {
+		case ch.Assigned != nil:
+			changed[a] = ch.Assigned[a]
+		case ch.Old == nil:
+			changed[a] = ch.New[a] != nil
+		default:
+			changed[a] = types.Compare(ch.Old[a], ch.New[a]) != 0
+		}
+		some = some || changed[a]
+	}
+	if !some {
+		return muts, nil
+	}
+	puts, deletes, err := l.StaticCells(ch.New, changed)
+	if err != nil {
+		return nil, err
+	}
+	return layout.AppendMutations(muts, puts, deletes), nil
 }
 
 // NeedsOld reports whether an upsert must read the tuple it replaces: some
