@@ -140,6 +140,25 @@ func (x *Index) defaultLayout() (*layout.Layout, error) {
 	return layout.Default(x.Name, las, len(x.Hash), nkey, x.SaltBuckets, x.PartitionBuckets, splits)
 }
 
+// OwnedBy reports whether x's rows are the tuples of node n's entity: each
+// row joins one tuple of n with one tuple of every other node, reached
+// along to-one navigations (so the row lives and dies with that tuple).
+func (x *Index) OwnedBy(n int) bool {
+	seen := map[int]bool{n: true}
+	stack := []int{n}
+	for len(stack) > 0 {
+		k := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, ed := range x.Graph.Neighbors(k) {
+			if !seen[ed.To] && !ed.Nav.Many {
+				seen[ed.To] = true
+				stack = append(stack, ed.To)
+			}
+		}
+	}
+	return len(seen) == len(x.Graph.Nodes)
+}
+
 // AttrName writes an attribute as path.field (items.bids.date).
 func (x *Index) AttrName(a Attr) string {
 	return x.Graph.Describe(a.Node) + "." + a.Field.Name

@@ -137,6 +137,42 @@ type Write struct {
 	Key lang.Expr
 	// CondPreds (IfValues) must all hold of the tuple's stored fields.
 	CondPreds []Pred
+	// TTL (USING TTL) is the seconds after which the cells the write puts
+	// expire (a literal or parameter; nil: never): INSERT and UPDATE.
+	TTL lang.Expr
+}
+
+// MaxTTL is the longest TTL, Cassandra's: 20 years, in seconds.
+const MaxTTL = 20 * 365 * 24 * 60 * 60
+
+// TTLSeconds checks a TTL's value (USING TTL n): a whole number of seconds
+// from 1 to MaxTTL; NULL (a parameter bound to nothing) means none (0).
+func TTLSeconds(v types.Value) (int64, error) {
+	if v == nil {
+		return 0, nil
+	}
+	n, err := types.Coerce(v, types.BigInt)
+	if err != nil {
+		return 0, fmt.Errorf("USING TTL takes a number of seconds: %v", err)
+	}
+	if s := n.(int64); s < 1 || s > MaxTTL {
+		return 0, fmt.Errorf("USING TTL %d: a TTL is 1 to %d seconds (20 years)", s, MaxTTL)
+	}
+	return n.(int64), nil
+}
+
+// checkTTL checks a USING TTL clause's expression.
+func checkTTL(e lang.Expr) error {
+	switch x := e.(type) {
+	case nil, *lang.Param:
+		return nil
+	case *lang.Literal:
+		if _, err := TTLSeconds(x.Value); err != nil {
+			return errAt(x.At, "%v", err)
+		}
+		return nil
+	}
+	return errAt(e.Pos(), "USING TTL takes a number of seconds or '?'")
 }
 
 // CondFields lists the fields a conditional write's condition compares,
@@ -292,12 +328,21 @@ func (m *Model) condition(w *Write, st lang.Statement) error {
 func (m *Model) resolveWrite(st lang.Statement) (*Write, error) {
 	switch s := st.(type) {
 	case *lang.Insert:
-		return m.insert(s)
+		w, err := m.insert(s)
+		if err != nil {
+			return nil, err
+		}
+		w.TTL = s.TTL
+		return w, checkTTL(s.TTL)
 	case *lang.Update:
 		w, r, err := m.start(Update, s.Relation, s.RelationAt.Or(s.At), st)
 		if err != nil {
 			return nil, err
 		}
+		if err := checkTTL(s.TTL); err != nil {
+			return nil, err
+		}
+		w.TTL = s.TTL
 		for _, a := range s.Set {
 			f := w.Entity.Field(a.Column)
 			switch {

@@ -272,6 +272,9 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.checkTTL(w); err != nil {
+		return nil, fmt.Errorf("%s: %w", lang.Print(st), err)
+	}
 	ups, err := e.planner.Write(w)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", lang.Print(st), err)
@@ -479,4 +482,38 @@ func explainElements(b *strings.Builder, w *catalog.Write, up *upkeepProg) {
 			fmt.Fprintf(b, "ADD ELEMENTS TO %s: PUT THEIR CELLS IN FAMILY %s (THE COLLECTION IS NOT READ)\n", name, fam)
 		}
 	}
+}
+
+// checkTTL refuses a write USING TTL that the schema cannot expire
+// consistently. Cells expire without any upkeep running, so an expiring
+// tuple must take along every row it is in: an INSERT of an entity whose
+// tuples own the rows of every index holding them (each row joins one of
+// its tuples to one tuple of each other node, along to-one navigations)
+// expires whole, everywhere; one whose fields are copied into rows of
+// other tuples (a room's name into its messages' rows), which would
+// outlive it, is refused, and so is an UPDATE … USING TTL of a model's
+// relation, whose expiring cells would leave rows of other tuples (and
+// the static partition rows of its own) as they were.
+func (e *Engine) checkTTL(w *catalog.Write) error {
+	if w.TTL == nil {
+		return nil
+	}
+	if w.Kind != catalog.Insert {
+		return fmt.Errorf("%s … USING TTL on a model's relation: its column families copy fields into rows that no expiry keeps consistent yet (INSERT … USING TTL expires a tuple whole)", w.Kind)
+	}
+	for _, x := range e.schema.Indexes {
+		for n, nd := range x.Graph.Nodes {
+			if nd.Entity == w.Entity && !x.OwnedBy(n) {
+				return fmt.Errorf("INSERT … USING TTL: %s %s holds %s in rows of other tuples (%s), which would outlive it: a tuple expires only where it owns its rows", kindName(x), x.Name, w.Entity.Name, x.Describe())
+			}
+		}
+	}
+	return nil
+}
+
+func kindName(x *catalog.Index) string {
+	if x.Kind == catalog.SI {
+		return "secondary index"
+	}
+	return "column family"
 }

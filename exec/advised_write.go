@@ -206,6 +206,9 @@ type boundWrite struct {
 	// deleted made an entry added or a key removed, and DELETE of a
 	// column a NULL assigned.
 	ops []lang.AssignOp
+	// expires is the expiry of the cells the write puts (USING TTL; 0:
+	// never).
+	expires int64
 }
 
 // bind evaluates the values a write assigns and adds the entities known
@@ -332,6 +335,19 @@ func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Out
 			}
 			return 0, o, err
 		}
+		if w.TTL != nil {
+			v, err := exprValue(w.TTL, b.args)
+			if err != nil {
+				return 0, o, err
+			}
+			ttl, err := catalog.TTLSeconds(v)
+			if err != nil {
+				return 0, o, err
+			}
+			if b.expires, err = expiresAt(ctx, e.st, ttl); err != nil {
+				return 0, o, err
+			}
+		}
 		bound[i] = b
 		if len(items) > 1 && w.Kind == catalog.Insert {
 			for k, as := range w.Set {
@@ -408,6 +424,7 @@ decide:
 				}
 				return 0, o, err
 			}
+			setExpires(run.muts, b.expires) // an INSERT's (checkTTL)
 			muts = append(muts, run.muts...)
 			for k := range run.written {
 				written[k] = true

@@ -199,6 +199,7 @@ type VerifyEvent struct {
 // every row that the data known from all indexes implies for it (rows no
 // other index vouches for cannot be told from legitimate ones).
 func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error) {
+	ctx = store.WithNow(ctx, store.Now(ctx)) // one instant: expiring cells vanish from every index at once
 	if e.schema == nil {
 		return nil, ErrNoSchema
 	}

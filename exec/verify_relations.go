@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/plan"
+	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
 
@@ -37,6 +38,7 @@ func (e *Engine) VerifyLayouts(ctx context.Context, rel *catalog.Relation, only 
 }
 
 func (e *Engine) verifyRelation(ctx context.Context, rel *catalog.Relation, check func(*catalog.Index) bool, progress func(VerifyEvent)) (*Report, error) {
+	ctx = store.WithNow(ctx, store.Now(ctx)) // one instant: expiring cells vanish from every layout at once
 	rep := &Report{Rows: map[string]int{}}
 	readable := rel.ReadIndexes()
 	if len(readable) == 0 {

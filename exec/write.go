@@ -45,7 +45,7 @@ func (e *Engine) ApplyIf(ctx context.Context, w *plan.Write) (Outcome, error) {
 	o := Outcome{Applied: true}
 	var err error
 	if w.Kind == plan.WriteUpsert {
-		o.Written, err = e.upsert(ctx, w.Relation, w.Tuples, w.ReadOld, w.Cond, &o)
+		o.Written, err = e.upsert(ctx, w.Relation, w.Tuples, w.ReadOld, w.Cond, w.TTL, &o)
 	} else {
 		o.Written, err = e.update(ctx, w, &o)
 	}
@@ -61,13 +61,17 @@ const bigBatch = len(Locks{}.stripes) / 4
 // UPSERT: an existing tuple with the same key is replaced) in one batch.
 // Later tuples with the same key as earlier ones win. With readOld the
 // stored tuples are read first, so that their cells are deleted.
-func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value, readOld bool, cond *plan.Cond, out *Outcome) (int, error) {
+func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]types.Value, readOld bool, cond *plan.Cond, ttl int64, out *Outcome) (int, error) {
 	if len(rel.Indexes) == 0 {
 		// Nothing would hold the tuples: refuse rather than drop them.
 		return 0, fmt.Errorf("relation %s has no schema to store its tuples in (DEFINE SCHEMA … FOR %s)", rel.Name, rel.Name)
 	}
 	sc := e.getScratch()
 	defer e.putScratch(sc)
+	var err error
+	if sc.expires, err = expiresAt(ctx, e.st, ttl); err != nil {
+		return 0, err
+	}
 	var held Held
 	if len(tuples) >= bigBatch {
 		// Most stripes would be taken anyway: taking all of them costs
@@ -93,7 +97,7 @@ func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]t
 		// same key overwrites an earlier one cell by cell.
 		changes := slices.Grow(sc.changes[:0], len(tuples))
 		for _, t := range tuples {
-			changes = append(changes, plan.Change{New: t})
+			changes = append(changes, plan.Change{New: t, Expires: sc.expires})
 		}
 		sc.changes = changes
 		_, err := e.apply(ctx, sc, rel, changes, nil)
@@ -144,7 +148,7 @@ func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]t
 			}
 		}
 		for i, t := range uniq {
-			changes[i] = plan.Change{Old: olds[i], New: t}
+			changes[i] = plan.Change{Old: olds[i], New: t, Expires: sc.expires}
 		}
 		if applied, err := e.apply(ctx, sc, rel, changes, guard); err != nil || applied {
 			return len(uniq), err
@@ -159,6 +163,10 @@ func (e *Engine) upsert(ctx context.Context, rel *catalog.Relation, tuples [][]t
 // read and applied before the locks go.
 func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, error) {
 	p, rel := w.Read, w.Relation
+	expires, err := expiresAt(ctx, e.st, w.TTL)
+	if err != nil {
+		return 0, err
+	}
 	var want []TupleKey
 	wanted := map[string]bool{}
 	for _, kv := range w.Keys {
@@ -260,7 +268,7 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 		changes := make([]plan.Change, len(olds))
 		assigned := w.Assigned()
 		for i, t := range olds {
-			changes[i] = plan.Change{Old: t, New: w.New(t), Assigned: assigned}
+			changes[i] = plan.Change{Old: t, New: w.New(t), Assigned: assigned, Expires: expires}
 		}
 		sc := e.getScratch()
 		applied, err := e.apply(ctx, sc, rel, changes, guard)
@@ -416,6 +424,7 @@ func (e *Engine) putScratch(sc *writeScratch) {
 // writeScratch is the memory a write encodes a batch in, kept between
 // batches; one writer uses it at a time.
 type writeScratch struct {
+	expires int64 // the write's cells' expiry (USING TTL; 0: never)
 	changes []plan.Change
 	muts    []store.Mutation
 	stripes []int
@@ -428,6 +437,7 @@ const scratchKeep = 1 << 14
 
 // reset forgets the batch: nothing it pointed to stays reachable.
 func (sc *writeScratch) reset() {
+	sc.expires = 0
 	clear(sc.changes)
 	clear(sc.muts)
 	if cap(sc.muts) > scratchKeep {
@@ -616,4 +626,29 @@ func (e *Engine) lookupByPlan(ctx context.Context, rel *catalog.Relation, ts [][
 		}
 	}
 	return nil
+}
+
+// expiresAt is the expiry, in Unix microseconds, of the cells a write
+// USING TTL ttl puts now (store.Now: a context may fix the instant), or 0
+// without a TTL. A store that keeps no expiry refuses the write.
+func expiresAt(ctx context.Context, st store.Store, ttl int64) (int64, error) {
+	if ttl == 0 {
+		return 0, nil
+	}
+	if !st.Capabilities().Expiry {
+		return 0, fmt.Errorf("USING TTL: %w", store.ErrNoExpiry)
+	}
+	return store.Now(ctx).UnixMicro() + ttl*1e6, nil
+}
+
+// setExpires gives the cells muts put the expiry expires (none for 0).
+func setExpires(muts []store.Mutation, expires int64) {
+	if expires == 0 {
+		return
+	}
+	for i := range muts {
+		if muts[i].Kind == store.SetCell {
+			muts[i].Expires = expires
+		}
+	}
 }

@@ -238,6 +238,9 @@ type Insert struct {
 	// as Cassandra's INSERT … IF NOT EXISTS): its one tuple is written only
 	// if no tuple with its key exists.
 	IfNotExists bool
+	// TTL (USING TTL n, Cassandra's) is the seconds after which the cells
+	// the insert writes expire; nil: never.
+	TTL Expr
 }
 
 // Condition is the IF clause of a conditional UPDATE or DELETE (a
@@ -367,11 +370,12 @@ func (o OrderItem) Ref() ColumnRef {
 	return ColumnRef{At: o.At, Qual: o.Qual, Name: o.Column, Agg: o.Agg, Star: o.Star, Distinct: o.Distinct}
 }
 
-// Update is `UPDATE r SET c = e, … [WHERE e]`.
+// Update is `UPDATE r [USING TTL n] SET c = e, … [WHERE e]`.
 type Update struct {
 	At         Pos
 	Relation   string
-	RelationAt Pos // where the relation is named
+	RelationAt Pos  // where the relation is named
+	TTL        Expr // USING TTL n: the seconds after which the cells written expire; nil: never
 	Set        []Assignment
 	Where      Expr
 	If         *Condition // nil: unconditional

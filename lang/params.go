@@ -37,6 +37,7 @@ func eachParam(st Statement, fn func(*Param)) {
 		for _, c := range s.Connect {
 			see(c.Value)
 		}
+		see(s.TTL)
 	case *Connect:
 		see(s.Key)
 		see(s.To.Value)
@@ -48,6 +49,7 @@ func eachParam(st Statement, fn func(*Param)) {
 		see(s.Having)
 		see(s.Limit)
 	case *Update:
+		see(s.TTL)
 		for _, a := range s.Set {
 			see(a.Key)
 			see(a.Value)
@@ -115,6 +117,9 @@ func Parameterize(st Statement) {
 		for i := range s.Connect {
 			p(&s.Connect[i].Value)
 		}
+		if _, ok := s.TTL.(*Param); ok {
+			p(&s.TTL) // a TTL stays as written, as a LIMIT does
+		}
 	case *Connect:
 		p(&s.Key)
 		p(&s.To.Value)
@@ -128,6 +133,9 @@ func Parameterize(st Statement) {
 			p(&s.Limit)
 		}
 	case *Update:
+		if _, ok := s.TTL.(*Param); ok {
+			p(&s.TTL)
+		}
 		for i := range s.Set {
 			if s.Set[i].Key != nil {
 				p(&s.Set[i].Key)

@@ -1681,28 +1681,55 @@ func (p *parser) insert() (Statement, error) {
 	if err := p.insertRows(s); err != nil {
 		return nil, err
 	}
-	return s, p.ifNotExists(s, false)
+	return s, p.insertTail(s, false)
 }
 
-// ifNotExists parses an optional IF NOT EXISTS after the rows of s. A
-// conditional insert has one row: with more (or a VALUES list that goes
-// on, split by a Reader) it is an error here, before any part runs.
-func (p *parser) ifNotExists(s *Insert, continued bool) error {
-	if p.moreRows || !p.isWord("IF") {
+// insertTail parses what may end an INSERT after its rows, in either
+// order: IF NOT EXISTS, and USING TTL n. A conditional insert has one row:
+// with more (or a VALUES list that goes on, split by a Reader: continued)
+// it is an error here, before any part runs; so is a TTL after a VALUES
+// list a Reader split, whose earlier parts ran without it.
+func (p *parser) insertTail(s *Insert, continued bool) error {
+	if p.moreRows {
 		return nil
 	}
-	at := p.next().pos
-	if err := p.expectKeyword("NOT", "after IF"); err != nil {
-		return err
+	for {
+		switch {
+		case !s.IfNotExists && p.isWord("IF"):
+			at := p.next().pos
+			if err := p.expectKeyword("NOT", "after IF"); err != nil {
+				return err
+			}
+			if err := p.expectWord("EXISTS", "after IF NOT"); err != nil {
+				return err
+			}
+			if len(s.Rows) != 1 || continued {
+				return &Error{Pos: at, Msg: "IF NOT EXISTS makes an insert of one tuple conditional: write one row of VALUES"}
+			}
+			s.IfNotExists = true
+		case s.TTL == nil && p.isWord("USING"):
+			at := p.peek().pos
+			ttl, err := p.usingTTL()
+			if err != nil {
+				return err
+			}
+			if continued {
+				return &Error{Pos: at, Msg: "USING TTL ends a VALUES list read in parts, whose first parts are written: split the rows into INSERTs of their own, each USING TTL"}
+			}
+			s.TTL = ttl
+		default:
+			return nil
+		}
 	}
-	if err := p.expectWord("EXISTS", "after IF NOT"); err != nil {
-		return err
+}
+
+// usingTTL parses USING TTL n (a count of seconds, or a parameter).
+func (p *parser) usingTTL() (Expr, error) {
+	p.next() // USING
+	if err := p.expectWord("TTL", "after USING"); err != nil {
+		return nil, err
 	}
-	if len(s.Rows) != 1 || continued {
-		return &Error{Pos: at, Msg: "IF NOT EXISTS makes an insert of one tuple conditional: write one row of VALUES"}
-	}
-	s.IfNotExists = true
-	return nil
+	return p.value()
 }
 
 // condition parses an optional IF EXISTS or IF expr ending an UPDATE or
@@ -1783,7 +1810,7 @@ func (p *parser) insertSet(s *Insert) (Statement, error) {
 	}
 	s.Rows = [][]Expr{row}
 	if !p.acceptKeyword("AND") {
-		return s, p.ifNotExists(s, false)
+		return s, p.insertTail(s, false)
 	}
 	if err := p.expectWord("CONNECT", "after AND"); err != nil {
 		return nil, err
@@ -1798,7 +1825,7 @@ func (p *parser) insertSet(s *Insert) (Statement, error) {
 		}
 		s.Connect = append(s.Connect, c)
 		if !p.acceptPunct(",") {
-			return s, p.ifNotExists(s, false)
+			return s, p.insertTail(s, false)
 		}
 	}
 }
@@ -1808,6 +1835,11 @@ func (p *parser) update() (Statement, error) {
 	var err error
 	if s.Relation, s.RelationAt, err = p.ident("relation name"); err != nil {
 		return nil, err
+	}
+	if p.isWord("USING") {
+		if s.TTL, err = p.usingTTL(); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.expectKeyword("SET", "after relation name"); err != nil {
 		return nil, err

@@ -752,3 +752,52 @@ func TestPartitionKeyAndStatic(t *testing.T) {
 		t.Errorf("PARTITION without KEY: %v", err)
 	}
 }
+
+// TestUsingTTL: USING TTL after an INSERT's rows (before or after IF NOT
+// EXISTS) and after an UPDATE's relation; parameters numbered in source
+// order; refused where it cannot apply.
+func TestUsingTTL(t *testing.T) {
+	for src, printed := range map[string]string{
+		"INSERT INTO r VALUES (1, 'a') USING TTL 60":                      "",
+		"INSERT INTO r VALUES (1, 'a') IF NOT EXISTS USING TTL ?":         "",
+		"INSERT INTO r VALUES (1, 'a') USING TTL 5 IF NOT EXISTS":         "INSERT INTO r VALUES (1, 'a') IF NOT EXISTS USING TTL 5",
+		"INSERT INTO m SET id = ?, v = ? AND CONNECT TO p(?) USING TTL ?": "",
+		"UPDATE r USING TTL 86400 SET v = 'b' WHERE k = 1":                "",
+		"UPDATE r USING TTL ? SET v = ? WHERE k = ?":                      "",
+	} {
+		st, err := ParseStatement("", src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		want := printed
+		if want == "" {
+			want = src
+		}
+		if got := Print(st); got != want {
+			t.Errorf("printed %q, want %q", got, want)
+		}
+	}
+	st, err := ParseStatement("", "UPDATE r USING TTL ? SET v = ? WHERE k = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := st.(*Update).TTL.(*Param); p.Index != 0 {
+		t.Errorf("the TTL is parameter %d, want 0", p.Index)
+	}
+	st, err = ParseStatement("", "INSERT INTO r VALUES (?, ?) USING TTL ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := st.(*Insert).TTL.(*Param); p.Index != 2 {
+		t.Errorf("the TTL is parameter %d, want 2", p.Index)
+	}
+	for src, want := range map[string]string{
+		"INSERT INTO r VALUES (1) USING 60":                "1:32: expected TTL after USING, found number 60",
+		"UPDATE r USING TTL SET v = 1 WHERE k = 1":         "1:20: expected value",
+		"INSERT INTO r VALUES (1) USING TTL 1 USING TTL 2": "1:38: expected end of input",
+	} {
+		if _, err := ParseStatement("", src); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want …%s…", src, err, want)
+		}
+	}
+}

@@ -264,9 +264,7 @@ func printStmt(b *strings.Builder, s Statement) {
 				}
 				printConnection(b, c)
 			}
-			if s.IfNotExists {
-				b.WriteString(" IF NOT EXISTS")
-			}
+			printInsertTail(b, s)
 			break
 		}
 		if s.Columns != nil {
@@ -276,9 +274,7 @@ func printStmt(b *strings.Builder, s Statement) {
 		}
 		b.WriteString(" VALUES ")
 		printRows(b, s.Rows)
-		if s.IfNotExists {
-			b.WriteString(" IF NOT EXISTS")
-		}
+		printInsertTail(b, s)
 	case *Select:
 		b.WriteString("SELECT ")
 		if s.Star {
@@ -332,7 +328,12 @@ func printStmt(b *strings.Builder, s Statement) {
 			printExpr(b, s.Limit)
 		}
 	case *Update:
-		b.WriteString("UPDATE " + quoteIdent(s.Relation) + " SET ")
+		b.WriteString("UPDATE " + quoteIdent(s.Relation))
+		if s.TTL != nil {
+			b.WriteString(" USING TTL ")
+			printExpr(b, s.TTL)
+		}
+		b.WriteString(" SET ")
 		for i, a := range s.Set {
 			if i > 0 {
 				b.WriteString(", ")
@@ -360,6 +361,17 @@ func printStmt(b *strings.Builder, s Statement) {
 		printStmt(b, s.Stmt)
 	default:
 		panic(fmt.Sprintf("lang: cannot print statement %T", s))
+	}
+}
+
+// printInsertTail writes what ends an INSERT after its rows.
+func printInsertTail(b *strings.Builder, s *Insert) {
+	if s.IfNotExists {
+		b.WriteString(" IF NOT EXISTS")
+	}
+	if s.TTL != nil {
+		b.WriteString(" USING TTL ")
+		printExpr(b, s.TTL)
 	}
 }
 

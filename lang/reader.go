@@ -92,7 +92,7 @@ func (r *Reader) next() (s Statement, semicolon bool, err error) {
 		err = p.insertRows(ins)
 		p.maxRows = 0
 		if err == nil {
-			err = p.ifNotExists(ins, true) // refused: the VALUES list has many rows
+			err = p.insertTail(ins, true) // IF NOT EXISTS and USING TTL refused: the VALUES list has many rows
 		}
 		if err != nil {
 			return nil, false, err

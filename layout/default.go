@@ -249,6 +249,42 @@ func (l *Layout) RowElem(a int) (Element, bool) {
 	return Element{}, false
 }
 
+// InPlace reports whether UpdateCells changes the attributes marked in
+// changed in an existing row by their own cells: each is a static column
+// or an attr_name/attr_value branch that no cell coordinate (TABLE, ROW,
+// FAMILY, QUALIFIER, a salt) depends on, in a layout of one tuple per row.
+func (l *Layout) InPlace(changed []bool) bool {
+	if l.wideRows {
+		return false
+	}
+	for a, c := range changed {
+		if !c || l.Attrs[a].Static {
+			continue
+		}
+		if l.Attrs[a].Key || l.Branches == nil || !l.isBranch(a) || l.inCoordinates(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// inCoordinates reports whether attribute a helps address cells (salt
+// bodies included).
+func (l *Layout) inCoordinates(a int) bool {
+	found := false
+	var walk func([]Element)
+	walk = func(es []Element) {
+		for _, e := range es {
+			found = found || e.Kind == ElemAttr && e.Attr == a
+			walk(e.Body)
+		}
+	}
+	for _, f := range []*Field{&l.Table, &l.Row, &l.Family, &l.Qualifier} {
+		walk(f.Elems)
+	}
+	return found
+}
+
 // errInPlace: the layout cannot change some cells of a tuple alone.
 var errInPlace = errors.New("cannot update cells in place (values are not attr_name/attr_value cells of one tuple per row): rewrite the tuple")
 

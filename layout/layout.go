@@ -1194,6 +1194,34 @@ func (l *Layout) appendCollections(puts, deletes []Cell, table string, row []byt
 	return puts, deletes, nil
 }
 
+// MarkerCell returns the existence marker of tuple's row (only its key
+// attributes are read), in a layout of attr_name/attr_value cells: the
+// empty cell that keeps the row existing whatever its values. An update
+// whose cells expire (USING TTL) writes it, without expiry, so that the
+// row outlives them, as the tuple does in every layout.
+func (l *Layout) MarkerCell(tuple []types.Value) (Cell, error) {
+	if l.Branches == nil {
+		return Cell{}, fmt.Errorf("schema %s: no attr_name cells, no marker", l.Name)
+	}
+	tu := slices.Clone(tuple) // the row's coordinates, every cell's value NULL
+	for _, a := range l.Branches {
+		tu[a] = nil
+	}
+	for _, a := range l.Collections {
+		tu[a] = nil
+	}
+	puts, _, err := l.cells(tu, false, nil)
+	if err != nil {
+		return Cell{}, err
+	}
+	for _, c := range puts {
+		if c.Family == l.staticFamily || l.staticFamily == "" {
+			return c, nil // the marker: every branch is NULL
+		}
+	}
+	return Cell{}, fmt.Errorf("schema %s: no marker cell", l.Name)
+}
+
 // AppendElements encodes the elements es of this layout for a (partial)
 // tuple: the planner uses it to build key prefixes element by element. An
 // attribute followed by a constant should be encoded together with it, so

@@ -45,6 +45,25 @@ type Write struct {
 	// Cond makes the write conditional (a lightweight transaction): nil
 	// for an unconditional one.
 	Cond *Cond
+	// TTL (USING TTL, upserts and updates) is the seconds after which the
+	// cells the write puts expire; 0: never.
+	TTL int64
+}
+
+// ttl evaluates a USING TTL clause (nil: none).
+func ttl(e lang.Expr, args []types.Value) (int64, error) {
+	if e == nil {
+		return 0, nil
+	}
+	v, err := Literal(e, args)
+	if err != nil {
+		return 0, err
+	}
+	n, err := catalog.TTLSeconds(v)
+	if err != nil {
+		return 0, errAt(e.Pos(), "%v", err)
+	}
+	return n, nil
 }
 
 // Cond is the condition of a conditional write: the write names one tuple
@@ -202,6 +221,10 @@ func Insert(st *lang.Insert, rel *catalog.Relation, args []types.Value) (*Write,
 		}
 	}
 	w := &Write{Relation: rel, Kind: WriteUpsert, ReadOld: NeedsOld(rel), Tuples: make([][]types.Value, 0, len(rows))}
+	var err error
+	if w.TTL, err = ttl(st.TTL, args); err != nil {
+		return nil, err
+	}
 	backing := make([]types.Value, len(rows)*len(rel.Attrs)) // one allocation for all tuples
 	for _, row := range rows {
 		at := st.At
@@ -248,6 +271,10 @@ func Insert(st *lang.Insert, rel *catalog.Relation, args []types.Value) (*Write,
 // cannot be assigned.
 func Update(st *lang.Update, rel *catalog.Relation, args []types.Value, m cost.Model) (*Write, error) {
 	w := &Write{Relation: rel, Kind: WriteUpdate}
+	var err error
+	if w.TTL, err = ttl(st.TTL, args); err != nil {
+		return nil, err
+	}
 	for _, a := range st.Set {
 		i := rel.AttrIndex(a.Column)
 		if i < 0 {
@@ -386,10 +413,15 @@ func layoutNames(rel *catalog.Relation) string {
 
 // Change replaces Old by New: Old nil is an insert, New nil a delete.
 // Assigned marks the attributes an UPDATE assigns (nil for others): the
-// static columns it writes whatever Old holds.
+// static columns it writes whatever Old holds, and, in a layout that keeps
+// each of them in a cell of its own (layout.InPlace), the only cells it
+// writes. Expires (store.Mutation.Expires; 0: never) is the expiry of the
+// cells the change puts: an insert's every cell, an update's assigned
+// ones.
 type Change struct {
 	Old, New []types.Value
 	Assigned []bool
+	Expires  int64
 }
 
 // Assigned marks the attributes the write assigns (UPDATE), for
@@ -410,7 +442,11 @@ func (w *Write) Assigned() []bool {
 // written (a later mutation of the same cell wins, so unchanged cells end up
 // rewritten, not lost). For a blind upsert (Old unknown) only NULL branch
 // cells are deleted: valid when no layout places a non-key attribute in its
-// cell coordinates (see NeedsOld).
+// cell coordinates (see NeedsOld). An update whose assigned attributes a
+// layout keeps in cells of their own changes only those cells there (as
+// Cassandra's UPDATE: the tuple's other cells keep their expiry); an
+// update with an expiry refuses a layout it would rewrite (its every cell
+// would expire there, and only the assigned ones elsewhere).
 func Mutations(rel *catalog.Relation, changes []Change) ([]store.Mutation, error) {
 	return AppendMutations(make([]store.Mutation, 0, len(changes)*len(rel.Indexes)), new(layout.Arena), rel, changes)
 }
@@ -421,6 +457,18 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 	for _, ch := range changes {
 		for _, x := range rel.Indexes {
 			l := x.Layout()
+			if ch.Assigned != nil && ch.Old != nil && ch.New != nil {
+				if l.InPlace(ch.Assigned) {
+					var err error
+					if muts, err = updateInPlace(muts, l, ch); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				if ch.Expires != 0 {
+					return nil, fmt.Errorf("UPDATE … USING TTL: layout %s keeps an assigned attribute in its row key or in a cell with others, where the TTL would expire the whole tuple: give it attr_name/attr_value cells, or write the tuple again with INSERT … USING TTL", l.Name)
+				}
+			}
 			if ch.Old != nil {
 				cells, err := l.AllCells(ch.Old)
 				if err != nil {
@@ -444,10 +492,60 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 			if ch.Old == nil {
 				del(nulls)
 			}
+			n := len(muts)
 			muts = layout.AppendMutations(muts, puts, nil)
+			expire(muts[n:], ch.Expires)
 		}
 	}
 	return muts, nil
+}
+
+// updateInPlace appends the mutations of an update of the attributes
+// ch.Assigned marks, which l keeps in cells of their own: those cells
+// (with ch.Expires), the existence marker if the update leaves none
+// (without: the tuple lives on), and its static columns.
+func updateInPlace(muts []store.Mutation, l *layout.Layout, ch Change) ([]store.Mutation, error) {
+	if l.HasStatic() {
+		var err error
+		if muts, err = staticMutations(muts, l, ch); err != nil {
+			return nil, err
+		}
+	}
+	puts, deletes, err := l.UpdateCells(ch.New, ch.Assigned)
+	if err != nil {
+		return nil, err
+	}
+	marker := true // the puts are the marker alone unless an assigned value is not NULL
+	for a, set := range ch.Assigned {
+		if set && !l.Attrs[a].Static && ch.New[a] != nil {
+			marker = false
+		}
+	}
+	n := len(muts)
+	muts = layout.AppendMutations(muts, puts, deletes)
+	if !marker && ch.Expires != 0 {
+		expire(muts[n:], ch.Expires)
+		// The row outlives the cells that expire, as the tuple does in
+		// every layout: its marker, without expiry.
+		c, err := l.MarkerCell(ch.New)
+		if err != nil {
+			return nil, err
+		}
+		muts = layout.AppendMutations(muts, []layout.Cell{c}, nil)
+	}
+	return muts, nil
+}
+
+// expire gives the cells muts put the expiry expires (none for 0).
+func expire(muts []store.Mutation, expires int64) {
+	if expires == 0 {
+		return
+	}
+	for i := range muts {
+		if muts[i].Kind == store.SetCell {
+			muts[i].Expires = expires
+		}
+	}
 }
 
 // staticMutations appends the writes of a change's static columns to
@@ -477,7 +575,10 @@ func staticMutations(muts []store.Mutation, l *layout.Layout, ch Change) ([]stor
 	if err != nil {
 		return nil, err
 	}
-	return layout.AppendMutations(muts, puts, deletes), nil
+	n := len(muts)
+	muts = layout.AppendMutations(muts, puts, deletes)
+	expire(muts[n:], ch.Expires)
+	return muts, nil
 }
 
 // NeedsOld reports whether an upsert must read the tuple it replaces: some

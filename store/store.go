@@ -26,6 +26,14 @@
 //     store.
 //   - Family names are non-empty and contain no 0x00 byte.
 //   - Close is idempotent; Tables reports each table's families and splits.
+//   - Cell expiry (Cassandra's TTL, Capabilities.Expiry): a cell written
+//     with Mutation.Expires stops existing for every read from that instant
+//     on, as decided against Now(ctx): reads, the conditions of ApplyIf and
+//     ApplyGuards and reads through local indexes see it as absent, and a
+//     row whose cells have all expired does not exist. A store without the
+//     capability refuses such a write (ErrNoExpiry), applying nothing.
+//     Expired cells may stay stored until a later write or delete of the
+//     cell (no backend sweeps them yet).
 //
 // Stores may also implement Snapshotter, to save and restore their whole
 // content (checked by storetest.RunSnapshot), Conditional, to change a
@@ -46,6 +54,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Cell is one value of a row.
@@ -102,6 +111,54 @@ type Mutation struct {
 	Family    string // SetCell, DeleteCell, DeleteFamily
 	Qualifier []byte // SetCell, DeleteCell
 	Value     []byte // SetCell
+	// Expires, for a SetCell only, is the Unix time in microseconds at
+	// which the cell written expires (Cassandra's TTL, as an instant): from
+	// then on every read treats it as absent (see Expired). 0: never. A
+	// later SetCell without Expires makes the cell permanent again; the
+	// deletions remove it as usual. Other kinds ignore it. A store whose
+	// Capabilities().Expiry is false refuses a batch with a SetCell whose
+	// Expires is not 0 (ErrNoExpiry), applying nothing.
+	Expires int64
+}
+
+// ErrNoExpiry is returned (wrapped, with the kind of store or table) for a
+// SetCell with Expires on a store that keeps no cell expiry.
+var ErrNoExpiry = errors.New("store: this store keeps no cell expiry (TTL)")
+
+// CheckNoExpiry returns an error wrapping ErrNoExpiry, naming what (the
+// kind of store), for the first SetCell of muts with Expires, or nil: a
+// store without Capabilities().Expiry calls it before applying anything.
+func CheckNoExpiry(what string, muts []Mutation) error {
+	for i := range muts {
+		if m := &muts[i]; m.Kind == SetCell && m.Expires != 0 {
+			return fmt.Errorf("%s: mutation %d (%s %q): %w", what, i, m.Table, m.Row, ErrNoExpiry)
+		}
+	}
+	return nil
+}
+
+// Expired reports whether a cell written with Mutation.Expires expires
+// has expired at now.
+func Expired(expires int64, now time.Time) bool {
+	return expires != 0 && expires <= now.UnixMicro()
+}
+
+type nowKey struct{}
+
+// WithNow returns a context whose reads (and the conditions of ApplyIf
+// and ApplyGuards) decide cell expiry at t instead of the current time:
+// a reader fixes one instant for several reads, tests move time.
+func WithNow(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, nowKey{}, t)
+}
+
+// Now is the instant at which a call with ctx decides cell expiry: the
+// one WithNow set, else time.Now().
+func Now(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(nowKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
 }
 
 // Range is the half-open row-key interval [Start, End). A nil End means
@@ -292,8 +349,10 @@ func (ix IndexSpec) IndexedValue(cells []Cell) (value []byte, ok bool) {
 //
 // Invariants: after every write that returned (Apply, ApplyIf,
 // ApplyGuards, Restore) and after a crash, each index of a table holds
-// exactly one entry (value, row key) per row that has the index's cell,
-// value being that cell's value. Writes maintain entries in the same
+// exactly one entry (value, row key) per row that has the index's cell
+// stored, value being that cell's value. An expired cell (Mutation.Expires)
+// keeps its entry while it is stored; ReadIndex skips the rows whose
+// indexed cell has expired at Now(ctx). Writes maintain entries in the same
 // atomic step as the rows, from the previous values of the indexed cells,
 // which the store reads in its own write path, ordered against every other
 // writer of the row: no caller reads them. CreateTable that adds an index
@@ -339,6 +398,10 @@ type Capabilities struct {
 	// tables of their own. A decorator reports it only when it forwards
 	// ReadIndex to an inner store that has it.
 	LocalIndexes bool
+	// Expiry: the store keeps Mutation.Expires, and its reads treat cells
+	// expired at Now(ctx) as absent. A store without it refuses a SetCell
+	// with Expires (ErrNoExpiry). A decorator reports its inner store's.
+	Expiry bool
 	// Engine names the kind of engine underneath every decorator:
 	// "pebble", "bigtable" or "mem" ("" when unknown). An advised schema
 	// records the engine it was advised for (its target); deploying it on

@@ -140,6 +140,10 @@ const (
 // CheckMutations reports the first mutation Bigtable would reject: a row key
 // that is empty or too long, a bad family name, a qualifier over 16 KiB.
 func (s *Store) CheckMutations(muts []store.Mutation) error {
+	// Cell expiry would be Bigtable's timestamps and GC policy: not yet.
+	if err := store.CheckNoExpiry("bigtable", muts); err != nil {
+		return err
+	}
 	for i, m := range muts {
 		if len(m.Row) == 0 || len(m.Row) > maxRowKey {
 			return fmt.Errorf("bigtable: mutation %d: %s row %q: %w", i, m.Table, truncate(m.Row), ErrRowKey)
@@ -877,7 +881,8 @@ func (s *Store) ApplyIf(ctx context.Context, table string, row []byte, cond stor
 	return matched, wrap("conditional write", table, err)
 }
 
-// Capabilities: Bigtable is atomic per row only.
+// Capabilities: Bigtable is atomic per row only, and keeps no cell expiry
+// (Mutation.Expires is refused, store.ErrNoExpiry).
 func (s *Store) Capabilities() store.Capabilities { return store.Capabilities{Engine: "bigtable"} }
 
 // Close closes the clients; it is idempotent.

@@ -20,6 +20,11 @@
 //     it compares the row's indexed cells before and after each mutation.
 //     ReadIndex clones the table's row and entry trees together (O(1)), so
 //     it reads one consistent state without holding the lock.
+//   - Cell expiry (Capabilities().Expiry): a row keeps the Expires of each
+//     of its cells (exp, nil while none expires), and every read, condition
+//     and guard filters the row against store.Now(ctx) (live). Expired cells
+//     stay in the tree, and their index entries with them, until a write or
+//     delete of the cell; ReadIndex skips a row whose indexed cell expired.
 //   - Snapshot clones every table's tree (O(1) each, copy-on-write, which
 //     immutable rows make safe) and copies the specs; Restore installs
 //     fresh clones of the saved trees, so a snapshot is never written and
@@ -114,7 +119,26 @@ func lessEntry(a, b entry) bool {
 type row struct {
 	key   []byte
 	cells []store.Cell
+	exp   []int64 // Mutation.Expires of each cell, or nil when none expires
 }
+
+// live returns r without the cells expired at now (Unix µs), and whether
+// any cell is left. A row with expiring cells is copied (cells only).
+func (r row) live(now int64) (row, bool) {
+	if r.exp == nil {
+		return r, len(r.cells) > 0
+	}
+	out := row{key: r.key, cells: make([]store.Cell, 0, len(r.cells))}
+	for i, c := range r.cells {
+		if e := r.exp[i]; e == 0 || e > now {
+			out.cells = append(out.cells, c)
+		}
+	}
+	return out, len(out.cells) > 0
+}
+
+// nowOf is the instant of ctx at which reads decide expiry, in Unix µs.
+func nowOf(ctx context.Context) int64 { return store.Now(ctx).UnixMicro() }
 
 func lessRow(a, b row) bool { return bytes.Compare(a.key, b.key) < 0 }
 
@@ -227,6 +251,9 @@ func (s *Store) ReadRow(ctx context.Context, name string, key []byte) (store.Row
 		r, ok = t.rows.Get(row{key: key})
 	}
 	d.mu.RUnlock()
+	if ok {
+		r, ok = r.live(nowOf(ctx))
+	}
 	if !ok {
 		return store.Row{}, false, err
 	}
@@ -255,7 +282,12 @@ func (s *Store) ReadRows(ctx context.Context, name string, rs store.RowSet, opts
 	var buf rowBuffer
 	n := 0
 	done := false
+	now := nowOf(ctx)
 	visit := func(r row) bool {
+		r, ok := r.live(now)
+		if !ok {
+			return true
+		}
 		n++
 		done = !fn(buf.load(r)) || n == opts.Limit
 		return !done
@@ -354,12 +386,13 @@ func (s *Store) ReadIndex(ctx context.Context, name, ixName string, values store
 	t, err := d.table(name)
 	var rows *btree.BTreeG[row]
 	var entries *btree.BTreeG[entry]
+	var ix store.IndexSpec
 	if err == nil {
 		i := slices.IndexFunc(t.indexes, func(x *index) bool { return x.spec.Name == ixName })
 		if i < 0 {
 			err = fmt.Errorf("memstore: table %q, index %q: %w", name, ixName, store.ErrNoIndex)
 		} else {
-			rows, entries = t.rows.Clone(), t.indexes[i].entries.Clone()
+			rows, entries, ix = t.rows.Clone(), t.indexes[i].entries.Clone(), t.indexes[i].spec
 		}
 	}
 	d.mu.Unlock()
@@ -370,11 +403,18 @@ func (s *Store) ReadIndex(ctx context.Context, name, ixName string, values store
 	var buf rowBuffer
 	n := 0
 	done := false
+	now := nowOf(ctx)
 	visit := func(e entry) bool {
 		r, ok := rows.Get(row{key: e.key})
 		if !ok { // a broken invariant: say so rather than skip the entry
 			err = fmt.Errorf("memstore: table %q, index %q: entry %q of row %q, which is absent", name, ixName, e.value, e.key)
 			return false
+		}
+		if r, ok = r.live(now); !ok {
+			return true // every cell of the row expired
+		}
+		if _, ok := ix.IndexedValue(r.cells); !ok {
+			return true // the indexed cell expired
 		}
 		n++
 		done = !fn(buf.load(r)) || n == opts.Limit
@@ -461,6 +501,7 @@ func (s *Store) ApplyIf(ctx context.Context, name string, key []byte, cond store
 		}
 	}
 	r, _ := t.rows.Get(row{key: key})
+	r, _ = r.live(nowOf(ctx))
 	matched := cond.Holds(store.Row{Key: r.key, Cells: r.cells})
 	muts := otherwise
 	if matched {
@@ -497,8 +538,10 @@ func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.
 			return false, fmt.Errorf("memstore: mutation %d: unknown kind %v", i, m.Kind)
 		}
 	}
+	now := nowOf(ctx)
 	for i, g := range gs {
 		r, _ := guarded[i].rows.Get(row{key: g.Row})
+		r, _ = r.live(now)
 		if !g.Holds(r.cells) {
 			return false, nil
 		}
@@ -550,13 +593,28 @@ func (t *table) applyRow(m store.Mutation) {
 	if !found {
 		r.key = bytes.Clone(m.Row)
 	}
-	// Build new cell slices: the old one may be in use by a snapshot.
+	// Build new cell (and expiry) slices: the old ones may be in use by a
+	// snapshot.
 	switch {
 	case m.Kind == store.SetCell && exists:
 		r.cells = slices.Clone(r.cells)
 		r.cells[i].Value = bytes.Clone(m.Value)
+		if r.exp != nil || m.Expires != 0 {
+			if r.exp == nil {
+				r.exp = make([]int64, len(r.cells))
+			} else {
+				r.exp = slices.Clone(r.exp)
+			}
+			r.exp[i] = m.Expires
+		}
 	case m.Kind == store.SetCell:
 		c := store.Cell{Family: m.Family, Qualifier: bytes.Clone(m.Qualifier), Value: bytes.Clone(m.Value)}
+		if r.exp != nil || m.Expires != 0 {
+			if r.exp == nil {
+				r.exp = make([]int64, len(r.cells))
+			}
+			r.exp = slices.Concat(r.exp[:i], []int64{m.Expires}, r.exp[i:])
+		}
 		r.cells = slices.Concat(r.cells[:i], []store.Cell{c}, r.cells[i:])
 	case !exists: // DeleteCell of a missing cell
 		return
@@ -565,7 +623,11 @@ func (t *table) applyRow(m store.Mutation) {
 		return
 	default:
 		r.cells = slices.Concat(r.cells[:i], r.cells[i+1:])
+		if r.exp != nil {
+			r.exp = slices.Concat(r.exp[:i], r.exp[i+1:])
+		}
 	}
+	r.exp = compactExp(r.exp)
 	t.rows.ReplaceOrInsert(r)
 }
 
@@ -590,7 +652,18 @@ func (t *table) deleteFamily(key []byte, family string) {
 	}
 	// A new cell slice: the old one may be in use by a snapshot.
 	r.cells = slices.Concat(r.cells[:i:i], r.cells[j:])
+	if r.exp != nil {
+		r.exp = compactExp(slices.Concat(r.exp[:i:i], r.exp[j:]))
+	}
 	t.rows.ReplaceOrInsert(r)
+}
+
+// compactExp returns exp, or nil if no cell expires.
+func compactExp(exp []int64) []int64 {
+	if slices.ContainsFunc(exp, func(e int64) bool { return e != 0 }) {
+		return exp
+	}
+	return nil
 }
 
 func (d *data) table(name string) (*table, error) {
@@ -603,7 +676,7 @@ func (d *data) table(name string) (*table, error) {
 
 // Capabilities reports atomic batches.
 func (s *Store) Capabilities() store.Capabilities {
-	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, LocalIndexes: true, Engine: "mem"}
+	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, LocalIndexes: true, Expiry: true, Engine: "mem"}
 }
 
 // Close closes this handle; later calls on it fail with store.ErrClosed.

@@ -18,6 +18,8 @@
 //     in one Apply of the base (so a later mutation of a cell wins, as
 //     within one Apply), then empties the overlay; if that Apply fails the
 //     overlay keeps them. Discard empties it without writing.
+//   - Pending cells keep no expiry: Capabilities().Expiry is false and
+//     Apply refuses a SetCell with Expires (store.ErrNoExpiry).
 //   - CreateTable and Tables go to the base at once: tables are not
 //     transactional. Close discards the pending writes and leaves the base
 //     open.
@@ -436,6 +438,10 @@ func (s *Store) ReadIndex(ctx context.Context, table, index string, values store
 // CheckMutations reports the first mutation Apply would refuse for its
 // kind or the base would refuse (store.MutationChecker).
 func (s *Store) CheckMutations(muts []store.Mutation) error {
+	// Pending cells keep no expiry (Capabilities().Expiry is false).
+	if err := store.CheckNoExpiry("overlaystore", muts); err != nil {
+		return err
+	}
 	for i, m := range muts {
 		if !m.Kind.Valid() {
 			return fmt.Errorf("overlaystore: mutation %d: unknown kind %v", i, m.Kind)
@@ -560,10 +566,13 @@ func (s *Store) discard() {
 	clear(s.tables)
 }
 
-// Capabilities are the base's, with Apply atomic (it only buffers).
+// Capabilities are the base's, with Apply atomic (it only buffers), and
+// without cell expiry: pending cells keep none, so a SetCell with Expires
+// is refused (store.ErrNoExpiry).
 func (s *Store) Capabilities() store.Capabilities {
 	c := s.base.Capabilities()
 	c.AtomicBatch = true
+	c.Expiry = false
 	_, ix := s.base.(store.Indexer)
 	c.LocalIndexes = c.LocalIndexes && ix
 	return c

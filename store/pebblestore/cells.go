@@ -57,6 +57,9 @@ type cellScan struct {
 	fn    func(row []byte, c store.Cell, first bool) bool
 	limit int // rows; 0: none
 	rows  int // rows begun
+	// begun: a cell of the current row has been passed on (the others
+	// may have expired).
+	begun bool
 }
 
 // run passes on the cells from where it is (ok: at a cell) to the end of
@@ -86,16 +89,15 @@ func (c *cellScan) cell(it *pebble.Iterator) (more bool, err error) {
 	k := it.Key()[len(c.t.prefix):]
 	// No encoding is a prefix of another: a key with the current row's
 	// encoding as prefix belongs to that row.
-	first := r.encLen == 0 || !bytes.HasPrefix(k, r.buf[:r.encLen])
-	if first {
+	if r.encLen == 0 || !bytes.HasPrefix(k, r.buf[:r.encLen]) {
 		if c.rows == c.limit && c.limit > 0 {
 			return false, nil
 		}
-		c.rows++
 		if err := r.startRow(k); err != nil {
 			return false, err
 		}
 		r.buf = append(r.buf, k[:r.encLen]...)
+		c.begun = false
 	}
 	fq := k[r.encLen:]
 	f := bytes.IndexByte(fq, 0)
@@ -105,6 +107,17 @@ func (c *cellScan) cell(it *pebble.Iterator) (more bool, err error) {
 	v, err := it.ValueAndErr()
 	if err != nil {
 		return false, err
+	}
+	if c.t.expiry {
+		var live bool
+		if v, live, err = unwrapValue(v, r.now); err != nil || !live {
+			return err == nil, err // an expired cell: not passed on
+		}
+	}
+	first := !c.begun
+	if first {
+		c.rows++ // a row counts once a cell of it is live
+		c.begun = true
 	}
 	return c.fn(r.rowKey(), store.Cell{Family: c.t.family(fq[:f]), Qualifier: fq[f+1:], Value: v}, first), nil
 }

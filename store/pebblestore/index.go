@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -151,6 +152,14 @@ func (w *indexWrites) state(t *table, x *tableIndex, row, cellKey []byte) (*inde
 	case err != nil:
 		return nil, err
 	default:
+		if t.expiry {
+			// The entry follows the stored cell, expired or not (ReadIndex
+			// skips it once expired): its old value is the stored one.
+			if v, _, err = unwrapValue(v, 0); err != nil {
+				closer.Close()
+				return nil, err
+			}
+		}
 		c.before, c.had = bytes.Clone(v), true
 		closer.Close()
 	}
@@ -245,6 +254,7 @@ func (w *indexWrites) write(b *pebble.Batch) error {
 // stored, which no write may change meanwhile.
 func (s *Store) buildIndexes(b *pebble.Batch, t *table, xs []tableIndex) error {
 	var r reader
+	r.now = math.MinInt64 // every stored cell has an entry, expired or not
 	defer r.closeIter()
 	it, err := r.iter(s, true)
 	if err != nil {
@@ -348,6 +358,16 @@ func (s *Store) readIndexWith(r *reader, t *table, index string, values store.Ro
 			found, err := r.readRowAt(rows, t, row)
 			if err != nil {
 				return r.fail(err)
+			}
+			if t.expiry && (!found || r.skipped) {
+				// An expired cell keeps its entry until it is written or
+				// deleted: skip the row if the indexed cell is one.
+				if !found {
+					continue
+				}
+				if _, ok := x.spec.IndexedValue(r.cells); !ok {
+					continue
+				}
 			}
 			if !found { // a broken invariant: say so rather than skip the entry
 				return r.fail(fmt.Errorf("pebblestore: table %q, index %q: entry of row %q, which is absent: %w", t.spec.Name, index, row, errCorrupt))

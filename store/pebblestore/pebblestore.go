@@ -4,7 +4,7 @@
 // Key layout:
 //
 //	'm' + table name                                     → table metadata (JSON: families, splits, indexes)
-//	't' + enc(table) + enc(row) + family + 0x00 + qualifier → cell value
+//	't' + enc(table) + enc(row) + family + 0x00 + qualifier → cell value (see below)
 //	'i' + enc(table) + enc(index) + enc(value) + row        → empty (an index entry)
 //
 // enc escapes each 0x00 as 0x00 0xFF and ends with 0x00 0x01. It keeps byte
@@ -18,6 +18,22 @@
 //     by (family, qualifier): family names contain no 0x00 (CreateTable and
 //     Apply reject those that do), so the 0x00 after the family sorts below
 //     any longer family.
+//
+// Cell values and expiry (store.Mutation.Expires): a table whose metadata
+// has "expiry": true — every table created since cell expiry exists —
+// stores each value behind a one-byte header: 0x00 then the value (a cell
+// that never expires), or 0x01, the Expires instant (Unix µs, 8 bytes big
+// endian), then the value. A table without the flag, created by an earlier
+// version, keeps raw values as before and refuses a SetCell with Expires
+// (store.ErrNoExpiry, naming the table: recreate it, or copy its rows into
+// a new table, to keep expiring cells in it). Reads check the flag once
+// per table and the header byte per value, and skip the cells expired at
+// store.Now(ctx): a row all of whose cells expired is not read, and
+// ReadCells lends values past their header, uncopied. Expired cells stay
+// on disk (Pebble has no compaction filter) until a write or delete of the
+// cell; sweeping them is left to a later stage. Index entries follow the
+// stored cells, expired or not (index.go), and ReadIndex skips a row whose
+// indexed cell expired.
 //
 // Invariants, besides those of package store:
 //   - Apply is one Pebble batch, committed atomically (AtomicBatch); unless
@@ -217,6 +233,8 @@ type table struct {
 	spec    store.TableSpec
 	prefix  []byte       // 't' + enc(name)
 	indexes []tableIndex // in the order of spec.Indexes
+	// expiry: values have the header of cell expiry (metadata.Expiry).
+	expiry bool
 	// changed is the stamp of the table's latest change: its creation (or
 	// load at Open and Restore) or a committed Apply that wrote to it.
 	changed atomic.Uint64
@@ -231,6 +249,9 @@ type metadata struct {
 	Families []string    `json:"families"`
 	Splits   [][]byte    `json:"splits,omitempty"`
 	Indexes  []indexMeta `json:"indexes,omitempty"`
+	// Expiry: the table's values have the header of cell expiry (see the
+	// package doc). Tables created by versions before cell expiry lack it.
+	Expiry bool `json:"expiry,omitempty"`
 }
 
 // indexMeta is the metadata of an index (store.IndexSpec).
@@ -367,6 +388,7 @@ func newTable(name string, meta metadata) *table {
 	t := &table{
 		spec:   store.TableSpec{Name: name, Families: meta.Families, Splits: meta.Splits},
 		prefix: tablePrefix(name),
+		expiry: meta.Expiry,
 	}
 	for _, m := range meta.Indexes {
 		ix := store.IndexSpec{Name: m.Name, Family: m.Family, Qualifier: m.Qualifier}
@@ -394,8 +416,9 @@ func (s *Store) Changed(table string) (uint64, bool) {
 
 // DB is the underlying database, for benchmarks that compare with raw
 // Pebble. From the first call on, reads stop caching iterators, which
-// would not notice writes made directly to the database. A Restore closes
-// it and opens another: call DB again after one.
+// would not notice writes made directly to the database. Values written
+// there must carry the expiry header of their table (see the package
+// doc). A Restore closes it and opens another: call DB again after one.
 func (s *Store) DB() *pebble.DB {
 	s.direct.Store(true)
 	s.mu.Lock()
@@ -501,6 +524,9 @@ func (s *Store) enterTable(ctx context.Context, name string) (*reader, *table, e
 		s.exitReader(r)
 		return nil, nil, err
 	}
+	if t.expiry {
+		r.now = store.Now(ctx).UnixMicro()
+	}
 	return r, t, nil
 }
 
@@ -567,7 +593,7 @@ func (s *Store) Close() error {
 
 // Capabilities reports atomic batches.
 func (s *Store) Capabilities() store.Capabilities {
-	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, LocalIndexes: true, Engine: "pebble"}
+	return store.Capabilities{AtomicBatch: true, SnapshotReads: true, LocalIndexes: true, Expiry: true, Engine: "pebble"}
 }
 
 func (s *Store) table(name string) (*table, error) {
@@ -606,10 +632,10 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	defer s.ddl.Unlock()
 	tables := *s.tables.Load()
 	old := tables[spec.Name]
-	meta := metadata{Splits: cloneAll(spec.Splits)}
+	meta := metadata{Splits: cloneAll(spec.Splits), Expiry: true}
 	var oldIndexes []store.IndexSpec
 	if old != nil {
-		meta = metadata{Families: slices.Clone(old.spec.Families), Splits: old.spec.Splits}
+		meta = metadata{Families: slices.Clone(old.spec.Families), Splits: old.spec.Splits, Expiry: old.expiry}
 		oldIndexes = old.spec.Indexes
 	}
 	n := len(meta.Families)
@@ -790,10 +816,11 @@ func (r *reader) readRowWith(it *pebble.Iterator, t *table, key []byte, prefix b
 	default:
 		ok = it.SeekGE(r.key)
 	}
+	r.skipped = false
 	for ; ok && (prefix || bytes.HasPrefix(it.Key(), r.key)); ok = it.Next() {
 		k := it.Key()[len(t.prefix):]
 		cell := r.encLen
-		if len(r.cells) == 0 {
+		if len(r.buf) == 0 {
 			cell = 0 // copy the row's encoded key along with the first cell
 		}
 		v, err := it.ValueAndErr()
@@ -930,6 +957,12 @@ type reader struct {
 	escaped bool         // whether that encoding has escapes, so decoded holds the key
 	decoded []byte       // the row's key if escaped
 	cells   []store.Cell // the row's cells in iteration order, slicing buf in that order
+	// now is the instant (Unix µs) at which the call reads expiry, set on
+	// entry for tables whose values have the expiry header; skipped says
+	// whether readRow skipped an expired cell of the row.
+	now     int64
+	skipped bool
+	val     []byte // a value being written, with its expiry header
 }
 
 // iter returns the reader's iterator, which sees every Apply that returned
@@ -1001,6 +1034,9 @@ func (r *reader) trim() {
 	if cap(r.decoded) > maxKeptBuf {
 		r.decoded = nil
 	}
+	if cap(r.val) > maxKeptBuf {
+		r.val = nil
+	}
 }
 
 // setBounds bounds it to the rows of rg.
@@ -1035,7 +1071,7 @@ func (r *reader) scan(it *pebble.Iterator, t *table, reverse bool, emit func(sto
 		// encoding as prefix belongs to that row.
 		cell := r.encLen
 		if r.encLen == 0 || !bytes.HasPrefix(k, r.buf[:r.encLen]) {
-			if r.encLen > 0 && !emit(r.row(reverse)) {
+			if r.encLen > 0 && len(r.cells) > 0 && !emit(r.row(reverse)) { // no cells: all expired
 				return false, nil
 			}
 			if err := r.startRow(k); err != nil {
@@ -1054,7 +1090,7 @@ func (r *reader) scan(it *pebble.Iterator, t *table, reverse bool, emit func(sto
 	if err := it.Error(); err != nil {
 		return false, err
 	}
-	if r.encLen > 0 {
+	if r.encLen > 0 && len(r.cells) > 0 {
 		return emit(r.row(reverse)), nil
 	}
 	return true, nil
@@ -1158,6 +1194,20 @@ func commonPrefix(a, b []byte) int {
 // appends the cell. When buf must grow, the cells already in it are
 // re-pointed to the new copy.
 func (r *reader) addCell(t *table, key []byte, n int, v []byte) error {
+	if t.expiry {
+		var live bool
+		var err error
+		if v, live, err = unwrapValue(v, r.now); err != nil {
+			return err
+		}
+		if !live {
+			r.skipped = true
+			if len(r.buf) == 0 { // keep the row's encoded key all the same
+				r.buf = append(r.buf, key[:len(key)-n]...)
+			}
+			return nil
+		}
+	}
 	fq := key[len(key)-n:]
 	f := bytes.IndexByte(fq, 0)
 	if f < 0 {
@@ -1177,6 +1227,37 @@ func (r *reader) addCell(t *table, key []byte, n int, v []byte) error {
 	v0, end := len(r.buf)-len(v), len(r.buf)
 	r.cells = append(r.cells, store.Cell{Family: t.family(fq[:f]), Qualifier: r.buf[q:v0:v0], Value: r.buf[v0:end:end]})
 	return nil
+}
+
+// The header of a value in a table with expiry (see the package doc).
+const (
+	valuePermanent = 0x00 // then the value
+	valueExpiring  = 0x01 // then Expires, 8 bytes big endian, then the value
+)
+
+// unwrapValue returns the value stored as v in a table with expiry, and
+// whether it is live at now (Unix µs). The value is v's, not a copy.
+func unwrapValue(v []byte, now int64) (value []byte, live bool, err error) {
+	if len(v) > 0 && v[0] == valuePermanent {
+		return v[1:], true, nil
+	}
+	if len(v) >= 9 && v[0] == valueExpiring {
+		return v[9:], int64(binary.BigEndian.Uint64(v[1:9])) > now, nil
+	}
+	return nil, false, errCorruptValue
+}
+
+// errCorruptValue is the error of a value without a valid expiry header in
+// a table with expiry.
+var errCorruptValue = errors.New("pebblestore: malformed value (no valid expiry header)")
+
+// appendValue appends to dst the value m writes in a table with expiry.
+func appendValue(dst []byte, m *store.Mutation) []byte {
+	if m.Expires == 0 {
+		return append(append(dst, valuePermanent), m.Value...)
+	}
+	dst = binary.BigEndian.AppendUint64(append(dst, valueExpiring), uint64(m.Expires))
+	return append(dst, m.Value...)
 }
 
 // pointCells re-slices cells to their qualifiers and values in data, which
@@ -1289,7 +1370,9 @@ func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.
 	locks := rowStripes(*s.tables.Load(), *s.guardedTables(), muts, rows...)
 	s.lockRows(locks)
 	defer s.unlockRows(locks)
+	now := store.Now(ctx).UnixMicro()
 	for i, g := range gs {
+		r.now = now
 		row, _, err := s.readRowWith(r, tables[i], g.Row)
 		if err != nil {
 			return false, err
@@ -1363,10 +1446,16 @@ func (s *Store) apply(r *reader, muts []store.Mutation, held []int) error {
 					return fmt.Errorf("pebblestore: mutation %d: %w", i, err)
 				}
 			}
-			if m.Kind == store.SetCell {
-				err = b.Set(key, m.Value, nil)
-			} else {
+			switch {
+			case m.Kind != store.SetCell:
 				err = b.Delete(key, nil)
+			case t.expiry:
+				r.val = appendValue(r.val[:0], m)
+				err = b.Set(key, r.val, nil)
+			case m.Expires != 0:
+				return fmt.Errorf("pebblestore: mutation %d: table %q was created by a version without cell expiry: recreate it, or copy its rows into a new table, to write cells with a TTL: %w", i, m.Table, store.ErrNoExpiry)
+			default:
+				err = b.Set(key, m.Value, nil)
 			}
 		case store.DeleteRow:
 			n := len(key)

@@ -139,8 +139,9 @@ func TestCachedIteratorsSeeWrites(t *testing.T) {
 			}
 		}
 	}
-	// Writes made through DB() are seen too, once DB() was called.
-	if err := s.DB().Set(append(appendEnc(tablePrefix("t"), []byte("c")), "f\x00"...), []byte("4"), nil); err != nil {
+	// Writes made through DB() are seen too, once DB() was called (the
+	// value with the header of a table with expiry: never expires).
+	if err := s.DB().Set(append(appendEnc(tablePrefix("t"), []byte("c")), "f\x00"...), []byte("\x004"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := read(), "[b=3 b=3 c=4]"; got != want {

@@ -58,6 +58,9 @@ func (v *view) enter(ctx context.Context, name string) (*table, error) {
 		v.mu.Unlock()
 		return nil, fmt.Errorf("pebblestore: table %q: %w", name, store.ErrNoTable)
 	}
+	if t.expiry {
+		v.r.now = store.Now(ctx).UnixMicro()
+	}
 	return t, nil
 }
 

@@ -36,6 +36,7 @@ func RunIndexer(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrent", testIndexConcurrent},
 		{"View", testIndexView},
 		{"Snapshot", testIndexSnapshot},
+		{"Expiry", testIndexExpiry},
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -16,9 +17,15 @@ import (
 )
 
 // model is the reference backend: table → row key → cell → value.
-type model map[string]map[string]map[cellKey]string
+type model map[string]map[string]map[cellKey]cellValue
 
 type cellKey struct{ family, qualifier string }
+
+// cellValue is a cell's value and its Mutation.Expires.
+type cellValue struct {
+	value   string
+	expires int64
+}
 
 func (m model) apply(mut store.Mutation) {
 	rows := m[mut.Table]
@@ -26,9 +33,9 @@ func (m model) apply(mut store.Mutation) {
 	switch mut.Kind {
 	case store.SetCell:
 		if rows[k] == nil {
-			rows[k] = map[cellKey]string{}
+			rows[k] = map[cellKey]cellValue{}
 		}
-		rows[k][cellKey{mut.Family, string(mut.Qualifier)}] = string(mut.Value)
+		rows[k][cellKey{mut.Family, string(mut.Qualifier)}] = cellValue{string(mut.Value), mut.Expires}
 	case store.DeleteCell:
 		delete(rows[k], cellKey{mut.Family, string(mut.Qualifier)})
 		if len(rows[k]) == 0 {
@@ -48,19 +55,29 @@ func (m model) apply(mut store.Mutation) {
 	}
 }
 
-func (m model) row(table, key string) store.Row {
+// row is the row of key as read at now: without its expired cells, and
+// with none if they all expired.
+func (m model) row(table, key string, now time.Time) store.Row {
 	r := store.Row{Key: []byte(key)}
 	for c, v := range m[table][key] {
-		r.Cells = append(r.Cells, store.Cell{Family: c.family, Qualifier: []byte(c.qualifier), Value: []byte(v)})
+		if !store.Expired(v.expires, now) {
+			r.Cells = append(r.Cells, store.Cell{Family: c.family, Qualifier: []byte(c.qualifier), Value: []byte(v.value)})
+		}
 	}
 	slices.SortFunc(r.Cells, compareCells)
 	return r
 }
 
-func (m model) readRows(table string, rs store.RowSet, opts store.ReadOptions) []store.Row {
+func (m model) readRows(table string, rs store.RowSet, opts store.ReadOptions, now time.Time) []store.Row {
+	var live []string
+	for _, k := range slices.Sorted(maps.Keys(m[table])) {
+		if len(m.row(table, k, now).Cells) > 0 {
+			live = append(live, k)
+		}
+	}
 	var rows []store.Row
-	for _, k := range selectKeys(slices.Sorted(maps.Keys(m[table])), rs, opts) {
-		rows = append(rows, m.row(table, k))
+	for _, k := range selectKeys(live, rs, opts) {
+		rows = append(rows, m.row(table, k, now))
 	}
 	return rows
 }
@@ -69,10 +86,14 @@ func (m model) readRows(table string, rs store.RowSet, opts store.ReadOptions) [
 // every read. Keys, qualifiers and values are drawn from few bytes, edges
 // included, so that rows collide, nest as prefixes and straddle 0x00/0xFF;
 // families from f, ff and g, so that one family's name is a prefix of
-// another's. Every mutation kind is drawn.
+// another's. Every mutation kind is drawn. On a store with
+// Capabilities().Expiry, some SetCells expire, at instants a few
+// microseconds around the model's clock, and every read is at a drawn
+// instant of that clock (store.WithNow).
 func testModel(t *testing.T, s store.Store) {
-	ctx := t.Context()
+	base := t.Context()
 	atomicBatch := s.Capabilities().AtomicBatch
+	expiry := s.Capabilities().Expiry
 	run := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		// The store is shared by all runs: each works on tables of its own.
@@ -80,11 +101,19 @@ func testModel(t *testing.T, s store.Store) {
 		tables := []string{fmt.Sprintf("m%d.a", run), fmt.Sprintf("m%d.b", run)}
 		missing := fmt.Sprintf("m%d.missing", run)
 		ref := model{}
+		ctx, now := base, time.Now()
 		for _, name := range tables {
 			if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f", "ff", "g"}}); err != nil {
 				rt.Fatal(err)
 			}
-			ref[name] = map[string]map[cellKey]string{}
+			ref[name] = map[string]map[cellKey]cellValue{}
+		}
+		// The model's clock: reads happen at t0 plus a drawn few µs.
+		at := func(rt *rapid.T) {
+			if expiry {
+				now = modelT0.Add(time.Duration(rapid.IntRange(0, 8).Draw(rt, "now µs")) * time.Microsecond)
+				ctx = store.WithNow(base, now)
+			}
 		}
 
 		table := rapid.SampledFrom(tables)
@@ -105,6 +134,9 @@ func testModel(t *testing.T, s store.Store) {
 			}
 			if m.Kind == store.SetCell {
 				m.Value = rapid.SliceOfN(rapid.Byte(), 0, 3).Draw(rt, "value")
+				if expiry && rapid.IntRange(0, 2).Draw(rt, "expiring") == 0 {
+					m.Expires = modelT0.UnixMicro() + int64(rapid.IntRange(1, 8).Draw(rt, "expires µs"))
+				}
 			}
 			return m
 		})
@@ -148,6 +180,7 @@ func testModel(t *testing.T, s store.Store) {
 						muts = []store.Mutation{m} // the effect of the rest would be unspecified
 					}
 				}
+				at(rt)
 				err := s.Apply(ctx, muts)
 				if withMissing {
 					if !errors.Is(err, store.ErrNoTable) {
@@ -164,6 +197,7 @@ func testModel(t *testing.T, s store.Store) {
 			},
 			"ReadRow": func(rt *rapid.T) {
 				tb, k := table.Draw(rt, "table"), key.Draw(rt, "key")
+				at(rt)
 				r, ok, err := s.ReadRow(ctx, tb, k)
 				if err != nil {
 					rt.Fatal(err)
@@ -172,10 +206,10 @@ func testModel(t *testing.T, s store.Store) {
 				if ok {
 					got = format([]store.Row{r})
 				}
-				if ref[tb][string(k)] != nil {
-					want = format([]store.Row{ref.row(tb, string(k))})
+				if r := ref.row(tb, string(k), now); len(r.Cells) > 0 {
+					want = format([]store.Row{r})
 				}
-				check(fmt.Sprintf("ReadRow(%q)", k), got, want)
+				check(fmt.Sprintf("ReadRow(%q) at %d", k, now.UnixMicro()), got, want)
 			},
 			"ReadRows": func(rt *rapid.T) {
 				tb := table.Draw(rt, "table")
@@ -184,11 +218,12 @@ func testModel(t *testing.T, s store.Store) {
 					Ranges: rapid.SliceOfN(rng, 0, 3).Draw(rt, "ranges"),
 				}
 				opts := store.ReadOptions{Limit: rapid.IntRange(0, 4).Draw(rt, "limit"), Reverse: rapid.Bool().Draw(rt, "reverse")}
-				want := format(ref.readRows(tb, rs, opts))
-				check(fmt.Sprintf("ReadRows(%s, %+v)", formatRowSet(rs), opts), readAll(tb, rs, opts), want)
+				at(rt)
+				want := format(ref.readRows(tb, rs, opts, now))
+				check(fmt.Sprintf("ReadRows(%s, %+v) at %d", formatRowSet(rs), opts, now.UnixMicro()), readAll(tb, rs, opts), want)
 				if cr, ok := s.(store.CellReader); ok {
 					stop := rapid.IntRange(0, 8).Draw(rt, "stop after cells")
-					all, some := readCells(rt, cr, tb, rs, opts, 0), readCells(rt, cr, tb, rs, opts, stop)
+					all, some := readCells(ctx, rt, cr, tb, rs, opts, 0), readCells(ctx, rt, cr, tb, rs, opts, stop)
 					prefix := firstCells(all, stop)
 					check(fmt.Sprintf("ReadCells(%s, %+v)", formatRowSet(rs), opts), format(sortCells(all)), want)
 					if stop > 0 {
@@ -197,21 +232,25 @@ func testModel(t *testing.T, s store.Store) {
 				}
 			},
 			"": func(rt *rapid.T) {
+				at(rt)
 				for _, tb := range tables {
-					check("full scan of "+tb, readAll(tb, store.All(), store.ReadOptions{}), format(ref.readRows(tb, store.All(), store.ReadOptions{})))
+					check("full scan of "+tb, readAll(tb, store.All(), store.ReadOptions{}), format(ref.readRows(tb, store.All(), store.ReadOptions{}, now)))
 				}
 			},
 		})
 	})
 }
 
+// modelT0 is the model clock's origin, when the store has cell expiry.
+var modelT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
 // readCells assembles the rows of a ReadCells call, their cells in the
 // order they came, returning false from its callback after stop
 // cells (0: never).
-func readCells(rt *rapid.T, cr store.CellReader, table string, rs store.RowSet, opts store.ReadOptions, stop int) []store.Row {
+func readCells(ctx context.Context, rt *rapid.T, cr store.CellReader, table string, rs store.RowSet, opts store.ReadOptions, stop int) []store.Row {
 	var rows []store.Row
 	n := 0
-	err := cr.ReadCells(context.Background(), table, rs, opts, func(row []byte, c store.Cell, first bool) bool {
+	err := cr.ReadCells(ctx, table, rs, opts, func(row []byte, c store.Cell, first bool) bool {
 		if first == (len(rows) > 0 && bytes.Equal(rows[len(rows)-1].Key, row)) {
 			rt.Fatalf("ReadCells: cell of row %q with first = %v after row %d", row, first, len(rows))
 		}

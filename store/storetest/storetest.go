@@ -41,6 +41,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReadInsideCallback", testReadInsideCallback},
 		{"Concurrent", testConcurrent},
 		{"Closed", testClosed},
+		{"Expiry", testExpiry},
+		{"ExpiryNow", testExpiryNow},
 		{"Model", testModel},
 	})
 }

@@ -8,6 +8,8 @@
 // Formats, with strings escaped by Escape:
 //
 //	put "TABLE", "ROW", "FAMILY:QUALIFIER", "VALUE"    a SetCell
+//	put "TABLE", "ROW", "FAMILY:QUALIFIER", "VALUE", {EXPIRES=>'2026-01-02T03:04:05.123456Z'}
+//	                                                   a SetCell with Expires (UTC, µs)
 //	delete "TABLE", "ROW", "FAMILY:QUALIFIER"          a DeleteCell
 //	deleteall "TABLE", "ROW"                           a DeleteRow
 //	deleteall "TABLE", "ROW", "FAMILY"                 a DeleteFamily
@@ -43,6 +45,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kvschema/kvschema/store"
 )
@@ -252,6 +255,11 @@ func formatBatch(b []byte, muts []store.Mutation) []byte {
 		switch m.Kind {
 		case store.SetCell:
 			fmt.Fprintf(buf, `put "%s", "%s", "%s:%s", "%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier), Escape(m.Value))
+			if m.Expires != 0 {
+				// An instant, not HBase's relative TTL: a trace reads the
+				// same whenever it is run.
+				fmt.Fprintf(buf, `, {EXPIRES=>'%s'}`, time.UnixMicro(m.Expires).UTC().Format("2006-01-02T15:04:05.999999Z07:00"))
+			}
 		case store.DeleteCell:
 			fmt.Fprintf(buf, `delete "%s", "%s", "%s:%s"`, esc(m.Table), Escape(m.Row), esc(m.Family), Escape(m.Qualifier))
 		case store.DeleteRow:

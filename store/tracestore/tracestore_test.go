@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/memstore"
@@ -42,6 +43,7 @@ func TestTrace(t *testing.T) {
 	s.CreateTable(ctx, store.TableSpec{Name: "s1", Families: []string{"f"}})
 	s.CreateTable(ctx, store.TableSpec{Name: "s2", Families: []string{"f", "g"}, Splits: [][]byte{b("a"), b("\x01'")}})
 	s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: "s1", Row: b("a1-b"), Family: "f", Value: b("x-\x00\x00\x00d")}})
+	s.Apply(ctx, []store.Mutation{{Kind: store.SetCell, Table: "s1", Row: b("t"), Family: "f", Value: b("v"), Expires: time.Date(2031, 2, 3, 4, 5, 6, 7000, time.UTC).UnixMicro()}})
 	s.Apply(ctx, []store.Mutation{
 		{Kind: store.SetCell, Table: "s2", Row: b("\x01ba1"), Family: "f", Qualifier: b("V1"), Value: b("x")},
 		{Kind: store.DeleteCell, Table: "s2", Row: b("\x01ba1"), Family: "f", Qualifier: b("V2")},
@@ -67,6 +69,7 @@ func TestTrace(t *testing.T) {
 	want := `create 's1', 'f'
 create 's2', 'f', 'g', SPLITS=>['a', '\x01\'']
 put "s1", "a1-b", "f:", "x-\x00\x00\x00d"
+put "s1", "t", "f:", "v", {EXPIRES=>'2031-02-03T04:05:06.000007Z'}
 batch begin
 put "s2", "\x01ba1", "f:V1", "x"
 delete "s2", "\x01ba1", "f:V2"

@@ -484,6 +484,10 @@ func group(muts []store.Mutation) []*rowGroup {
 // an unknown kind, or of the intent table. Apply checks tables and families
 // as well.
 func (s *Store) CheckMutations(muts []store.Mutation) error {
+	// Its intents and reads keep no cell expiry (Capabilities().Expiry).
+	if err := store.CheckNoExpiry("txnstore", muts); err != nil {
+		return err
+	}
 	if mc, ok := s.inner.(store.MutationChecker); ok {
 		if err := mc.CheckMutations(muts); err != nil {
 			return err
@@ -1109,7 +1113,8 @@ func (s *Store) eachRow(ctx context.Context, groups []*rowGroup, stop bool, f fu
 	return errors.Join(errs...)
 }
 
-// Capabilities: writes are all-or-nothing for readers.
+// Capabilities: writes are all-or-nothing for readers; no cell expiry
+// (a SetCell with Expires is refused, store.ErrNoExpiry).
 func (s *Store) Capabilities() store.Capabilities {
 	return store.Capabilities{AtomicBatch: true, Engine: s.inner.Capabilities().Engine}
 }

@@ -15,6 +15,9 @@
 //     cell of its image (none if the row was absent).
 //   - While a snapshot is held, CreateTable fails: the Store seam cannot
 //     drop a table, so Restore could not undo it.
+//   - It keeps no cell expiry (Capabilities().Expiry is false): an undo
+//     image is a row as read, without its cells' expiry, so Apply refuses
+//     a SetCell with Expires (store.ErrNoExpiry).
 //   - The undo reads cost one extra round trip per table per Apply; they go
 //     to the inner store directly, so decorators above undostore (round-trip
 //     counters, latency simulation) do not see them.
@@ -59,6 +62,15 @@ func (s *Store) Snapshot(ctx context.Context) (store.Snapshot, error) {
 	return s.held, nil
 }
 
+// Capabilities are the inner store's without cell expiry: undo images
+// are rows as read, without their cells' expiry, so a SetCell with
+// Expires is refused (store.ErrNoExpiry) whether a snapshot is held or not.
+func (s *Store) Capabilities() store.Capabilities {
+	c := s.Store.Capabilities()
+	c.Expiry = false
+	return c
+}
+
 // CreateTable fails while a snapshot is held.
 func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	s.mu.Lock()
@@ -80,6 +92,9 @@ func (s *Store) ReadIndex(ctx context.Context, table, index string, values store
 // Apply records the first image of every row muts change, then applies
 // them.
 func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := store.CheckNoExpiry("undostore", muts); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/storetest"
 	"github.com/kvschema/kvschema/store/txnstore"
 	"github.com/kvschema/kvschema/store/undostore"
 )
@@ -219,4 +220,14 @@ func TestRestoreDeleteFamily(t *testing.T) {
 			t.Fatalf("round %d: index after Restore: %q, want k1,k2", round, got)
 		}
 	}
+}
+
+// TestExpiryRefused checks that undostore keeps no cell expiry, even over
+// a store that does (its undo images would lose it): the conformance
+// suite's refusal test, and the rest of it, over memstore.
+func TestExpiryRefused(t *testing.T) {
+	if !memstore.New().Capabilities().Expiry {
+		t.Fatal("memstore has no cell expiry")
+	}
+	storetest.Run(t, func(*testing.T) store.Store { return undostore.New(memstore.New()) })
 }

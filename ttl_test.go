@@ -1,0 +1,213 @@
+package kvschema_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvschema/kvschema"
+	"github.com/kvschema/kvschema/cost"
+	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/txnstore"
+)
+
+// at is a context whose reads and writes happen at t0 + d (store.WithNow).
+func at(t0 time.Time, d time.Duration) context.Context {
+	return store.WithNow(context.Background(), t0.Add(d))
+}
+
+// TestTTLClientRelation: USING TTL on a client relation: an inserted
+// tuple vanishes from both layouts when its TTL runs out, an updated
+// column becomes NULL then while the tuple stays, a write without TTL
+// makes a cell permanent again, and verify is clean at every instant.
+func TestTTLClientRelation(t *testing.T) {
+	for _, dsn := range []string{"mem:", "pebble:" + filepath.Join(t.TempDir(), "db")} {
+		t.Run(strings.TrimSuffix(dsn[:strings.Index(dsn, ":")+1], ":"), func(t *testing.T) {
+			t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+			db, err := kvschema.Open(at(t0, 0), dsn, kvschema.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			const script = `
+DEFINE RELATION s { user BIGINT KEY, id BIGINT KEY, token STRING, note STRING };
+DEFINE PRIMARY SCHEMA by_user FOR s { TABLE 's', ROW ordered{user}:ordered{id}, FAMILY 'f', QUALIFIER attr_name['user','id'], VALUE attr_value['user','id'] };
+DEFINE SCHEMA by_token FOR s { TABLE 's_token', ROW ordered{token}:ordered{user}:ordered{id}, FAMILY 'f', QUALIFIER attr_name['user','id','token'], VALUE attr_value['user','id','token'] };`
+			if err := db.Script(at(t0, 0), "s.kvs", []byte(script), nil); err != nil {
+				t.Fatal(err)
+			}
+			run := func(d time.Duration, src string, args ...any) {
+				t.Helper()
+				if _, err := db.Exec(at(t0, d), src, args...); err != nil {
+					t.Fatalf("%s: %v", src, err)
+				}
+			}
+			rows := func(d time.Duration, src string) []string {
+				t.Helper()
+				rs, err := db.Query(at(t0, d), src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for rs.Next() {
+					var parts []string
+					for _, v := range rs.Values() {
+						if v == nil {
+							parts = append(parts, "NULL")
+						} else {
+							parts = append(parts, fmt.Sprint(v))
+						}
+					}
+					out = append(out, strings.Join(parts, " "))
+				}
+				slices.Sort(out)
+				return out
+			}
+			clean := func(d time.Duration) {
+				t.Helper()
+				rep, err := db.Verify(at(t0, d), exec.VerifyOptions{})
+				if err != nil || !rep.Clean() {
+					t.Fatalf("verify at +%v: %v %v", d, rep, err)
+				}
+			}
+			run(0, "INSERT INTO s VALUES (1, 1, 'a', 'one') USING TTL 60")
+			run(0, "INSERT INTO s VALUES (1, 2, 'b', 'two')")
+			run(0, "UPDATE s USING TTL ? SET note = 'soon' WHERE user = 1 AND id = 2", 30)
+			clean(0)
+			for _, c := range []struct {
+				d    time.Duration
+				want string
+			}{
+				{29 * time.Second, "[1 1 a one 1 2 b soon]"},
+				{30 * time.Second, "[1 1 a one 1 2 b NULL]"},
+				{59 * time.Second, "[1 1 a one 1 2 b NULL]"},
+				{60 * time.Second, "[1 2 b NULL]"},
+			} {
+				if got := rows(c.d, "SELECT * FROM s"); strings.Join(got, " ") != strings.Trim(c.want, "[]") {
+					t.Errorf("+%v: %v, want %s", c.d, got, c.want)
+				}
+				if got := rows(c.d, "SELECT user, id FROM s WHERE token = 'a'"); (len(got) == 1) != (c.d < 60*time.Second) {
+					t.Errorf("+%v: by token: %v", c.d, got)
+				}
+				clean(c.d)
+			}
+			// Written again without a TTL, a cell is permanent.
+			run(0, "INSERT INTO s VALUES (1, 1, 'a', 'one') USING TTL 60")
+			run(time.Second, "INSERT INTO s VALUES (1, 1, 'a', 'kept')")
+			if got := rows(time.Hour, "SELECT * FROM s WHERE user = 1 AND id = 1"); strings.Join(got, " ") != "1 1 a kept" {
+				t.Errorf("rewritten without TTL: %v", got)
+			}
+			for _, bad := range []string{"INSERT INTO s VALUES (1, 3, 'c', 'x') USING TTL 0", "INSERT INTO s VALUES (1, 3, 'c', 'x') USING TTL 630720001", "UPDATE s USING TTL 'x' SET note = 'y' WHERE user = 1 AND id = 1"} {
+				if _, err := db.Exec(at(t0, 0), bad); err == nil || !strings.Contains(err.Error(), "TTL") {
+					t.Errorf("%s: %v", bad, err)
+				}
+			}
+		})
+	}
+}
+
+// TestTTLAdvised: on an advised schema (the chat example), a message
+// posted USING TTL vanishes from every column family at once (it owns its
+// rows there), verify clean before and after; a room, whose fields its
+// messages' rows copy, cannot expire, nor can an UPDATE's cells.
+func TestTTLAdvised(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	ctx := at(t0, 0)
+	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	model, err := os.ReadFile("examples/chat/model.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const schema = `
+DEFINE COLUMN FAMILY rooms_by_id FOR rooms { PARTITION KEY (rooms.id), VALUES (rooms.name, rooms.topic, rooms.updated) };
+DEFINE COLUMN FAMILY messages_by_id FOR messages { PARTITION KEY (messages.id), CLUSTERING KEY (messages.room.id), VALUES (messages.at, messages.body, messages.room.name) };
+DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.at, rooms.messages.id), STATIC (rooms.name), VALUES (rooms.messages.body, rooms.messages.tags) };`
+	if _, err := db.Deploy(ctx, "examples/chat/model.kvs", model, "schema.kvs", []byte(schema), cost.Pebble); err != nil {
+		t.Fatal(err)
+	}
+	run := func(d time.Duration, src string) {
+		t.Helper()
+		if _, err := db.Exec(at(t0, d), src); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+	}
+	values := func(d time.Duration, src string) string {
+		t.Helper()
+		rs, err := db.Query(at(t0, d), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]any
+		for rs.Next() {
+			out = append(out, slices.Clone(rs.Values()))
+		}
+		return fmt.Sprint(out)
+	}
+	run(0, "INSERT INTO rooms SET id = 1, name = 'ops', topic = 't', updated = '2026-01-01'")
+	run(0, "INSERT INTO messages SET id = 10, at = '2026-01-02', body = 'gone soon', tags = {'x'} AND CONNECT TO room(1) USING TTL 60")
+	run(0, "INSERT INTO messages SET id = 11, at = '2026-01-03', body = 'stays' AND CONNECT TO room(1)")
+	for _, c := range []struct {
+		d          time.Duration
+		room, byID string
+	}{
+		{59 * time.Second, "[[ops gone soon] [ops stays]]", "[[ops gone soon]]"},
+		{60 * time.Second, "[[ops stays]]", "[]"},
+	} {
+		if got := values(c.d, "SELECT rooms.name, rooms.messages.body FROM rooms.messages WHERE rooms.id = 1 ORDER BY rooms.messages.at"); got != c.room {
+			t.Errorf("+%v: room %s, want %s", c.d, got, c.room)
+		}
+		if got := values(c.d, "SELECT messages.room.name, messages.body FROM messages.room WHERE messages.id = 10"); got != c.byID {
+			t.Errorf("+%v: message 10 %s, want %s", c.d, got, c.byID)
+		}
+		rep, err := db.Verify(at(t0, c.d), exec.VerifyOptions{})
+		if err != nil || !rep.Clean() {
+			t.Fatalf("verify at +%v: %v %v", c.d, rep, err)
+		}
+	}
+	for src, want := range map[string]string{
+		"INSERT INTO rooms SET id = 2, name = 'x' USING TTL 60":          "column family messages_by_id holds rooms in rows of other tuples",
+		"UPDATE rooms USING TTL 30 SET name = 'temp' WHERE rooms.id = 1": "UPDATE … USING TTL on a model's relation",
+	} {
+		if _, err := db.Exec(ctx, src); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want …%s…", src, err, want)
+		}
+	}
+}
+
+// TestTTLRefused: a store that keeps no cell expiry (Bigtable, through
+// txnstore, for now) refuses a write USING TTL, writing nothing.
+func TestTTLRefused(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvschema.New(ctx, txnstore.New(memstore.New()), kvschema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Script(ctx, "s.kvs", []byte(`DEFINE RELATION s { k BIGINT KEY, v STRING };
+DEFINE SCHEMA p FOR s { TABLE 's', ROW ordered{k}, FAMILY 'f', QUALIFIER attr_name['k'], VALUE attr_value['k'] };`), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(ctx, "INSERT INTO s VALUES (1, 'x') USING TTL 60")
+	if !errors.Is(err, store.ErrNoExpiry) {
+		t.Fatalf("got %v, want ErrNoExpiry", err)
+	}
+	rs, err := db.Query(ctx, "SELECT * FROM s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Len() != 0 {
+		t.Fatalf("%d tuples written", rs.Len())
+	}
+}
