@@ -110,7 +110,7 @@ func (c *cellScan) cell(it *pebble.Iterator) (more bool, err error) {
 	}
 	if c.t.expiry {
 		var live bool
-		if v, live, err = unwrapValue(v, r.now); err != nil || !live {
+		if v, live, err = r.unwrapValue(v); err != nil || !live {
 			return err == nil, err // an expired cell: not passed on
 		}
 	}

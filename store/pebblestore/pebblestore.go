@@ -524,14 +524,13 @@ func (s *Store) enterTable(ctx context.Context, name string) (*reader, *table, e
 		s.exitReader(r)
 		return nil, nil, err
 	}
-	if t.expiry {
-		r.now = store.Now(ctx).UnixMicro()
-	}
+	r.nowCtx = ctx
 	return r, t, nil
 }
 
 func (s *Store) exitReader(r *reader) {
 	r.trim()
+	r.nowCtx = nil // the call's: a pooled reader keeps no context
 	if r.it != nil && r.gen != s.gen.Load() {
 		r.closeIter() // stale: do not keep what it pins
 	}
@@ -957,10 +956,12 @@ type reader struct {
 	escaped bool         // whether that encoding has escapes, so decoded holds the key
 	decoded []byte       // the row's key if escaped
 	cells   []store.Cell // the row's cells in iteration order, slicing buf in that order
-	// now is the instant (Unix µs) at which the call reads expiry, set on
-	// entry for tables whose values have the expiry header; skipped says
-	// whether readRow skipped an expired cell of the row.
+	// now is the instant (Unix µs) at which the call reads expiry: when
+	// nowCtx is set, store.Now(nowCtx), taken when the first expiring
+	// value is met (a read of permanent cells never asks the clock);
+	// skipped says whether readRow skipped an expired cell of the row.
 	now     int64
+	nowCtx  context.Context
 	skipped bool
 	val     []byte // a value being written, with its expiry header
 }
@@ -1197,7 +1198,7 @@ func (r *reader) addCell(t *table, key []byte, n int, v []byte) error {
 	if t.expiry {
 		var live bool
 		var err error
-		if v, live, err = unwrapValue(v, r.now); err != nil {
+		if v, live, err = r.unwrapValue(v); err != nil {
 			return err
 		}
 		if !live {
@@ -1245,6 +1246,18 @@ func unwrapValue(v []byte, now int64) (value []byte, live bool, err error) {
 		return v[9:], int64(binary.BigEndian.Uint64(v[1:9])) > now, nil
 	}
 	return nil, false, errCorruptValue
+}
+
+// unwrapValue is unwrapValue at the reader's instant (see reader.now),
+// which it takes from the clock only for an expiring value.
+func (r *reader) unwrapValue(v []byte) (value []byte, live bool, err error) {
+	if len(v) > 0 && v[0] == valuePermanent {
+		return v[1:], true, nil
+	}
+	if r.nowCtx != nil {
+		r.now, r.nowCtx = store.Now(r.nowCtx).UnixMicro(), nil
+	}
+	return unwrapValue(v, r.now)
 }
 
 // errCorruptValue is the error of a value without a valid expiry header in
@@ -1372,7 +1385,7 @@ func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.
 	defer s.unlockRows(locks)
 	now := store.Now(ctx).UnixMicro()
 	for i, g := range gs {
-		r.now = now
+		r.now, r.nowCtx = now, nil
 		row, _, err := s.readRowWith(r, tables[i], g.Row)
 		if err != nil {
 			return false, err

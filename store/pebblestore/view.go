@@ -58,9 +58,7 @@ func (v *view) enter(ctx context.Context, name string) (*table, error) {
 		v.mu.Unlock()
 		return nil, fmt.Errorf("pebblestore: table %q: %w", name, store.ErrNoTable)
 	}
-	if t.expiry {
-		v.r.now = store.Now(ctx).UnixMicro()
-	}
+	v.r.nowCtx = ctx
 	return t, nil
 }
 
