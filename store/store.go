@@ -121,6 +121,16 @@ type Mutation struct {
 	Expires int64
 }
 
+// Sweeper is a store that removes for good the cells that have expired
+// (Mutation.Expires) at Now(ctx): reads skip them already, a sweep frees
+// their space (Pebble has no compaction filter to drop them). It deletes a
+// cell as DeleteCell would (its local index entries too), and writes may
+// run meanwhile: a cell written again after the sweep read it stays. It
+// reports the cells removed, per table as it goes.
+type Sweeper interface {
+	SweepExpired(ctx context.Context, progress func(table string, cells int64)) (int64, error)
+}
+
 // ErrNoExpiry is returned (wrapped, with the kind of store or table) for a
 // SetCell with Expires on a store that keeps no cell expiry.
 var ErrNoExpiry = errors.New("store: this store keeps no cell expiry (TTL)")

@@ -47,6 +47,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/btree"
 
@@ -788,4 +789,42 @@ func cloneAll(bs [][]byte) [][]byte {
 		out[i] = bytes.Clone(b)
 	}
 	return out
+}
+
+// SweepExpired removes the cells expired at store.Now(ctx)
+// (store.Sweeper), under the store's lock, as DeleteCell would.
+func (s *Store) SweepExpired(ctx context.Context, progress func(table string, cells int64)) (int64, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	now := store.Now(ctx).UnixMicro()
+	d := s.data
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.tables))
+	for name := range d.tables {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var total int64
+	for _, name := range names {
+		t := d.tables[name]
+		var muts []store.Mutation
+		t.rows.Ascend(func(r row) bool {
+			for i, c := range r.cells {
+				if r.exp != nil && store.Expired(r.exp[i], time.UnixMicro(now)) {
+					muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: name, Row: r.key, Family: c.Family, Qualifier: c.Qualifier})
+				}
+			}
+			return true
+		})
+		for _, m := range muts {
+			t.apply(m)
+		}
+		total += int64(len(muts))
+		if progress != nil {
+			progress(name, int64(len(muts)))
+		}
+	}
+	return total, nil
 }

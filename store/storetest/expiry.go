@@ -256,3 +256,35 @@ func testIndexExpiry(t *testing.T, s store.Store) {
 	want(at, byW, `"c" g:""="z"`)
 	CheckIndexes(atT{t, store.WithNow(t.Context(), at)}, s, "t")
 }
+
+// testSweep checks store.Sweeper: a sweep at an instant removes for good
+// the cells expired then (reads at an earlier instant no longer see them),
+// with their index entries, and nothing else.
+func testSweep(t *testing.T, s store.Store) {
+	sw, ok := s.(store.Sweeper)
+	if !ok || !s.Capabilities().Expiry {
+		t.Skip("not a Sweeper")
+	}
+	create(t, s, "t", "f", "g")
+	before := expiryT.Add(-time.Microsecond)
+	apply(t, s,
+		expiring("t", "a", "f", "q", "1", expiryT),
+		set("t", "b", "f", "p", "p"),
+		expiring("t", "b", "f", "q", "2", expiryT),
+		expiring("t", "c", "f", "q", "3", expiryT.Add(time.Hour)), // not yet
+		set("t", "d", "g", "", "4"),
+	)
+	var reported int64
+	n, err := sw.SweepExpired(store.WithNow(t.Context(), expiryT), func(table string, cells int64) { reported += cells })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || reported != 2 {
+		t.Fatalf("swept %d cells (reported %d), want 2", n, reported)
+	}
+	// Read before their expiry: the swept cells are gone all the same.
+	wantAt(t, s, before, "t", store.All(), store.ReadOptions{}, `"b" f:"p"="p"`+"\n"+`"c" f:"q"="3"`+"\n"+`"d" g:""="4"`)
+	if n, err := sw.SweepExpired(store.WithNow(t.Context(), expiryT), nil); err != nil || n != 0 {
+		t.Fatalf("a second sweep removed %d cells (%v)", n, err)
+	}
+}

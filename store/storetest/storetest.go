@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Closed", testClosed},
 		{"Expiry", testExpiry},
 		{"ExpiryNow", testExpiryNow},
+		{"SweepExpired", testSweep},
 		{"Model", testModel},
 	})
 }
