@@ -15,7 +15,9 @@ import (
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
 	"github.com/kvschema/kvschema/store"
+	"github.com/kvschema/kvschema/store/bigtablestore/bttestserver"
 	"github.com/kvschema/kvschema/store/memstore"
+	"github.com/kvschema/kvschema/store/pebblestore"
 	"github.com/kvschema/kvschema/store/txnstore"
 )
 
@@ -27,12 +29,26 @@ func at(t0 time.Time, d time.Duration) context.Context {
 // TestTTLClientRelation: USING TTL on a client relation: an inserted
 // tuple vanishes from both layouts when its TTL runs out, an updated
 // column becomes NULL then while the tuple stays, a write without TTL
-// makes a cell permanent again, and verify is clean at every instant.
+// makes a cell permanent again, and verify is clean at every instant: on
+// memstore, Pebble, and Bigtable (bttest, through txnstore).
 func TestTTLClientRelation(t *testing.T) {
-	for _, dsn := range []string{"mem:", "pebble:" + filepath.Join(t.TempDir(), "db")} {
-		t.Run(strings.TrimSuffix(dsn[:strings.Index(dsn, ":")+1], ":"), func(t *testing.T) {
+	for _, backend := range []string{"mem", "pebble", "bigtable"} {
+		t.Run(backend, func(t *testing.T) {
 			t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
-			db, err := kvschema.Open(at(t0, 0), dsn, kvschema.Options{})
+			var st store.Store
+			switch backend {
+			case "mem":
+				st = memstore.New()
+			case "pebble":
+				ps, err := pebblestore.Open(filepath.Join(t.TempDir(), "db"), pebblestore.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				st = ps
+			default:
+				st = txnstore.New(bttestserver.Open(t))
+			}
+			db, err := kvschema.New(at(t0, 0), st, kvschema.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,11 +202,27 @@ DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTER
 	}
 }
 
-// TestTTLRefused: a store that keeps no cell expiry (Bigtable, through
-// txnstore, for now) refuses a write USING TTL, writing nothing.
+// noExpiry is a store that keeps no cell expiry, as an older backend.
+type noExpiry struct{ store.Store }
+
+func (s noExpiry) Capabilities() store.Capabilities {
+	c := s.Store.Capabilities()
+	c.Expiry = false
+	return c
+}
+
+func (s noExpiry) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := store.CheckNoExpiry("noExpiry", muts); err != nil {
+		return err
+	}
+	return s.Store.Apply(ctx, muts)
+}
+
+// TestTTLRefused: a store that keeps no cell expiry refuses a write USING
+// TTL, writing nothing.
 func TestTTLRefused(t *testing.T) {
 	ctx := context.Background()
-	db, err := kvschema.New(ctx, txnstore.New(memstore.New()), kvschema.Options{})
+	db, err := kvschema.New(ctx, noExpiry{memstore.New()}, kvschema.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,10 @@
 // its tuples for callers that want Values (DecodeRow, Decode, DecodeInto).
 //
 // A Default layout may have static columns (Attr.Static, static.go): one
-// value per partition, in a partition row keyed by the partition key alone.
+// value per partition, in a partition row keyed by the partition key alone;
+// a compiled layout too, when its relation declares them (checkStatic). A
+// Default layout keeps a collection that is not frozen one cell per
+// element, in a family of its own (collections.go).
 //
 // A layout is compiled from seed 003's DEFINE SCHEMA fields (Compile) — a
 // layout of one relation with a hand-written encoding — or built for a

@@ -33,7 +33,7 @@
 //     row whose cells have all expired does not exist. A store without the
 //     capability refuses such a write (ErrNoExpiry), applying nothing.
 //     Expired cells may stay stored until a later write or delete of the
-//     cell (no backend sweeps them yet).
+//     cell, or a sweep (Sweeper).
 //
 // Stores may also implement Snapshotter, to save and restore their whole
 // content (checked by storetest.RunSnapshot), Conditional, to change a
@@ -42,7 +42,8 @@
 // (checked by storetest.RunGuarded), CellReader, to lend a read's cells
 // (checked by storetest.Run against ReadRows), and Indexer, to keep local
 // secondary indexes that TableSpec.Indexes declare and to read rows
-// through them (checked by storetest.RunIndexer).
+// through them (checked by storetest.RunIndexer), and Sweeper, to remove
+// expired cells for good (checked by storetest.Run).
 package store
 
 import (
@@ -117,7 +118,10 @@ type Mutation struct {
 	// later SetCell without Expires makes the cell permanent again; the
 	// deletions remove it as usual. Other kinds ignore it. A store whose
 	// Capabilities().Expiry is false refuses a batch with a SetCell whose
-	// Expires is not 0 (ErrNoExpiry), applying nothing.
+	// Expires is not 0 (ErrNoExpiry), applying nothing. Bigtable (Engine
+	// "bigtable"), whose timestamps are whole milliseconds, keeps Expires
+	// rounded up to the millisecond: such a cell lives until the first
+	// whole millisecond at or after Expires.
 	Expires int64
 }
 

@@ -88,12 +88,14 @@ func (m model) readRows(table string, rs store.RowSet, opts store.ReadOptions, n
 // families from f, ff and g, so that one family's name is a prefix of
 // another's. Every mutation kind is drawn. On a store with
 // Capabilities().Expiry, some SetCells expire, at instants a few
-// microseconds around the model's clock, and every read is at a drawn
-// instant of that clock (store.WithNow).
+// microseconds (milliseconds on Bigtable, see expiryUnit) around the
+// model's clock, and every read is at a drawn instant of that clock
+// (store.WithNow).
 func testModel(t *testing.T, s store.Store) {
 	base := t.Context()
 	atomicBatch := s.Capabilities().AtomicBatch
 	expiry := s.Capabilities().Expiry
+	unit := expiryUnit(s)
 	run := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		// The store is shared by all runs: each works on tables of its own.
@@ -108,10 +110,10 @@ func testModel(t *testing.T, s store.Store) {
 			}
 			ref[name] = map[string]map[cellKey]cellValue{}
 		}
-		// The model's clock: reads happen at t0 plus a drawn few µs.
+		// The model's clock: reads happen at t0 plus a drawn few units.
 		at := func(rt *rapid.T) {
 			if expiry {
-				now = modelT0.Add(time.Duration(rapid.IntRange(0, 8).Draw(rt, "now µs")) * time.Microsecond)
+				now = modelT0.Add(time.Duration(rapid.IntRange(0, 8).Draw(rt, "now units")) * unit)
 				ctx = store.WithNow(base, now)
 			}
 		}
@@ -135,7 +137,7 @@ func testModel(t *testing.T, s store.Store) {
 			if m.Kind == store.SetCell {
 				m.Value = rapid.SliceOfN(rapid.Byte(), 0, 3).Draw(rt, "value")
 				if expiry && rapid.IntRange(0, 2).Draw(rt, "expiring") == 0 {
-					m.Expires = modelT0.UnixMicro() + int64(rapid.IntRange(1, 8).Draw(rt, "expires µs"))
+					m.Expires = modelT0.Add(time.Duration(rapid.IntRange(1, 8).Draw(rt, "expires units")) * unit).UnixMicro()
 				}
 			}
 			return m

@@ -8,9 +8,16 @@ package txnstore_test
 // on memstore.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/bigtablestore"
@@ -40,6 +47,94 @@ func TestRejectedBeforeCommit(t *testing.T) {
 	}
 	if got := content(t, s); !equal(got, before) {
 		t.Errorf("content %v, want %v", got, before)
+	}
+	if l := leftovers(t, raw); len(l) > 0 {
+		t.Errorf("left: %v", l)
+	}
+}
+
+// TestExpiryOldTable: a write with Expires of a Bigtable table created
+// before cell expiry (table u, made here as earlier versions did) is
+// refused, naming the table, before its intent or any lock is written;
+// one of a table created now (t) goes through the intent log with its
+// expiry.
+func TestExpiryOldTable(t *testing.T) {
+	ctx := t.Context()
+	o := bttestserver.Options(t)
+	conn, err := grpc.NewClient(o.Emulator, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	admin, err := bigtable.NewAdminClient(context.Background(), o.Project, o.Instance, option.WithGRPCConn(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = admin.CreateTableFromConf(ctx, &bigtable.TableConf{TableID: "u", ColumnFamilies: map[string]bigtable.Family{"f": {GCPolicy: bigtable.MaxVersionsPolicy(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := bigtablestore.Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	s := txnstore.New(raw)
+	for _, name := range []string{"t", "u"} {
+		if err := s.CreateTable(ctx, store.TableSpec{Name: name, Families: []string{"f"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.Capabilities().Expiry {
+		t.Fatal("txnstore over Bigtable reports no Expiry")
+	}
+	T := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	expiring := func(m store.Mutation) store.Mutation { m.Expires = T.UnixMicro(); return m }
+	apply := func(muts ...store.Mutation) {
+		t.Helper()
+		if err := s.Apply(ctx, muts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(set("t", "a", "q", "1"), set("u", "x", "q", "1"))
+	before := content(t, s)
+	for _, muts := range [][]store.Mutation{
+		{expiring(set("u", "x", "q", "2"))},
+		{set("t", "a", "q", "2"), expiring(set("u", "y", "q", "2"))},
+	} {
+		err := s.Apply(ctx, muts)
+		if !errors.Is(err, store.ErrNoExpiry) {
+			t.Fatalf("Apply with Expires on an old table = %v, want ErrNoExpiry", err)
+		}
+		if got := content(t, s); !equal(got, before) {
+			t.Errorf("content %v, want %v", got, before)
+		}
+		if l := leftovers(t, raw); len(l) > 0 {
+			t.Errorf("left: %v", l)
+		}
+	}
+	apply(expiring(set("t", "a", "q", "3")), expiring(set("t", "b", "q", "3")), set("u", "x", "q", "3"))
+	for _, tc := range []struct {
+		at   time.Time
+		want map[string]string
+	}{
+		{T.Add(-time.Millisecond), map[string]string{"a": "f:q=3", "b": "f:q=3"}},
+		{T, map[string]string{}},
+	} {
+		got := map[string]string{}
+		err := s.ReadRows(store.WithNow(ctx, tc.at), "t", store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			got[string(r.Key)] = fmt.Sprintf("%s:%s=%s", r.Cells[0].Family, r.Cells[0].Qualifier, r.Cells[0].Value)
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equal(got, tc.want) {
+			t.Errorf("at %v: %v, want %v", tc.at, got, tc.want)
+		}
+	}
+	if got := rows(t, s, "u"); got["x"] != "f:q=3" {
+		t.Errorf("u = %v", got)
 	}
 	if l := leftovers(t, raw); len(l) > 0 {
 		t.Errorf("left: %v", l)

@@ -19,6 +19,13 @@ import (
 // malformed. DeleteFamily came later than the format: a build from before
 // it refuses an intent holding one, rather than misapply it.
 //
+// A SetCell with Mutation.Expires has the kind byte 0x81 (kindSetExpires,
+// never a store.MutationKind: those count up from 1), then its Expires as
+// 8 bytes big-endian, then its parts as any SetCell; a SetCell without
+// Expires is written as before, so intents of writes without expiry are
+// byte for byte those of earlier builds, which refuse one with expiry as
+// malformed rather than write the cell for ever.
+//
 // Format 2 holds the caller's mutations only; the intent row's status cell
 // says whether the write is prepared or committed. Format 1 (written by
 // kvschema before row locks) holds the mutations expanded with that
@@ -29,13 +36,21 @@ const (
 	intentFormat = 2
 )
 
+// kindSetExpires is the kind byte of a SetCell with Expires.
+const kindSetExpires = 0x80 | byte(store.SetCell)
+
 func encodeIntent(muts []store.Mutation) []byte {
 	return appendIntent([]byte{intentFormat}, muts)
 }
 
 func appendIntent(out []byte, muts []store.Mutation) []byte {
 	for _, m := range muts {
-		out = append(out, byte(m.Kind))
+		if m.Kind == store.SetCell && m.Expires != 0 {
+			out = append(out, kindSetExpires)
+			out = binary.BigEndian.AppendUint64(out, uint64(m.Expires))
+		} else {
+			out = append(out, byte(m.Kind))
+		}
 		for _, b := range [][]byte{[]byte(m.Table), m.Row, []byte(m.Family), m.Qualifier, m.Value} {
 			out = binary.AppendUvarint(out, uint64(len(b)))
 			out = append(out, b...)
@@ -54,7 +69,16 @@ func decodeIntent(b []byte) (format byte, muts []store.Mutation, err error) {
 	format, b = b[0], b[1:]
 	for len(b) > 0 {
 		m := store.Mutation{Kind: store.MutationKind(b[0])}
-		if !m.Kind.Valid() {
+		if b[0] == kindSetExpires {
+			if len(b) < 9 {
+				return 0, nil, fmt.Errorf("%w: mutation %d: short expiry", errIntent, len(muts))
+			}
+			m.Kind, m.Expires = store.SetCell, int64(binary.BigEndian.Uint64(b[1:9]))
+			if m.Expires == 0 {
+				return 0, nil, fmt.Errorf("%w: mutation %d: expiry 0", errIntent, len(muts))
+			}
+			b = b[8:]
+		} else if !m.Kind.Valid() {
 			return 0, nil, fmt.Errorf("%w: mutation %d: kind %d", errIntent, len(muts), b[0])
 		}
 		b = b[1:]

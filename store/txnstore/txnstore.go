@@ -53,6 +53,14 @@
 // is (the write has not happened yet); a row locked by a committed write
 // is finished first and read again.
 //
+// Cell expiry (Mutation.Expires) is the inner store's: the intent keeps
+// each SetCell's Expires (see intent.go) and finishing a write applies it
+// as is, so a cell whose instant passed before its write was finished is
+// absent from the start; reads, conditions and guards read through the
+// inner store at store.Now(ctx), which drops expired cells. The
+// bookkeeping cells (locks, intents) never expire. The protocol itself
+// still relies on no clock.
+//
 // # Guarantees
 //
 //   - A write is atomic and linearizable at its commit: every row a read
@@ -484,9 +492,11 @@ func group(muts []store.Mutation) []*rowGroup {
 // an unknown kind, or of the intent table. Apply checks tables and families
 // as well.
 func (s *Store) CheckMutations(muts []store.Mutation) error {
-	// Its intents and reads keep no cell expiry (Capabilities().Expiry).
-	if err := store.CheckNoExpiry("txnstore", muts); err != nil {
-		return err
+	// Cell expiry is the inner store's (Capabilities().Expiry).
+	if !s.inner.Capabilities().Expiry {
+		if err := store.CheckNoExpiry("txnstore", muts); err != nil {
+			return err
+		}
 	}
 	if mc, ok := s.inner.(store.MutationChecker); ok {
 		if err := mc.CheckMutations(muts); err != nil {
@@ -504,12 +514,23 @@ func (s *Store) CheckMutations(muts []store.Mutation) error {
 	return nil
 }
 
+// contextChecker is an inner store whose refusals depend on what it reads
+// (bigtablestore: whether a table keeps cell expiry, as its registry says).
+type contextChecker interface {
+	CheckMutationsContext(ctx context.Context, muts []store.Mutation) error
+}
+
 // check validates muts before anything is written: known tables and
 // families, no hidden ones, nothing the inner store rejects — a write that
 // could not be finished would hold its rows for ever.
 func (s *Store) check(ctx context.Context, muts []store.Mutation) error {
 	if err := s.CheckMutations(muts); err != nil {
 		return err
+	}
+	if cc, ok := s.inner.(contextChecker); ok {
+		if err := cc.CheckMutationsContext(ctx, muts); err != nil {
+			return err
+		}
 	}
 	for i, m := range muts {
 		fams, err := s.tableFamilies(ctx, m.Table)
@@ -1113,10 +1134,12 @@ func (s *Store) eachRow(ctx context.Context, groups []*rowGroup, stop bool, f fu
 	return errors.Join(errs...)
 }
 
-// Capabilities: writes are all-or-nothing for readers; no cell expiry
-// (a SetCell with Expires is refused, store.ErrNoExpiry).
+// Capabilities: writes are all-or-nothing for readers; cell expiry is the
+// inner store's (the intent log keeps Mutation.Expires, the bookkeeping
+// cells never expire).
 func (s *Store) Capabilities() store.Capabilities {
-	return store.Capabilities{AtomicBatch: true, Engine: s.inner.Capabilities().Engine}
+	in := s.inner.Capabilities()
+	return store.Capabilities{AtomicBatch: true, Expiry: in.Expiry, Engine: in.Engine}
 }
 
 // Close closes the inner store.
