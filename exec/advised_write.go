@@ -424,7 +424,7 @@ decide:
 				}
 				return 0, o, err
 			}
-			setExpires(run.muts, b.expires) // an INSERT's (checkTTL)
+			plan.Expire(run.muts, b.expires) // an INSERT's (checkTTL)
 			muts = append(muts, run.muts...)
 			for k := range run.written {
 				written[k] = true

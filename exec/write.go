@@ -640,15 +640,3 @@ func expiresAt(ctx context.Context, st store.Store, ttl int64) (int64, error) {
 	}
 	return store.Now(ctx).UnixMicro() + ttl*1e6, nil
 }
-
-// setExpires gives the cells muts put the expiry expires (none for 0).
-func setExpires(muts []store.Mutation, expires int64) {
-	if expires == 0 {
-		return
-	}
-	for i := range muts {
-		if muts[i].Kind == store.SetCell {
-			muts[i].Expires = expires
-		}
-	}
-}

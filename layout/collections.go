@@ -147,11 +147,7 @@ func (l *Layout) ElementCells(tuple []types.Value, a int, op lang.AssignOp, oper
 	if !slices.Contains(l.Collections, a) {
 		return nil, nil, fmt.Errorf("schema %s: %s is not a collection stored one cell per element", l.Name, l.Attrs[a].Name)
 	}
-	table, err := l.TableOf(tuple)
-	if err != nil {
-		return nil, nil, err
-	}
-	row, err := l.rowKey(tuple, nil)
+	table, row, err := l.tableAndRow(tuple)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -309,11 +309,7 @@ func (l *Layout) UpdateCells(tuple []types.Value, changed []bool) (puts, deletes
 		}
 		return nil, nil, nil // nothing stored changes
 	}
-	table, err := l.TableOf(tuple)
-	if err != nil {
-		return nil, nil, err
-	}
-	row, err := l.rowKey(tuple, nil)
+	table, row, err := l.tableAndRow(tuple)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -366,11 +362,7 @@ func (l *Layout) updateWithCollections(tuple []types.Value, changed []bool) (put
 			return nil, nil, err
 		}
 	}
-	table, err := l.TableOf(tuple)
-	if err != nil {
-		return nil, nil, err
-	}
-	row, err := l.rowKey(tuple, nil)
+	table, row, err := l.tableAndRow(tuple)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -382,4 +374,14 @@ func (l *Layout) updateWithCollections(tuple []types.Value, changed []bool) (put
 		}
 	}
 	return puts, deletes, nil
+}
+
+// tableAndRow returns the table and the row key of tuple's cells.
+func (l *Layout) tableAndRow(tuple []types.Value) (string, []byte, error) {
+	table, err := l.TableOf(tuple)
+	if err != nil {
+		return "", nil, err
+	}
+	row, err := l.rowKey(tuple, nil)
+	return table, row, err
 }

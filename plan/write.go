@@ -494,7 +494,7 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 			}
 			n := len(muts)
 			muts = layout.AppendMutations(muts, puts, nil)
-			expire(muts[n:], ch.Expires)
+			Expire(muts[n:], ch.Expires)
 		}
 	}
 	return muts, nil
@@ -524,7 +524,7 @@ func updateInPlace(muts []store.Mutation, l *layout.Layout, ch Change) ([]store.
 	n := len(muts)
 	muts = layout.AppendMutations(muts, puts, deletes)
 	if !marker && ch.Expires != 0 {
-		expire(muts[n:], ch.Expires)
+		Expire(muts[n:], ch.Expires)
 		// The row outlives the cells that expire, as the tuple does in
 		// every layout: its marker, without expiry.
 		c, err := l.MarkerCell(ch.New)
@@ -536,8 +536,9 @@ func updateInPlace(muts []store.Mutation, l *layout.Layout, ch Change) ([]store.
 	return muts, nil
 }
 
-// expire gives the cells muts put the expiry expires (none for 0).
-func expire(muts []store.Mutation, expires int64) {
+// Expire gives the cells muts put the expiry expires (none for 0): the
+// writes of a statement USING TTL.
+func Expire(muts []store.Mutation, expires int64) {
 	if expires == 0 {
 		return
 	}
@@ -577,7 +578,7 @@ func staticMutations(muts []store.Mutation, l *layout.Layout, ch Change) ([]stor
 	}
 	n := len(muts)
 	muts = layout.AppendMutations(muts, puts, deletes)
-	expire(muts[n:], ch.Expires)
+	Expire(muts[n:], ch.Expires)
 	return muts, nil
 }
 
