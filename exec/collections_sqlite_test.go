@@ -91,22 +91,65 @@ func onPebbleAndBigtable(t *testing.T, test func(*testing.T, store.Store)) {
 	}
 }
 
-func collectionsAgainstSQLite(t *testing.T, st store.Store) {
+// chatData is a chat model deployed with a schema on a store, loaded with
+// generated data, and its workload.
+type chatData struct {
+	en     *exec.Engine
+	w      *workload.Workload
+	d      *gen.Data
+	counts map[string]int
+}
+
+// loadChat deploys model and schema on st, loads generated data (24
+// rooms, 300 messages) and parses the workload.
+func loadChat(t *testing.T, st store.Store, model, schema, wl string) *chatData {
+	t.Helper()
 	ctx := context.Background()
-	en, err := exec.Deploy(ctx, st, "model.kvs", []byte(collectionsModel), "schema.kvs", []byte(collectionsSchema), cost.Pebble)
+	en, err := exec.Deploy(ctx, st, "model.kvs", []byte(model), "schema.kvs", []byte(schema), cost.Pebble)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := en.Model()
-	w, err := workload.Parse(m, "workload.kvs", []byte(collectionsWorkload))
+	w, err := workload.Parse(m, "workload.kvs", []byte(wl))
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts := map[string]int{"rooms": 24, "messages": 300}
-	d := gen.Generate(m, func(e *catalog.Entity) int { return counts[e.Name] }, 3, 0.1)
-	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"}); err != nil {
+	c := &chatData{en: en, w: w, counts: map[string]int{"rooms": 24, "messages": 300}}
+	c.d = gen.Generate(m, func(e *catalog.Entity) int { return c.counts[e.Name] }, 3, 0.1)
+	if _, err := en.Load(ctx, source(c.d), exec.LoadOptions{Identity: "t"}); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// againstSQLite compares the workload's queries with SQLite, before and
+// after each of rounds of its writes (random arguments from r), with
+// verify clean after each round.
+func (c *chatData) againstSQLite(t *testing.T, r *rand.Rand, rounds int) {
+	t.Helper()
+	ctx := context.Background()
+	m := c.en.Model()
+	or := oracleOf(t, m, c.d)
+	checkVerify(t, ctx, c.en, or)
+	next := map[*catalog.Entity]int{}
+	for _, e := range m.Entities {
+		next[e] = c.counts[e.Name] + 1
+	}
+	nonEmpty := runQueries(t, ctx, c.en, or, c.w, c.d, r, 10)
+	for range rounds {
+		runWrites(t, ctx, c.en, or, c.w, c.d, r, next, 3)
+		checkVerify(t, ctx, c.en, or)
+		nonEmpty += runQueries(t, ctx, c.en, or, c.w, c.d, r, 10)
+	}
+	if nonEmpty < 60 {
+		t.Fatalf("only %d queries had an answer: the comparison checks little", nonEmpty)
+	}
+}
+
+func collectionsAgainstSQLite(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	c := loadChat(t, st, collectionsModel, collectionsSchema, collectionsWorkload)
+	en, w := c.en, c.w
 	// The filters run at the client, after the read of the room's rows.
 	for tag, want := range map[string]string{"tagged": "tags CONTAINS", "reacted": "reactions CONTAINS KEY", "edited": "edits CONTAINS",
 		"untagged": "tags NOT CONTAINS", "unreacted": "reactions NOT CONTAINS KEY",
@@ -123,22 +166,7 @@ func collectionsAgainstSQLite(t *testing.T, st store.Store) {
 			t.Errorf("%s: want %q in\n%s", tag, want, explain)
 		}
 	}
-	or := oracleOf(t, m, d)
-	checkVerify(t, ctx, en, or)
-	r := rand.New(rand.NewPCG(9, 9))
-	next := map[*catalog.Entity]int{}
-	for _, e := range m.Entities {
-		next[e] = counts[e.Name] + 1
-	}
-	nonEmpty := runQueries(t, ctx, en, or, w, d, r, 10)
-	for round := 0; round < 3; round++ {
-		runWrites(t, ctx, en, or, w, d, r, next, 3)
-		checkVerify(t, ctx, en, or)
-		nonEmpty += runQueries(t, ctx, en, or, w, d, r, 10)
-	}
-	if nonEmpty < 60 {
-		t.Fatalf("only %d queries had an answer: the comparison checks little", nonEmpty)
-	}
+	c.againstSQLite(t, rand.New(rand.NewPCG(9, 9)), 3)
 	// The stored collections are canonical: a set sorted and without
 	// duplicates, whatever order a write gave.
 	ins, err := en.Prepare("INSERT INTO rooms SET id = 1000, name = 'x', mods = {3, 1, 3, 2}")
@@ -211,36 +239,9 @@ func TestElementsAgainstSQLite(t *testing.T) {
 
 func elementsAgainstSQLite(t *testing.T, st store.Store) {
 	ctx := context.Background()
-	en, err := exec.Deploy(ctx, st, "model.kvs", []byte(elementsModel), "schema.kvs", []byte(elementsSchema), cost.Pebble)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := en.Model()
-	w, err := workload.Parse(m, "workload.kvs", []byte(elementsWorkload))
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int{"rooms": 24, "messages": 300}
-	d := gen.Generate(m, func(e *catalog.Entity) int { return counts[e.Name] }, 3, 0.1)
-	if _, err := en.Load(ctx, source(d), exec.LoadOptions{Identity: "t"}); err != nil {
-		t.Fatal(err)
-	}
-	or := oracleOf(t, m, d)
-	checkVerify(t, ctx, en, or)
-	r := rand.New(rand.NewPCG(5, 7))
-	next := map[*catalog.Entity]int{}
-	for _, e := range m.Entities {
-		next[e] = counts[e.Name] + 1
-	}
-	nonEmpty := runQueries(t, ctx, en, or, w, d, r, 10)
-	for round := 0; round < 4; round++ {
-		runWrites(t, ctx, en, or, w, d, r, next, 3)
-		checkVerify(t, ctx, en, or)
-		nonEmpty += runQueries(t, ctx, en, or, w, d, r, 10)
-	}
-	if nonEmpty < 60 {
-		t.Fatalf("only %d queries had an answer: the comparison checks little", nonEmpty)
-	}
+	c := loadChat(t, st, elementsModel, elementsSchema, elementsWorkload)
+	en := c.en
+	c.againstSQLite(t, rand.New(rand.NewPCG(5, 7)), 4)
 	// One element is one cell: adding a tag writes it alone, without
 	// reading the message's tags.
 	one := func(src string, args ...types.Value) [][]types.Value {
