@@ -40,7 +40,9 @@ DEFINE SCHEMA by_id FOR msgs {
 // deletes of tuples or partitions reads, from either layout, as Cassandra
 // defines static columns (a Go model): one value per partition, returned
 // with each of its tuples, set by any write that gives it, left by a
-// write that does not and by deletes; verify is clean after each run.
+// write that does not and by deletes of rows, deleted with the partition
+// (a DELETE whose WHERE is the partition key's alone); verify is clean
+// after each run.
 func TestStaticColumnsProperty(t *testing.T) {
 	ctx := context.Background()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -70,7 +72,7 @@ func TestStaticColumnsProperty(t *testing.T) {
 		for step := range rapid.IntRange(1, 25).Draw(rt, "steps") {
 			k := key{rapid.Int64Range(1, 2).Draw(rt, "room"), rapid.Int64Range(1, 3).Draw(rt, "at"), rapid.Int64Range(1, 3).Draw(rt, "id")}
 			where := fmt.Sprintf("room = %d AND at = %d AND id = %d", k.room, k.at, k.id)
-			switch rapid.IntRange(0, 7).Draw(rt, "op") {
+			switch rapid.IntRange(0, 9).Draw(rt, "op") {
 			case 0: // INSERT naming every attribute
 				body, name, topic := val.Draw(rt, "body"), val.Draw(rt, "name"), val.Draw(rt, "topic")
 				run(fmt.Sprintf("INSERT INTO msgs VALUES (%d, %d, %d, %s, %s, %s)", k.room, k.at, k.id, lit(body), lit(name), lit(topic)))
@@ -112,6 +114,22 @@ func TestStaticColumnsProperty(t *testing.T) {
 			case 4: // DELETE of a tuple: the partition keeps its statics
 				run("DELETE FROM msgs WHERE " + where)
 				delete(rows, k)
+			case 8: // DELETE of the tuples of a partition at one time: a row deletion
+				run(fmt.Sprintf("DELETE FROM msgs WHERE room = %d AND at = %d", k.room, k.at))
+				for r := range rows {
+					if r.room == k.room && r.at == k.at {
+						delete(rows, r)
+					}
+				}
+			case 9: // DELETE of partitions: their statics go with their tuples
+				where := rapid.SampledFrom([]string{"room = %d", "room IN (%d, 3)", "%d = room"}).Draw(rt, "partition")
+				run("DELETE FROM msgs WHERE " + fmt.Sprintf(where, k.room))
+				for r := range rows {
+					if r.room == k.room {
+						delete(rows, r)
+					}
+				}
+				delete(statics, k.room)
 			case 6: // a conditional UPDATE on a static column
 				want, body := val.Draw(rt, "if name"), val.Draw(rt, "body")
 				_, exists := rows[k]

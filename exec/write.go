@@ -265,16 +265,19 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 				}
 			}
 		}
-		changes := make([]plan.Change, len(olds))
+		changes := make([]plan.Change, len(olds), len(olds)+len(w.Partitions))
 		assigned := w.Assigned()
 		for i, t := range olds {
 			changes[i] = plan.Change{Old: t, New: w.New(t), Assigned: assigned, Expires: expires}
+		}
+		for _, part := range w.Partitions {
+			changes = append(changes, plan.Change{Partition: part})
 		}
 		sc := e.getScratch()
 		applied, err := e.apply(ctx, sc, rel, changes, guard)
 		e.putScratch(sc)
 		if err != nil || applied {
-			return len(changes), err
+			return len(olds), err
 		}
 	}
 }

@@ -40,6 +40,20 @@ func (l *Layout) AppendPartitionKeyDatums(dst []byte, tuple []types.Datum) ([]by
 	return l.AppendKeyPrefixDatums(dst, tuple, l.partitionKeys)
 }
 
+// StaticRow returns the deletion of every static value of tuple's
+// partition (only its partition key attributes are read): the partition
+// row's static family whole (Cell.WholeFamily).
+func (l *Layout) StaticRow(tuple []types.Value) (Cell, error) {
+	if len(l.Static) == 0 {
+		return Cell{}, fmt.Errorf("schema %s has no static columns", l.Name)
+	}
+	row, err := l.AppendPartitionKey(nil, tuple)
+	if err != nil {
+		return Cell{}, err
+	}
+	return Cell{Table: l.staticTable, Row: row, Cell: store.Cell{Family: StaticColumnFamily}, WholeFamily: true}, nil
+}
+
 // StaticCells returns the cells of the partition row of tuple's partition
 // that change when its static columns marked in changed take tuple's
 // values: a put for each value, a delete for each NULL. With changed nil,

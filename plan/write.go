@@ -48,6 +48,12 @@ type Write struct {
 	// TTL (USING TTL, upserts and updates) is the seconds after which the
 	// cells the write puts expire; 0: never.
 	TTL int64
+	// Partitions (WriteDelete of a relation with static columns) are the
+	// partitions a DELETE whose WHERE is the partition key's equalities
+	// alone deletes whole, static values included, as Cassandra's
+	// partition deletion: tuples with the partition key attributes set.
+	// Any other DELETE leaves the static values.
+	Partitions [][]types.Value
 }
 
 // ttl evaluates a USING TTL clause (nil: none).
@@ -295,7 +301,7 @@ func Update(st *lang.Update, rel *catalog.Relation, args []types.Value, m cost.M
 		}
 		w.Sets = append(w.Sets, Set{Attr: i, Value: v})
 	}
-	if err := w.find(st.Where, args, m); err != nil {
+	if _, err := w.find(st.Where, args, m); err != nil {
 		return nil, err
 	}
 	return w, w.condition(st.If, args)
@@ -319,23 +325,97 @@ func Delete(st *lang.Delete, rel *catalog.Relation, args []types.Value, m cost.M
 		}
 		w.Sets = append(w.Sets, Set{Attr: i})
 	}
-	if err := w.find(st.Where, args, m); err != nil {
+	bound, err := w.find(st.Where, args, m)
+	if err != nil {
 		return nil, err
+	}
+	if w.Kind == WriteDelete && st.If == nil {
+		w.Partitions = wholePartitions(bound, rel)
 	}
 	return w, w.condition(st.If, args)
 }
 
-// find plans the read of an UPDATE or DELETE.
-func (w *Write) find(where lang.Expr, args []types.Value, m cost.Model) error {
+// find plans the read of an UPDATE or DELETE, and returns its bound WHERE.
+func (w *Write) find(where lang.Expr, args []types.Value, m cost.Model) (lang.Expr, error) {
 	bound, err := Bind(where, w.Relation, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if w.Read, err = Reads(bound, w.Relation, m); err != nil {
-		return err
+		return nil, err
 	}
 	w.Keys, _ = FixedKeys(bound, w.Relation)
-	return nil
+	return bound, nil
+}
+
+// wholePartitions returns the partitions a DELETE's bound WHERE names
+// whole, for Write.Partitions: where rel has static columns and the WHERE
+// is, in each of its disjuncts, an equality (or IN) on every partition key
+// attribute and nothing else; nil otherwise.
+func wholePartitions(where lang.Expr, rel *catalog.Relation) [][]types.Value {
+	var part []int
+	statics := false
+	for i, a := range rel.Attrs {
+		if a.Partition {
+			part = append(part, i)
+		}
+		statics = statics || a.Static
+	}
+	if !statics || len(part) == 0 || where == nil {
+		return nil
+	}
+	cs, ok := DNF(where)
+	if !ok {
+		return nil
+	}
+	var out [][]types.Value
+	for _, c := range cs {
+		// Each atom must fix one partition key attribute: anything else
+		// (a clustering key, a value, a range) makes it a row deletion.
+		for _, atom := range c {
+			cons, unsat := ConstraintsOf(Conjunct{atom}, rel)
+			if unsat {
+				break // the disjunct holds of nothing: it names no partition
+			}
+			fixes := 0
+			for a, k := range cons {
+				if k == nil {
+					continue
+				}
+				if !k.Fixed() || !rel.Attrs[a].Partition {
+					return nil
+				}
+				fixes++
+			}
+			if fixes != 1 {
+				return nil
+			}
+		}
+		cons, unsat := ConstraintsOf(c, rel)
+		if unsat {
+			continue
+		}
+		tuples := [][]types.Value{make([]types.Value, len(rel.Attrs))}
+		for _, a := range part {
+			if !cons[a].Fixed() {
+				return nil
+			}
+			var next [][]types.Value
+			for _, t := range tuples {
+				for _, v := range cons[a].Points {
+					u := slices.Clone(t)
+					u[a] = v
+					next = append(next, u)
+				}
+			}
+			if len(out)+len(next) > maxFixedKeys {
+				return nil
+			}
+			tuples = next
+		}
+		out = append(out, tuples...) // a partition named twice is deleted twice
+	}
+	return out
 }
 
 // Explain describes the write in the vocabulary of the read plans: the
@@ -383,6 +463,12 @@ func (w *Write) Explain() (string, error) {
 		if w.Kind == WriteUpdate {
 			what, verb = "DELETE OLD CELLS, PUT NEW CELLS", "UPDATE"
 		}
+		if len(w.Partitions) > 0 {
+			what += fmt.Sprintf(", DELETE THE STATIC CELLS OF %d PARTITION", len(w.Partitions))
+			if len(w.Partitions) > 1 {
+				what += "S"
+			}
+		}
 		fmt.Fprintf(&b, "%s MATCHING ROWS OF %s: %s OVER %s IN 1 ATOMIC BATCH\n", verb, rel.Name, what, layoutNames(rel))
 	}
 	return b.String(), nil
@@ -418,10 +504,15 @@ func layoutNames(rel *catalog.Relation) string {
 // writes. Expires (store.Mutation.Expires; 0: never) is the expiry of the
 // cells the change puts: an insert's every cell, an update's assigned
 // ones.
+//
+// A change with neither Old nor New, and Partition set (a tuple with the
+// partition key attributes set: Write.Partitions), deletes that
+// partition's static values in every layout.
 type Change struct {
-	Old, New []types.Value
-	Assigned []bool
-	Expires  int64
+	Old, New  []types.Value
+	Assigned  []bool
+	Expires   int64
+	Partition []types.Value
 }
 
 // Assigned marks the attributes the write assigns (UPDATE), for
@@ -457,6 +548,16 @@ func AppendMutations(muts []store.Mutation, arena *layout.Arena, rel *catalog.Re
 	for _, ch := range changes {
 		for _, x := range rel.Indexes {
 			l := x.Layout()
+			if ch.Partition != nil {
+				if l.HasStatic() {
+					c, err := l.StaticRow(ch.Partition)
+					if err != nil {
+						return nil, err
+					}
+					del([]layout.Cell{c})
+				}
+				continue
+			}
 			if ch.Assigned != nil && ch.Old != nil && ch.New != nil {
 				if l.InPlace(ch.Assigned) {
 					var err error
