@@ -435,8 +435,8 @@ INSERT INTO test_table (
 // example (tags a set stored one cell per element), the Go API and
 // database/sql add and remove elements with Go slices and maps as
 // arguments, and read the set back as a Go slice and as JSON text; an
-// element operation on a frozen collection or a list by position is an
-// error naming the statement's position.
+// element operation on a scalar is an error naming the statement's
+// position.
 func TestElementOpsThroughDBAndDatabaseSQL(t *testing.T) {
 	ctx := context.Background()
 	dsn := "pebble:" + filepath.Join(t.TempDir(), "db")

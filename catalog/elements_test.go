@@ -31,6 +31,9 @@ func TestElementOps(t *testing.T) {
 		{"UPDATE m SET tags = {'a'} + tags WHERE m.id = 1", "SET<STRING>", ""}, // a set's "prepend" adds
 		{"DELETE votes['a'] FROM m WHERE m.id = 1", "", "STRING"},
 		{"DELETE body, tags FROM m WHERE m.id = 1", "", ""},
+		{"UPDATE m SET edits[0] = 1 WHERE m.id = 1", "BIGINT", "BIGINT"}, // a list's position
+		{"UPDATE m SET edits = edits - [1] WHERE m.id = 1", "LIST<BIGINT>", ""},
+		{"DELETE edits[2] FROM m WHERE m.id = 1", "", "BIGINT"},
 	} {
 		st, err := lang.ParseStatement("q", tc.src)
 		if err != nil {
@@ -53,12 +56,17 @@ func TestElementOps(t *testing.T) {
 		if strings.Contains(tc.src, "{'a'} + tags") && a.Op != lang.AssignAdd {
 			t.Errorf("%s: op %v, want AssignAdd", tc.src, a.Op)
 		}
+		// A list changed by position or value is read first, from the
+		// tuple the WHERE names.
+		if reads := strings.Contains(tc.src, "edits[") || strings.Contains(tc.src, "edits -"); reads != w.ReadsTuple() || reads && (w.Key == nil || len(w.ReadFields()) != 1 || w.ReadFields()[0].Name != "edits") {
+			t.Errorf("%s: ReadsTuple %v, key %v, fields %v; want %v", tc.src, w.ReadsTuple(), w.Key, w.ReadFields(), reads)
+		}
 	}
 	for _, tc := range []struct{ src, want string }{
 		{"UPDATE m SET frozen = frozen + {'a'} WHERE m.id = 1", "q:1:14: m.frozen has no elements to change: it is a FROZEN<SET<STRING>>, frozen: one value, replaced whole (frozen = …)"},
 		{"UPDATE m SET body = body + 'x' WHERE m.id = 1", "q:1:14: m.body has no elements to change: it is a STRING, not a collection"},
-		{"UPDATE m SET edits[0] = 1 WHERE m.id = 1", "q:1:14: m.edits is a LIST<BIGINT>: setting, deleting or removing a list's elements by position or value needs a read of the list"},
-		{"UPDATE m SET edits = edits - [1] WHERE m.id = 1", "q:1:14: m.edits is a LIST<BIGINT>: setting, deleting or removing"},
+		{"UPDATE m SET edits[0] = 1 WHERE m.body = 'x'", "q:1:1: changing a list's elements by position or value reads the list of the one tuple the write names: the WHERE must fix m.id by equality"},
+		{"UPDATE m SET edits['a'] = 1 WHERE m.id = 1", "q:1:20: m.edits:"},
 		{"DELETE tags['a'] FROM m WHERE m.id = 1", "q:1:8: m.tags is a SET<STRING>: a set's elements are added and removed"},
 		{"UPDATE m SET votes['a'] = 'x' WHERE m.id = 1", "q:1:27: m.votes:"},
 		{"UPDATE m SET tags = tags + {1: 2} WHERE m.id = 1", "q:1:28: m.tags:"},

@@ -52,13 +52,25 @@ func (a Assign) OperandType() types.Type {
 	return t
 }
 
-// KeyType is the type of a's Key: a map's key type, or a set's element
-// type.
+// KeyType is the type of a's Key: a map's key type, a list's position
+// (BIGINT, from 0), or a set's element type.
 func (a Assign) KeyType() types.Type {
-	if t := a.Field.Type; t.Kind() == types.MapKind {
+	switch t := a.Field.Type; t.Kind() {
+	case types.MapKind:
 		return t.Key()
+	case types.ListKind:
+		return types.BigInt
 	}
 	return a.Field.Type.Elem()
+}
+
+// ReadsList reports whether a changes a list's elements by position
+// (l[i] = v, DELETE l[i]) or by value (l = l - [v, …]): operations that
+// need the list as stored, which the write reads from the tuple it names
+// (Write.ReadsTuple), as Cassandra reads it.
+func (a Assign) ReadsList() bool {
+	return a.Field.Type.Kind() == types.ListKind && perElement(a.Field.Type) &&
+		(a.Op == lang.AssignElement || a.Op == lang.AssignRemove || a.Op == lang.AssignDelete && a.Key != nil)
 }
 
 // AssignValue is an Assign's Op when the value is replaced whole.
@@ -84,8 +96,6 @@ func resolveAssign(f *Field, a lang.Assignment) (Assign, error) {
 		}
 		kind := t.Kind()
 		switch {
-		case kind == types.ListKind && (a.Op == lang.AssignElement || a.Op == lang.AssignRemove || a.Op == lang.AssignDelete):
-			return Assign{}, errAt(a.At, "%s is a %s: setting, deleting or removing a list's elements by position or value needs a read of the list, which kvschema does not do (append, prepend, or replace it whole)", f, t)
 		case kind == types.SetKind && (a.Op == lang.AssignElement || a.Op == lang.AssignDelete):
 			return Assign{}, errAt(a.At, "%s is a %s: a set's elements are added and removed (%s = %s + {…}, %s = %s - {…})", f, t, f.Name, f.Name, f.Name, f.Name)
 		case kind != types.ListKind && a.Op == lang.AssignPrepend:
@@ -187,16 +197,43 @@ func (w *Write) CondFields() []*Field {
 	return out
 }
 
-// CondSource reports whether x can answer the read conditional write w
-// makes of the tuple it names: a column family of w's entity alone,
-// partitioned by its key alone, holding every field the condition
-// compares. The runtime reads the tuple from such a family, one row under
-// the tuple's lock; the advisor plans the read as one step over one.
+// ReadsTuple reports whether w reads the one tuple it names (Key) before
+// it writes, under the tuple's lock: a conditional write, or one that
+// changes a list's elements by position or value (Assign.ReadsList).
+func (w *Write) ReadsTuple() bool {
+	if w.Cond != Unconditional {
+		return true
+	}
+	for _, a := range w.Set {
+		if a.ReadsList() {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadFields lists the fields w reads of the tuple it names: CondFields,
+// then the lists it changes by position or value, each once.
+func (w *Write) ReadFields() []*Field {
+	out := w.CondFields()
+	for _, a := range w.Set {
+		if a.ReadsList() && !slices.Contains(out, a.Field) {
+			out = append(out, a.Field)
+		}
+	}
+	return out
+}
+
+// CondSource reports whether x can answer the read w makes of the tuple it
+// names (ReadsTuple): a column family of w's entity alone, partitioned by
+// its key alone, holding every field it reads (ReadFields). The runtime
+// reads the tuple from such a family, one row under the tuple's lock; the
+// advisor plans the read as one step over one.
 func (w *Write) CondSource(x *Index) bool {
-	if w.Cond == Unconditional || !x.KeyedBy(w.Entity) {
+	if !w.ReadsTuple() || !x.KeyedBy(w.Entity) {
 		return false
 	}
-	for _, f := range w.CondFields() {
+	for _, f := range w.ReadFields() {
 		if !x.Has(Attr{Node: 0, Field: f}) {
 			return false
 		}
@@ -204,14 +241,14 @@ func (w *Write) CondSource(x *Index) bool {
 	return true
 }
 
-// CondQuery is the read conditional write w makes of the tuple it names,
-// as a query the advisor can cost: the fields its condition compares (the
-// key for IF [NOT] EXISTS) of w's entity, by key. Its plans are one read
-// of a family w.CondSource accepts (Query.CondOf).
+// CondQuery is the read w makes of the tuple it names (ReadsTuple), as a
+// query the advisor can cost: the fields it reads (the key for IF [NOT]
+// EXISTS) of w's entity, by key. Its plans are one read of a family
+// w.CondSource accepts (Query.CondOf).
 func (m *Model) CondQuery(w *Write) (*Query, error) {
 	e := w.Entity
 	var sel []string
-	for _, f := range w.CondFields() {
+	for _, f := range w.ReadFields() {
 		sel = append(sel, e.Name+"."+f.Name)
 	}
 	if len(sel) == 0 {
@@ -292,7 +329,7 @@ func (m *Model) condition(w *Write, st lang.Statement) error {
 	case *lang.Delete:
 		c = s.If
 	}
-	if c == nil {
+	if c == nil && !w.ReadsTuple() {
 		return nil
 	}
 	for _, p := range w.Preds {
@@ -301,7 +338,13 @@ func (m *Model) condition(w *Write, st lang.Statement) error {
 		}
 	}
 	if w.Key == nil {
+		if c == nil {
+			return errAt(st.Pos(), "changing a list's elements by position or value reads the list of the one tuple the write names: the WHERE must fix %s by equality (%s = ?)", w.Entity.ID(), w.Entity.ID())
+		}
 		return errAt(c.At, "a conditional write names one tuple: the WHERE must fix %s by equality (%s = ?)", w.Entity.ID(), w.Entity.ID())
+	}
+	if c == nil {
+		return nil
 	}
 	if c.Exists {
 		w.Cond = IfExists

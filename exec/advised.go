@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -177,9 +178,12 @@ type Stmt struct {
 	columns []string     // a query's result columns
 	types   []types.Type // and their types
 	checks  []existCheck
-	// cond reads the tuple a conditional write names (Write.Cond).
+	// cond reads the tuple a write names before it writes
+	// (Write.ReadsTuple): readFields are the fields it reads, condFields
+	// (see CondFields) first.
 	cond       *existCheck
-	condFields []*catalog.Field // see CondFields
+	condFields []*catalog.Field
+	readFields []*catalog.Field
 }
 
 // Prepare parses, resolves and plans one statement. The most recently used
@@ -261,7 +265,11 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 				return nil, err
 			}
 			if as.cond != nil {
-				return nil, fmt.Errorf("%s: a conditional write names one tuple: its WHERE has no OR or IN", lang.Print(st))
+				what := "a conditional write"
+				if as.Write.Cond == catalog.Unconditional {
+					what = "changing a list's elements by position or value"
+				}
+				return nil, fmt.Errorf("%s: %s names one tuple: its WHERE has no OR or IN", lang.Print(st), what)
 			}
 			s.unionWrites = append(s.unionWrites, as)
 		}
@@ -288,16 +296,27 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 		s.ups = append(s.ups, up)
 	}
 	s.checks = e.existChecks(s)
-	if w.Cond != catalog.Unconditional {
+	if w.ReadsTuple() {
+		what, who := "the condition reads", "a conditional write reads"
+		if w.Cond == catalog.Unconditional {
+			what = "changing a list's elements by position or value reads"
+			who = what
+		}
 		t := e.entityTable(w.CondSource)
 		if t == nil {
 			if any := e.entityTable(func(x *catalog.Index) bool { return x.KeyedBy(w.Entity) }); any != nil {
-				return nil, fmt.Errorf("%s: the condition reads %s, which no column family of %s keyed by %s alone holds (%s does not)", lang.Print(st), fieldNames(w.CondFields()), w.Entity.Name, w.Entity.ID(), any.name)
+				return nil, fmt.Errorf("%s: %s %s, which no column family of %s keyed by %s alone holds (%s does not)", lang.Print(st), what, fieldNames(w.ReadFields()), w.Entity.Name, w.Entity.ID(), any.name)
 			}
-			return nil, fmt.Errorf("%s: a conditional write reads the tuple it names from a column family of %s keyed by %s alone, and this schema has none", lang.Print(st), w.Entity.Name, w.Entity.ID())
+			return nil, fmt.Errorf("%s: %s the tuple it names from a column family of %s keyed by %s alone, and this schema has none", lang.Print(st), who, w.Entity.Name, w.Entity.ID())
 		}
 		s.cond = &existCheck{what: w.Entity.Name, ent: w.Entity, value: w.Key, t: t}
 		s.condFields = condFields(w, t)
+		s.readFields = slices.Clone(s.condFields)
+		for _, f := range w.ReadFields() {
+			if !slices.Contains(s.readFields, f) {
+				s.readFields = append(s.readFields, f)
+			}
+		}
 	}
 	return s, nil
 }
@@ -423,7 +442,11 @@ func (s *Stmt) Explain() string {
 			}
 			what += " AND " + strings.Join(conds, " AND ")
 		}
-		fmt.Fprintf(&b, "CLIENT LOCK THE %s TUPLE, READ WHETHER IT EXISTS IN %s (1 ROW), WRITE %s\n", c.ent.Name, c.t.name, what)
+		if s.Write.Cond == catalog.Unconditional {
+			fmt.Fprintf(&b, "CLIENT LOCK THE %s TUPLE, READ %s FROM %s (1 ROW), WRITE ONLY IF IT EXISTS: EACH LIST CHANGED BY POSITION OR VALUE REPLACED BY WHAT THE CHANGES MAKE OF IT\n", c.ent.Name, fieldNames(s.readFields), c.t.name)
+		} else {
+			fmt.Fprintf(&b, "CLIENT LOCK THE %s TUPLE, READ WHETHER IT EXISTS IN %s (1 ROW), WRITE %s\n", c.ent.Name, c.t.name, what)
+		}
 		if c.t.nkey == 1 {
 			fmt.Fprintf(&b, "STORE GUARD: THE BATCH APPLIES ONLY IF THAT ROW OF %s IS AS READ, ELSE READ AND DECIDE AGAIN (STORES WITH GUARDED WRITES)\n", c.t.name)
 		}
@@ -465,22 +488,30 @@ func explainElements(b *strings.Builder, w *catalog.Write, up *upkeepProg) {
 	}
 	l := up.t.l
 	for _, a := range l.Collections {
-		k, ok := up.setAt[a]
-		if !ok {
+		ks := up.assigns[a]
+		fam, name := layout.CollectionFamily(a), l.Attrs[a].Name
+		if slices.ContainsFunc(ks, func(k int) bool { return w.Set[k].ReadsList() }) {
+			fmt.Fprintf(b, "REPLACE %s WITH THE LIST READ, CHANGED: DELETE FAMILY %s OF EACH ROW, PUT ONE CELL PER ELEMENT\n", name, fam)
 			continue
 		}
-		as := w.Set[k]
-		fam, name := layout.CollectionFamily(a), l.Attrs[a].Name
-		switch {
-		case as.Op == lang.AssignValue || as.Op == lang.AssignDelete && as.Key == nil:
-			fmt.Fprintf(b, "REPLACE %s: DELETE FAMILY %s OF EACH ROW, PUT ONE CELL PER ELEMENT\n", name, fam)
-		case as.Op == lang.AssignRemove || as.Op == lang.AssignDelete:
-			fmt.Fprintf(b, "REMOVE ELEMENTS OF %s: DELETE THEIR CELLS IN FAMILY %s (THE COLLECTION IS NOT READ)\n", name, fam)
-		case as.Op == lang.AssignElement:
-			fmt.Fprintf(b, "SET AN ENTRY OF %s: PUT ITS CELL IN FAMILY %s, OR DELETE IT FOR NULL (THE MAP IS NOT READ)\n", name, fam)
-		default:
-			fmt.Fprintf(b, "ADD ELEMENTS TO %s: PUT THEIR CELLS IN FAMILY %s (THE COLLECTION IS NOT READ)\n", name, fam)
+		for _, k := range ks {
+			explainElementOp(b, w.Set[k], name, fam)
 		}
+	}
+}
+
+// explainElementOp says how assignment as changes the cells of collection
+// name, stored one cell per element in family fam.
+func explainElementOp(b *strings.Builder, as catalog.Assign, name, fam string) {
+	switch {
+	case as.Op == lang.AssignValue || as.Op == lang.AssignDelete && as.Key == nil:
+		fmt.Fprintf(b, "REPLACE %s: DELETE FAMILY %s OF EACH ROW, PUT ONE CELL PER ELEMENT\n", name, fam)
+	case as.Op == lang.AssignRemove || as.Op == lang.AssignDelete:
+		fmt.Fprintf(b, "REMOVE ELEMENTS OF %s: DELETE THEIR CELLS IN FAMILY %s (THE COLLECTION IS NOT READ)\n", name, fam)
+	case as.Op == lang.AssignElement:
+		fmt.Fprintf(b, "SET AN ENTRY OF %s: PUT ITS CELL IN FAMILY %s, OR DELETE IT FOR NULL (THE MAP IS NOT READ)\n", name, fam)
+	default:
+		fmt.Fprintf(b, "ADD ELEMENTS TO %s: PUT THEIR CELLS IN FAMILY %s (THE COLLECTION IS NOT READ)\n", name, fam)
 	}
 }
 

@@ -22,8 +22,11 @@ type upkeepProg struct {
 	supports []*supportProg
 	replace  *supportProg
 	// setAt lists the table attributes at the written node the write
-	// assigns, with the assignment's index in Write.Set.
-	setAt map[int]int
+	// assigns, with the index in Write.Set of the last assignment of each;
+	// assigns lists every one of them, in statement order (a collection's
+	// elements may be changed by several).
+	setAt   map[int]int
+	assigns map[int][]int
 }
 
 // supportProg is a support query's program and where its slots land in the
@@ -37,7 +40,7 @@ type supportProg struct {
 
 func (e *Engine) compileUpkeep(w *catalog.Write, u *plan.Upkeep) (*upkeepProg, error) {
 	t := e.tables[u.Index]
-	up := &upkeepProg{u: u, t: t, setAt: map[int]int{}}
+	up := &upkeepProg{u: u, t: t, setAt: map[int]int{}, assigns: map[int][]int{}}
 	for i, a := range t.attrs {
 		if a.Node != u.Node {
 			continue
@@ -45,6 +48,7 @@ func (e *Engine) compileUpkeep(w *catalog.Write, u *plan.Upkeep) (*upkeepProg, e
 		for k, as := range w.Set {
 			if as.Field == a.Field {
 				up.setAt[i] = k
+				up.assigns[i] = append(up.assigns[i], k)
 			}
 		}
 	}
@@ -204,8 +208,11 @@ type boundWrite struct {
 	args, set []types.Value
 	// ops are the assignments' operations, with a map's element set or
 	// deleted made an entry added or a key removed, and DELETE of a
-	// column a NULL assigned.
-	ops []lang.AssignOp
+	// column a NULL assigned; keys are a list's positions (l[i] = v,
+	// DELETE l[i]), until readLists makes each list changed by position
+	// or value the list replaced whole.
+	ops  []lang.AssignOp
+	keys []types.Value
 	// expires is the expiry of the cells the write puts (USING TTL; 0:
 	// never).
 	expires int64
@@ -217,8 +224,9 @@ type boundWrite struct {
 func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (boundWrite, error) {
 	set := make([]types.Value, len(w.Set))
 	ops := make([]lang.AssignOp, len(w.Set))
+	var keys []types.Value
 	for i, as := range w.Set {
-		v, op, err := bindAssign(as, args)
+		v, op, k, err := bindAssign(as, args)
 		if err != nil {
 			return boundWrite{}, err
 		}
@@ -226,6 +234,12 @@ func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (b
 			return boundWrite{}, fmt.Errorf("%s: the key cannot be NULL", as.Field)
 		}
 		set[i], ops[i] = v, op
+		if k != nil {
+			if keys == nil {
+				keys = make([]types.Value, len(w.Set))
+			}
+			keys[i] = k
+		}
 	}
 	for _, l := range w.Links {
 		v, err := exprValue(l.Value, args)
@@ -263,48 +277,140 @@ func (e *Engine) bind(w *catalog.Write, args []types.Value, static *writeRun) (b
 			return boundWrite{}, err
 		}
 	}
-	return boundWrite{args: args, set: set, ops: ops}, nil
+	return boundWrite{args: args, set: set, ops: ops, keys: keys}, nil
 }
 
 // bindAssign evaluates an assignment's value: for AssignValue, AssignAdd,
 // AssignPrepend and AssignRemove the operand, of as.OperandType(); a map's
 // element set (m[k] = v) becomes the entry {k: v} added, or with v NULL
-// the key removed, as does DELETE m[k]; DELETE c assigns NULL.
-func bindAssign(as catalog.Assign, args []types.Value) (types.Value, lang.AssignOp, error) {
-	var v types.Value
+// the key removed, as does DELETE m[k]; DELETE c assigns NULL. A list's
+// element set (l[i] = v) or deleted (DELETE l[i], or l[i] = NULL) keeps
+// its operation, AssignElement or AssignDelete, with its position i
+// (readLists applies it).
+func bindAssign(as catalog.Assign, args []types.Value) (v types.Value, op lang.AssignOp, key types.Value, err error) {
 	if as.Value != nil {
-		var err error
 		if v, err = exprValue(as.Value, args); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		if v != nil {
 			if v, err = types.Coerce(v, as.OperandType()); err != nil {
-				return nil, 0, fmt.Errorf("%s = %s: %v", as.Field.Name, types.Format(v), err)
+				return nil, 0, nil, fmt.Errorf("%s = %s: %v", as.Field.Name, types.Format(v), err)
 			}
 		}
 	}
 	if as.Key == nil {
 		if as.Op == lang.AssignDelete {
-			return nil, lang.AssignValue, nil
+			return nil, lang.AssignValue, nil, nil
 		}
-		return v, as.Op, nil
+		return v, as.Op, nil, nil
 	}
 	k, err := exprValue(as.Key, args)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if k != nil {
 		if k, err = types.Coerce(k, as.KeyType()); err != nil {
-			return nil, 0, fmt.Errorf("%s[%s]: %v", as.Field.Name, types.Format(k), err)
+			return nil, 0, nil, fmt.Errorf("%s[%s]: %v", as.Field.Name, types.Format(k), err)
 		}
 	}
-	if k == nil {
-		return nil, 0, fmt.Errorf("%s[NULL]: a map's key cannot be NULL", as.Field.Name)
+	isList := as.Field.Type.Kind() == types.ListKind
+	switch {
+	case k == nil && isList:
+		return nil, 0, nil, fmt.Errorf("%s[NULL]: a list's position cannot be NULL", as.Field.Name)
+	case k == nil:
+		return nil, 0, nil, fmt.Errorf("%s[NULL]: a map's key cannot be NULL", as.Field.Name)
+	case isList && as.Op == lang.AssignElement && v != nil:
+		return v, lang.AssignElement, k, nil
+	case isList:
+		return nil, lang.AssignDelete, k, nil
+	case as.Op == lang.AssignElement && v != nil:
+		return types.Map{{Key: k, Val: v}}, lang.AssignAdd, nil, nil
 	}
-	if as.Op == lang.AssignElement && v != nil {
-		return types.Map{{Key: k, Val: v}}, lang.AssignAdd, nil
+	return types.Set{k}, lang.AssignRemove, nil, nil
+}
+
+// readLists returns b with every list w changes by position or value
+// (catalog.Assign.ReadsList) replaced whole: each of its assignments,
+// in statement order, applied to the stored list (current, a value per
+// field in fields; nil: empty), as Cassandra applies them after reading
+// the list. A position past the list's end fails the write, as in
+// Cassandra.
+func readLists(w *catalog.Write, b boundWrite, fields []*catalog.Field, current []types.Value) (boundWrite, error) {
+	out := b
+	out.set, out.ops = slices.Clone(b.set), slices.Clone(b.ops)
+	for fi, f := range fields {
+		reads := false
+		for _, as := range w.Set {
+			reads = reads || as.Field == f && as.ReadsList()
+		}
+		if !reads {
+			continue
+		}
+		var l types.List
+		if current[fi] != nil {
+			l = slices.Clone(current[fi].(types.List))
+		}
+		var ks []int
+		for k, as := range w.Set {
+			if as.Field != f {
+				continue
+			}
+			ks = append(ks, k)
+			var err error
+			if l, err = applyListOp(f, l, b.ops[k], b.set[k], b.keys, k); err != nil {
+				return boundWrite{}, err
+			}
+		}
+		var v types.Value
+		if len(l) > 0 {
+			v = l
+		}
+		for _, k := range ks {
+			out.set[k], out.ops[k] = v, lang.AssignValue
+		}
 	}
-	return types.Set{k}, lang.AssignRemove, nil
+	return out, nil
+}
+
+// applyListOp applies one bound operation (op, operand v, position
+// keys[k]) to list l of field f.
+func applyListOp(f *catalog.Field, l types.List, op lang.AssignOp, v types.Value, keys []types.Value, k int) (types.List, error) {
+	switch op {
+	case lang.AssignValue:
+		if v == nil {
+			return nil, nil
+		}
+		return slices.Clone(v.(types.List)), nil
+	case lang.AssignAdd:
+		if v == nil {
+			return l, nil
+		}
+		return append(l, v.(types.List)...), nil
+	case lang.AssignPrepend:
+		if v == nil {
+			return l, nil
+		}
+		return append(slices.Clone(v.(types.List)), l...), nil
+	case lang.AssignRemove:
+		if v == nil {
+			return l, nil
+		}
+		drop := v.(types.List)
+		return slices.DeleteFunc(l, func(e types.Value) bool {
+			return slices.ContainsFunc(drop, func(d types.Value) bool { return types.Compare(d, e) == 0 })
+		}), nil
+	case lang.AssignElement, lang.AssignDelete:
+		i := keys[k].(int64)
+		if i < 0 || i >= int64(len(l)) {
+			return nil, fmt.Errorf("%s[%d]: list index out of bound, the list has %d elements", f.Name, i, len(l))
+		}
+		if op == lang.AssignDelete {
+			return slices.Delete(l, int(i), int(i)+1), nil
+		}
+		l[i] = v
+		return l, nil
+	}
+	return nil, fmt.Errorf("%s: operation %d on a list", f.Name, op)
 }
 
 // exec runs write s once per argument list, all in one store batch.
@@ -393,24 +499,34 @@ func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Out
 	// it names, locked above, and applies only if the row it decided on is
 	// unchanged (the guard): a writer of another process sharing the store
 	// may have changed it since; then it decides again.
+	orig := bound[0] // as bound: readLists rewrites it at each decision
 decide:
 	var guard *store.Guard
 	if c := items[0].s.cond; c != nil {
-		found, holds, current, g, err := c.holds(ctx, e.st, bound[0].args, w.CondPreds, items[0].s.condFields)
+		found, holds, current, g, err := c.holds(ctx, e.st, bound[0].args, w.CondPreds, items[0].s.readFields)
 		if err != nil {
 			return 0, o, err
 		}
 		switch w.Cond {
 		case catalog.IfNotExists:
 			holds = !found
-		case catalog.IfExists:
+		case catalog.IfExists, catalog.Unconditional:
 			holds = found
 		}
 		if !holds {
-			o.Current = current
+			if w.Cond == catalog.Unconditional {
+				return 0, Outcome{Applied: true}, nil // no tuple to change
+			}
+			o.Current = current[:min(len(current), len(items[0].s.condFields))]
 			return 0, o, nil
 		}
 		guard = g
+		if len(items[0].s.readFields) > len(items[0].s.condFields) {
+			// Lists changed by position or value, from the values read.
+			if bound[0], err = readLists(w, orig, items[0].s.readFields, current); err != nil {
+				return 0, o, err
+			}
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		var muts []store.Mutation
@@ -641,19 +757,23 @@ func (up *upkeepProg) apply(ctx context.Context, st store.Store, w *catalog.Writ
 					return err
 				}
 			}
-			for i, k := range up.setAt {
-				if b.ops[k] != lang.AssignValue {
-					// Elements added or removed: their cells alone,
-					// whatever the collection holds.
+			for i, ks := range up.assigns {
+				if !slices.Contains(t.l.Collections, i) {
+					r[i] = set[ks[len(ks)-1]]
+					changed[i] = true
+					continue
+				}
+				// A collection stored one cell per element: each
+				// operation's cells (a replacement's family deleted, its
+				// elements put), whatever the collection holds, in
+				// statement order (a later mutation of a cell wins).
+				for _, k := range ks {
 					puts, deletes, err := t.l.ElementCells(r, i, b.ops[k], set[k])
 					if err != nil {
 						return err
 					}
 					run.muts = layout.AppendMutations(run.muts, puts, deletes)
-					continue
 				}
-				r[i] = set[k]
-				changed[i] = true
 			}
 			if u.ChangesKey {
 				run.muts, err = t.put(run.muts, r)

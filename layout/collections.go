@@ -165,7 +165,8 @@ func (l *Layout) ElementCells(tuple []types.Value, a int, op lang.AssignOp, oper
 			return nil, nil, nil
 		}
 		if t.Kind() == types.ListKind {
-			return nil, nil, fmt.Errorf("schema %s: removing a list's elements by value needs a read of the list", l.Name)
+			// The write reads the list and replaces it (exec's readLists).
+			return nil, nil, fmt.Errorf("schema %s: a list's elements are removed by value by replacing the list read", l.Name)
 		}
 		keys, err := types.Coerce(operand, types.SetOf(keyType(t)))
 		if err != nil {

@@ -235,14 +235,18 @@ func missing(q *catalog.Query) string {
 	if w := q.CondOf; w != nil {
 		e := w.Entity
 		what := "its key"
-		if fs := w.CondFields(); len(fs) > 0 {
+		if fs := w.ReadFields(); len(fs) > 0 {
 			var names []string
 			for _, f := range fs {
 				names = append(names, f.String())
 			}
 			what = strings.Join(names, ", ")
 		}
-		return fmt.Sprintf("a conditional write reads the tuple it names from one column family of %s alone, partitioned by %s alone, holding %s: add one", e.Name, e.ID(), what)
+		kind := "a conditional write"
+		if w.Cond == catalog.Unconditional {
+			kind = "a write changing a list's elements by position or value"
+		}
+		return fmt.Sprintf("%s reads the tuple it names from one column family of %s alone, partitioned by %s alone, holding %s: add one", kind, e.Name, e.ID(), what)
 	}
 	var eq []string
 	for _, p := range q.Preds {

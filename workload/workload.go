@@ -134,19 +134,24 @@ func Resolve(m *catalog.Model, def *lang.DefineWorkload) (*Workload, error) {
 	return w, nil
 }
 
-// condRead is the read conditional write s makes of the tuple it names,
-// as a statement of the workload that runs as often as s does (its
-// weights are s's own map), tagged "<s's tag>-if"; nil when s is no
-// conditional write.
+// condRead is the read write s makes of the tuple it names
+// (catalog.Write.ReadsTuple), as a statement of the workload that runs as
+// often as s does (its weights are s's own map), tagged "<s's tag>-if"
+// for a conditional write, "<s's tag>-read" for one changing a list's
+// elements by position or value; nil when s reads no tuple.
 func condRead(m *catalog.Model, s *Statement) (*Statement, error) {
-	if s.Write == nil || s.Write.Cond == catalog.Unconditional {
+	if s.Write == nil || !s.Write.ReadsTuple() {
 		return nil, nil
 	}
 	q, err := m.CondQuery(s.Write)
 	if err != nil {
 		return nil, &lang.Error{Pos: s.AST.Pos(), Msg: err.Error()}
 	}
-	return &Statement{Tag: s.Tag + "-if", Group: s.Group, Weights: s.Weights, Query: q, AST: q.Stmt, CondOf: s}, nil
+	tag := s.Tag + "-if"
+	if s.Write.Cond == catalog.Unconditional {
+		tag = s.Tag + "-read"
+	}
+	return &Statement{Tag: tag, Group: s.Group, Weights: s.Weights, Query: q, AST: q.Stmt, CondOf: s}, nil
 }
 
 // resolve resolves a workload statement: a SELECT into a query with an
