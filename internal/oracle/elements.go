@@ -13,10 +13,14 @@ import (
 // ApplyElements is the reference of CQL's operations on a collection's
 // elements, on Go values: old is the collection (nil: none), op the
 // operation, operand its value (coerced to the assignment's operand type)
-// and key a map's key (AssignElement, AssignDelete). The result is
-// canonical, NULL when empty for a collection stored one cell per element
-// (as Cassandra reads an empty one).
+// and key a map's key or a list's position (AssignElement,
+// AssignDelete). The result is canonical, NULL when empty for a collection
+// stored one cell per element (as Cassandra reads an empty one). A list's
+// position past its end is an error.
 func ApplyElements(t types.Type, old types.Value, op lang.AssignOp, operand, key types.Value) (types.Value, error) {
+	if l, _ := old.(types.List); t.Kind() == types.ListKind && (key != nil || op == lang.AssignRemove) {
+		return listElements(t, slices.Clone(l), op, operand, key)
+	}
 	var out types.Value
 	switch op {
 	case lang.AssignValue:
@@ -79,6 +83,34 @@ func ApplyElements(t types.Type, old types.Value, op lang.AssignOp, operand, key
 		return nil, nil
 	}
 	return c, nil
+}
+
+// listElements is ApplyElements of a list's operations by position (key)
+// or value (AssignRemove).
+func listElements(t types.Type, l types.List, op lang.AssignOp, operand, key types.Value) (types.Value, error) {
+	switch {
+	case op == lang.AssignRemove:
+		if operand != nil {
+			drop := operand.(types.List)
+			l = slices.DeleteFunc(l, func(e types.Value) bool {
+				return slices.ContainsFunc(drop, func(d types.Value) bool { return types.Compare(d, e) == 0 })
+			})
+		}
+	default:
+		i := key.(int64)
+		if i < 0 || i >= int64(len(l)) {
+			return nil, fmt.Errorf("oracle: list index %d out of bound (%d elements)", i, len(l))
+		}
+		if op == lang.AssignElement && operand != nil {
+			l[i] = operand
+		} else {
+			l = slices.Delete(l, int(i), int(i)+1)
+		}
+	}
+	if len(l) == 0 {
+		return nil, nil
+	}
+	return types.Coerce(l, t)
 }
 
 // removeKeys is old without the set's elements or the map's entries whose
@@ -153,8 +185,10 @@ func (o *Oracle) elementWrite(w *catalog.Write, args []types.Value, wh string, w
 		return err
 	}
 	for _, tp := range tuples {
-		var sets []string
-		var vals []any
+		// A column's operations apply in statement order, each to what
+		// the one before made of it; it is written once.
+		cur := map[*catalog.Field]types.Value{}
+		var order []*catalog.Field
 		for i, a := range w.Set {
 			var operand, key types.Value
 			if a.Value != nil {
@@ -171,12 +205,21 @@ func (o *Oracle) elementWrite(w *catalog.Write, args []types.Value, wh string, w
 				}
 				key = k
 			}
-			nv, err := ApplyElements(a.Field.Type, tp.vals[i], a.Op, operand, key)
+			old, seen := cur[a.Field]
+			if !seen {
+				old = tp.vals[i]
+				order = append(order, a.Field)
+			}
+			nv, err := ApplyElements(a.Field.Type, old, a.Op, operand, key)
 			if err != nil {
 				return err
 			}
-			tp.vals[i] = nv // a later assignment of the column sees it
-			sets, vals = append(sets, q(a.Field.Name)+" = ?"), append(vals, Arg(nv))
+			cur[a.Field] = nv
+		}
+		var sets []string
+		var vals []any
+		for _, f := range order {
+			sets, vals = append(sets, q(f.Name)+" = ?"), append(vals, Arg(cur[f]))
 		}
 		if _, err := o.DB.Exec("UPDATE "+q(e.Name)+" SET "+strings.Join(sets, ", ")+" WHERE "+q(e.ID().Name)+" = ?", append(vals, tp.id)...); err != nil {
 			return err
