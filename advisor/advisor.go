@@ -80,7 +80,12 @@
 //     schema without SIs. Line 14 (an SI whose value is a non-key
 //     attribute, used alone) is not generated: kvschema's SIs are read
 //     with their base CF's rows (seed 000's plan F needs the store-side
-//     index of issue 18).
+//     index of issue 18);
+//   - for a target that keeps local indexes (cost.Profile.LocalIndexes),
+//     an index on the elements of each SET (MAP) stored one cell per
+//     element that a query tests with CONTAINS (CONTAINS KEY), on each CF
+//     candidate keyed by its entity's key that holds it as a value
+//     (catalog.Index.OnElements; enumerate.go's elementSIs).
 //
 // Outside the space: a clustering key holding an attribute the query only
 // selects, or in another order than the above, and values holding part of
@@ -111,6 +116,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -677,6 +683,7 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	en := newEnumerator(opt.Mode)
 	en.wide = opt.wide
 	en.static = opt.StaticColumns
+	en.localSIs = opt.Profile.LocalIndexes
 	for _, s := range queries {
 		en.forQuery(s.Query)
 	}
@@ -870,6 +877,9 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 			if res.Stats.Unbuildable > 0 {
 				return nil, nil, fmt.Errorf("%s: no plan answers this query with the structures the deployed schema can build (it keeps no copy of some of the data the query reads): --reload designs for the data loaded again from its source, into a new store", s.Text())
 			}
+			if !opt.Profile.LocalIndexes && !hasEq(s.Query) {
+				return nil, nil, fmt.Errorf("%s: only a CONTAINS selects, which needs an index on the collection's elements: a local index of the store, and target %s keeps none (add an equality, or advise for a target that keeps local indexes: pebble, cassandra)", s.Text(), opt.Profile.Name)
+			}
 			return nil, nil, fmt.Errorf("%s: no plan answers this query with the candidate structures", s.Text())
 		}
 	}
@@ -953,4 +963,10 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 		len(queries), res.Stats.QuerySteps, len(supports), res.Stats.SupportSteps, res.Stats.PlanTime.Round(time.Millisecond), pruned)
 
 	return pb, res, nil
+}
+
+// hasEq reports whether a predicate of q is an equality (not a CONTAINS,
+// which catalog.Query.HasEquality accepts too).
+func hasEq(q *catalog.Query) bool {
+	return slices.ContainsFunc(q.Preds, func(p catalog.Pred) bool { return p.Op == catalog.Eq })
 }

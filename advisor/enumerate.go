@@ -51,6 +51,13 @@ type enumerator struct {
 	err  error
 	// static: add each candidate's static-column variant (staticVariant).
 	static bool
+	// localSIs: the target keeps secondary indexes itself
+	// (cost.Profile.LocalIndexes), so an index on a collection's elements
+	// (catalog.Index.OnElements) is a candidate; contains lists the
+	// collections the workload's queries test by element (CONTAINS on a
+	// set, CONTAINS KEY on a map), those it is a candidate for.
+	localSIs bool
+	contains map[*catalog.Field]bool
 }
 
 func newEnumerator(mode Mode) *enumerator {
@@ -228,6 +235,14 @@ func (e *enumerator) forQuery(q *catalog.Query) {
 	}
 	if e.wide {
 		e.forQueryWide(q)
+	}
+	for _, p := range q.Preds {
+		if f := p.Ref.Field; f.Type.IsCollection() && !f.Type.IsFrozen() && p.Op == catalog.ElementOp(f.Type) {
+			if e.contains == nil {
+				e.contains = map[*catalog.Field]bool{}
+			}
+			e.contains[f] = true
+		}
 	}
 	s := shapeOf(q)
 	g := q.Graph
@@ -615,6 +630,9 @@ func (e *enumerator) secondary(withSIs bool) {
 		if x.Kind != catalog.CF {
 			continue
 		}
+		if withSIs {
+			e.elementSIs(x)
+		}
 		for _, f := range append(append([]catalog.Attr(nil), x.Order...), x.Extra...) {
 			for _, h := range x.Hash {
 				for _, k := range []catalog.Attr{
@@ -628,6 +646,34 @@ func (e *enumerator) secondary(withSIs bool) {
 				}
 			}
 		}
+	}
+}
+
+// elementSIs adds, where the target keeps local indexes, an index on the
+// elements of each collection CF x holds as a value that a query tests by
+// element, with x as its base: x keyed by the key of the collection's
+// entity, the index's value.
+func (e *enumerator) elementSIs(x *catalog.Index) {
+	if !e.localSIs || len(x.Hash) != 1 || len(x.Static) > 0 {
+		return
+	}
+	k := x.Hash[0]
+	if k.Field != x.Graph.Nodes[k.Node].Entity.ID() {
+		return
+	}
+	nodes := make([]int, len(x.Graph.Nodes))
+	for i := range nodes {
+		nodes[i] = i
+	}
+	for _, f := range x.Extra {
+		if f.Node != k.Node || !e.contains[f.Field] {
+			continue
+		}
+		si := build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{{Node: f.Node, Field: f.Field}}, nil, []catalog.FieldRef{{Node: k.Node, Field: k.Field}})
+		if catalog.GraphKey(si.Graph) == catalog.GraphKey(x.Graph) {
+			si.SetBaseOrder(x)
+		}
+		e.add(si)
 	}
 }
 

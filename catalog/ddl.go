@@ -40,11 +40,30 @@ func (s *Schema) KeepLocal(on bool) {
 	}
 }
 
+// Kept checks that every secondary index of s has somewhere to live: an
+// index on a collection's elements (Index.OnElements) only as a local
+// index (s.Local), whose entries the store keeps cell by cell; the engine
+// keeps no table of elements.
+func (s *Schema) Kept() error {
+	for _, x := range s.Indexes {
+		if !x.OnElements() || s.Local[x] != nil {
+			continue
+		}
+		why := "this store keeps no local indexes (Bigtable): index the elements with a column family instead, or use Pebble"
+		if s.Local != nil {
+			why = "its base " + s.Base[x].Name + " is salted, has partition buckets or static columns, or holds the collection in its key"
+		}
+		return fmt.Errorf("secondary index %s indexes the elements of %s, which only a store's local index keeps, and %s", x.Name, x.AttrName(x.Hash[0]), why)
+	}
+	return nil
+}
+
 // localBases maps each secondary index that can be a local index to its
 // base: one whose base is unsalted and unbucketed (entries ordered by
 // row key follow the base's partition order) and stores the indexed attribute as a value
 // cell (a store index is on one cell; a clustering attribute is in the
-// row key).
+// row key), or, for an index on a collection's elements, as a value
+// family of one cell per element.
 func (s *Schema) localBases() map[*Index]*Index {
 	out := map[*Index]*Index{}
 	for _, x := range s.Indexes {
@@ -63,8 +82,18 @@ func (s *Schema) localBases() map[*Index]*Index {
 // table (x must be in s.Local): named as x, on the cell of the indexed
 // attribute, whose value is the attribute's natural encoding (layout's
 // attr_value), so a lookup's values are encoded as the base stores them.
+//
+// An index on a collection's elements is on every cell of the
+// collection's family in the base's rows (store.IndexSpec.Elements): its
+// values are their qualifiers, a set's elements or a map's keys in their
+// ordered encoding (layout's collections.go), so a lookup's values are
+// ordered-encoded.
 func (s *Schema) LocalIndex(x *Index) store.IndexSpec {
 	b := s.Local[x]
+	if x.OnElements() {
+		pos := slices.Index(b.RowAttrs(), x.Hash[0])
+		return store.IndexSpec{Name: x.Name, Family: layout.CollectionFamily(pos), Elements: true}
+	}
 	return store.IndexSpec{Name: x.Name, Family: layout.DefaultCFFamily, Qualifier: []byte(b.AttrName(x.Hash[0]))}
 }
 
@@ -194,8 +223,8 @@ func ParseSchema(m *Model, stmts []lang.Statement) (*Schema, error) {
 		if !base.Has(a) || base.Hash[0] == a {
 			return nil, errAt(d.Column.At, "secondary index %s: %s is not a clustering or value attribute of %s", d.Name, lang.PrintExpr(&d.Column), d.Family)
 		}
-		if t := a.Field.Type; t.IsCollection() && !t.IsFrozen() {
-			return nil, errAt(d.Column.At, "secondary index %s: %s is a %s, and an index's key is a scalar or a frozen collection", d.Name, lang.PrintExpr(&d.Column), t)
+		if t := a.Field.Type; t.Kind() == types.ListKind && perElement(t) {
+			return nil, errAt(d.Column.At, "secondary index %s: %s is a %s, whose cells are addressed by position, not by element: index a SET's elements, a MAP's keys, or a FROZEN list's value", d.Name, lang.PrintExpr(&d.Column), t)
 		}
 		x := &Index{Kind: SI, Graph: base.Graph, Hash: []Attr{a}, Extra: []Attr{base.Hash[0]}, Name: d.Name}
 		x.SetBaseOrder(base)

@@ -92,6 +92,7 @@ func TestElementOps(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"DEFINE COLUMN FAMILY x FOR m { PARTITION KEY (m.tags), CLUSTERING KEY (m.id) };", "s:1:47: column family x: m.tags is a SET<STRING>, which cannot be in a key"},
 		{"DEFINE COLUMN FAMILY x FOR m { PARTITION KEY (m.id), CLUSTERING KEY (m.body), STATIC (m.votes) };", "s:1:87: column family x: m.votes is a MAP<STRING, INT>, stored one cell per element, which a static column is not"},
+		{"DEFINE COLUMN FAMILY x FOR m { PARTITION KEY (m.id), VALUES (m.edits) }; DEFINE SECONDARY INDEX i ON x (m.edits);", "s:1:105: secondary index i: m.edits is a LIST<BIGINT>, whose cells are addressed by position"},
 	} {
 		ss, err := lang.ParseScript("s", []byte(tc.src))
 		if err != nil {
@@ -100,5 +101,54 @@ func TestElementOps(t *testing.T) {
 		if _, err := ParseSchema(m, ss); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s…", tc.src, err, tc.want)
 		}
+	}
+}
+
+// TestElementIndex: a secondary index on a SET or a MAP stored one cell
+// per element indexes its elements (keys): looked up by CONTAINS
+// (CONTAINS KEY), one entry per element, kept only by a store's local
+// index — on the collection's family of the base's rows.
+func TestElementIndex(t *testing.T) {
+	ss, err := lang.ParseScript("m.kvs", []byte(elementsModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := lang.ParseScript("s", []byte(`DEFINE COLUMN FAMILY x FOR m { PARTITION KEY (m.id), VALUES (m.body, m.tags, m.votes) };
+DEFINE SECONDARY INDEX by_tag ON x (m.tags); DEFINE SECONDARY INDEX by_vote ON x (m.votes); DEFINE SECONDARY INDEX by_body ON x (m.body);`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSchema(m, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, vote, body := s.Index("by_tag"), s.Index("by_vote"), s.Index("by_body")
+	if !tag.OnElements() || !vote.OnElements() || body.OnElements() {
+		t.Fatalf("OnElements: %v %v %v, want true true false", tag.OnElements(), vote.OnElements(), body.OnElements())
+	}
+	if got := tag.Layout().Attrs[0].Type.String(); got != "STRING" {
+		t.Errorf("by_tag is looked up by %s, want STRING (an element)", got)
+	}
+	if ElementOp(tag.Hash[0].Field.Type) != Contains || ElementOp(vote.Hash[0].Field.Type) != ContainsKey {
+		t.Error("a set's elements are tested by CONTAINS, a map's keys by CONTAINS KEY")
+	}
+	if got := tag.RowsPerPartition(); got != ContainsSelectivity*tag.Entries {
+		t.Errorf("a lookup returns %g rows, want the %g CONTAINS keeps", got, ContainsSelectivity*tag.Entries)
+	}
+	s.KeepLocal(false)
+	if err := s.Kept(); err == nil || !strings.Contains(err.Error(), "this store keeps no local indexes") {
+		t.Errorf("without local indexes: %v", err)
+	}
+	s.KeepLocal(true)
+	if err := s.Kept(); err != nil {
+		t.Fatal(err)
+	}
+	spec := s.LocalIndex(tag)
+	if !spec.Elements || spec.Family != "c2" || len(spec.Qualifier) != 0 {
+		t.Errorf("by_tag's store index: %+v, want every cell of family c2 (m.tags, the row's third attribute)", spec)
 	}
 }

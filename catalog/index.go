@@ -132,6 +132,10 @@ func (x *Index) defaultLayout() (*layout.Layout, error) {
 	las := make([]layout.Attr, len(attrs))
 	for i, a := range attrs {
 		las[i] = layout.Attr{Name: x.AttrName(a), Type: a.Field.Type, Key: i < nkey, Nullable: true, Static: containsAttr(x.Static, a)}
+		if i == 0 && x.OnElements() {
+			// Its entries are by element (a set's) or key (a map's).
+			las[i].Type = elementType(a.Field.Type)
+		}
 	}
 	var splits [][]byte
 	for _, sp := range x.SplitOn {
@@ -139,6 +143,39 @@ func (x *Index) defaultLayout() (*layout.Layout, error) {
 	}
 	return layout.Default(x.Name, las, len(x.Hash), nkey, x.SaltBuckets, x.PartitionBuckets, splits)
 }
+
+// OnElements reports whether x is a secondary index on the elements of a
+// collection stored one cell per element — a SET's elements or a MAP's
+// keys, as Cassandra's index on a collection: a lookup of a value finds
+// the rows whose collection holds it (CONTAINS, CONTAINS KEY), one entry
+// per element. The store keeps it (Schema.Kept).
+func (x *Index) OnElements() bool {
+	return x.Kind == SI && perElement(x.Hash[0].Field.Type)
+}
+
+// elementType is the type of what an index on the elements of collection
+// type t looks up: a set's element, a map's key.
+func elementType(t types.Type) types.Type {
+	if t.Kind() == types.MapKind {
+		return t.Key()
+	}
+	return t.Elem()
+}
+
+// ElementOp is the predicate an index on the elements of a collection of
+// type t answers: CONTAINS for a set, CONTAINS KEY for a map.
+func ElementOp(t types.Type) Op {
+	if t.Kind() == types.MapKind {
+		return ContainsKey
+	}
+	return Contains
+}
+
+// ContainsSelectivity is the fraction of rows a CONTAINS (KEY) predicate
+// keeps, as a range's (NoSE's assumption: the model counts no elements).
+// The planner filters with it, and an index on elements returns that
+// fraction of its base's rows per lookup.
+const ContainsSelectivity = 0.1
 
 // OwnedBy reports whether x's rows are the tuples of node n's entity: each
 // row joins one tuple of n with one tuple of every other node, reached
@@ -387,6 +424,10 @@ func (x *Index) Finish() {
 	p := 1.0
 	for _, a := range x.Hash {
 		p *= a.Field.Cardinality
+	}
+	if x.OnElements() {
+		// A lookup returns the rows CONTAINS keeps.
+		p = 1 / ContainsSelectivity
 	}
 	x.Partitions = min(max(p, 1), x.Entries)
 }

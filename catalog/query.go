@@ -469,11 +469,13 @@ func sampleElem(r *rand.Rand, c types.Value, key bool) types.Value {
 	return nil
 }
 
-// HasEquality reports whether a predicate of q is an equality: a plan of
-// the advisor starts with a key lookup, which needs one.
+// HasEquality reports whether a predicate of q is an equality, or an
+// element's test of a collection stored one cell per element (CONTAINS on
+// a set, CONTAINS KEY on a map: an index on its elements looks it up): a
+// plan of the advisor starts with a key lookup, which needs one.
 func (q *Query) HasEquality() bool {
 	for _, p := range q.Preds {
-		if p.Op == Eq {
+		if t := p.Ref.Field.Type; p.Op == Eq || perElement(t) && p.Op == ElementOp(t) {
 			return true
 		}
 	}

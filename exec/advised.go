@@ -143,6 +143,9 @@ func (e *Engine) CreateTables(ctx context.Context) error {
 	if e.schema == nil {
 		return nil
 	}
+	if err := e.schema.Kept(); err != nil {
+		return err
+	}
 	specs := e.tableSpecs()
 	if len(e.building) > 0 {
 		specs = append(specs, store.TableSpec{Name: MarkTable, Families: []string{markFamily}})

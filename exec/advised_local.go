@@ -24,10 +24,13 @@ import (
 // localRead is how a step reads through a local index.
 type localRead struct {
 	si    *catalog.Index
-	index string // the store index: the SI's name
-	h     int    // the indexed attribute's position in the base's attrs
-	typ   types.Type
-	fused bool // the plan's base-CF step is answered too
+	index string     // the store index: the SI's name
+	h     int        // the indexed attribute's position in the base's attrs
+	typ   types.Type // of the values looked up
+	fused bool       // the plan's base-CF step is answered too
+	// elements: an index on a collection's elements (catalog.Index.
+	// OnElements), whose values are ordered-encoded qualifiers.
+	elements bool
 }
 
 // compileLocal compiles plan step si, an SI kept as a local index — a
@@ -44,6 +47,12 @@ func (p *program) compileLocal(e *Engine, si int, fused bool, filled, applied ma
 		return nil, fmt.Errorf("plan step %d: %s does not hold the attribute %s indexes", si+1, t.name, x.Name)
 	}
 	lr := &localRead{si: x, index: x.Name, h: hpos, typ: h.Field.Type, fused: fused}
+	keyOp := catalog.Eq
+	if x.OnElements() {
+		// Looked up by element: CONTAINS (KEY) is its key.
+		lr.typ, lr.elements = x.Layout().Attrs[0].Type, true
+		keyOp = catalog.ElementOp(h.Field.Type)
+	}
 	sp := &stepProg{l: l, t: t, toSlot: make([]int, len(t.attrs)), filters: append([]int(nil), l.Filters...), local: lr}
 	view := l // whose node map places the base's attributes in the query
 	done := [][]int{l.KeyPreds, l.Filters}
@@ -67,20 +76,21 @@ func (p *program) compileLocal(e *Engine, si int, fused bool, filled, applied ma
 			sp.toSlot[i] = s
 		}
 	}
-	// The key: the indexed attribute's value, from an equality (the
-	// planner starts plans only with an SI step, dag.go).
+	// The key: the indexed attribute's value, from an equality, or an
+	// element from a CONTAINS (KEY) (the planner starts plans only with
+	// an SI step, dag.go).
 	if si > 0 {
 		return nil, fmt.Errorf("plan step %d reads secondary index %s after another step", si+1, x.Name)
 	}
 	for _, k := range l.KeyPreds {
-		if pr := q.Preds[k]; pr.Ref == ref(h) && pr.Op == catalog.Eq && len(sp.key) == 0 {
+		if pr := q.Preds[k]; pr.Ref == ref(h) && pr.Op == keyOp && len(sp.key) == 0 {
 			sp.key = []keySource{{slot: -1, eq: k}}
 		} else {
 			sp.filters = append(sp.filters, k)
 		}
 	}
 	if len(sp.key) == 0 {
-		return nil, fmt.Errorf("plan step %d: no equality gives the value of %s to look up in %s", si+1, q.Graph.DescribeRef(ref(h)), x.Name)
+		return nil, fmt.Errorf("plan step %d: no %s gives the value of %s to look up in %s", si+1, keyOp, q.Graph.DescribeRef(ref(h)), x.Name)
 	}
 	if pl.Ordered && len(q.OrderBy) > 0 && q.OrderBy[0].Desc {
 		sp.reverse = true
@@ -98,7 +108,13 @@ func (sp *stepProg) readLocal(ctx context.Context, st store.Store, r *runState) 
 	if d.IsNull() {
 		return nil, nil
 	}
-	v, err := keyenc.AppendNaturalDatum(nil, lr.typ, d)
+	var v []byte
+	var err error
+	if lr.elements {
+		v, err = keyenc.AppendOrderedDatum(nil, lr.typ, d, false)
+	} else {
+		v, err = keyenc.AppendNaturalDatum(nil, lr.typ, d)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package exec
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -269,9 +271,11 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 			if len(rows)%10000 == 0 {
 				progress(VerifyEvent{Step: "read", Index: x.Name, Rows: int64(len(rows)), Estimate: int64(x.Entries)})
 			}
-			if ref == nil && part {
+			switch {
+			case ref != nil || x.OnElements(): // an element is not the collection
+			case part:
 				data.learnStatic(t, vals)
-			} else if ref == nil {
+			default:
 				data.learnRow(t, vals)
 			}
 			return true
@@ -524,6 +528,17 @@ func joinRows(src tuples, t *table, fn func([]types.Value, []bool) error) error 
 				r := recs[a.Node]
 				vals[i], known[i] = r.vals[colOf[i]], r.known[colOf[i]]
 			}
+			if t.x.OnElements() {
+				// One entry per element of the collection (attribute 0).
+				for _, el := range elementsOf(vals[0]) {
+					v := slices.Clone(vals)
+					v[0] = el
+					if err := fn(v, known); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			return fn(vals, known)
 		}
 		nd := g.Nodes[n]
@@ -577,6 +592,9 @@ func (e *Engine) readIndexRows(ctx context.Context, x *catalog.Index, derr *erro
 	}
 	bt := e.tables[b]
 	bvals := make([]types.Value, len(bt.attrs))
+	if x.OnElements() {
+		return e.readElementEntries(ctx, x, derr, fn)
+	}
 	return store.ReadIndex(ctx, e.st, bt.name, x.Name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
 		if *derr = bt.decode(r, bvals); *derr != nil {
 			return false
@@ -592,6 +610,93 @@ func (e *Engine) readIndexRows(ctx context.Context, x *catalog.Index, derr *erro
 		}
 		return fn(store.Row{Key: key, Cells: r.Cells}, vals)
 	})
+}
+
+// readElementEntries is readIndexRows of a local index on a collection's
+// elements (catalog.Index.OnElements). A read through it returns base
+// rows, not the element each entry is for: so it reads the base rows, and
+// for each element they hold, the rows the index returns for it, each as
+// the SI row (element, base key …) — the entries of the elements the data
+// has. An entry for an element no base row holds is counted apart: the
+// index's entries, all read at once, must number as many as those.
+func (e *Engine) readElementEntries(ctx context.Context, x *catalog.Index, derr *error, fn func(r store.Row, vals []types.Value) bool) error {
+	t, bt := e.tables[x], e.tables[e.schema.Local[x]]
+	elemType := t.l.Attrs[0].Type
+	bvals := make([]types.Value, len(bt.attrs))
+	hpos := bt.pos[x.Hash[0]]
+	elems := map[string]types.Value{}
+	err := e.st.ReadRows(ctx, bt.name, store.All(), store.ReadOptions{}, func(r store.Row) bool {
+		if bt.l.IsPartitionRow(r) {
+			return true
+		}
+		if *derr = bt.decode(r, bvals); *derr != nil {
+			return false
+		}
+		for _, el := range elementsOf(bvals[hpos]) {
+			k, err := keyenc.AppendOrdered(nil, elemType, el, false)
+			if err != nil {
+				*derr = err
+				return false
+			}
+			elems[string(k)] = el
+		}
+		return true
+	})
+	if err != nil || *derr != nil {
+		return err
+	}
+	total := 0
+	if err := store.ReadIndex(ctx, e.st, bt.name, x.Name, store.All(), store.ReadOptions{}, func(store.Row) bool {
+		total++
+		return true
+	}); err != nil {
+		return err
+	}
+	keys := slices.Sorted(maps.Keys(elems))
+	seen, stop := 0, false
+	for _, k := range keys {
+		err := store.ReadIndex(ctx, e.st, bt.name, x.Name, store.RowSet{Keys: [][]byte{[]byte(k)}}, store.ReadOptions{}, func(r store.Row) bool {
+			if *derr = bt.decode(r, bvals); *derr != nil {
+				return false
+			}
+			seen++
+			vals := make([]types.Value, len(t.attrs))
+			for i, a := range t.attrs {
+				vals[i] = bvals[bt.pos[a]]
+			}
+			vals[0] = elems[k]
+			key, err := t.appendKey(nil, vals, t.nkey)
+			if err != nil {
+				*derr = err
+				return false
+			}
+			stop = !fn(store.Row{Key: key, Cells: r.Cells}, vals)
+			return !stop
+		})
+		if err != nil || *derr != nil || stop {
+			return err
+		}
+	}
+	if total != seen {
+		*derr = fmt.Errorf("index %s holds %d entries, %d of them for the elements its base %s holds", x.Name, total, seen, bt.name)
+	}
+	return nil
+}
+
+// elementsOf lists what an index on collection c's elements has entries
+// for: a set's elements, a map's keys (none for NULL).
+func elementsOf(c types.Value) []types.Value {
+	switch v := c.(type) {
+	case types.Set:
+		return v
+	case types.Map:
+		out := make([]types.Value, len(v))
+		for i, en := range v {
+			out[i] = en.Key
+		}
+		return out
+	}
+	return nil
 }
 
 // learnStatic merges what a partition row says: its root tuple exists, with

@@ -224,6 +224,9 @@ func CQL(s *catalog.Schema, keyspace string) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("secondary index %q: column family %q has no column %s", x.Name, base.Name, x.AttrName(x.Hash[0]))
 		}
+		if x.OnElements() && x.Hash[0].Field.Type.Kind() == types.MapKind {
+			col = "KEYS(" + col + ")" // a map's keys; a set's index is on its values
+		}
 		fmt.Fprintf(&b, "-- %s\nCREATE INDEX %s ON %s (%s);\n\n", cqlComment(x.Describe()), cqlIdent(x.Name), qual(base.Name), col)
 	}
 	return b.String(), nil

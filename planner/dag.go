@@ -15,8 +15,8 @@ import (
 )
 
 // rangeSelectivity is the fraction of rows a range predicate keeps (NoSE's
-// assumption; the model has no value distributions).
-const rangeSelectivity = 0.1
+// assumption; the model has no value distributions), and a CONTAINS.
+const rangeSelectivity = catalog.ContainsSelectivity
 
 // selectivity is the fraction of rows predicate p keeps.
 func selectivity(p catalog.Pred) float64 {
@@ -82,9 +82,14 @@ func NewPool(idx []*catalog.Index) *Pool {
 // si's rows hold its whole clustering key (catalog.Index.BaseOrder), so
 // that each points at one row of cf. A CF with partition buckets carries
 // none: the store keeps no local index on it (catalog), so an SI's cost
-// would be that of another engine.
+// would be that of another engine. An index on a collection's elements,
+// a local index only, has no base with salt buckets or static columns
+// (catalog.Schema.Kept).
 func IsBase(si, cf *catalog.Index) bool {
 	if cf.PartitionBuckets > 0 || len(cf.Hash) != 1 || cf.Hash[0] != si.Extra[0] || cf.Hash[0] == si.Hash[0] || !cf.Has(si.Hash[0]) {
+		return false
+	}
+	if si.OnElements() && (cf.SaltBuckets > 0 || len(cf.Static) > 0) {
 		return false
 	}
 	keys := si.KeyAttrs()
@@ -606,8 +611,14 @@ func (d *DAG) keyPreds(s *State, x *catalog.Index, m []int) []int {
 func (d *DAG) tryFirst(i int, x *catalog.Index, m []int) {
 	s := d.States[i]
 	var key []int
+	isKey := isEq
+	if x.OnElements() {
+		// An index on a collection's elements is looked up by one.
+		op := catalog.ElementOp(x.Hash[0].Field.Type)
+		isKey = func(o catalog.Op) bool { return o == op }
+	}
 	for _, a := range x.Hash {
-		eq := d.predOn(s, d.ref(m, a), isEq)
+		eq := d.predOn(s, d.ref(m, a), isKey)
 		if len(eq) == 0 {
 			if d.scans && x.Kind == catalog.CF {
 				// Partition keys are ordered-encoded: a range on the first

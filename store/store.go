@@ -287,16 +287,29 @@ type TableSpec struct {
 	Indexes []IndexSpec
 }
 
-// IndexSpec declares a local secondary index of a table: the indexed value
-// of a row is the value of its cell (Family, Qualifier), and the index has
-// one entry per row that has that cell, none for the others. Entries are
-// ordered by (indexed value bytes, row key bytes). Name is unique in its
-// table, and one name always means the same cell: Family is one of the
-// table's families.
+// IndexSpec declares a local secondary index of a table, of one of two
+// kinds. A single-cell index (Elements false) is on the cell (Family,
+// Qualifier): the indexed value of a row is the value of that cell, and
+// the index has one entry (value, row key) per row that has that cell,
+// none for the others. An element index (Elements) is on every cell of
+// Family, for collections stored one cell per element (a set's elements
+// or a map's entries, each qualifier the order-preserving encoding of an
+// element or key): see Elements. Entries are ordered by (indexed value
+// bytes, row key bytes). The indexed cell of an entry, the cell it
+// follows, is (Family, Qualifier) in a single-cell index and (Family,
+// value) in an element index. Name is unique in its table, and one name
+// always means the same cells (the same Family, Qualifier and Elements):
+// Family is one of the table's families.
 type IndexSpec struct {
 	Name      string
 	Family    string
 	Qualifier []byte
+	// Elements makes the index one on every cell of Family (Qualifier is then
+	// empty): a row's indexed values are the qualifiers of its cells in Family,
+	// one entry (qualifier, row key) per cell, so a row has as many entries as
+	// the family has cells in it (none when it has none), and a read of
+	// several values returns the row once per value it holds.
+	Elements bool
 }
 
 // ErrNoIndex is returned (wrapped) for a read through an index its table
@@ -307,8 +320,10 @@ var ErrNoIndex = errors.New("no such index")
 // table's current ones (old) and its families (after the call's are
 // added), and returns the table's indexes after the call (old ones first,
 // then the new ones in the order declared) and those it adds. A name
-// declared again must name the same cell; names are non-empty; families
-// are the table's. Backends that are Indexers call it from CreateTable.
+// declared again must name the same cells (Family, Qualifier and
+// Elements); names are non-empty; families are the table's; an element
+// index has an empty Qualifier. Backends that are Indexers call it from
+// CreateTable.
 func MergeIndexes(families []string, old, add []IndexSpec) (all, added []IndexSpec, err error) {
 	all = slices.Clone(old)
 	for _, ix := range add {
@@ -317,11 +332,13 @@ func MergeIndexes(families []string, old, add []IndexSpec) (all, added []IndexSp
 			return nil, nil, errors.New("index with an empty name")
 		case ix.Family == "" || strings.IndexByte(ix.Family, 0) >= 0 || !slices.Contains(families, ix.Family):
 			return nil, nil, fmt.Errorf("index %q: family %q is not one of the table's %q", ix.Name, ix.Family, families)
+		case ix.Elements && len(ix.Qualifier) > 0:
+			return nil, nil, fmt.Errorf("index %q: an element index is on every cell of family %s: it has no qualifier, not %q", ix.Name, ix.Family, ix.Qualifier)
 		}
 		i := slices.IndexFunc(all, func(o IndexSpec) bool { return o.Name == ix.Name })
 		if i >= 0 {
-			if all[i].Family != ix.Family || !bytes.Equal(all[i].Qualifier, ix.Qualifier) {
-				return nil, nil, fmt.Errorf("index %q is on %s:%q, not %s:%q", ix.Name, all[i].Family, all[i].Qualifier, ix.Family, ix.Qualifier)
+			if o := all[i]; o.Family != ix.Family || !bytes.Equal(o.Qualifier, ix.Qualifier) || o.Elements != ix.Elements {
+				return nil, nil, fmt.Errorf("index %q is on %s, not %s", ix.Name, o.cells(), ix.cells())
 			}
 			continue
 		}
@@ -335,6 +352,14 @@ func MergeIndexes(families []string, old, add []IndexSpec) (all, added []IndexSp
 	return all, added, nil
 }
 
+// cells describes the cells ix is on, for errors.
+func (ix IndexSpec) cells() string {
+	if ix.Elements {
+		return fmt.Sprintf("every cell of %s (an element index)", ix.Family)
+	}
+	return fmt.Sprintf("%s:%q", ix.Family, ix.Qualifier)
+}
+
 // CloneIndexes deep-copies index specs (nil stays nil).
 func CloneIndexes(ixs []IndexSpec) []IndexSpec {
 	if ixs == nil {
@@ -342,20 +367,50 @@ func CloneIndexes(ixs []IndexSpec) []IndexSpec {
 	}
 	out := make([]IndexSpec, len(ixs))
 	for i, ix := range ixs {
-		out[i] = IndexSpec{Name: ix.Name, Family: ix.Family, Qualifier: bytes.Clone(ix.Qualifier)}
+		out[i] = ix
+		out[i].Qualifier = bytes.Clone(ix.Qualifier)
 	}
 	return out
 }
 
-// IndexedValue returns the value a row has for index ix: its cell
-// (ix.Family, ix.Qualifier), if it has one.
-func (ix IndexSpec) IndexedValue(cells []Cell) (value []byte, ok bool) {
+// AppendIndexedValues appends to dst the values a row with cells (sorted,
+// as in a Row) has for index ix, in ascending order, and returns the
+// extended slice: for a single-cell index the value of its cell (Family,
+// Qualifier), if it has one; for an element index the qualifiers of its
+// cells in Family. The values are the cells' slices, not copies. The
+// index holds one entry (value, row key) per value. Callers that index
+// many rows pass the previous result, truncated, as dst.
+func (ix IndexSpec) AppendIndexedValues(dst [][]byte, cells []Cell) [][]byte {
 	for _, c := range cells {
-		if c.Family == ix.Family && bytes.Equal(c.Qualifier, ix.Qualifier) {
-			return c.Value, true
+		switch {
+		case c.Family != ix.Family:
+		case ix.Elements:
+			dst = append(dst, c.Qualifier)
+		case bytes.Equal(c.Qualifier, ix.Qualifier):
+			return append(dst, c.Value)
 		}
 	}
-	return nil, false
+	return dst
+}
+
+// HasValue reports whether value is one of the indexed values of a row
+// with cells in ix (those AppendIndexedValues appends), without collecting
+// them. ReadIndex checks so, on an entry's row as read (its live cells),
+// that the entry's indexed cell has not expired.
+func (ix IndexSpec) HasValue(cells []Cell, value []byte) bool {
+	for _, c := range cells {
+		if c.Family != ix.Family {
+			continue
+		}
+		if ix.Elements {
+			if bytes.Equal(c.Qualifier, value) {
+				return true
+			}
+		} else if bytes.Equal(c.Qualifier, ix.Qualifier) {
+			return bytes.Equal(c.Value, value)
+		}
+	}
+	return false
 }
 
 // Indexer is implemented by stores that keep the local secondary indexes
@@ -363,26 +418,40 @@ func (ix IndexSpec) IndexedValue(cells []Cell) (value []byte, ok bool) {
 //
 // Invariants: after every write that returned (Apply, ApplyIf,
 // ApplyGuards, Restore) and after a crash, each index of a table holds
-// exactly one entry (value, row key) per row that has the index's cell
-// stored, value being that cell's value. An expired cell (Mutation.Expires)
-// keeps its entry while it is stored; ReadIndex skips the rows whose
-// indexed cell has expired at Now(ctx). Writes maintain entries in the same
-// atomic step as the rows, from the previous values of the indexed cells,
-// which the store reads in its own write path, ordered against every other
-// writer of the row: no caller reads them. CreateTable that adds an index
-// to a table with rows builds its entries, as one step with respect to
-// writers.
+// exactly one entry (value, row key) per indexed value of each row stored
+// (IndexSpec.AppendIndexedValues of its stored cells): in a single-cell
+// index one per row that has the index's cell stored, value being that
+// cell's value; in an element index one per cell of the index's family
+// stored in the row, value being the cell's qualifier, whatever its value
+// (so setting an element again changes no entry, a DeleteCell removes its
+// element's entry, and a DeleteFamily of the family or a DeleteRow every
+// entry of the row). Several mutations of one cell or row in a batch leave
+// the entries of its final state, as they leave the rows. An expired cell
+// (Mutation.Expires) keeps its entry while it is stored; ReadIndex skips
+// an entry whose indexed cell has expired at Now(ctx). Writes maintain
+// entries in the same atomic step as the rows. What that takes reading —
+// the previous values of the single-cell indexes' cells they write or
+// delete, the cells of an element index's family that a DeleteFamily or
+// DeleteRow removes (a SetCell or DeleteCell of an element reads nothing:
+// its entry is its qualifier and row) — the store reads in its own write
+// path, ordered against every other writer of the row: no caller reads
+// them. CreateTable that adds an index to a table with rows builds its
+// entries, as one step with respect to writers. Sweeping expired cells
+// (Sweeper) removes their entries too.
 //
 // Decorators implement it always, and fail with an error wrapping
 // errors.ErrUnsupported when their inner store is no Indexer.
 type Indexer interface {
-	// ReadIndex calls fn with each base row (the whole row, as ReadRows
-	// delivers it, lent until fn returns) whose indexed value values
-	// selects — its keys are exact values, its ranges value ranges, as a
-	// RowSet selects row keys — in (value, row key) order, reversed with
-	// opts.Reverse, at most opts.Limit rows, until fn returns false. It
-	// reads one consistent state and is one round trip. An index the
-	// table lacks fails with ErrNoIndex.
+	// ReadIndex calls fn, for each entry whose value values selects — its
+	// keys are exact values, its ranges value ranges, as a RowSet selects
+	// row keys; overlapping ones select an entry once — with the entry's
+	// base row (the whole row, as ReadRows delivers it, lent until fn
+	// returns), in (value, row key) order, reversed with opts.Reverse, at
+	// most opts.Limit times, until fn returns false. So a row comes once
+	// per selected value it has: at most once through a single-cell
+	// index, once per selected element through an element index, each
+	// time counting towards the limit. It reads one consistent state and
+	// is one round trip. An index the table lacks fails with ErrNoIndex.
 	ReadIndex(ctx context.Context, table, index string, values RowSet, opts ReadOptions, fn func(Row) bool) error
 }
 

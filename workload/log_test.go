@@ -98,7 +98,7 @@ func TestParseLog(t *testing.T) {
 	}
 	wantUnusable := []string{
 		"q.log:15:3 8 q.log:15:25: LEFT JOIN is not supported: kvschema's joins are inner joins along foreign keys ([INNER] JOIN r ON a.fk = b.key)",
-		"q.log:16:3 4 q.log:16:3: the query needs an equality predicate: every plan the advisor considers starts with a key lookup (add e.g. a constant attribute, as RUBiS does with dummy = 1)",
+		"q.log:16:3 4 q.log:16:3: the query needs an equality predicate (or a CONTAINS of a SET, a CONTAINS KEY of a MAP, stored one cell per element): every plan the advisor considers starts with a key lookup (add e.g. a constant attribute, as RUBiS does with dummy = 1)",
 		"q.log:17:3 6 q.log:17:32: a workload query's WHERE must be a conjunction of comparisons between an attribute and a value or '?' (found id IN (?, ?))",
 		"q.log:18:3 1 q.log:18:20: unknown relation orders",
 		"q.log:19:3 2 q.log:19:3: a workload INSERT inserts one tuple (found 2 rows)",

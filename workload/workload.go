@@ -164,7 +164,7 @@ func resolve(m *catalog.Model, st lang.Statement) (*catalog.Query, *catalog.Writ
 	}
 	q, err := m.ResolveSelect(sel)
 	if err == nil && !q.HasEquality() {
-		err = &lang.Error{Pos: sel.At, Msg: "the query needs an equality predicate: every plan the advisor considers starts with a key lookup (add e.g. a constant attribute, as RUBiS does with dummy = 1)"}
+		err = &lang.Error{Pos: sel.At, Msg: "the query needs an equality predicate (or a CONTAINS of a SET, a CONTAINS KEY of a MAP, stored one cell per element): every plan the advisor considers starts with a key lookup (add e.g. a constant attribute, as RUBiS does with dummy = 1)"}
 	}
 	return q, nil, err
 }

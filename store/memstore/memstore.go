@@ -17,14 +17,17 @@
 //   - Each index of a table (store.Indexer) is a B-tree of entries (value,
 //     row key), changed with the rows by the one function every write path
 //     applies mutations with (table.apply), under the data's write lock:
-//     it compares the row's indexed cells before and after each mutation.
-//     ReadIndex clones the table's row and entry trees together (O(1)), so
-//     it reads one consistent state without holding the lock.
+//     it compares the row's indexed values before and after each mutation
+//     (one at most in a single-cell index, the qualifiers of the family's
+//     cells in an element index). ReadIndex clones the table's row and
+//     entry trees together (O(1)), so it reads one consistent state
+//     without holding the lock.
 //   - Cell expiry (Capabilities().Expiry): a row keeps the Expires of each
 //     of its cells (exp, nil while none expires), and every read, condition
 //     and guard filters the row against store.Now(ctx) (live). Expired cells
 //     stay in the tree, and their index entries with them, until a write or
-//     delete of the cell; ReadIndex skips a row whose indexed cell expired.
+//     delete of the cell; ReadIndex skips an entry whose indexed cell
+//     expired.
 //   - Snapshot clones every table's tree (O(1) each, copy-on-write, which
 //     immutable rows make safe) and copies the specs; Restore installs
 //     fresh clones of the saved trees, so a snapshot is never written and
@@ -155,9 +158,6 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// CreateTable creates the table or adds the families and indexes it
-// lacks; the entries of an added index are built from the rows under the
-// data's write lock, so no write comes between.
 // DropTable implements store.TableDropper: the table and its rows go.
 func (s *Store) DropTable(ctx context.Context, name string) error {
 	if err := s.check(ctx); err != nil {
@@ -170,6 +170,9 @@ func (s *Store) DropTable(ctx context.Context, name string) error {
 	return nil
 }
 
+// CreateTable creates the table or adds the families and indexes it
+// lacks; the entries of an added index are built from the rows under the
+// data's write lock, so no write comes between.
 func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	if err := s.check(ctx); err != nil {
 		return err
@@ -204,10 +207,12 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 		}
 	}
 	t.spec.Indexes = all
+	var values [][]byte
 	for _, ix := range added {
 		x := &index{spec: ix, entries: btree.NewG(32, lessEntry)}
 		t.rows.Ascend(func(r row) bool {
-			if v, ok := ix.IndexedValue(r.cells); ok {
+			values = ix.AppendIndexedValues(values[:0], r.cells)
+			for _, v := range values {
 				x.entries.ReplaceOrInsert(entry{value: v, key: r.key})
 			}
 			return true
@@ -377,7 +382,8 @@ func (b *rowBuffer) load(r row) store.Row {
 // ReadIndex implements store.Indexer: it clones the table's rows and the
 // index's entries (O(1) each, under the write lock, as ReadRows does) and
 // walks the entries of the selected values, calling fn with each entry's
-// row, without holding a lock.
+// row (a row with several entries, once per entry), without holding a
+// lock.
 func (s *Store) ReadIndex(ctx context.Context, name, ixName string, values store.RowSet, opts store.ReadOptions, fn func(store.Row) bool) error {
 	if err := s.check(ctx); err != nil {
 		return err
@@ -414,8 +420,8 @@ func (s *Store) ReadIndex(ctx context.Context, name, ixName string, values store
 		if r, ok = r.live(now); !ok {
 			return true // every cell of the row expired
 		}
-		if _, ok := ix.IndexedValue(r.cells); !ok {
-			return true // the indexed cell expired
+		if !ix.HasValue(r.cells, e.value) {
+			return true // the entry's indexed cell expired
 		}
 		n++
 		done = !fn(buf.load(r)) || n == opts.Limit
@@ -554,7 +560,9 @@ func (s *Store) ApplyGuards(ctx context.Context, gs []store.Guard, muts []store.
 }
 
 // apply applies m to the table's rows and keeps its indexes: every write
-// path changes rows through it alone.
+// path changes rows through it alone. Each index loses the entries of the
+// row's indexed values before m that it has no more after m, and gains
+// those it did not have.
 func (t *table) apply(m store.Mutation) {
 	if len(t.indexes) == 0 {
 		t.applyRow(m)
@@ -563,17 +571,22 @@ func (t *table) apply(m store.Mutation) {
 	before, _ := t.rows.Get(row{key: m.Row})
 	t.applyRow(m)
 	after, _ := t.rows.Get(row{key: m.Row})
+	var old, now [][]byte
 	for _, x := range t.indexes {
-		old, had := x.spec.IndexedValue(before.cells)
-		v, has := x.spec.IndexedValue(after.cells)
-		if had == has && bytes.Equal(old, v) {
-			continue
-		}
-		if had {
-			x.entries.Delete(entry{value: old, key: before.key})
-		}
-		if has {
-			x.entries.ReplaceOrInsert(entry{value: v, key: after.key})
+		old = x.spec.AppendIndexedValues(old[:0], before.cells)
+		now = x.spec.AppendIndexedValues(now[:0], after.cells)
+		// Both are ascending: walk them together.
+		for i, j := 0, 0; i < len(old) || j < len(now); {
+			switch {
+			case j == len(now) || i < len(old) && bytes.Compare(old[i], now[j]) < 0:
+				x.entries.Delete(entry{value: old[i], key: before.key})
+				i++
+			case i == len(old) || bytes.Compare(old[i], now[j]) > 0:
+				x.entries.ReplaceOrInsert(entry{value: now[j], key: after.key})
+				j++
+			default: // an entry before and after
+				i, j = i+1, j+1
+			}
 		}
 	}
 }

@@ -335,7 +335,7 @@ func (s *Store) families(ctx context.Context, table string) ([]string, error) {
 
 // ReadIndex reads through the base's local index (store.Indexer) with
 // the pending writes applied: a row with pending writes is found by the
-// indexed value of its merged row, not by the base's entry. It is one
+// indexed values of its merged row, not by the base's entries. It is one
 // ReadIndex of the base, plus, when the table has pending rows, one
 // ReadRows of their base images. It fails with an error wrapping
 // errors.ErrUnsupported when the base is no Indexer.
@@ -392,30 +392,48 @@ func (s *Store) ReadIndex(ctx context.Context, table, index string, values store
 		}
 		return false
 	}
+	var vs [][]byte
 	t.Ascend(func(p *row) bool {
 		if r, ok := merge(p, images[string(p.key)]); ok {
-			if v, ok := spec.IndexedValue(r.Cells); ok && selected(v) {
-				out = append(out, entry{v, r})
+			vs = spec.AppendIndexedValues(vs[:0], r.Cells)
+			for _, v := range vs {
+				if selected(v) {
+					out = append(out, entry{v, r})
+				}
 			}
 		}
 		return true
 	})
-	// Each pending row hides at most one of the base's entries: the
-	// first Limit entries of the answer are among the base's first
-	// Limit + len(keys) and the pending rows'.
-	baseOpts := store.ReadOptions{Reverse: opts.Reverse}
-	if opts.Limit > 0 {
-		baseOpts.Limit = opts.Limit + len(keys)
-	}
-	if err := ix.ReadIndex(ctx, table, index, values, baseOpts, func(r store.Row) bool {
-		if _, mine := t.Get(&row{key: r.Key}); !mine {
-			r = store.CloneRow(r)
-			v, _ := spec.IndexedValue(r.Cells)
-			out = append(out, entry{v, r})
+	// The first Limit entries of the answer are among the pending rows'
+	// and the base's first Limit entries of other rows. The base delivers
+	// a row once per entry, in (value, row key) order: the k-th time with
+	// its k-th selected value in that order.
+	delivered := map[string]int{}
+	var broken error
+	n := 0
+	if err := ix.ReadIndex(ctx, table, index, values, store.ReadOptions{Reverse: opts.Reverse}, func(r store.Row) bool {
+		if _, mine := t.Get(&row{key: r.Key}); mine {
+			return true
 		}
-		return true
+		r = store.CloneRow(r)
+		vs = slices.DeleteFunc(spec.AppendIndexedValues(vs[:0], r.Cells), func(v []byte) bool { return !selected(v) })
+		k := delivered[string(r.Key)]
+		if k == len(vs) { // a broken invariant: say so rather than guess a value
+			broken = fmt.Errorf("overlaystore: table %q, index %q: the base delivered row %q more often than it has selected values", table, index, r.Key)
+			return false
+		}
+		delivered[string(r.Key)] = k + 1
+		if opts.Reverse {
+			k = len(vs) - 1 - k
+		}
+		out = append(out, entry{vs[k], r})
+		n++
+		return n != opts.Limit
 	}); err != nil {
 		return err
+	}
+	if broken != nil {
+		return broken
 	}
 	slices.SortFunc(out, func(a, b entry) int {
 		c := bytes.Compare(a.value, b.value)

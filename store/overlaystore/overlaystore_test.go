@@ -209,6 +209,69 @@ func TestIndexer(t *testing.T) {
 	})
 }
 
+// TestElementIndexOverBase: through an element index, the base delivers
+// a row once per selected element, which the overlay merges, in order,
+// with the pending rows' entries: each base delivery stands for its own
+// element (the first of a reversed read for the row's last), also when a
+// limit stops the base's read between two elements of a row; a pending
+// row is found by its merged elements only.
+func TestElementIndexOverBase(t *testing.T) {
+	ctx := t.Context()
+	base := memstore.New()
+	byE := store.IndexSpec{Name: "bye", Family: "e", Elements: true}
+	if err := base.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"e"}, Indexes: []store.IndexSpec{byE}}); err != nil {
+		t.Fatal(err)
+	}
+	set := func(row, q string) store.Mutation {
+		return store.Mutation{Kind: store.SetCell, Table: "t", Row: []byte(row), Family: "e", Qualifier: []byte(q)}
+	}
+	if err := base.Apply(ctx, []store.Mutation{set("a", "1"), set("a", "3"), set("b", "2")}); err != nil {
+		t.Fatal(err)
+	}
+	ov := overlaystore.New(base)
+	if err := ov.Apply(ctx, []store.Mutation{set("c", "2")}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(values store.RowSet, opts store.ReadOptions) string {
+		t.Helper()
+		var ks []string
+		if err := ov.ReadIndex(ctx, "t", "bye", values, opts, func(r store.Row) bool {
+			ks = append(ks, string(r.Key))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(ks, " ")
+	}
+	for _, tc := range []struct {
+		values store.RowSet
+		opts   store.ReadOptions
+		want   string
+	}{
+		{store.All(), store.ReadOptions{}, "a b c a"},
+		{store.All(), store.ReadOptions{Reverse: true}, "a c b a"},
+		{store.All(), store.ReadOptions{Limit: 2}, "a b"},
+		{store.All(), store.ReadOptions{Limit: 2, Reverse: true}, "a c"},
+		{store.All(), store.ReadOptions{Limit: 3, Reverse: true}, "a c b"},
+		{store.RowSet{Keys: [][]byte{[]byte("1"), []byte("2")}}, store.ReadOptions{Reverse: true}, "c b a"},
+		{store.RowSet{Keys: [][]byte{[]byte("3")}}, store.ReadOptions{}, "a"},
+	} {
+		if got := read(tc.values, tc.opts); got != tc.want {
+			t.Errorf("ReadIndex(%v, %+v) = %s, want %s", tc.values, tc.opts, got, tc.want)
+		}
+	}
+	// Row a pending too: its entries are its merged elements'.
+	if err := ov.Apply(ctx, []store.Mutation{{Kind: store.DeleteCell, Table: "t", Row: []byte("a"), Family: "e", Qualifier: []byte("3")}, set("a", "4")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(store.All(), store.ReadOptions{Reverse: true}); got != "a c b a" {
+		t.Errorf("ReadIndex after a pending change of row a = %s, want a c b a", got)
+	}
+	if got := read(store.RowSet{Keys: [][]byte{[]byte("3")}}, store.ReadOptions{}); got != "" {
+		t.Errorf("ReadIndex of a's pending deleted element = %s, want none", got)
+	}
+}
+
 // TestDeleteFamilyOverBase: a pending DeleteFamily hides the family's
 // cells of the base row (and only those), a cell of the family written
 // after it shows, the row is gone from reads once no cell is left, and

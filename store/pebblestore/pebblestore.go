@@ -7,6 +7,10 @@
 //	't' + enc(table) + enc(row) + family + 0x00 + qualifier → cell value (see below)
 //	'i' + enc(table) + enc(index) + enc(value) + row        → empty (an index entry)
 //
+// An index entry's value is the indexed value: the value of the indexed
+// cell in a single-cell index, the element (the cell's qualifier) in an
+// element index (store.IndexSpec.Elements).
+//
 // enc escapes each 0x00 as 0x00 0xFF and ends with 0x00 0x01. It keeps byte
 // order and no encoding is a prefix of another, so
 //   - a table's rows sort by key bytes, and the rows [a, b) are exactly the
@@ -31,9 +35,9 @@
 // store.Now(ctx): a row all of whose cells expired is not read, and
 // ReadCells lends values past their header, uncopied. Expired cells stay
 // on disk (Pebble has no compaction filter) until a write or delete of the
-// cell; sweeping them is left to a later stage. Index entries follow the
-// stored cells, expired or not (index.go), and ReadIndex skips a row whose
-// indexed cell expired.
+// cell, or a sweep (SweepExpired). Index entries follow the stored cells,
+// expired or not (index.go), and ReadIndex skips an entry whose indexed
+// cell expired.
 //
 // Invariants, besides those of package store:
 //   - Apply is one Pebble batch, committed atomically (AtomicBatch); unless
@@ -45,10 +49,12 @@
 //   - Apply maintains the entries of the indexes (store.Indexer) in the
 //     same batch as the rows (see index.go): the commit is atomic and the
 //     WAL replays whole batches, so no crash separates an entry from its
-//     row. It reads the previous values of the indexed cells it changes
-//     from the database, holding the locks of those rows (rowLocks), which
-//     every writer of an indexed cell takes, so none commits between that
-//     read and this commit.
+//     row. It reads the previous values of the indexed cells it changes,
+//     and the elements (cells) a DeleteFamily or DeleteRow removes from an
+//     element index's family, from the database, holding the locks of
+//     those rows (rowLocks), which every writer of an indexed cell or of
+//     an element index's family takes, so none commits between that read
+//     and this commit.
 //   - ApplyGuards reads its guard rows and commits holding
 //     their locks, which every writer of a row of a guarded table takes.
 //   - CreateTable writes the table's metadata in one write; an in-memory
@@ -259,6 +265,10 @@ type indexMeta struct {
 	Name      string `json:"name"`
 	Family    string `json:"family"`
 	Qualifier []byte `json:"qualifier"`
+	// Elements: an element index. Omitted when false, so a single-cell
+	// index's metadata is what versions before element indexes wrote, and
+	// theirs, without the field, reads as single-cell indexes.
+	Elements bool `json:"elements,omitempty"`
 }
 
 // Open opens the database in dir, creating it if needed.
@@ -391,7 +401,7 @@ func newTable(name string, meta metadata) *table {
 		expiry: meta.Expiry,
 	}
 	for _, m := range meta.Indexes {
-		ix := store.IndexSpec{Name: m.Name, Family: m.Family, Qualifier: m.Qualifier}
+		ix := store.IndexSpec{Name: m.Name, Family: m.Family, Qualifier: m.Qualifier, Elements: m.Elements}
 		if ix.Qualifier == nil {
 			ix.Qualifier = []byte{}
 		}
@@ -651,7 +661,7 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 		return nil
 	}
 	for _, ix := range indexes {
-		meta.Indexes = append(meta.Indexes, indexMeta{Name: ix.Name, Family: ix.Family, Qualifier: ix.Qualifier})
+		meta.Indexes = append(meta.Indexes, indexMeta{Name: ix.Name, Family: ix.Family, Qualifier: ix.Qualifier, Elements: ix.Elements})
 	}
 	v, err := json.Marshal(meta)
 	if err != nil {

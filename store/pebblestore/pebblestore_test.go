@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -308,7 +309,9 @@ func TestFamilyWithZeroByte(t *testing.T) {
 // family's cells and no key of the families next to it in byte order —
 // one that ends where it goes on (f\x01, f\xff, ff), one just below (e\xff)
 // — whatever the qualifiers' bytes; an index on a cell of a neighbour
-// keeps its entry; and the deletion survives a reopen.
+// keeps its entry, an element index on the family loses every entry of
+// the row (the elements it reads are all the family's) and one on a
+// neighbour none; and the deletion survives a reopen.
 func TestDeleteFamilyBounds(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -319,7 +322,9 @@ func TestDeleteFamilyBounds(t *testing.T) {
 	fams := []string{"e\xff", "f", "f\x01", "f\xff", "ff"}
 	ix := store.IndexSpec{Name: "next", Family: "f\x01", Qualifier: []byte{}}
 	own := store.IndexSpec{Name: "own", Family: "f", Qualifier: []byte{0xff, 0xff}}
-	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: fams, Indexes: []store.IndexSpec{ix, own}}); err != nil {
+	elems := store.IndexSpec{Name: "elems", Family: "f", Elements: true}
+	nextElems := store.IndexSpec{Name: "nextelems", Family: "ff", Elements: true}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: fams, Indexes: []store.IndexSpec{ix, own, elems, nextElems}}); err != nil {
 		t.Fatal(err)
 	}
 	var muts []store.Mutation
@@ -489,12 +494,17 @@ func TestExists(t *testing.T) {
 	}
 }
 
-// indexedSpec is the table of the index tests below: two indexes, one on
-// a cell of g that TestIndexReopen adds once the table has rows.
-var indexedSpec = store.TableSpec{Name: "t", Families: []string{"f", "g"}, Indexes: []store.IndexSpec{{Name: "byv", Family: "f", Qualifier: []byte("v")}}}
+// indexedSpec is the table of the index tests below: a single-cell index
+// on f:v and an element index on every cell of f (TestIndexReopen adds
+// two more on g once the table has rows).
+var indexedSpec = store.TableSpec{Name: "t", Families: []string{"f", "g"}, Indexes: []store.IndexSpec{
+	{Name: "byv", Family: "f", Qualifier: []byte("v")},
+	{Name: "byf", Family: "f", Qualifier: []byte{}, Elements: true},
+}}
 
-// TestIndexReopen: indexes, their metadata and entries, survive a reopen,
-// including one added to a table with rows, and writes after it keep them.
+// TestIndexReopen: indexes, their metadata (of either kind) and entries,
+// survive a reopen, including indexes added to a table with rows, and
+// writes after it keep them.
 func TestIndexReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -512,7 +522,8 @@ func TestIndexReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	byW := store.IndexSpec{Name: "byw", Family: "g", Qualifier: []byte("w")}
-	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Indexes: []store.IndexSpec{byW}}); err != nil {
+	byG := store.IndexSpec{Name: "byg", Family: "g", Qualifier: []byte{}, Elements: true}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Indexes: []store.IndexSpec{byW, byG}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -528,20 +539,88 @@ func TestIndexReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprint(append(indexedSpec.Indexes, byW)); len(specs) != 1 || fmt.Sprint(specs[0].Indexes) != want {
+	if want := fmt.Sprint(append(slices.Clone(indexedSpec.Indexes), byW, byG)); len(specs) != 1 || fmt.Sprint(specs[0].Indexes) != want {
 		t.Fatalf("Tables after reopen = %+v, want indexes %s", specs, want)
 	}
-	var got []string
-	if err := s.ReadIndex(ctx, "t", "byw", store.All(), store.ReadOptions{}, func(r store.Row) bool {
-		got = append(got, string(r.Key))
-		return true
-	}); err != nil || strings.Join(got, ",") != "b,c" {
-		t.Fatalf("ReadIndex(byw) after reopen = %q, %v; want b,c", got, err)
+	for _, tc := range []struct{ index, want string }{{"byw", "b,c"}, {"byf", "a,b"}, {"byg", "b,c"}} {
+		var got []string
+		if err := s.ReadIndex(ctx, "t", tc.index, store.All(), store.ReadOptions{}, func(r store.Row) bool {
+			got = append(got, string(r.Key))
+			return true
+		}); err != nil || strings.Join(got, ",") != tc.want {
+			t.Fatalf("ReadIndex(%s) after reopen = %q, %v; want %s", tc.index, got, err, tc.want)
+		}
 	}
-	if err := s.Apply(ctx, []store.Mutation{set("a", "f", "v", "0"), {Kind: store.DeleteRow, Table: "t", Row: []byte("c")}}); err != nil {
+	if err := s.Apply(ctx, []store.Mutation{set("a", "f", "v", "0"), set("a", "f", "x", "0"), {Kind: store.DeleteRow, Table: "t", Row: []byte("c")}, set("b", "g", "z", "0")}); err != nil {
 		t.Fatal(err)
 	}
 	storetest.CheckIndexes(t, s, "t")
+}
+
+// TestIndexMetadata: an element index is recorded as such in the table's
+// metadata, a single-cell index as versions before element indexes
+// recorded it (no "elements" field); metadata in that older form — an
+// index on the empty qualifier included — opens as single-cell indexes,
+// and each kind keeps its entries after a reopen.
+func TestIndexMetadata(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := pebblestore.Open(dir, pebblestore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTable(ctx, store.TableSpec{Name: "new", Families: []string{"f"}, Indexes: indexedSpec.Indexes}); err != nil {
+		t.Fatal(err)
+	}
+	db := s.DB()
+	v, closer, err := db.Get([]byte("mnew"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wantMeta = `{"families":["f"],"indexes":[{"name":"byv","family":"f","qualifier":"dg=="},{"name":"byf","family":"f","qualifier":"","elements":true}],"expiry":true}`
+	if string(v) != wantMeta {
+		t.Errorf("metadata = %s, want %s", v, wantMeta)
+	}
+	closer.Close()
+	// What a version before element indexes wrote.
+	if err := db.Set([]byte("mold"), []byte(`{"families":["f"],"indexes":[{"name":"byq","family":"f","qualifier":""}],"expiry":true}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = pebblestore.Open(dir, pebblestore.Options{NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	specs, err := s.Tables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint([]store.TableSpec{
+		{Name: "new", Families: []string{"f"}, Indexes: indexedSpec.Indexes},
+		{Name: "old", Families: []string{"f"}, Indexes: []store.IndexSpec{{Name: "byq", Family: "f", Qualifier: []byte{}}}},
+	})
+	if fmt.Sprint(specs) != want {
+		t.Fatalf("Tables = %v, want %v", specs, want)
+	}
+	cell := func(table, q, v string) store.Mutation {
+		return store.Mutation{Kind: store.SetCell, Table: table, Row: []byte("a"), Family: "f", Qualifier: []byte(q), Value: []byte(v)}
+	}
+	if err := s.Apply(ctx, []store.Mutation{cell("old", "", "1"), cell("old", "x", "2"), cell("new", "v", "1"), cell("new", "w", "2")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		table, index string
+		want         int
+	}{{"old", "byq", 1}, {"new", "byv", 1}, {"new", "byf", 2}} {
+		n := 0
+		if err := s.ReadIndex(ctx, tc.table, tc.index, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true }); err != nil || n != tc.want {
+			t.Errorf("ReadIndex(%s, %s): %d rows, %v; want %d", tc.table, tc.index, n, err, tc.want)
+		}
+	}
+	storetest.CheckIndexes(t, s, "old")
+	storetest.CheckIndexes(t, s, "new")
 }
 
 // TestIndexCrash kills a process that writes indexed rows from several
@@ -609,7 +688,8 @@ func TestIndexCrash(t *testing.T) {
 
 // TestIndexCrashWriter is the process TestIndexCrash kills: it writes
 // batches that change indexed cells (values set, changed, deleted,
-// families and rows deleted) until it is killed.
+// elements set and deleted, families and rows deleted) until it is
+// killed.
 func TestIndexCrashWriter(t *testing.T) {
 	dir := os.Getenv("PEBBLESTORE_TEST_CRASH")
 	if dir == "" {
@@ -636,13 +716,17 @@ func TestIndexCrashWriter(t *testing.T) {
 				var muts []store.Mutation
 				for range 1 + rnd.IntN(4) {
 					row := []byte(fmt.Sprint("r", rnd.IntN(50)))
-					switch rnd.IntN(7) {
+					switch rnd.IntN(10) {
 					case 0:
 						muts = append(muts, store.Mutation{Kind: store.DeleteRow, Table: "t", Row: row})
 					case 1:
 						muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: "t", Row: row, Family: "f", Qualifier: []byte("v")})
 					case 2:
 						muts = append(muts, store.Mutation{Kind: store.DeleteFamily, Table: "t", Row: row, Family: "f"})
+					case 3: // an element of byf
+						muts = append(muts, store.Mutation{Kind: store.DeleteCell, Table: "t", Row: row, Family: "f", Qualifier: fmt.Append(nil, rnd.IntN(8))})
+					case 4, 5:
+						muts = append(muts, store.Mutation{Kind: store.SetCell, Table: "t", Row: row, Family: "f", Qualifier: fmt.Append(nil, rnd.IntN(8))})
 					default:
 						muts = append(muts, store.Mutation{Kind: store.SetCell, Table: "t", Row: row, Family: "f", Qualifier: []byte("v"), Value: fmt.Append(nil, rnd.IntN(20))})
 					}

@@ -16,16 +16,18 @@ import (
 	"github.com/kvschema/kvschema/store"
 )
 
-// RunIndexer checks, as subtests of t, a store's store.Indexer: that
+// RunIndexer checks, as subtests of t, a store's store.Indexer, for
+// single-cell and element indexes (store.IndexSpec.Elements): that
 // ReadIndex selects exact values and value ranges, in (value, row key)
-// order, reversed, limited; that every write path keeps the entries (cells
-// set, changed twice in one batch, deleted, families and rows deleted,
-// indexes added to tables with rows); that after any sequence of random batches each
-// index, read forward and backward with random limits and value ranges,
-// is the function of the base rows (a rapid property); and that writers
-// racing on the indexed cells of the same rows leave it so, while readers
-// see only rows that have the value they read them by. open must return a
-// fresh, empty store for each call; the suite closes it.
+// order, reversed, limited, a row once per selected value; that every
+// write path keeps the entries (cells and elements set, changed twice in
+// one batch, deleted, families and rows deleted, indexes added to tables
+// with rows, expired cells swept); that after any sequence of random
+// batches each index, read forward and backward with random limits and
+// value ranges, is the function of the base rows (a rapid property); and
+// that writers racing on the indexed cells of the same rows leave it so,
+// while readers see only rows that have the value they read them by. open
+// must return a fresh, empty store for each call; the suite closes it.
 func RunIndexer(t *testing.T, open func(t *testing.T) store.Store) {
 	runCases(t, open, []testCase{
 		{"Read", testIndexRead},
@@ -37,6 +39,10 @@ func RunIndexer(t *testing.T, open func(t *testing.T) store.Store) {
 		{"View", testIndexView},
 		{"Snapshot", testIndexSnapshot},
 		{"Expiry", testIndexExpiry},
+		{"ElementRead", testElementRead},
+		{"ElementWrites", testElementWrites},
+		{"ElementDeclare", testElementDeclare},
+		{"ElementExpiry", testElementExpiry},
 	})
 }
 
@@ -76,9 +82,11 @@ func readIndex(t tb, s store.Store, table, index string, values store.RowSet, op
 	return rows
 }
 
-// IndexFunction is the reference for an index: the rows of rows (a whole
-// table, as ReadRows delivers it) that have ix's cell with a value values
-// selects, in (value, row key) order, reversed and limited as opts say.
+// IndexFunction is the reference for an index: for each indexed value of
+// each row of rows (a whole table, as ReadRows delivers it) that values
+// selects (the value of ix's cell; with ix.Elements, each qualifier of the
+// row's cells in ix.Family), the row, in (value, row key) order, reversed
+// and limited as opts say. A row comes once per selected value.
 func IndexFunction(rows []store.Row, ix store.IndexSpec, values store.RowSet, opts store.ReadOptions) []store.Row {
 	type hit struct {
 		value []byte
@@ -86,14 +94,12 @@ func IndexFunction(rows []store.Row, ix store.IndexSpec, values store.RowSet, op
 	}
 	var hits []hit
 	for _, r := range rows {
-		v, ok := ix.IndexedValue(r.Cells)
-		if !ok {
-			continue
-		}
-		sel := slices.ContainsFunc(values.Keys, func(k []byte) bool { return bytes.Equal(k, v) }) ||
-			slices.ContainsFunc(values.Ranges, func(rg store.Range) bool { return rg.Contains(v) })
-		if sel {
-			hits = append(hits, hit{v, r})
+		for _, v := range ix.AppendIndexedValues(nil, r.Cells) {
+			sel := slices.ContainsFunc(values.Keys, func(k []byte) bool { return bytes.Equal(k, v) }) ||
+				slices.ContainsFunc(values.Ranges, func(rg store.Range) bool { return rg.Contains(v) })
+			if sel {
+				hits = append(hits, hit{v, r})
+			}
 		}
 	}
 	slices.SortFunc(hits, func(a, b hit) int {
@@ -143,6 +149,8 @@ func CheckIndexes(t testing.TB, s store.Store, table string) {
 var (
 	byV = store.IndexSpec{Name: "byv", Family: "f", Qualifier: []byte("v")}
 	byW = store.IndexSpec{Name: "byw", Family: "g", Qualifier: []byte{}}
+	// byF is an element index on f: beside byV, every cell of f, f:v too.
+	byF = store.IndexSpec{Name: "byf", Family: "f", Qualifier: []byte{}, Elements: true}
 )
 
 func createIndexed(t tb, s store.Store, name string, families []string, ixs ...store.IndexSpec) {
@@ -391,6 +399,8 @@ func testIndexDeclare(t *testing.T, s store.Store) {
 		{Name: "x", Family: "nofamily"},
 		{Name: "x", Family: ""},
 		{Name: "byv", Family: "f", Qualifier: []byte("other")}, // a name means one cell
+		{Name: "byv", Family: "f", Elements: true},             // and one kind of index
+		{Name: "x", Family: "f", Qualifier: []byte("v"), Elements: true},
 	} {
 		if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Indexes: []store.IndexSpec{bad}}); err == nil {
 			t.Errorf("CreateTable with index %+v succeeded", bad)
@@ -406,17 +416,19 @@ func testIndexDeclare(t *testing.T, s store.Store) {
 }
 
 // testIndexModel applies random batches and checks, after each, random
-// reads of both indexes against the function of the rows.
+// reads of its indexes — two single-cell ones, an element one — against
+// the function of the rows.
 func testIndexModel(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	run := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		run++
 		table := fmt.Sprintf("x%d", run)
-		createIndexed(rt, s, table, []string{"f", "g"}, byV, byW)
-		value := rapid.SampledFrom([]string{"", "\x00", "1", "1\x00", "2", "\xff"})
+		createIndexed(rt, s, table, []string{"f", "g"}, byV, byW, byF)
+		// Values are also qualifiers of f: byF's values.
+		value := rapid.SampledFrom([]string{"", "\x00", "1", "1\x00", "2", "v", "\xff"})
 		rowKey := rapid.SampledFrom([]string{"", "a", "a\x00", "b", "\xff"})
-		cell := rapid.SampledFrom([][2]string{{"f", "v"}, {"f", "v"}, {"g", ""}, {"f", "w"}, {"g", "v"}})
+		cell := rapid.SampledFrom([][2]string{{"f", "v"}, {"f", "v"}, {"g", ""}, {"f", "w"}, {"g", "v"}, {"f", "1"}, {"f", "\x00"}, {"f", ""}})
 		mutation := rapid.Custom(func(rt *rapid.T) store.Mutation {
 			row := rowKey.Draw(rt, "row")
 			switch rapid.IntRange(0, 6).Draw(rt, "kind") {
@@ -448,7 +460,7 @@ func testIndexModel(t *testing.T, s store.Store) {
 			}); err != nil {
 				rt.Fatal(err)
 			}
-			for _, ix := range []store.IndexSpec{byV, byW} {
+			for _, ix := range []store.IndexSpec{byV, byW, byF} {
 				for _, rev := range []bool{false, true} {
 					all := store.ReadOptions{Reverse: rev}
 					if got, want := format(readIndex(rt, s, table, ix.Name, store.All(), all)), format(IndexFunction(rows, ix, store.All(), all)); got != want {
@@ -468,14 +480,15 @@ func testIndexModel(t *testing.T, s store.Store) {
 	})
 }
 
-// testIndexConcurrent races writers on the indexed cell of a few rows,
-// each batch changing several rows, some deleting cells and rows, while
-// readers check that each row read by a value has that value (one
-// consistent state per read); then the index must be the function of the
-// rows.
+// testIndexConcurrent races writers on the indexed cells of a few rows —
+// the cell of a single-cell index, the elements of an element index on
+// the same family — each batch changing several rows, some deleting
+// cells, families and rows, while readers check that each row read by a
+// value has that value (one consistent state per read); then each index
+// must be the function of the rows.
 func testIndexConcurrent(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	createIndexed(t, s, "t", []string{"f"}, byV)
+	createIndexed(t, s, "t", []string{"f"}, byV, byF)
 	const writers, batches, rows = 4, 150, 4
 	var wg sync.WaitGroup
 	errs := make(chan error, writers+1)
@@ -489,13 +502,17 @@ func testIndexConcurrent(t *testing.T, s store.Store) {
 				var muts []store.Mutation
 				for range 1 + rnd.IntN(3) {
 					row := fmt.Sprint("r", rnd.IntN(rows))
-					switch rnd.IntN(9) {
+					switch rnd.IntN(12) {
 					case 0:
 						muts = append(muts, delRow("t", row))
 					case 1:
 						muts = append(muts, del("t", row, "f", "v"))
 					case 2:
 						muts = append(muts, delFamily("t", row, "f"))
+					case 3, 4:
+						muts = append(muts, del("t", row, "f", fmt.Sprint(rnd.IntN(5))))
+					case 5, 6, 7:
+						muts = append(muts, set("t", row, "f", fmt.Sprint(rnd.IntN(5)), "e"))
 					default:
 						muts = append(muts, set("t", row, "f", "v", fmt.Sprint(rnd.IntN(5))))
 					}
@@ -518,10 +535,11 @@ func testIndexConcurrent(t *testing.T, s store.Store) {
 			default:
 			}
 			v := fmt.Sprint(i % 5)
+			ix := []store.IndexSpec{byV, byF}[i/5%2]
 			var bad error
-			err := indexer(t, s).ReadIndex(ctx, "t", "byv", exact(v), store.ReadOptions{}, func(r store.Row) bool {
-				if got, ok := byV.IndexedValue(r.Cells); !ok || string(got) != v {
-					bad = fmt.Errorf("ReadIndex by value %q gave row %s", v, format([]store.Row{r}))
+			err := indexer(t, s).ReadIndex(ctx, "t", ix.Name, exact(v), store.ReadOptions{}, func(r store.Row) bool {
+				if !ix.HasValue(r.Cells, []byte(v)) {
+					bad = fmt.Errorf("ReadIndex(%s) by value %q gave row %s", ix.Name, v, format([]store.Row{r}))
 					return false
 				}
 				return true
@@ -543,14 +561,14 @@ func testIndexConcurrent(t *testing.T, s store.Store) {
 }
 
 // testIndexView checks, when the store has views, that a view reads its
-// point in time through an index.
+// point in time through an index, single-cell or element.
 func testIndexView(t *testing.T, s store.Store) {
 	vw, ok := s.(store.Viewer)
 	if !ok {
 		t.Skipf("%T is no store.Viewer", s)
 	}
-	createIndexed(t, s, "t", []string{"f", "g"}, byV)
-	apply(t, s, set("t", "a", "f", "v", "1"), set("t", "b", "f", "v", "2"))
+	createIndexed(t, s, "t", []string{"f", "g"}, byV, byF)
+	apply(t, s, set("t", "a", "f", "v", "1"), set("t", "b", "f", "v", "2"), set("t", "b", "f", "w", "3"))
 	v, err := vw.View(t.Context())
 	if errors.Is(err, errors.ErrUnsupported) {
 		t.Skipf("%T: View: %v", s, err)
@@ -559,28 +577,32 @@ func testIndexView(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	apply(t, s, set("t", "a", "f", "v", "3"), delRow("t", "b"))
+	apply(t, s, set("t", "a", "f", "v", "3"), set("t", "a", "f", "x", "4"), delRow("t", "b"))
 	if _, ok := v.(store.Indexer); !ok {
 		t.Skipf("the view, %T, is no store.Indexer", v)
 	}
-	wantIndex(t, v, "t", byV, store.All(), store.ReadOptions{}, `"a" f:"v"="1"`+"\n"+`"b" f:"v"="2"`)
-	wantIndex(t, s, "t", byV, store.All(), store.ReadOptions{}, `"a" f:"v"="3"`)
+	const a, b = `"a" f:"v"="1"`, `"b" f:"v"="2" f:"w"="3"`
+	wantIndex(t, v, "t", byV, store.All(), store.ReadOptions{}, a+"\n"+b)
+	wantIndex(t, v, "t", byF, store.All(), store.ReadOptions{}, a+"\n"+b+"\n"+b)
+	wantIndex(t, s, "t", byV, store.All(), store.ReadOptions{}, `"a" f:"v"="3" f:"x"="4"`)
+	wantIndex(t, s, "t", byF, store.All(), store.ReadOptions{}, `"a" f:"v"="3" f:"x"="4"`+"\n"+`"a" f:"v"="3" f:"x"="4"`)
 }
 
 // testIndexSnapshot checks, when the store has snapshots, that Restore
 // brings the indexes back with the rows (an index added since is gone),
-// and that writes after it keep the restored index.
+// and that writes after it keep the restored indexes.
 func testIndexSnapshot(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	createIndexed(t, s, "t", []string{"f", "g"}, byV)
+	createIndexed(t, s, "t", []string{"f", "g"}, byV, byF)
 	apply(t, s, set("t", "a", "f", "v", "1"), set("t", "b", "f", "v", "2"), set("t", "c", "g", "", "3"))
 	const before = `"a" f:"v"="1"` + "\n" + `"b" f:"v"="2"`
 	sn := snapshot(t, s) // or skip
-	apply(t, s, set("t", "a", "f", "v", "9"), delRow("t", "b"), set("t", "d", "f", "v", "0"))
+	apply(t, s, set("t", "a", "f", "v", "9"), set("t", "a", "f", "z", "8"), delRow("t", "b"), set("t", "d", "f", "v", "0"))
 	createIndexed(t, s, "t", nil, byW)
 	wantIndex(t, s, "t", byW, store.All(), store.ReadOptions{}, `"c" g:""="3"`)
 	restore(t, sn)
 	wantIndex(t, s, "t", byV, store.All(), store.ReadOptions{}, before)
+	wantIndex(t, s, "t", byF, store.All(), store.ReadOptions{}, before)
 	if err := indexer(t, s).ReadIndex(ctx, "t", byW.Name, store.All(), store.ReadOptions{}, func(store.Row) bool { return true }); !errors.Is(err, store.ErrNoIndex) {
 		t.Errorf("ReadIndex of an index created after the snapshot, after Restore: %v, want ErrNoIndex", err)
 	}

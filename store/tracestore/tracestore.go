@@ -17,7 +17,7 @@
 //	get 'TABLE', 'ROW'                                 ReadRow
 //	scan 'TABLE', {STARTROW=>'A', STOPROW=>'B', LIMIT=>N, REVERSED=>true}
 //	multi begin … multi end                            brackets a ReadRows that is not one line
-//	create 'TABLE', 'FAMILY', …, SPLITS=>['A', …], INDEXES=>['NAME'=>'FAMILY:QUALIFIER', …]
+//	create 'TABLE', 'FAMILY', …, SPLITS=>['A', …], INDEXES=>['NAME'=>'FAMILY:QUALIFIER', 'NAME'=>'FAMILY', …]
 //	                                                   CreateTable
 //	list                                               Tables
 //	index 'TABLE', 'INDEX', {VALUE=>'V'}               ReadIndex of one value
@@ -25,7 +25,9 @@
 //	                                                   ReadIndex of a value range
 //
 // A DeleteFamily is a deleteall whose column is a family alone, without
-// ":QUALIFIER", which HBase's shell reads as every cell of the family.
+// ":QUALIFIER", which HBase's shell reads as every cell of the family; so
+// is an element index (store.IndexSpec.Elements), on every cell of its
+// family, beside a single-cell index's FAMILY:QUALIFIER.
 //
 // ReadRows prints one line per range of RowSet.Normalize(), in the order the
 // rows come (descending with Reverse): a single-row range [k, k\x00), as an
@@ -117,7 +119,11 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "'%s'=>'%s:%s'", esc(ix.Name), esc(ix.Family), Escape(ix.Qualifier))
+			if ix.Elements {
+				fmt.Fprintf(&b, "'%s'=>'%s'", esc(ix.Name), esc(ix.Family))
+			} else {
+				fmt.Fprintf(&b, "'%s'=>'%s:%s'", esc(ix.Name), esc(ix.Family), Escape(ix.Qualifier))
+			}
 		}
 		b.WriteString("]")
 	}

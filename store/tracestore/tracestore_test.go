@@ -113,11 +113,11 @@ func TestIndexTrace(t *testing.T) {
 	s := tracestore.New(memstore.New(), &out)
 	b := func(s string) []byte { return []byte(s) }
 	noop := func(store.Row) bool { return true }
-	s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}, Indexes: []store.IndexSpec{{Name: "i", Family: "f", Qualifier: b("q\x00")}}})
+	s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f", "e"}, Indexes: []store.IndexSpec{{Name: "i", Family: "f", Qualifier: b("q\x00")}, {Name: "elems", Family: "e", Elements: true}}})
 	s.ReadIndex(ctx, "t", "i", store.RowSet{Keys: [][]byte{b("v'")}}, store.ReadOptions{}, noop)
 	s.ReadIndex(ctx, "t", "i", store.All(), store.ReadOptions{Limit: 3, Reverse: true}, noop)
 	s.ReadIndex(ctx, "t", "i", store.RowSet{Keys: [][]byte{b("z")}, Ranges: []store.Range{{Start: b("a"), End: b("c")}}}, store.ReadOptions{Reverse: true}, noop)
-	want := `create 't', 'f', INDEXES=>['i'=>'f:q\x00']
+	want := `create 't', 'f', 'e', INDEXES=>['i'=>'f:q\x00', 'elems'=>'e']
 index 't', 'i', {VALUE=>'v\''}
 index 't', 'i', {LIMIT=>3, REVERSED=>true}
 multi begin
