@@ -324,6 +324,14 @@ func (e *Engine) PrepareAST(st lang.Statement) (*Stmt, error) {
 	return s, nil
 }
 
+// heldNames lists the fields an index holds besides the key.
+func heldNames(fs []*catalog.Field) string {
+	if len(fs) == 0 {
+		return "the key alone"
+	}
+	return fieldNames(fs)
+}
+
 // fieldNames lists fields by name, comma-separated.
 func fieldNames(fs []*catalog.Field) string {
 	names := make([]string, len(fs))
@@ -519,15 +527,20 @@ func explainElementOp(b *strings.Builder, as catalog.Assign, name, fam string) {
 }
 
 // checkTTL refuses a write USING TTL that the schema cannot expire
-// consistently. Cells expire without any upkeep running, so an expiring
-// tuple must take along every row it is in: an INSERT of an entity whose
-// tuples own the rows of every index holding them (each row joins one of
-// its tuples to one tuple of each other node, along to-one navigations)
-// expires whole, everywhere; one whose fields are copied into rows of
-// other tuples (a room's name into its messages' rows), which would
-// outlive it, is refused, and so is an UPDATE … USING TTL of a model's
-// relation, whose expiring cells would leave rows of other tuples (and
-// the static partition rows of its own) as they were.
+// consistently. Cells expire without any upkeep running, and a later
+// write cannot know that a tuple's cells will expire (it writes its own
+// without expiry): so an expiring tuple must have rows that every later
+// write changes alike, or some would outlive the others. An INSERT …
+// USING TTL is refused unless every index holding the entity's tuples is
+// a column family of the entity alone (a row joining other tuples is
+// written anew by CONNECT, and their UPDATEs write their fields into it)
+// or a local index of one (its entries follow the cells), keyed by the
+// entity's key alone (an UPDATE of a key attribute rewrites a row), and
+// all of them hold the same fields (an UPDATE puts the field it sets in
+// every row holding it: a row without it would vanish while the others
+// stay). An UPDATE … USING TTL of a model's relation is refused: its
+// expiring cells would leave the rows of other tuples that copy its
+// fields, and its tuples' rows without them, as they were.
 func (e *Engine) checkTTL(w *catalog.Write) error {
 	if w.TTL == nil {
 		return nil
@@ -535,11 +548,38 @@ func (e *Engine) checkTTL(w *catalog.Write) error {
 	if w.Kind != catalog.Insert {
 		return fmt.Errorf("%s … USING TTL on a model's relation: its column families copy fields into rows that no expiry keeps consistent yet (INSERT … USING TTL expires a tuple whole)", w.Kind)
 	}
+	refuse := func(x *catalog.Index, why string) error {
+		return fmt.Errorf("INSERT … USING TTL: %s %s (%s) %s, so later writes would leave some of an expiring tuple's rows alive: a tuple expires only where every index holding it is a column family of %s alone, keyed by its key, all holding the same fields", kindName(x), x.Name, x.Describe(), why, w.Entity.Name)
+	}
+	var first *catalog.Index
+	var fields []*catalog.Field
 	for _, x := range e.schema.Indexes {
-		for n, nd := range x.Graph.Nodes {
-			if nd.Entity == w.Entity && !x.OwnedBy(n) {
-				return fmt.Errorf("INSERT … USING TTL: %s %s holds %s in rows of other tuples (%s), which would outlive it: a tuple expires only where it owns its rows", kindName(x), x.Name, w.Entity.Name, x.Describe())
+		if !slices.ContainsFunc(x.Graph.Nodes, func(nd catalog.Node) bool { return nd.Entity == w.Entity }) {
+			continue
+		}
+		switch {
+		case e.schema.Local[x] != nil:
+			continue // the store's entries follow the base's cells
+		case x.Kind == catalog.SI:
+			return refuse(x, "is a table of its own, whose entry an UPDATE of "+x.AttrName(x.Hash[0])+" writes anew")
+		case len(x.Graph.Nodes) > 1:
+			return refuse(x, "holds "+w.Entity.Name+" in rows joining other tuples")
+		}
+		var held []*catalog.Field
+		for _, a := range x.Attrs() {
+			switch {
+			case a.Field == w.Entity.ID():
+			case x.InKey(a):
+				return refuse(x, "holds "+x.AttrName(a)+" in its key")
+			default:
+				held = append(held, a.Field)
 			}
+		}
+		slices.SortFunc(held, func(a, b *catalog.Field) int { return strings.Compare(a.Name, b.Name) })
+		if first == nil {
+			first, fields = x, held
+		} else if !slices.Equal(held, fields) {
+			return refuse(x, fmt.Sprintf("holds %s where %s holds %s", heldNames(held), first.Name, heldNames(fields)))
 		}
 	}
 	return nil
