@@ -2,7 +2,6 @@ package advisor
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,20 +16,13 @@ import (
 // keeps none (Bigtable), the query has no plan, and the error says why.
 func TestChatElementIndex(t *testing.T) {
 	needCBC(t)
-	model, err := os.ReadFile("../examples/chat/model.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := os.ReadFile("../examples/chat/workload.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
+	model, wl := readChat(t)
 	const tagged = "    SELECT messages.id, messages.body FROM messages WHERE messages.tags CONTAINS ?; -- any tagged\n"
-	src := strings.Replace(string(wl), "  GROUP Post", "  GROUP Tags WEIGHTS (chat 10) {\n"+tagged+"  }\n  GROUP Post", 1)
-	if src == string(wl) {
+	src := strings.Replace(wl, "  GROUP Post", "  GROUP Tags WEIGHTS (chat 10) {\n"+tagged+"  }\n  GROUP Post", 1)
+	if src == wl {
 		t.Fatal("the chat workload changed: no GROUP Post")
 	}
-	m, w := parse(t, string(model), src)
+	m, w := parse(t, model, src)
 	for _, prof := range []cost.Profile{cost.Cassandra, cost.Pebble} {
 		res, err := Advise(context.Background(), m, w, Options{Mix: "chat", Profile: prof, Solver: &solver.CBC{}})
 		if err != nil {
@@ -51,7 +43,7 @@ func TestChatElementIndex(t *testing.T) {
 			t.Fatalf("%s: no plan for the query", prof.Name)
 		}
 	}
-	_, err = Advise(context.Background(), m, w, Options{Mix: "chat", Profile: cost.Bigtable, Solver: &solver.CBC{}})
+	_, err := Advise(context.Background(), m, w, Options{Mix: "chat", Profile: cost.Bigtable, Solver: &solver.CBC{}})
 	if want := "only a CONTAINS selects, which needs an index on the collection's elements: a local index of the store, and target bigtable keeps none"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("bigtable: got %v, want …%s…", err, want)
 	}

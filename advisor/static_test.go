@@ -17,15 +17,8 @@ import (
 // read) the advisor recommends without them — under both profiles.
 func TestChatStaticColumns(t *testing.T) {
 	needCBC(t)
-	model, err := os.ReadFile("../examples/chat/model.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := os.ReadFile("../examples/chat/workload.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, w := parse(t, string(model), string(wl))
+	model, wl := readChat(t)
+	m, w := parse(t, model, wl)
 	for _, prof := range []cost.Profile{cost.Cassandra, cost.Pebble} {
 		var costs [2]float64
 		for i, static := range []bool{false, true} {
@@ -59,4 +52,18 @@ func TestChatStaticColumns(t *testing.T) {
 			t.Errorf("%s: %v with static columns, %v without", prof.Name, costs[1], costs[0])
 		}
 	}
+}
+
+// readChat reads the chat example's model and workload.
+func readChat(t *testing.T) (model, workload string) {
+	t.Helper()
+	m, err := os.ReadFile("../examples/chat/model.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.ReadFile("../examples/chat/workload.kvs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(m), string(w)
 }
