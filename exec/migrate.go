@@ -688,11 +688,14 @@ func (e *Engine) VerifyBuilt(ctx context.Context, names []string, progress func(
 		}
 		byKey := make(map[string][]types.Value, len(want))
 		for _, vals := range want {
-			k, err := t.appendKey(nil, vals, t.nkey)
+			err := e.entriesOf(x, vals, func(vals []types.Value) error {
+				k, err := t.appendKey(nil, vals, t.nkey)
+				byKey[string(k)] = vals
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
-			byKey[string(k)] = vals
 		}
 		rep.Differences = append(rep.Differences, t.diffRows(byKey, nil, rows)...)
 		if t.l.HasStatic() {

@@ -304,18 +304,16 @@ func (e *Engine) Verify(ctx context.Context, opt VerifyOptions) (*Report, error)
 		progress(VerifyEvent{Step: "compare", Index: x.Name, Estimate: int64(len(actual[x]))})
 		want := map[string][]types.Value{}
 		wantKnown := map[string][]bool{}
-		local := e.schema.Local[x] != nil
 		err := joinRows(data, t, func(vals []types.Value, known []bool) error {
-			if local && vals[0] == nil {
-				return nil // a local index has no entry where its cell is absent (NULL)
-			}
-			k, err := t.appendKey(nil, vals, t.nkey)
-			if err != nil {
-				return err
-			}
-			want[string(k)] = vals
-			wantKnown[string(k)] = known
-			return nil
+			return e.entriesOf(x, vals, func(vals []types.Value) error {
+				k, err := t.appendKey(nil, vals, t.nkey)
+				if err != nil {
+					return err
+				}
+				want[string(k)] = vals
+				wantKnown[string(k)] = known
+				return nil
+			})
 		})
 		if err != nil {
 			return nil, err
@@ -532,17 +530,6 @@ func joinRows(src tuples, t *table, fn func([]types.Value, []bool) error) error 
 				r := recs[a.Node]
 				vals[i], known[i] = r.vals[colOf[i]], r.known[colOf[i]]
 			}
-			if t.x.OnElements() {
-				// One entry per element of the collection (attribute 0).
-				for _, el := range elementsOf(vals[0]) {
-					v := slices.Clone(vals)
-					v[0] = el
-					if err := fn(v, known); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
 			return fn(vals, known)
 		}
 		nd := g.Nodes[n]
@@ -685,6 +672,27 @@ func (e *Engine) readElementEntries(ctx context.Context, x *catalog.Index, derr 
 		*derr = fmt.Errorf("index %s holds %d entries, %d of them for the elements its base %s holds", x.Name, total, seen, bt.name)
 	}
 	return nil
+}
+
+// entriesOf calls fn with the rows index x holds for vals, one row of the
+// query of its rows: that row, except that a local index has no entry
+// where its indexed cell is absent (NULL), and an index on a collection's
+// elements has one per element (none for NULL).
+func (e *Engine) entriesOf(x *catalog.Index, vals []types.Value, fn func([]types.Value) error) error {
+	switch {
+	case x.OnElements():
+		for _, el := range elementsOf(vals[0]) {
+			v := slices.Clone(vals)
+			v[0] = el
+			if err := fn(v); err != nil {
+				return err
+			}
+		}
+		return nil
+	case e.schema.Local[x] != nil && vals[0] == nil:
+		return nil
+	}
+	return fn(vals)
 }
 
 // elementsOf lists what an index on collection c's elements has entries
