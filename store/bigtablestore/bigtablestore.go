@@ -19,12 +19,15 @@
 //     that keeps cell expiry, the column "expiry" = "1".
 //   - Cell expiry (Mutation.Expires) is Bigtable's own: cell timestamps and
 //     a GC policy. A table created by CreateTable since this version keeps
-//     it: its flag is recorded in the registry before the table is
-//     created (so whoever finds the table finds the flag), and the store
-//     reads it once per table and store value (one more call, on the
-//     first use of a table). In such a table, every family's GC policy
-//     is the union of maxversions=1 and maxage=1s (families added later
-//     too). A cell without expiry is written at the greatest whole
+//     it, and says so itself: every family's GC policy is the union of
+//     maxversions=1 and maxage=1s (families added later too), set when the
+//     table is created, in the same admin call. The store reads the
+//     policies once per table and store value (one TableInfo call, on the
+//     first use of a table): a table keeps expiry when one of its
+//     families has that policy. (An earlier version recorded a flag in the
+//     registry before creating the table; a failed creation then left a
+//     flag that a table created later by an older binary would have
+//     inherited, hiding its timestamp-0 cells. The flag is no longer read.) A cell without expiry is written at the greatest whole
 //     millisecond (9223372036854775000 µs), which is never that old, and a
 //     cell with Expires at Expires rounded up to the millisecond
 //     (Bigtable's timestamp granularity): the cell lives until that
@@ -148,13 +151,10 @@ func init() {
 // registry is the table recording each table's split points.
 const registry = "_kvschema_tables"
 
-// registryFamily and splitsColumn hold a table's splits, JSON-encoded;
-// expiryColumn, with the value "1", marks a table that keeps cell expiry
-// (created by a version that knows it; see the package doc).
+// registryFamily and splitsColumn hold a table's splits, JSON-encoded.
 const (
 	registryFamily = "t"
 	splitsColumn   = "splits"
-	expiryColumn   = "expiry"
 )
 
 // permanentTS is the timestamp of a cell without expiry in a table that
@@ -259,7 +259,7 @@ func noExpiry(i int, m store.Mutation) error {
 }
 
 // CheckMutationsContext is CheckMutations, reading (once per table) the
-// expiry flag of every table a SetCell with Expires writes: txnstore
+// kind (its GC policy) of every table a SetCell with Expires writes: txnstore
 // calls it before it writes anything.
 func (s *Store) CheckMutationsContext(ctx context.Context, muts []store.Mutation) error {
 	if err := s.CheckMutations(muts); err != nil {
@@ -298,7 +298,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	tables map[string]*bigtable.Table // tables known to exist
-	expiry map[string]bool            // their expiry flags, once read
+	expiry map[string]bool            // whether they keep expiry, once read (keepsExpiry)
 	closed bool
 }
 
@@ -530,27 +530,15 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	if err := s.ensureRegistry(ctx); err != nil {
 		return err
 	}
-	var expiry bool
-	_, err := s.tableInfo(ctx, spec.Name)
+	// A new table keeps expiry; an existing one keeps its kind.
+	expiry := true
+	info, err := s.tableInfo(ctx, spec.Name)
 	switch {
 	case status.Code(err) == codes.NotFound:
-		// A new table keeps expiry: its flag is recorded before the table
-		// exists, so whoever finds the table finds the flag.
-		m := bigtable.NewMutation()
-		m.Set(registryFamily, expiryColumn, 0, []byte("1"))
-		err := s.do(ctx, dataWrite, "record expiry flag of", spec.Name, func(ctx context.Context) error {
-			return s.table(registry).Apply(ctx, spec.Name, m)
-		})
-		if err != nil {
-			return wrap("record expiry flag of", spec.Name, err)
-		}
-		expiry = true
 	case err != nil:
 		return wrap("table info", spec.Name, err)
 	default:
-		if expiry, err = s.readExpiry(ctx, spec.Name); err != nil {
-			return err
-		}
+		expiry = keepsExpiry(info)
 	}
 	if err := s.createTable(ctx, spec.Name, spec.Families, spec.Splits, expiry); err != nil {
 		return err
@@ -593,20 +581,33 @@ func hasColumn(r bigtable.Row, column string) bool {
 	return false
 }
 
-// readExpiry reads a table's expiry flag from the registry.
-func (s *Store) readExpiry(ctx context.Context, name string) (bool, error) {
-	var r bigtable.Row
-	err := s.do(ctx, dataCall, "read", registry, func(ctx context.Context) (err error) {
-		r, err = s.table(registry).ReadRow(ctx, name, latest)
-		return err
-	})
-	if status.Code(err) == codes.NotFound {
-		return false, nil // no table was created through kvschema yet
+// keepsExpiry reports whether a table keeps cell expiry: one of its
+// families has the GC policy gcPolicy(true) (in either order), which only
+// a table created to keep expiry has. A table without families has no
+// cells: it keeps expiry, as a new one does.
+func keepsExpiry(info *bigtable.TableInfo) bool {
+	if len(info.FamilyInfos) == 0 {
+		return true
 	}
-	if err != nil {
-		return false, wrap("read", registry, err)
+	for _, f := range info.FamilyInfos {
+		u, ok := f.FullGCPolicy.(bigtable.UnionGCPolicy)
+		if !ok || len(u.Children) != 2 {
+			continue
+		}
+		versions, age := false, false
+		for _, c := range u.Children {
+			switch c := c.(type) {
+			case bigtable.MaxVersionsGCPolicy:
+				versions = c == 1
+			case bigtable.MaxAgeGCPolicy:
+				age = time.Duration(c) == expiryGCAge
+			}
+		}
+		if versions && age {
+			return true
+		}
 	}
-	return hasColumn(r, expiryColumn), nil
+	return false
 }
 
 // expiryOf reports (once per table and store value, then from memory)
@@ -622,15 +623,12 @@ func (s *Store) expiryOf(ctx context.Context, name string) (bool, error) {
 	if name == registry {
 		return false, nil
 	}
-	// The table first: a new table's flag is recorded before the table
-	// is created, so a table found without a flag has none.
-	if err := s.exists(ctx, name); err != nil {
-		return false, err
-	}
-	expiry, err := s.readExpiry(ctx, name)
+	info, err := s.tableInfo(ctx, name)
 	if err != nil {
-		return false, err
+		return false, wrap("table", name, err)
 	}
+	s.known(name)
+	expiry = keepsExpiry(info)
 	s.mu.Lock()
 	s.expiry[name] = expiry
 	s.mu.Unlock()
