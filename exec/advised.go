@@ -538,18 +538,14 @@ func explainElementOp(b *strings.Builder, as catalog.Assign, name, fam string) {
 // entity's key alone (an UPDATE of a key attribute rewrites a row), and
 // all of them hold the same fields (an UPDATE puts the field it sets in
 // every row holding it: a row without it would vanish while the others
-// stay). An UPDATE … USING TTL of a model's relation is refused: its
-// expiring cells would leave the rows of other tuples that copy its
-// fields, and its tuples' rows without them, as they were.
+// stay). An UPDATE … USING TTL takes the same schema: its expiring cells
+// are then in every row of the tuple, and vanish from all at once.
 func (e *Engine) checkTTL(w *catalog.Write) error {
 	if w.TTL == nil {
 		return nil
 	}
-	if w.Kind != catalog.Insert {
-		return fmt.Errorf("%s … USING TTL on a model's relation: its column families copy fields into rows that no expiry keeps consistent yet (INSERT … USING TTL expires a tuple whole)", w.Kind)
-	}
 	refuse := func(x *catalog.Index, why string) error {
-		return fmt.Errorf("INSERT … USING TTL: %s %s (%s) %s, so later writes would leave some of an expiring tuple's rows alive: a tuple expires only where every index holding it is a column family of %s alone, keyed by its key, all holding the same fields", kindName(x), x.Name, x.Describe(), why, w.Entity.Name)
+		return fmt.Errorf("%s … USING TTL: %s %s (%s) %s, so some of a tuple's rows would outlive its expiring cells: a relation's cells expire only where every index holding it is a column family of %s alone, keyed by its key, all holding the same fields", w.Kind, kindName(x), x.Name, x.Describe(), why, w.Entity.Name)
 	}
 	var first *catalog.Index
 	var fields []*catalog.Field

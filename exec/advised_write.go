@@ -540,7 +540,7 @@ decide:
 				}
 				return 0, o, err
 			}
-			plan.Expire(run.muts, b.expires) // an INSERT's (checkTTL)
+			plan.Expire(run.muts, b.expires) // USING TTL, where checkTTL allows it
 			muts = append(muts, run.muts...)
 			for k := range run.written {
 				written[k] = true
