@@ -90,6 +90,7 @@ func FuzzParseModel(f *testing.F) {
 	f.Add([]byte("CREATE TABLE items ( -- ROWS 20000\n  id integer PRIMARY KEY, -- SIZE 16\n  seller integer REFERENCES users(id), -- reverse: items_sold\n  FOREIGN KEY (seller) REFERENCES users\n); -- CARDINALITY 5"))
 	f.Add([]byte("SET x = 0;\nCREATE TABLE `t` (`a` int(11) NOT NULL DEFAULT '0', KEY `k` (`a`)) ENGINE=InnoDB DEFAULT CHARSET=utf8;\nALTER TABLE ONLY public.t ADD CONSTRAINT p PRIMARY KEY (a);\nCREATE INDEX i ON t (a);"))
 	f.Add([]byte("ALTER TABLE ONLY public.bids -- REVERSE bids\n  ADD CONSTRAINT f FOREIGN KEY (item) REFERENCES public.items(id) ON DELETE SET NULL;\nDEFINE RELATION items ROWS 5 { id BIGINT KEY }"))
+	f.Add([]byte("CREATE TABLE m (r uuid, ts timestamp, tags set<text>, v map<text, int>, f frozen<list<blob>>, n text STATIC, PRIMARY KEY ((r), ts)) WITH CLUSTERING ORDER BY (ts DESC) AND c = {'a': 1};"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		ss, notes, err := ParseModel("fuzz", src)
 		if err != nil {

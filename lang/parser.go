@@ -97,6 +97,10 @@ type parser struct {
 	// naming them) rather than errors.
 	model    bool
 	skipKind string
+	// notes are what a model statement's parse read and left to the
+	// advisor (CQL's partition keys, STATIC, table options): ParseModel
+	// returns them with its own.
+	notes []Note
 	// aggs: aggregate calls are operands (a HAVING clause).
 	aggs bool
 }

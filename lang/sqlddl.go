@@ -52,6 +52,7 @@ func ParseModel(file string, src []byte) ([]Statement, []Note, error) {
 			continue
 		}
 		ss = append(ss, s)
+		notes, p.notes = append(notes, p.notes...), nil
 		if p.peek().kind != tokEOF && !p.isPunct(";") {
 			return nil, nil, p.unexpected("';' or end of input after statement")
 		}
@@ -184,10 +185,13 @@ var sqlTypes = map[string]types.Type{
 	"date": types.Timestamp, "timestamp": types.Timestamp, "timestamptz": types.Timestamp, "datetime": types.Timestamp,
 	"bytea": types.Bytes, "blob": types.Bytes, "tinyblob": types.Bytes, "mediumblob": types.Bytes,
 	"longblob": types.Bytes, "binary": types.Bytes, "varbinary": types.Bytes, "bytes": types.Bytes,
+	// CQL's (Cassandra's CREATE TABLE): identifiers as their text.
+	"ascii": types.String, "uuid": types.String, "timeuuid": types.String, "inet": types.String,
+	"varint": types.BigInt, "counter": types.BigInt,
 }
 
 // sqlTypeHelp lists the SQL types CREATE TABLE takes, for errors.
-const sqlTypeHelp = "smallint, integer, int, bigint, serial, … → BIGINT; char(n), varchar(n), character varying(n), text, enum(…) → STRING; real, double precision, float, numeric, decimal → DOUBLE; boolean → BOOL; date, timestamp, datetime → TIMESTAMP; bytea, blob, binary, varbinary → BYTES; any of them[] → FROZEN<LIST<…>>"
+const sqlTypeHelp = "smallint, integer, int, bigint, serial, varint, counter, … → BIGINT; char(n), varchar(n), character varying(n), text, enum(…), ascii, uuid, timeuuid, inet → STRING; real, double precision, float, numeric, decimal → DOUBLE; boolean → BOOL; date, timestamp, datetime → TIMESTAMP; bytea, blob, binary, varbinary → BYTES; any of them[] → FROZEN<LIST<…>>; CQL's set<T>, list<T>, map<K, V> and frozen<…> of them"
 
 // sqlType parses an SQL column type: its name (character varying and double
 // precision are two words), its length or precision and scale, PostgreSQL's
@@ -196,11 +200,14 @@ const sqlTypeHelp = "smallint, integer, int, bigint, serial, … → BIGINT; cha
 // map is no error; the type is then Invalid.
 func (p *parser) sqlType(column string, cast bool) (types.Type, error) {
 	t := p.peek()
+	name := strings.ToLower(t.str)
+	if n := p.peekN(1); !cast && (t.kind == tokIdent || t.kind == tokKeyword) && n.kind == tokPunct && n.str == "<" && (name == "set" || name == "list" || name == "map" || name == "frozen") {
+		return p.cqlCollection(column) // SET is a keyword
+	}
 	if t.kind != tokIdent {
 		return types.Invalid, p.unexpected("type of column " + snippet(quoteIdent(column)))
 	}
 	p.next()
-	name := strings.ToLower(t.str)
 	typ, known := sqlTypes[name]
 	switch name {
 	case "character", "char", "nchar":
@@ -269,6 +276,64 @@ func (p *parser) sqlType(column string, cast bool) (types.Type, error) {
 		return types.ListOf(typ).Frozen(), nil
 	}
 	return typ, nil
+}
+
+// cqlCollection parses CQL's set<T>, list<T> and map<K, V> (stored one
+// cell per element, as Cassandra stores them) and frozen<…> of one (one
+// value), of scalar CQL or SQL types.
+func (p *parser) cqlCollection(column string) (types.Type, error) {
+	t := p.next()
+	kind := strings.ToLower(t.str)
+	p.next() // '<'
+	elem := func() (types.Type, error) {
+		e := p.peek()
+		if n := p.peekN(1); n.kind == tokPunct && n.str == "<" {
+			return types.Invalid, errorAt(e.pos, fmt.Sprintf("column %s: a collection's elements are scalars: kvschema stores no collection in a collection", snippet(quoteIdent(column))))
+		}
+		typ, err := p.sqlType(column, false)
+		if err == nil && typ.IsCollection() {
+			err = errorAt(e.pos, fmt.Sprintf("column %s: a collection's elements are scalars: kvschema stores no collection in a collection", snippet(quoteIdent(column))))
+		}
+		return typ, err
+	}
+	var c types.Type
+	switch kind {
+	case "frozen":
+		if n := p.peekN(1); n.kind != tokPunct || n.str != "<" {
+			return types.Invalid, p.unexpected("set<T>, list<T> or map<K, V> after frozen<")
+		}
+		inner, err := p.cqlCollection(column)
+		if err != nil {
+			return types.Invalid, err
+		}
+		c = inner.Frozen()
+	case "map":
+		k, err := elem()
+		if err != nil {
+			return types.Invalid, err
+		}
+		if err := p.expectPunct(",", "after the key type of map<K, V>"); err != nil {
+			return types.Invalid, err
+		}
+		v, err := elem()
+		if err != nil {
+			return types.Invalid, err
+		}
+		c = types.MapOf(k, v)
+	default:
+		e, err := elem()
+		if err != nil {
+			return types.Invalid, err
+		}
+		c = types.SetOf(e)
+		if kind == "list" {
+			c = types.ListOf(e)
+		}
+	}
+	if err := p.expectPunct(">", "to close "+kind+"<"); err != nil {
+		return types.Invalid, err
+	}
+	return c, nil
 }
 
 // sqlTable is a CREATE TABLE being read: the relation it defines and what
@@ -464,6 +529,10 @@ func (p *parser) sqlColumn(tb *sqlTable) (AttrDef, error) {
 			}
 		case "UNIQUE":
 			p.acceptWord("KEY")
+		case "STATIC":
+			// CQL's: the advisor chooses static columns (advise
+			// --static-columns), the model has none.
+			p.notes = append(p.notes, Note{Pos: t.pos, Kind: "STATIC", Msg: fmt.Sprintf("column %s: STATIC read as an ordinary attribute: the advisor chooses static columns (advise --static-columns)", snippet(quoteIdent(name)))})
 		case "REFERENCES":
 			if a.References != "" {
 				return AttrDef{}, errorAt(t.pos, fmt.Sprintf("column %s: a second REFERENCES", snippet(quoteIdent(name))))
@@ -604,7 +673,14 @@ func (p *parser) tableConstraint(tb *sqlTable) error {
 		if err := p.expectWord("KEY", "after PRIMARY"); err != nil {
 			return err
 		}
-		names, ats, err := p.nameList("primary key")
+		var names []string
+		var ats []Pos
+		var err error
+		if p.isPunct("(") && p.peekN(1).kind == tokPunct && p.peekN(1).str == "(" {
+			names, ats, err = p.cqlPrimaryKey()
+		} else {
+			names, ats, err = p.nameList("primary key")
+		}
 		if err != nil {
 			return err
 		}
@@ -639,6 +715,31 @@ func (p *parser) tableConstraint(tb *sqlTable) error {
 		return err
 	}
 	return p.indexUsing()
+}
+
+// cqlPrimaryKey parses CQL's PRIMARY KEY ((p1, …), c1, …): a partition key
+// of its own in parentheses, then the clustering columns. The model's key
+// is all of them, in order; which are the partition key is the advisor's
+// to choose (a note says so).
+func (p *parser) cqlPrimaryKey() ([]string, []Pos, error) {
+	at := p.next().pos // the outer '('
+	names, ats, err := p.nameList("partition key")
+	if err != nil {
+		return nil, nil, err
+	}
+	part := len(names)
+	for p.acceptPunct(",") {
+		n, a, err := p.defName("column name")
+		if err != nil {
+			return nil, nil, err
+		}
+		names, ats = append(names, n), append(ats, a)
+	}
+	if err := p.expectPunct(")", "or ',' in the primary key's columns"); err != nil {
+		return nil, nil, err
+	}
+	p.notes = append(p.notes, Note{Pos: at, Kind: "PRIMARY KEY", Msg: fmt.Sprintf("CQL partition key (%s) read as part of the key (%s): the advisor chooses partition keys", strings.Join(names[:part], ", "), strings.Join(names, ", "))})
+	return names, ats, nil
 }
 
 // foreignKey parses the rest of FOREIGN KEY [name] (a) REFERENCES ….
@@ -775,6 +876,8 @@ func (p *parser) tableOptions() error {
 			p.next()
 		case "CREATE", "ALTER", "DROP", "LOCK", "UNLOCK", "GRANT", "REVOKE", "BEGIN", "COMMIT", "ROLLBACK":
 			return nil // the next statement, the ';' missing: the caller says so
+		case "WITH":
+			return p.cqlTableOptions()
 		default:
 			return errorAt(t.pos, fmt.Sprintf("table option '%s' is not supported (kvschema reads the options MySQL dumps write: ENGINE, DEFAULT CHARSET, COLLATE, AUTO_INCREMENT, ROW_FORMAT, COMMENT, …)", snippet(t.raw)))
 		}
@@ -785,6 +888,36 @@ func (p *parser) tableOptions() error {
 		}
 		p.next()
 		p.acceptPunct(",")
+	}
+}
+
+// cqlTableOptions skips CQL's table options, WITH CLUSTERING ORDER BY (…)
+// AND name = value …, to the statement's end: the clustering order and the
+// storage options are the advisor's and the store's to choose (a note
+// says so). Brackets must balance.
+func (p *parser) cqlTableOptions() error {
+	at := p.next().pos // WITH
+	depth := 0
+	for {
+		t := p.peek()
+		switch {
+		case t.kind == tokError:
+			return t.err
+		case t.kind == tokEOF || depth == 0 && t.kind == tokPunct && t.str == ";":
+			if depth > 0 {
+				return p.unexpected("')' or '}' to close the table options' brackets")
+			}
+			p.notes = append(p.notes, Note{Pos: at, Kind: "WITH", Msg: "CQL table options skipped (clustering order, compaction, …): the advisor and the store choose them"})
+			return nil
+		case t.kind == tokPunct && (t.str == "(" || t.str == "{" || t.str == "["):
+			depth++
+		case t.kind == tokPunct && (t.str == ")" || t.str == "}" || t.str == "]"):
+			if depth == 0 {
+				return p.unexpected("a table option")
+			}
+			depth--
+		}
+		p.next()
 	}
 }
 
