@@ -357,14 +357,6 @@ INSERT INTO users VALUES (1, 'ann');
 UNLOCK TABLES;
 DEFINE RELATION regions ROWS 5 { id BIGINT KEY }
 `
-	ss, notes, err := ParseModel("dump.sql", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, n := range notes {
-		got = append(got, n.String())
-	}
 	want := []string{
 		"dump.sql:4:1: skipped SET: not part of the conceptual model",
 		"dump.sql:5:1: skipped SELECT: queries are not part of the model (a workload goes in --workload or --workload-log)",
@@ -383,17 +375,11 @@ DEFINE RELATION regions ROWS 5 { id BIGINT KEY }
 		"dump.sql:26:1: skipped INSERT: data is not part of the model (kvschema load reads data files)",
 		"dump.sql:27:1: skipped UNLOCK TABLES: not part of the conceptual model",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("notes (-want +got):\n%s", diff)
-	}
-	wantStmts := []Statement{
+	notes := checkModel(t, "dump.sql", src, want, []Statement{
 		&DefineRelation{Name: "users", Attrs: []AttrDef{attr("id", types.BigInt), attr("nickname", types.String)}},
 		&AlterTable{Relation: "users", PrimaryKey: []string{"id"}},
 		&DefineRelation{Name: "regions", Rows: 5, Attrs: []AttrDef{key(attr("id", types.BigInt))}},
-	}
-	if !EqualIgnoringPos(ss, wantStmts) {
-		t.Errorf("statements (-got +want):\n%s", diffIgnoringPos(ss, wantStmts))
-	}
+	})
 	if notes[0].Kind != "SET" || notes[10].Kind != "CREATE UNIQUE INDEX" {
 		t.Errorf("kinds %q, %q", notes[0].Kind, notes[10].Kind)
 	}
@@ -428,34 +414,19 @@ CREATE TABLE messages (
   PRIMARY KEY ((room_id, ts), id)
 ) WITH CLUSTERING ORDER BY (id DESC) AND compaction = {'class': 'LeveledCompactionStrategy'};
 CREATE INDEX ON messages (tags);`
-	ss, notes, err := ParseModel("chat.cql", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, n := range notes {
-		got = append(got, n.String())
-	}
-	want := []string{
+	checkModel(t, "chat.cql", src, []string{
 		"chat.cql:1:1: skipped CREATE KEYSPACE: not part of the conceptual model",
 		"chat.cql:2:1: skipped USE: not part of the conceptual model",
 		"chat.cql:6:67: column room_name: STATIC read as an ordinary attribute: the advisor chooses static columns (advise --static-columns)",
 		"chat.cql:7:15: CQL partition key (room_id, ts) read as part of the key (room_id, ts, id): the advisor chooses partition keys",
 		"chat.cql:8:3: CQL table options skipped (clustering order, compaction, …): the advisor and the store choose them",
 		"chat.cql:9:1: skipped CREATE INDEX: indexes are physical design, which kvschema advises",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("notes (-want +got):\n%s", diff)
-	}
-	wantStmts := []Statement{
+	}, []Statement{
 		&DefineRelation{Name: "rooms", Attrs: []AttrDef{key(attr("id", types.String)), attr("name", types.String), attr("mods", types.SetOf(types.BigInt))}},
 		&DefineRelation{Name: "messages", Attrs: []AttrDef{key(attr("room_id", types.String)), key(attr("ts", types.Timestamp)), key(attr("id", types.String)),
 			attr("body", types.String), attr("tags", types.SetOf(types.String)), attr("votes", types.MapOf(types.String, types.BigInt)),
 			attr("edits", types.ListOf(types.Timestamp)), attr("files", types.ListOf(types.Bytes).Frozen()), attr("room_name", types.String)}},
-	}
-	if !EqualIgnoringPos(ss, wantStmts) {
-		t.Errorf("statements (-got +want):\n%s", diffIgnoringPos(ss, wantStmts))
-	}
+	})
 	for _, tc := range []struct{ src, want string }{
 		{"CREATE TABLE t (a set<list<int>>, PRIMARY KEY (a));", "m.cql:1:23: column a: a collection's elements are scalars"},
 		{"CREATE TABLE t (a frozen<int>);", "m.cql:1:26: expected set<T>, list<T> or map<K, V> after frozen<"},
@@ -579,4 +550,25 @@ func TestSeed000Golden(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
+}
+
+// checkModel parses a model file and compares its notes (as printed) and
+// statements with the wanted ones; it returns the notes.
+func checkModel(t *testing.T, file, src string, want []string, wantStmts []Statement) []Note {
+	t.Helper()
+	ss, notes, err := ParseModel(file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range notes {
+		got = append(got, n.String())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	if !EqualIgnoringPos(ss, wantStmts) {
+		t.Errorf("statements (-got +want):\n%s", diffIgnoringPos(ss, wantStmts))
+	}
+	return notes
 }
