@@ -27,7 +27,11 @@
 //     families has that policy. (An earlier version recorded a flag in the
 //     registry before creating the table; a failed creation then left a
 //     flag that a table created later by an older binary would have
-//     inherited, hiding its timestamp-0 cells. The flag is no longer read.) A cell without expiry is written at the greatest whole
+//     inherited, hiding its timestamp-0 cells. The flag is no longer read.)
+//     A table found keeping no expiry is read again after 2 s
+//     (oldTableRecheck): another process may have dropped it and created
+//     it anew, keeping expiry, where a cell at timestamp 0 would be
+//     collected. A cell without expiry is written at the greatest whole
 //     millisecond (9223372036854775000 µs), which is never that old, and a
 //     cell with Expires at Expires rounded up to the millisecond
 //     (Bigtable's timestamp granularity): the cell lives until that
@@ -234,9 +238,9 @@ func (s *Store) CheckMutations(muts []store.Mutation) error {
 	for i, m := range muts {
 		if m.Kind == store.SetCell && m.Expires != 0 {
 			s.mu.Lock()
-			expiry, known := s.expiry[m.Table]
+			k, known := s.expiry[m.Table]
 			s.mu.Unlock()
-			if known && !expiry {
+			if known && !k.expiry && time.Since(k.read) < oldTableRecheck {
 				return noExpiry(i, m)
 			}
 		}
@@ -298,7 +302,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	tables map[string]*bigtable.Table // tables known to exist
-	expiry map[string]bool            // whether they keep expiry, once read (keepsExpiry)
+	expiry map[string]tableKind       // whether they keep expiry, as read (keepsExpiry)
 	closed bool
 }
 
@@ -357,7 +361,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	s := &Store{
 		tables:         map[string]*bigtable.Table{},
-		expiry:         map[string]bool{},
+		expiry:         map[string]tableKind{},
 		timeout:        cmp.Or(o.Timeout, DefaultTimeout),
 		connectTimeout: cmp.Or(o.ConnectTimeout, DefaultConnectTimeout),
 		endpoint:       "bigtable.googleapis.com:443",
@@ -544,7 +548,7 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 		return err
 	}
 	s.mu.Lock()
-	s.expiry[spec.Name] = expiry
+	s.expiry[spec.Name] = tableKind{expiry, time.Now()}
 	s.mu.Unlock()
 	if len(spec.Splits) > 0 {
 		// The splits a table was created with stay its splits.
@@ -610,15 +614,29 @@ func keepsExpiry(info *bigtable.TableInfo) bool {
 	return false
 }
 
-// expiryOf reports (once per table and store value, then from memory)
-// whether a table keeps expiry; it fails with store.ErrNoTable for a
-// table that does not exist.
+// tableKind is whether a table keeps expiry, and when the store read so.
+type tableKind struct {
+	expiry bool
+	read   time.Time
+}
+
+// oldTableRecheck is how long the store trusts that a table keeps no
+// expiry before it reads its GC policy again: another process may have
+// dropped it and created it anew, keeping expiry, and a cell written at
+// timestamp 0 there would be collected as older than a second. A table
+// that keeps expiry stays so (a new one is created keeping it).
+var oldTableRecheck = 2 * time.Second
+
+// expiryOf reports whether a table keeps expiry (read once per table and
+// store value, then from memory; again after oldTableRecheck for one
+// that does not); it fails with store.ErrNoTable for a table that does
+// not exist.
 func (s *Store) expiryOf(ctx context.Context, name string) (bool, error) {
 	s.mu.Lock()
-	expiry, ok := s.expiry[name]
+	k, ok := s.expiry[name]
 	s.mu.Unlock()
-	if ok {
-		return expiry, nil
+	if ok && (k.expiry || time.Since(k.read) < oldTableRecheck) {
+		return k.expiry, nil
 	}
 	if name == registry {
 		return false, nil
@@ -628,9 +646,9 @@ func (s *Store) expiryOf(ctx context.Context, name string) (bool, error) {
 		return false, wrap("table", name, err)
 	}
 	s.known(name)
-	expiry = keepsExpiry(info)
+	expiry := keepsExpiry(info)
 	s.mu.Lock()
-	s.expiry[name] = expiry
+	s.expiry[name] = tableKind{expiry, time.Now()}
 	s.mu.Unlock()
 	return expiry, nil
 }

@@ -253,3 +253,42 @@ func TestExpiryOldTables(t *testing.T) {
 		t.Errorf("stored %q, want %q", got, want)
 	}
 }
+
+// TestExpiryTableRecreated: a table this store found keeping no expiry,
+// dropped and created anew by another process (keeping expiry), is read
+// again once oldTableRecheck has passed: the store's writes then follow
+// the new table's format (a cell at timestamp 0 there would be collected
+// as older than a second).
+func TestExpiryTableRecreated(t *testing.T) {
+	ctx := t.Context()
+	o := bttestserver.Options(t)
+	c, a := rawClients(t, o)
+	err := a.CreateTableFromConf(ctx, &bigtable.TableConf{TableID: "t", ColumnFamilies: map[string]bigtable.Family{"f": {GCPolicy: bigtable.MaxVersionsPolicy(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, o)
+	defer bigtablestore.SetOldTableRecheck(time.Hour)()
+	if err := s.Apply(ctx, []store.Mutation{setCell("t", "a", "q", "1", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stamps(t, c, "t", "a"), []string{"f:q@1970-01-01T00:00:00Z=1"}; !slices.Equal(got, want) {
+		t.Fatalf("old table: stored %q, want %q", got, want)
+	}
+	// Another process drops it and creates it anew.
+	if err := a.DeleteTable(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	other := open(t, o)
+	if err := other.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
+		t.Fatal(err)
+	}
+	bigtablestore.SetOldTableRecheck(0)
+	if err := s.Apply(ctx, []store.Mutation{setCell("t", "a", "q", "2", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	permanent := time.UnixMicro(math.MaxInt64 - math.MaxInt64%1000).UTC().Format(time.RFC3339Nano)
+	if got, want := stamps(t, c, "t", "a"), []string{"f:q@" + permanent + "=2"}; !slices.Equal(got, want) {
+		t.Errorf("recreated table: stored %q, want %q", got, want)
+	}
+}
