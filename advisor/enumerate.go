@@ -661,20 +661,31 @@ func (e *enumerator) elementSIs(x *catalog.Index) {
 	if k.Field != x.Graph.Nodes[k.Node].Entity.ID() {
 		return
 	}
+	for _, f := range x.Extra {
+		if f.Node == k.Node && e.contains[f.Field] {
+			e.add(siCarriedBy(x, f, k))
+		}
+	}
+}
+
+// siCarriedBy builds the SI on f whose value is k, the key x is
+// partitioned by, over x's graph, with x's clustering key where their
+// graphs are one (x can carry it).
+func siCarriedBy(x *catalog.Index, f, k catalog.Attr) *catalog.Index {
+	si := build(catalog.SI, x.Graph, graphNodes(x), k.Node, []catalog.FieldRef{{Node: f.Node, Field: f.Field}}, nil, []catalog.FieldRef{{Node: k.Node, Field: k.Field}})
+	if catalog.GraphKey(si.Graph) == catalog.GraphKey(x.Graph) {
+		si.SetBaseOrder(x)
+	}
+	return si
+}
+
+// graphNodes lists the nodes of x's graph, 0 to n-1.
+func graphNodes(x *catalog.Index) []int {
 	nodes := make([]int, len(x.Graph.Nodes))
 	for i := range nodes {
 		nodes[i] = i
 	}
-	for _, f := range x.Extra {
-		if f.Node != k.Node || !e.contains[f.Field] {
-			continue
-		}
-		si := build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{{Node: f.Node, Field: f.Field}}, nil, []catalog.FieldRef{{Node: k.Node, Field: k.Field}})
-		if catalog.GraphKey(si.Graph) == catalog.GraphKey(x.Graph) {
-			si.SetBaseOrder(x)
-		}
-		e.add(si)
-	}
+	return nodes
 }
 
 // rebase adds, for every SI candidate and every CF candidate that could
@@ -707,10 +718,7 @@ func (e *enumerator) rebase() {
 // addSI adds SI(h → k) over x's graph (when withSI) and the CF keyed by k
 // that carries it.
 func (e *enumerator) addSI(x *catalog.Index, h, k catalog.Attr, withSI bool) {
-	nodes := make([]int, len(x.Graph.Nodes))
-	for i := range nodes {
-		nodes[i] = i
-	}
+	nodes := graphNodes(x)
 	toRef := func(as []catalog.Attr) []catalog.FieldRef {
 		out := make([]catalog.FieldRef, len(as))
 		for i, a := range as {

@@ -264,21 +264,11 @@ func (e *enumerator) secondaryWide() {
 		if k.Field != x.Graph.Nodes[k.Node].Entity.ID() {
 			continue
 		}
-		nodes := make([]int, len(x.Graph.Nodes))
-		for i := range nodes {
-			nodes[i] = i
-		}
-		kr := catalog.FieldRef{Node: k.Node, Field: k.Field}
 		for _, f := range append(append([]catalog.Attr(nil), x.Order...), x.Extra...) {
 			if t := f.Field.Type; t.IsCollection() && !t.IsFrozen() && (!e.localSIs || len(x.Static) > 0) {
 				continue // an index on elements is a local index only
 			}
-			fr := catalog.FieldRef{Node: f.Node, Field: f.Field}
-			si := build(catalog.SI, x.Graph, nodes, k.Node, []catalog.FieldRef{fr}, nil, []catalog.FieldRef{kr})
-			if catalog.GraphKey(si.Graph) == catalog.GraphKey(x.Graph) {
-				si.SetBaseOrder(x)
-			}
-			e.add(si)
+			e.add(siCarriedBy(x, f, k))
 		}
 	}
 }

@@ -15,14 +15,7 @@ const elementsModel = `DEFINE RELATION m ROWS 10 {
 // cell per element resolve with their operand types; every misuse is an
 // error at its position saying why.
 func TestElementOps(t *testing.T) {
-	ss, err := lang.ParseScript("m.kvs", []byte(elementsModel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Build(ss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := elementsCatalog(t)
 	for _, tc := range []struct{ src, operand, key string }{
 		{"UPDATE m SET tags = tags + {'a'} WHERE m.id = 1", "SET<STRING>", ""},
 		{"UPDATE m SET votes = votes - {'a'} WHERE m.id = 1", "SET<STRING>", ""},
@@ -109,14 +102,7 @@ func TestElementOps(t *testing.T) {
 // (CONTAINS KEY), one entry per element, kept only by a store's local
 // index — on the collection's family of the base's rows.
 func TestElementIndex(t *testing.T) {
-	ss, err := lang.ParseScript("m.kvs", []byte(elementsModel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Build(ss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := elementsCatalog(t)
 	ds, err := lang.ParseScript("s", []byte(`DEFINE COLUMN FAMILY x FOR m { PARTITION KEY (m.id), VALUES (m.body, m.tags, m.votes) };
 DEFINE SECONDARY INDEX by_tag ON x (m.tags); DEFINE SECONDARY INDEX by_vote ON x (m.votes); DEFINE SECONDARY INDEX by_body ON x (m.body);`))
 	if err != nil {
@@ -151,4 +137,18 @@ DEFINE SECONDARY INDEX by_tag ON x (m.tags); DEFINE SECONDARY INDEX by_vote ON x
 	if !spec.Elements || spec.Family != "c2" || len(spec.Qualifier) != 0 {
 		t.Errorf("by_tag's store index: %+v, want every cell of family c2 (m.tags, the row's third attribute)", spec)
 	}
+}
+
+// elementsCatalog builds the model of elementsModel.
+func elementsCatalog(t *testing.T) *Model {
+	t.Helper()
+	ss, err := lang.ParseScript("m.kvs", []byte(elementsModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
