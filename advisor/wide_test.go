@@ -598,3 +598,37 @@ func TestAddStatementProperty(t *testing.T) {
 func adviseExtra(m *catalog.Model, w *workload.Workload, budget float64, extra []*catalog.Index) (*Result, error) {
 	return Advise(context.Background(), m, w, Options{Mix: "m", Budget: budget, Profile: cost.Cassandra, Mode: WithSI, Solver: &solver.CBC{}, oneProgram: true, costOnly: true, extra: extra})
 }
+
+// An instance TestWideOptimumProperty drew on which cbc 2.10.8 aborts on an
+// internal assertion when CF-only mode's budget program is solved with
+// preprocessing and zero-half cuts off: the solver runs it again with
+// cbc's own settings (solver.CBC), and the budget is found too small, the
+// least budget working.
+func TestWideCBCCrashInstance(t *testing.T) {
+	needCBC(t)
+	m, w := parse(t, `DEFINE RELATION p ROWS 10 {
+  id BIGINT KEY SIZE 8, a0 STRING SIZE 8 CARDINALITY 6, a1 STRING SIZE 23 CARDINALITY 2,
+  a2 STRING SIZE 7 CARDINALITY 2, a3 STRING SIZE 5 CARDINALITY 7
+};
+DEFINE RELATION c ROWS 10 {
+  id BIGINT KEY SIZE 8, b0 BIGINT SIZE 8 CARDINALITY 4, b1 BIGINT SIZE 8 CARDINALITY 2,
+  parent BIGINT SIZE 8 REFERENCES p REVERSE kids
+};`, `DEFINE WORKLOAD w MIXES (m) {
+  GROUP g0 WEIGHTS (m 9) { SELECT p.a1, p.a2, p.a3 FROM p WHERE p.id = ? AND p.a3 > ? ORDER BY p.a1; }
+  GROUP g1 WEIGHTS (m 9) { SELECT kids.b0, p.id FROM p.kids WHERE kids.b0 = ? AND p.a0 < ?; }
+  GROUP u0 WEIGHTS (m 19) { DELETE FROM p WHERE p.id = ?; }
+};`)
+	free, err := adviseCost(m, w, 0, WithSI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := math.Floor(0.9 * free.TotalSize)
+	_, err = adviseCost(m, w, budget, NoSI)
+	var inf *InfeasibleError
+	if !errors.As(err, &inf) {
+		t.Fatalf("CF-only at %v: %v, want the budget found too small", budget, err)
+	}
+	if _, err := adviseCost(m, w, math.Ceil(inf.MinBudget), NoSI); err != nil {
+		t.Errorf("CF-only at the least budget %v: %v", inf.MinBudget, err)
+	}
+}

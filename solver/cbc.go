@@ -110,7 +110,9 @@ func (c *CBC) Available() error {
 //
 // in a temporary directory and parses the solution file. An infeasible model
 // gives Status Infeasible and a nil error. If ctx is cancelled cbc is killed
-// and the context's error returned.
+// and the context's error returned. A cbc that crashes (dies of a signal) is
+// run again with its default search settings, then with Dantzig pricing;
+// the crash is reported only when every run crashed.
 func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	start := time.Now()
 	if err := ctx.Err(); err != nil {
@@ -155,63 +157,32 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 		}
 	}
 
-	// Relative file names with Dir set: cbc parses its command line itself,
-	// so paths with spaces or leading dashes never reach it.
-	cmd := exec.CommandContext(ctx, path, c.args(startFile, m.tuning)...)
-	out := &headTail{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if c.Progress != nil {
-		// cbc's stdout is block-buffered on a pipe; stdbuf (coreutils)
-		// makes it line-buffered.
-		if stdbuf, err := exec.LookPath("stdbuf"); err == nil {
-			cmd = exec.CommandContext(ctx, stdbuf, append([]string{"-oL", path}, c.args(startFile, m.tuning)...)...)
+	// cbc 2.10 aborts on an internal assertion on some models under some
+	// settings (ClpPrimalColumnSteepest on one of TestWideOptimumProperty's
+	// instances, with preprocessing and zero-half cuts off). The model is
+	// fine: it is solved again with the solver's own search settings, then
+	// with plain Dantzig pricing, before the crash is reported.
+	attempts := [][]string{c.args(startFile, m.tuning)}
+	if plain := m.tuning.searchDefaults(); plain != m.tuning {
+		attempts = append(attempts, c.args(startFile, plain))
+	}
+	attempts = append(attempts, c.args(startFile, m.tuning.searchDefaults(), "primalPivot", "dantzig", "dualPivot", "dantzig"))
+	var out *headTail
+	var runErr error
+	for _, args := range attempts {
+		out, runErr = c.run(ctx, path, dir, args, m.fixedObjective())
+		if runErr == nil || ctx.Err() != nil || !crashed(runErr) {
+			break
 		}
-		rep := &reporter{report: c.Progress, offset: m.fixedObjective()}
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rep), out
-	}
-	cmd.Dir = dir
-	cmd.WaitDelay = 5 * time.Second // don't hang on pipes held by a killed cbc
-	if c.Interrupt != nil {
-		ownProcessGroup(cmd)
-	}
-	select {
-	case <-c.Interrupt:
-		return nil, ErrInterrupted
-	default:
-	}
-	runErr := cmd.Start()
-	if runErr == nil {
-		done := make(chan struct{})
-		if c.Interrupt != nil {
-			go func() {
-				select {
-				case <-c.Interrupt:
-				case <-done:
-					return
-				}
-				// cbc heeds SIGINT only inside its branch and bound (during
-				// preprocessing and the root heuristics it has no search to
-				// stop), so it is told again until it stops.
-				tick := time.NewTicker(500 * time.Millisecond)
-				defer tick.Stop()
-				for {
-					_ = cmd.Process.Signal(os.Interrupt)
-					select {
-					case <-tick.C:
-					case <-done:
-						return
-					}
-				}
-			}()
-		}
-		runErr = cmd.Wait()
-		close(done)
 	}
 	if c.KeepFiles != "" {
 		_ = os.WriteFile(filepath.Join(dir, cbcLogFile), out.bytes(), 0o644)
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("solver: cbc: %w", ctx.Err())
+	}
+	if errors.Is(runErr, ErrInterrupted) {
+		return nil, runErr
 	}
 	if runErr != nil {
 		return nil, fmt.Errorf("solver: cbc failed: %w\n%s", runErr, tail(out.bytes()))
@@ -246,7 +217,70 @@ func (c *CBC) Solve(ctx context.Context, m *Model) (*Solution, error) {
 	return sol, nil
 }
 
-func (c *CBC) args(startFile string, t Tuning) []string {
+// run runs cbc with args in dir and waits for it, forwarding Interrupt.
+func (c *CBC) run(ctx context.Context, path, dir string, args []string, offset float64) (*headTail, error) {
+	// Relative file names with Dir set: cbc parses its command line itself,
+	// so paths with spaces or leading dashes never reach it.
+	cmd := exec.CommandContext(ctx, path, args...)
+	out := &headTail{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if c.Progress != nil {
+		// cbc's stdout is block-buffered on a pipe; stdbuf (coreutils)
+		// makes it line-buffered.
+		if stdbuf, err := exec.LookPath("stdbuf"); err == nil {
+			cmd = exec.CommandContext(ctx, stdbuf, append([]string{"-oL", path}, args...)...)
+		}
+		rep := &reporter{report: c.Progress, offset: offset}
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, rep), out
+	}
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second // don't hang on pipes held by a killed cbc
+	if c.Interrupt != nil {
+		ownProcessGroup(cmd)
+	}
+	select {
+	case <-c.Interrupt:
+		return out, ErrInterrupted
+	default:
+	}
+	if err := cmd.Start(); err != nil {
+		return out, err
+	}
+	done := make(chan struct{})
+	defer close(done)
+	if c.Interrupt != nil {
+		go func() {
+			select {
+			case <-c.Interrupt:
+			case <-done:
+				return
+			}
+			// cbc heeds SIGINT only inside its branch and bound (during
+			// preprocessing and the root heuristics it has no search to
+			// stop), so it is told again until it stops.
+			tick := time.NewTicker(500 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				_ = cmd.Process.Signal(os.Interrupt)
+				select {
+				case <-tick.C:
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	return out, cmd.Wait()
+}
+
+// crashed reports whether cbc died of a signal it did not handle (an
+// assertion's abort, a segmentation fault) rather than exiting.
+func crashed(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && !ee.Exited()
+}
+
+func (c *CBC) args(startFile string, t Tuning, extra ...string) []string {
 	args := []string{cbcModelFile}
 	if startFile != "" {
 		// A known solution spares cbc its own search for a first one
@@ -280,6 +314,7 @@ func (c *CBC) args(startFile string, t Tuning) []string {
 		args = append(args, "increment", formatNum(t.Increment))
 	}
 	args = append(args, c.Args...)
+	args = append(args, extra...)
 	if t.Duals {
 		// The LP relaxation first, every row's dual written out; the
 		// branch and bound then starts from that solved relaxation.

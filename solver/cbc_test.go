@@ -529,3 +529,69 @@ func TestCBCInterruptedBeforeSolve(t *testing.T) {
 		t.Fatalf("Solve after Interrupt: %v, want ErrInterrupted", err)
 	}
 }
+
+// crashingCBC writes a cbc wrapper that aborts (as cbc does on a failed
+// internal assertion) when its command line contains any of crashOn, and
+// runs the real cbc otherwise; every command line is logged to the
+// returned file.
+func crashingCBC(t *testing.T, crashOn ...string) (*CBC, string) {
+	t.Helper()
+	real := requireCBC(t)
+	path, err := real.binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "calls")
+	script := "#!/bin/sh\necho \"$*\" >> " + log + "\n"
+	for _, s := range crashOn {
+		script += "case \"$*\" in *'" + s + "'*) kill -ABRT $$ ;; esac\n"
+	}
+	script += "exec " + path + " \"$@\"\n"
+	bin := filepath.Join(dir, "cbc")
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &CBC{Path: bin}, log
+}
+
+// A cbc that crashes under the model's search settings is run again with
+// its own, then with Dantzig pricing; the answer is the model's optimum.
+// A cbc that crashes under every setting is reported, after three runs.
+func TestCBCCrashRetried(t *testing.T) {
+	m := mkp(12, 3)
+	free := solve(t, requireCBC(t), m)
+	m.SetTuning(Tuning{NoPreprocess: true, NoZeroHalf: true, Increment: 1e-9})
+	for _, tc := range []struct {
+		crashOn []string
+		runs    int
+	}{
+		{nil, 1},
+		{[]string{"preprocess off"}, 2},
+		{[]string{"preprocess off", "increment 1e-09 ratioGap"}, 3},
+	} {
+		c, log := crashingCBC(t, tc.crashOn...)
+		sol, err := c.Solve(context.Background(), m)
+		if err != nil {
+			calls, _ := os.ReadFile(log)
+			t.Fatalf("crashing on %q: %v\n%s", tc.crashOn, err, calls)
+		}
+		if sol.Status != Optimal || sol.Objective != free.Objective {
+			t.Errorf("crashing on %q: status %v objective %v; want optimal %v", tc.crashOn, sol.Status, sol.Objective, free.Objective)
+		}
+		calls, _ := os.ReadFile(log)
+		lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+		if len(lines) != tc.runs {
+			t.Errorf("crashing on %q: %d runs, want %d:\n%s", tc.crashOn, len(lines), tc.runs, calls)
+		}
+		if last := lines[len(lines)-1]; !strings.Contains(last, "increment 1e-09") {
+			t.Errorf("crashing on %q: the last run drops the increment: %s", tc.crashOn, last)
+		}
+	}
+	c, log := crashingCBC(t, "solve")
+	_, err := c.Solve(context.Background(), m)
+	calls, _ := os.ReadFile(log)
+	if err == nil || !strings.Contains(err.Error(), "signal: aborted") || strings.Count(string(calls), "\n") != 3 {
+		t.Errorf("crashing always: error %v after runs\n%s", err, calls)
+	}
+}

@@ -406,3 +406,9 @@ func posZero(x float64) float64 {
 	}
 	return x
 }
+
+// searchDefaults is t without the settings that switch parts of the
+// solver's search off: its limits, exactness and duals kept.
+func (t Tuning) searchDefaults() Tuning {
+	return Tuning{NodeLimit: t.NodeLimit, Duals: t.Duals, Increment: t.Increment}
+}
