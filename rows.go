@@ -66,6 +66,16 @@ func (r *Rows) addProjected(t []types.Datum) bool {
 	return true
 }
 
+// reserve makes room for n more rows (at most maxChunkRows) in one chunk,
+// when the rows have none yet: the first chunk is made that large.
+func (r *Rows) reserve(n int) {
+	w := len(r.cols)
+	if len(r.chunks) > 0 || n <= 1 || w == 0 {
+		return
+	}
+	r.chunks = append(r.chunks, make([]types.Datum, min(n, maxChunkRows)*w))
+}
+
 // add appends a row of NULLs and returns it, for the caller to fill.
 func (r *Rows) add() []types.Datum {
 	w := len(r.cols)

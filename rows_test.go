@@ -11,12 +11,15 @@ import (
 
 // TestRowsChunks: rows collected across chunks come back in order through
 // Next/Values and All, each row its own slice (appending to one does not
-// touch the next).
+// touch the next), with a first chunk reserved smaller or larger than the
+// rows or none.
 func TestRowsChunks(t *testing.T) {
 	for _, width := range []int{1, 2, 3, 4, 5} { // 4 fits Rows.first, 5 does not
-		for _, n := range []int{0, 1, 2, 3, 64, 65, 200} {
+		for _, c := range []struct{ n, reserve int }{{0, 0}, {1, 0}, {2, 0}, {3, 0}, {64, 0}, {65, 0}, {200, 0}, {0, 10}, {3, 2}, {100, 100}, {101, 100}, {40, 100}, {600, maxChunkRows + 7}} {
+			n := c.n
 			cols := make([]string, width)
 			r := newRows(cols, nil)
+			r.reserve(c.reserve)
 			r.project = make([]int, width)
 			for i := range width {
 				r.project[i] = width - 1 - i // reversed

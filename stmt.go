@@ -31,6 +31,10 @@ type Stmt struct {
 	// for this statement and the catalog it was planned against.
 	rebind atomic.Pointer[rebindPlan]
 	cols   atomic.Pointer[colNames]
+	// rows is the number of rows the statement's last query returned: the
+	// next one's first chunk is made that large (up to maxChunkRows), as a
+	// prepared query tends to return as many rows each time.
+	rows atomic.Int32
 	// adv caches the plan of a statement on the advised schema.
 	adv atomic.Pointer[advisedPlan]
 	// agg is an aggregate SELECT's plan (see aggregate).
@@ -343,6 +347,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		}
 		cols := s.columns(rel, p)
 		rows := newRows(cols.names, cols.types)
+		rows.reserve(int(s.rows.Load()))
 		rows.project = p.Project
 		err = db.engine().Query(ctx, p, (*projector)(rows))
 		rows.project = nil
@@ -350,6 +355,7 @@ func (s *Stmt) run(ctx context.Context, args []any) (Result, *Rows, error) {
 		if err != nil {
 			return res, nil, err
 		}
+		s.rows.Store(int32(min(rows.n, maxChunkRows)))
 		res.RowsAffected = int64(rows.n)
 		return res, rows, nil
 	case *lang.Update, *lang.Delete:
