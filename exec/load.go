@@ -45,7 +45,11 @@ type LoadOptions struct {
 	// complete resumes with the others when run again with the same
 	// identity; a different identity on a store holding data is an error.
 	Identity string
-	// BatchBytes bounds the size of one store batch (default 4 MiB).
+	// BatchBytes bounds the size of one store batch, its mutations'
+	// table, row, family, qualifier and value bytes and 8 bytes each
+	// (default 2 MiB: a batch the intent log of bigtable: URLs records as
+	// one cell stays well under the 4 MiB a gRPC server such as Bigtable's
+	// emulator accepts in one message).
 	BatchBytes int
 	// Progress, when set, is called as the data is read and as indexes
 	// fill (never concurrently).
@@ -98,7 +102,7 @@ func (e *Engine) Load(ctx context.Context, rows func(yield func(Row) error) erro
 		return nil, ErrNoSchema
 	}
 	if opt.BatchBytes <= 0 {
-		opt.BatchBytes = 4 << 20
+		opt.BatchBytes = 2 << 20
 	}
 	st := &LoadStats{}
 	start := time.Now()
@@ -258,6 +262,17 @@ func (e *Engine) loadState(ctx context.Context, identity string) (map[string]boo
 }
 
 // loadIndex writes every row of x the data implies, then records x done.
+// mutationBytes is the size LoadOptions.BatchBytes bounds: what a store
+// or an intent records of each mutation (txnstore's intent: a kind byte and
+// five length-prefixed parts).
+func mutationBytes(muts []store.Mutation) int {
+	n := 0
+	for _, m := range muts {
+		n += len(m.Table) + len(m.Row) + len(m.Family) + len(m.Qualifier) + len(m.Value) + 8
+	}
+	return n
+}
+
 func (e *Engine) loadIndex(ctx context.Context, data *staged, x *catalog.Index, batchBytes int, progress func(LoadEvent)) (n int64, err error) {
 	t := e.tables[x]
 	src := data.reader()
@@ -287,9 +302,7 @@ func (e *Engine) loadIndex(ctx context.Context, data *staged, x *catalog.Index, 
 			}
 			before := len(muts)
 			muts = layout.AppendMutations(muts, puts, deletes)
-			for _, m := range muts[before:] {
-				size += len(m.Row) + len(m.Qualifier) + len(m.Value) + 16
-			}
+			size += mutationBytes(muts[before:])
 			if size >= batchBytes {
 				return flush()
 			}
@@ -305,9 +318,7 @@ func (e *Engine) loadIndex(ctx context.Context, data *staged, x *catalog.Index, 
 		if muts, err = t.putNew(muts, vals); err != nil {
 			return err
 		}
-		for _, m := range muts[before:] {
-			size += len(m.Row) + len(m.Qualifier) + len(m.Value) + 16
-		}
+		size += mutationBytes(muts[before:])
 		n++
 		if size >= batchBytes {
 			if err := ctx.Err(); err != nil {

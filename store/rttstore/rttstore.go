@@ -135,6 +135,15 @@ func (s *Store) Apply(ctx context.Context, muts []store.Mutation) error {
 	return s.inner.Apply(ctx, muts)
 }
 
+// ApplyRows waits a round trip and forwards the call (store.RowWriter; the
+// inner store's Apply where it is none).
+func (s *Store) ApplyRows(ctx context.Context, muts []store.Mutation) error {
+	if err := s.roundTrip(ctx); err != nil {
+		return err
+	}
+	return store.ApplyRows(ctx, s.inner, muts)
+}
+
 // ApplyGuards waits one round trip and forwards the call
 // (store.Guarded); it fails with an error wrapping errors.ErrUnsupported
 // when the inner store is no store.Guarded.
