@@ -285,12 +285,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		return rep, nil
 	}
+	var vs []*variant
 	for _, name := range cfg.Variants {
-		vr, err := cfg.runVariant(ctx, name, root, d, w, b, rep, logf)
+		v, err := cfg.setupVariant(ctx, name, root, d, w, rep.Budget, rep.Profile, logf)
 		if err != nil {
+			for _, v := range vs {
+				v.st.Close()
+			}
 			return nil, fmt.Errorf("variant %s: %w", name, err)
 		}
-		rep.Variants = append(rep.Variants, vr)
+		vs = append(vs, v)
+		rep.Variants = append(rep.Variants, v.result)
+	}
+	if err := cfg.measure(ctx, vs, w, b, rep.Profile, logf); err != nil {
+		return nil, err
 	}
 	rep.Took = time.Since(start)
 	if err := rep.write(cfg.Out); err != nil {
@@ -572,38 +580,6 @@ func (cfg *Config) deployVariant(ctx context.Context, v *variant, root string, d
 	return nil
 }
 
-func (cfg *Config) runVariant(ctx context.Context, name, root string, d *dataSet, w *workload.Workload, b *binder, rep *Report, logf func(string, ...any)) (*VariantResult, error) {
-	v, err := cfg.setupVariant(ctx, name, root, d, w, rep.Budget, rep.Profile, logf)
-	if err != nil {
-		return nil, err
-	}
-	return v.result, cfg.measure(ctx, v, w, b, rep.Profile, logf)
-}
-
-// measure runs every pass on a deployed variant, then closes its store.
-func (cfg *Config) measure(ctx context.Context, v *variant, w *workload.Workload, b *binder, prof cost.Profile, logf func(string, ...any)) error {
-	defer v.st.Close()
-	name := v.result.Name
-	snapper, ok := v.st.(store.Snapshotter)
-	if !ok {
-		return fmt.Errorf("store %T cannot take snapshots, which the bench needs to undo writes", v.st)
-	}
-	snap, err := snapper.Snapshot(ctx)
-	if err != nil {
-		return err
-	}
-	defer snap.Release()
-	for _, rtt := range cfg.RTTs {
-		p, err := cfg.runPass(ctx, name, v.st, snap, v.en, prof, w, b, v.predicted, rtt)
-		if err != nil {
-			return err
-		}
-		v.result.Passes = append(v.result.Passes, p)
-		logf("bench %s rtt=%v: weighted mean %s, Spearman %.3f", name, rtt, fmtSeconds(p.WeightedMean), p.Spearman)
-	}
-	return nil
-}
-
 // load fills the variant's store with the data.
 func (cfg *Config) load(ctx context.Context, en *exec.Engine, d *dataSet, name string) (int64, error) {
 	opt := exec.LoadOptions{Identity: d.src.identity}
@@ -628,60 +604,129 @@ func (cfg *Config) load(ctx context.Context, en *exec.Engine, d *dataSet, name s
 	return ls.IndexRows, nil
 }
 
-// runPass measures every statement of the mix with round trips delayed by
-// rtt, restoring the store after each statement that writes.
-func (cfg *Config) runPass(ctx context.Context, variant string, base store.Store, snap store.Snapshot, deployed *exec.Engine, prof cost.Profile, w *workload.Workload,
-	b *binder, predicted map[*workload.Statement]float64, rtt time.Duration) (*Pass, error) {
-	delayed := rttstore.New(base, rtt)
-	counted := countstore.New(delayed)
-	en := exec.New(counted, deployed.Model(), deployed.Schema(), prof)
-	en.SetExecutor(cfg.Executor)
+// measure runs every pass on deployed variants, interleaved: each
+// statement runs on every variant in turn (the order reversed from one
+// statement to the next) before the next statement, so that the drift of
+// a shared machine, slow against one statement's runs, falls alike on
+// every variant's mean rather than on whichever ran later. Writes are
+// undone after each statement that writes (the stores' snapshots). The
+// stores are closed at the end.
+func (cfg *Config) measure(ctx context.Context, vs []*variant, w *workload.Workload, b *binder, prof cost.Profile, logf func(string, ...any)) error {
+	snaps := make([]store.Snapshot, len(vs))
+	defer func() {
+		for i, v := range vs {
+			if snaps[i] != nil {
+				snaps[i].Release()
+			}
+			v.st.Close()
+		}
+	}()
+	for i, v := range vs {
+		snapper, ok := v.st.(store.Snapshotter)
+		if !ok {
+			return fmt.Errorf("store %T cannot take snapshots, which the bench needs to undo writes", v.st)
+		}
+		var err error
+		if snaps[i], err = snapper.Snapshot(ctx); err != nil {
+			return err
+		}
+	}
 	var stmts []*workload.Statement
 	for _, s := range w.Statements {
 		if s.Weight(cfg.Mix) > 0 {
 			stmts = append(stmts, s)
 		}
 	}
-	var meter *runMeter
-	if cfg.Progress != nil {
-		meter = &runMeter{Meter: progress.New(cfg.Progress, fmt.Sprintf("%s rtt=%v", variant, rtt), "runs", 0), total: int64(len(stmts) * (cfg.Warmup + cfg.Iterations))}
-		defer meter.Finish()
-	}
-	p := &Pass{RTT: rtt}
-	groups := map[string]*GroupResult{}
-	var wsum, wlat, wpred float64
-	var pred, meas []float64
-	for _, s := range stmts {
-		sr, err := cfg.runStatement(ctx, en, counted, s, b, meter)
-		if err != nil {
-			return nil, fmt.Errorf("statement %s: %w", s.Tag, err)
+	for _, rtt := range cfg.RTTs {
+		var meter *runMeter
+		if cfg.Progress != nil {
+			names := make([]string, len(vs))
+			for i, v := range vs {
+				names[i] = v.result.Name
+			}
+			meter = &runMeter{Meter: progress.New(cfg.Progress, fmt.Sprintf("%s rtt=%v", strings.Join(names, ", "), rtt), "runs", 0),
+				total: int64(len(vs) * len(stmts) * (cfg.Warmup + cfg.Iterations))}
 		}
-		if s.Write != nil {
-			if err := snap.Restore(ctx); err != nil {
-				return nil, fmt.Errorf("restore after statement %s: %w", s.Tag, err)
+		passes := make([]*pass, len(vs))
+		for i, v := range vs {
+			passes[i] = newPass(v, prof, rtt, cfg.Executor)
+		}
+		for k, s := range stmts {
+			for j := range vs {
+				i := j
+				if k%2 == 1 {
+					i = len(vs) - 1 - j
+				}
+				sr, err := cfg.runStatement(ctx, passes[i].en, passes[i].counted, s, b, meter)
+				if err != nil {
+					return fmt.Errorf("variant %s: statement %s: %w", vs[i].result.Name, s.Tag, err)
+				}
+				if s.Write != nil {
+					if err := snaps[i].Restore(ctx); err != nil {
+						return fmt.Errorf("variant %s: restore after statement %s: %w", vs[i].result.Name, s.Tag, err)
+					}
+				}
+				sr.Predicted = vs[i].predicted[s]
+				passes[i].add(s, sr, cfg.Mix)
 			}
 		}
-		sr.Predicted = predicted[s]
-		p.Statements = append(p.Statements, sr)
-		g := groups[s.Group]
-		if g == nil {
-			g = &GroupResult{Name: s.Group, Weight: s.Weight(cfg.Mix)}
-			groups[s.Group] = g
-			p.Groups = append(p.Groups, g)
+		if meter != nil {
+			meter.Finish()
 		}
-		g.Mean += sr.Mean
-		wsum += sr.Weight
-		wlat += sr.Weight * sr.Mean
-		wpred += sr.Weight * sr.Predicted
-		pred = append(pred, sr.Predicted)
-		meas = append(meas, sr.Mean)
+		for i, v := range vs {
+			p := passes[i].finish()
+			v.result.Passes = append(v.result.Passes, p)
+			logf("bench %s rtt=%v: weighted mean %s, Spearman %.3f", v.result.Name, rtt, fmtSeconds(p.WeightedMean), p.Spearman)
+		}
 	}
-	p.WeightedMean, p.PredictedMean = wlat/wsum, wpred/wsum
-	if n := delayed.RoundTrips(); n > 0 && rtt > 0 {
-		p.RealizedRTT = delayed.Waited() / time.Duration(n)
+	return nil
+}
+
+// pass is a Pass being measured on one variant: its engine runs on the
+// variant's store with round trips delayed by the pass's rtt, and counted.
+type pass struct {
+	*Pass
+	delayed           *rttstore.Store
+	counted           *countstore.Store
+	en                *exec.Engine
+	groups            map[string]*GroupResult
+	wsum, wlat, wpred float64
+	pred, meas        []float64
+}
+
+func newPass(v *variant, prof cost.Profile, rtt time.Duration, executor exec.Executor) *pass {
+	delayed := rttstore.New(v.st, rtt)
+	counted := countstore.New(delayed)
+	en := exec.New(counted, v.en.Model(), v.en.Schema(), prof)
+	en.SetExecutor(executor)
+	return &pass{Pass: &Pass{RTT: rtt}, delayed: delayed, counted: counted, en: en, groups: map[string]*GroupResult{}}
+}
+
+// add records statement s's measurement.
+func (p *pass) add(s *workload.Statement, sr *StatementResult, mix string) {
+	p.Statements = append(p.Statements, sr)
+	g := p.groups[s.Group]
+	if g == nil {
+		g = &GroupResult{Name: s.Group, Weight: s.Weight(mix)}
+		p.groups[s.Group] = g
+		p.Groups = append(p.Groups, g)
 	}
-	p.Spearman = spearman(pred, meas)
-	return p, nil
+	g.Mean += sr.Mean
+	p.wsum += sr.Weight
+	p.wlat += sr.Weight * sr.Mean
+	p.wpred += sr.Weight * sr.Predicted
+	p.pred = append(p.pred, sr.Predicted)
+	p.meas = append(p.meas, sr.Mean)
+}
+
+// finish computes the pass's means and rank correlation.
+func (p *pass) finish() *Pass {
+	p.WeightedMean, p.PredictedMean = p.wlat/p.wsum, p.wpred/p.wsum
+	if n := p.delayed.RoundTrips(); n > 0 && p.RTT > 0 {
+		p.RealizedRTT = p.delayed.Waited() / time.Duration(n)
+	}
+	p.Spearman = spearman(p.pred, p.meas)
+	return p.Pass
 }
 
 // runMeter counts the runs of a pass.

@@ -197,24 +197,48 @@ func (cfg *Config) runSweep(ctx context.Context, budgets []float64, root string,
 		label  string
 	}
 	runs := map[string]measured{}
+	// Per variant, from the largest budget down: the baseline's proven
+	// optimum at a larger budget and the budget it was advised under
+	// (the recommendation for any smaller budget it fits in), and the
+	// least budget of any schema (> 0 once one did not fit).
+	type state struct {
+		larger   *variant
+		largerAt float64
+		least    float64
+	}
+	states := map[string]*state{}
 	for _, name := range cfg.Variants {
-		var larger *variant  // the baseline's proven optimum at a larger budget,
-		var largerAt float64 // advised under this one
-		var least float64    // > 0: no schema of the variant fits below this
-		for i := len(rep.Sweep) - 1; i >= 0; i-- {
-			pt := rep.Sweep[i]
-			t0 := time.Now()
+		states[name] = &state{}
+	}
+	for i := len(rep.Sweep) - 1; i >= 0; i-- {
+		pt := rep.Sweep[i]
+		t0 := time.Now()
+		dir := filepath.Join(cfg.Out, pt.Dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		// The budget's variants are advised and deployed first, then
+		// measured together (measure interleaves them statement by
+		// statement); a schema measured before is measured once.
+		var deploy []*variant
+		var shared []struct {
+			v     *variant
+			key   string
+			label string
+		}
+		for _, name := range cfg.Variants {
+			st := states[name]
 			label := name + " at " + units.Format(pt.Budget)
-			if least > pt.Budget {
-				pt.Infeasible = append(pt.Infeasible, InfeasibleVariant{Name: name, MinBudget: least})
+			if st.least > pt.Budget {
+				pt.Infeasible = append(pt.Infeasible, InfeasibleVariant{Name: name, MinBudget: st.least})
 				continue
 			}
 			var v *variant
-			if name == "baseline" && larger != nil && larger.result.Size <= pt.Budget {
-				r := *larger.result
-				r.Passes, r.MeasuredAs, r.AdviseTime, r.AdvisedAt = nil, "", 0, largerAt
-				v = &variant{result: &r, predicted: larger.predicted}
-				logf("bench %s: the schema advised at %s fits (%s): the same optimum", label, units.Format(largerAt), units.Format(r.Size))
+			if name == "baseline" && st.larger != nil && st.larger.result.Size <= pt.Budget {
+				r := *st.larger.result
+				r.Passes, r.MeasuredAs, r.AdviseTime, r.AdvisedAt = nil, "", 0, st.largerAt
+				v = &variant{result: &r, predicted: st.larger.predicted}
+				logf("bench %s: the schema advised at %s fits (%s): the same optimum", label, units.Format(st.largerAt), units.Format(r.Size))
 			} else {
 				var proven bool
 				var err error
@@ -222,42 +246,55 @@ func (cfg *Config) runSweep(ctx context.Context, budgets []float64, root string,
 				var inf *advisor.InfeasibleError
 				if errors.As(err, &inf) {
 					logf("bench %s: %v", label, err)
-					least = inf.MinBudget
-					pt.Infeasible = append(pt.Infeasible, InfeasibleVariant{Name: name, MinBudget: least})
-					larger = nil
+					st.least = inf.MinBudget
+					pt.Infeasible = append(pt.Infeasible, InfeasibleVariant{Name: name, MinBudget: st.least})
+					st.larger = nil
 					continue
 				}
 				if err != nil {
 					return fmt.Errorf("variant %s: %w", label, err)
 				}
-				larger = nil
+				st.larger = nil
 				if proven {
-					larger, largerAt = v, pt.Budget
+					st.larger, st.largerAt = v, pt.Budget
 				}
 			}
 			key := schemaKey(v.result.Schema)
 			if m, ok := runs[key]; ok {
 				v.result.share(m.result, v.predicted, m.label)
 				logf("bench %s: the same schema as %s, measured once", label, m.label)
+			} else if j := slices.IndexFunc(deploy, func(u *variant) bool { return schemaKey(u.result.Schema) == key }); j >= 0 {
+				shared = append(shared, struct {
+					v     *variant
+					key   string
+					label string
+				}{v, key, label})
 			} else {
 				if err := cfg.deployVariant(ctx, v, root, d, rep.Profile, logf); err != nil {
+					for _, u := range deploy {
+						u.st.Close()
+					}
 					return fmt.Errorf("variant %s: %w", label, err)
 				}
-				if err := cfg.measure(ctx, v, w, b, rep.Profile, logf); err != nil {
-					return fmt.Errorf("variant %s: %w", label, err)
-				}
+				deploy = append(deploy, v)
 				runs[key] = measured{v.result, label}
-			}
-			dir := filepath.Join(cfg.Out, pt.Dir)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
 			}
 			if err := os.WriteFile(filepath.Join(dir, "schema-"+name+".kvs"), []byte(v.result.Schema), 0o644); err != nil {
 				return err
 			}
 			pt.Variants = append(pt.Variants, v.result)
-			pt.took += time.Since(t0)
 		}
+		if len(deploy) > 0 {
+			if err := cfg.measure(ctx, deploy, w, b, rep.Profile, logf); err != nil {
+				return fmt.Errorf("budget %s: %w", units.Format(pt.Budget), err)
+			}
+		}
+		for _, sh := range shared {
+			m := runs[sh.key]
+			sh.v.result.share(m.result, sh.v.predicted, m.label)
+			logf("bench %s: the same schema as %s, measured once", sh.label, m.label)
+		}
+		pt.took += time.Since(t0)
 	}
 	for _, pt := range rep.Sweep {
 		if len(pt.Variants) == 0 {

@@ -34,7 +34,9 @@ func benchCmd() *cobra.Command {
 under the budget (none unless --budget), load the same data, and run every
 statement of the mix --iterations times with parameters sampled from the
 data (an INSERT's key is new), restoring the store after statements that
-write. The data is the files of --data DIR (RELATION.csv with a header row,
+write. The variants are measured together, statement by statement (each
+statement's runs on every variant in turn, the order alternating), so that
+a shared machine's drift falls alike on all of them. The data is the files of --data DIR (RELATION.csv with a header row,
 or RELATION.jsonl, as load --data reads them), or generated from the model's
 statistics (--generate model, as kvschema generate writes it: --scale is a
 fraction of each relation's ROWS, --skew makes foreign keys Zipfian;
