@@ -533,8 +533,21 @@ func dominated(dags []*planner.DAG, writeCost map[*catalog.Index]float64, suppor
 	return out
 }
 
+// keepable reports whether some CF of list can carry si and keep it as a
+// store's local index (catalog.CanKeepLocal): its plans read such a base
+// when they can, and schemaOf defines it on one.
+func keepable(si *catalog.Index, list []*catalog.Index) bool {
+	for _, cf := range list {
+		if cf.Kind == catalog.CF && planner.IsBase(si, cf) && catalog.CanKeepLocal(si, cf) {
+			return true
+		}
+	}
+	return false
+}
+
 // schemaOf pairs each recommended SI with its base CF: the one a plan reads
-// after it, else any recommended base.
+// after it, else any recommended base; one that can keep it as a store's
+// local index (catalog.CanKeepLocal) first.
 func schemaOf(res *Result, p *planner.Pool) *catalog.Schema {
 	s := &catalog.Schema{Indexes: res.Indexes, Base: map[*catalog.Index]*catalog.Index{}}
 	chosen := map[*catalog.Index]bool{}
@@ -550,19 +563,26 @@ func schemaOf(res *Result, p *planner.Pool) *catalog.Schema {
 			plans = append(plans, u.Support...)
 		}
 	}
-	for _, pl := range plans {
-		for i := 1; i < len(pl.Steps); i++ {
-			if pl.Steps[i-1].Index.Kind == catalog.SI && s.Base[pl.Steps[i-1].Index] == nil {
-				s.Base[pl.Steps[i-1].Index] = pl.Steps[i].Index
+	// A base a store can keep the SI with as a local index first (where
+	// the target keeps local indexes, the plans were priced so).
+	for _, keeps := range []bool{true, false} {
+		for _, pl := range plans {
+			for i := 1; i < len(pl.Steps); i++ {
+				si, b := pl.Steps[i-1].Index, pl.Steps[i].Index
+				if si.Kind == catalog.SI && s.Base[si] == nil && (!keeps || catalog.CanKeepLocal(si, b)) {
+					s.Base[si] = b
+				}
 			}
 		}
 	}
-	for _, x := range res.Indexes {
-		if x.Kind == catalog.SI && s.Base[x] == nil {
-			for _, b := range p.Bases[x] {
-				if chosen[b] {
-					s.Base[x] = b
-					break
+	for _, keeps := range []bool{true, false} {
+		for _, x := range res.Indexes {
+			if x.Kind == catalog.SI && s.Base[x] == nil {
+				for _, b := range p.Bases[x] {
+					if chosen[b] && (!keeps || catalog.CanKeepLocal(x, b)) {
+						s.Base[x] = b
+						break
+					}
 				}
 			}
 		}
@@ -701,7 +721,7 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 					continue
 				}
 				if u, ok := planner.Maintain(s.Write, x); ok {
-					if x.Kind == catalog.SI && opt.Profile.LocalIndexes {
+					if x.Kind == catalog.SI && opt.Profile.KeepsSI(keepable(x, en.list)) {
 						u = u.Local()
 					}
 					upkeeps[s][x] = u

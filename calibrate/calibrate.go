@@ -7,7 +7,8 @@
 // does per step and per row (encoding, decoding, joining), not only the
 // store's work:
 //
-//   - one lookup of 1 partition returning R rows, R = 1 … 1024;
+//   - one lookup of 1 partition returning R rows, R = 1 … 1024, of 3 cells
+//     and of 8 cells (a row keeps a cell per value: CellCost);
 //   - a two-step join plan probing P partitions in its second step,
 //     P = 1 … 1024 (one row per partition), the partitions scattered over
 //     the column family as a join's are (adjacent ones would be read
@@ -16,16 +17,17 @@
 //   - a single-row lookup in a plain CF (CFQueryCost) and the same query
 //     through a secondary index (SIQueryCost);
 //   - R rows read through a secondary index, R = 1 … 1024, each row in a
-//     partition of its own, scattered over the base column family
-//     (IndexRowCost: the slope of the latency in R, a line fitted for
-//     least relative error; a row found through an index is a seek, where
-//     a row of a scan is a step of the iterator).
+//     partition of its own, scattered over the base column family, whose
+//     rows have 4 cells, and the same through an index of a base of 9
+//     (a row found through an index is a seek, where a row of a scan is a
+//     step of the iterator: IndexRowCost).
 //
 // A countstore under the engine says what each run did: round trips
-// (steps), probes (partitions asked for) and rows read. The per-step,
-// per-partition and per-row constants (IndexCost, PartitionCost, RowCost)
-// are the non-negative least-squares fit of the median latencies to
-// steps·IndexCost + probes·PartitionCost + rows·RowCost, minimizing
+// (steps), probes (partitions asked for), rows and cells read. The
+// constants (IndexCost, PartitionCost, RowCost, CellCost and IndexRowCost)
+// are the non-negative least-squares fit of the median latencies of every
+// read to steps·IndexCost + probes·PartitionCost + rows·RowCost +
+// cells·CellCost + index rows·(IndexRowCost − RowCost), minimizing
 // relative error (latencies span three orders of magnitude; each matters
 // for ranking). Writes are measured on the store: one atomic batch putting
 // (InsertCost) or deleting (DeleteCost) R rows of engine-like shape,
@@ -98,22 +100,26 @@ type Options struct {
 // Measurement is one micro-benchmark: what a run did and how long it took.
 type Measurement struct {
 	Name string
-	// Steps, Probes and Rows are per run: round trips, partitions asked
-	// for and rows read (reads); Rows is the rows written (writes).
-	Steps, Probes, Rows float64
-	Seconds             float64 // median latency of a run
+	// Steps, Probes, Rows and Cells are per run: round trips, partitions
+	// asked for, rows and cells read (reads); Rows is the rows written
+	// (writes).
+	Steps, Probes, Rows, Cells float64
+	// Index: the rows were found through a secondary index.
+	Index   bool
+	Seconds float64 // median latency of a run
 }
 
 // Result is a calibrated profile and the measurements behind it.
 type Result struct {
 	Profile cost.Profile
-	Reads   []Measurement // fitted by IndexCost, PartitionCost, RowCost
+	Reads   []Measurement // fitted, with Index, by IndexCost, PartitionCost, RowCost, CellCost
 	Inserts []Measurement // fitted by InsertCost
 	Deletes []Measurement // fitted by DeleteCost
 	CF, SI  Measurement   // single-row queries: CFQueryCost, SIQueryCost
 	Index   []Measurement // R rows through a secondary index: IndexRowCost
 	Sorts   []Measurement // client sorts of Rows tuples: SortRowCost
-	// ReadError is the fit's root-mean-square relative error over Reads.
+	// ReadError is the fit's root-mean-square relative error over Reads
+	// and Index.
 	ReadError float64
 	Took      time.Duration
 }
@@ -121,7 +127,7 @@ type Result struct {
 // Predicted is the fitted model's latency for a read measurement.
 func (r *Result) Predicted(m Measurement) float64 {
 	p := r.Profile
-	return m.Steps*p.IndexCost + m.Probes*p.PartitionCost + m.Rows*p.RowCost
+	return predict(m, [nfit]float64{p.IndexCost, p.PartitionCost, p.RowCost, p.CellCost, p.IndexRowCost - p.RowCost})
 }
 
 const script = `
@@ -130,13 +136,18 @@ DEFINE RELATION parts ROWS 1400 { id BIGINT KEY SIZE 8, grp BIGINT SIZE 8 REFERE
 DEFINE RELATION items ROWS 8400 {
   id BIGINT KEY SIZE 8,
   a STRING SIZE 20, b STRING SIZE 20, c DOUBLE SIZE 8,
-  w BIGINT SIZE 8 CARDINALITY 8400,
+  w BIGINT SIZE 8 CARDINALITY 8400, w2 BIGINT SIZE 8 CARDINALITY 8400,
+  d1 DOUBLE SIZE 8, d2 DOUBLE SIZE 8, d3 DOUBLE SIZE 8, d4 DOUBLE SIZE 8,
+  d5 DOUBLE SIZE 8, d6 DOUBLE SIZE 8, d7 DOUBLE SIZE 8, d8 DOUBLE SIZE 8,
   part BIGINT SIZE 8 REFERENCES parts REVERSE items
 };
 DEFINE COLUMN FAMILY items_by_part FOR parts { PARTITION KEY (parts.id), CLUSTERING KEY (parts.items.id), VALUES (parts.items.a, parts.items.b, parts.items.c) };
 DEFINE COLUMN FAMILY parts_by_group FOR groups { PARTITION KEY (groups.id), CLUSTERING KEY (groups.parts.id), VALUES () };
 DEFINE COLUMN FAMILY items_by_id FOR items { PARTITION KEY (items.id), CLUSTERING KEY (), VALUES (items.a, items.b, items.c, items.w) };
 DEFINE SECONDARY INDEX items_by_w ON items_by_id (items.w);
+DEFINE COLUMN FAMILY wide_by_part FOR parts { PARTITION KEY (parts.id), CLUSTERING KEY (parts.items.id), VALUES (parts.items.d1, parts.items.d2, parts.items.d3, parts.items.d4, parts.items.d5, parts.items.d6, parts.items.d7, parts.items.d8) };
+DEFINE COLUMN FAMILY wide_by_id FOR items { PARTITION KEY (items.id), CLUSTERING KEY (), VALUES (items.d1, items.d2, items.d3, items.d4, items.d5, items.d6, items.d7, items.d8, items.w2) };
+DEFINE SECONDARY INDEX wide_by_w2 ON wide_by_id (items.w2);
 `
 
 const (
@@ -144,6 +155,10 @@ const (
 	queryParts = "SELECT items.id, items.a FROM items.part.grp WHERE grp.id = ?"
 	queryCF    = "SELECT items.a, items.b FROM items WHERE items.id = ?"
 	querySI    = "SELECT items.a, items.b FROM items WHERE items.w = ?"
+	// The wide column families hold the d's, the narrow ones the rest, so
+	// that each query has one plan.
+	queryWideRows = "SELECT items.id, items.d1, items.d2, items.d3, items.d4, items.d5, items.d6, items.d7, items.d8 FROM items.part WHERE part.id = ?"
+	queryWideSI   = "SELECT items.d1, items.d2, items.d3, items.d4, items.d5, items.d6, items.d7, items.d8 FROM items WHERE items.w2 = ?"
 )
 
 // sizes of the partitions (R series) and of the joins (P series).
@@ -182,7 +197,11 @@ func synthesize(m *catalog.Model) *data {
 	addItem := func(part int64) {
 		itemID++
 		s := fmt.Sprintf("%020d", itemID*7919)
-		d.items = append(d.items, row(items, map[string]types.Value{"id": itemID, "a": s, "b": s[10:] + s[:10], "c": float64(itemID) / 3, "w": itemID, "part": part}))
+		vals := map[string]types.Value{"id": itemID, "a": s, "b": s[10:] + s[:10], "c": float64(itemID) / 3, "w": itemID, "w2": itemID, "part": part}
+		for k := 1; k <= 8; k++ {
+			vals[fmt.Sprint("d", k)] = float64(itemID) / float64(k+1)
+		}
+		d.items = append(d.items, row(items, vals))
 		d.itemIDs = append(d.itemIDs, itemID)
 	}
 	addPart := func(group int64) int64 {
@@ -224,7 +243,7 @@ func synthesize(m *catalog.Model) *data {
 	// by R items taken in a strided order, so that they lie all over the
 	// base column family (keyed by id), as rows found through an index
 	// do; the other items keep a w of their own.
-	wCol := items.Column(items.Field("w"))
+	wCol, w2Col := items.Column(items.Field("w")), items.Column(items.Field("w2"))
 	n := len(d.items)
 	next, w := 0, int64(1_000_000)
 	for _, r := range rowSizes {
@@ -233,6 +252,7 @@ func synthesize(m *catalog.Model) *data {
 			d.indexWs[r] = append(d.indexWs[r], w)
 			for j := 0; j < r; j++ {
 				d.items[spread(next, n)][wCol] = w
+				d.items[spread(next, n)][w2Col] = w
 				next++
 			}
 		}
@@ -304,7 +324,7 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	}
 
 	res := &Result{}
-	total := 2*len(rowSizes) + len(partSizes) + 2 + 2*len(writeSizes) + 2*len(sortSizes)
+	total := 4*len(rowSizes) + len(partSizes) + 2 + 2*len(writeSizes) + 2*len(sortSizes)
 	done := 0
 	tick := func() {
 		done++
@@ -312,7 +332,7 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 			opt.Progress(done, total)
 		}
 	}
-	measure := func(name, text string, args func(i int) types.Value) (Measurement, error) {
+	measure := func(name, text string, index bool, args func(i int) types.Value) (Measurement, error) {
 		s, err := en.Prepare(text)
 		if err != nil {
 			return Measurement{}, err
@@ -333,38 +353,42 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 		c := counted.Stats()
 		n := float64(opt.Runs)
 		tick()
-		return Measurement{Name: name, Steps: float64(c.RoundTrips) / n, Probes: float64(c.Probes) / n, Rows: float64(c.RowsRead) / n, Seconds: median(lat)}, nil
+		return Measurement{Name: name, Steps: float64(c.RoundTrips) / n, Probes: float64(c.Probes) / n, Rows: float64(c.RowsRead) / n, Cells: float64(c.CellsRead) / n, Index: index, Seconds: median(lat)}, nil
 	}
-	for _, r := range rowSizes {
-		ps := d.rowParts[r]
-		mm, err := measure(fmt.Sprintf("1 partition, %d rows", r), queryRows, func(i int) types.Value { return ps[i%len(ps)] })
-		if err != nil {
-			return nil, err
+	for _, q := range []struct{ name, text string }{{"", queryRows}, {" of 8 cells", queryWideRows}} {
+		for _, r := range rowSizes {
+			ps := d.rowParts[r]
+			mm, err := measure(fmt.Sprintf("1 partition, %d rows%s", r, q.name), q.text, false, func(i int) types.Value { return ps[i%len(ps)] })
+			if err != nil {
+				return nil, err
+			}
+			res.Reads = append(res.Reads, mm)
 		}
-		res.Reads = append(res.Reads, mm)
 	}
 	for _, p := range partSizes {
 		g := d.partGroups[p]
-		mm, err := measure(fmt.Sprintf("join over %d partitions", p), queryParts, func(int) types.Value { return g })
+		mm, err := measure(fmt.Sprintf("join over %d partitions", p), queryParts, false, func(int) types.Value { return g })
 		if err != nil {
 			return nil, err
 		}
 		res.Reads = append(res.Reads, mm)
 	}
 	pick := func(i int) types.Value { return d.itemIDs[(i*7919)%len(d.itemIDs)] }
-	if res.CF, err = measure("single row, column family", queryCF, pick); err != nil {
+	if res.CF, err = measure("single row, column family", queryCF, false, pick); err != nil {
 		return nil, err
 	}
-	if res.SI, err = measure("single row, secondary index", querySI, func(i int) types.Value { return d.singleWs[(i*7919)%len(d.singleWs)] }); err != nil {
+	if res.SI, err = measure("single row, secondary index", querySI, true, func(i int) types.Value { return d.singleWs[(i*7919)%len(d.singleWs)] }); err != nil {
 		return nil, err
 	}
-	for _, r := range rowSizes {
-		ws := d.indexWs[r]
-		mm, err := measure(fmt.Sprintf("%d rows through an index", r), querySI, func(i int) types.Value { return ws[i%len(ws)] })
-		if err != nil {
-			return nil, err
+	for _, q := range []struct{ name, text string }{{"", querySI}, {" of 9 cells", queryWideSI}} {
+		for _, r := range rowSizes {
+			ws := d.indexWs[r]
+			mm, err := measure(fmt.Sprintf("%d rows through an index%s", r, q.name), q.text, true, func(i int) types.Value { return ws[i%len(ws)] })
+			if err != nil {
+				return nil, err
+			}
+			res.Index = append(res.Index, mm)
 		}
-		res.Index = append(res.Index, mm)
 	}
 	res.Reads = append(res.Reads, res.CF)
 	if res.Inserts, res.Deletes, err = measureWrites(ctx, ns, opt, tick); err != nil {
@@ -379,16 +403,15 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 			p.Engine = e
 		}
 	}
-	beta, rms := fitNonNegative(res.Reads)
-	p.IndexCost, p.PartitionCost, p.RowCost = beta[0], beta[1], beta[2]
+	beta, rms := fitNonNegative(append(slices.Clip(res.Reads), res.Index...))
+	p.IndexCost, p.PartitionCost, p.RowCost, p.CellCost = beta[0], beta[1], beta[2], beta[3]
+	p.IndexRowCost = beta[2] + beta[4]
 	res.ReadError = rms
 	p.InsertCost = fitThroughOrigin(res.Inserts)
 	p.DeleteCost = fitThroughOrigin(res.Deletes)
 	p.CFQueryCost = res.CF.Seconds
 	p.SIQueryCost = max(res.SI.Seconds, res.CF.Seconds)
 	p.SortRowCost = fitThroughOrigin(res.Sorts)
-	_, p.IndexRowCost = fitLine(res.Index)
-	p.IndexRowCost = max(p.IndexRowCost, 0)
 	res.Profile = p
 	res.Took = time.Since(start)
 	return res, p.Validate()
@@ -530,16 +553,38 @@ func median(xs []float64) float64 {
 	}
 }
 
-// fitNonNegative fits Seconds ≈ Steps·b0 + Probes·b1 + Rows·b2 with b ≥ 0,
-// minimizing the sum of squared relative errors, and returns b and the
-// root-mean-square relative error. With three unknowns the active-set
-// search is exhaustive: every subset of free coefficients is solved by
-// least squares and the best one with no negative coefficient wins.
-func fitNonNegative(ms []Measurement) ([3]float64, float64) {
-	best, bestErr := [3]float64{}, math.Inf(1)
-	for mask := 1; mask < 8; mask++ {
+// nfit is the number of constants fitNonNegative fits.
+const nfit = 5
+
+// features are what a read measurement did, in the order of the fitted
+// constants: steps, probes, rows, cells, and the rows found through an
+// index (which cost IndexRowCost − RowCost more than a scan's).
+func features(m Measurement) [nfit]float64 {
+	x := [nfit]float64{m.Steps, m.Probes, m.Rows, m.Cells, 0}
+	if m.Index {
+		x[4] = m.Rows
+	}
+	return x
+}
+
+func predict(m Measurement, b [nfit]float64) float64 {
+	var y float64
+	for i, x := range features(m) {
+		y += x * b[i]
+	}
+	return y
+}
+
+// fitNonNegative fits Seconds ≈ features·b with b ≥ 0, minimizing the sum
+// of squared relative errors, and returns b and the root-mean-square
+// relative error. With five unknowns the active-set search is exhaustive:
+// every subset of free coefficients is solved by least squares and the
+// best one with no negative coefficient wins.
+func fitNonNegative(ms []Measurement) ([nfit]float64, float64) {
+	best, bestErr := [nfit]float64{}, math.Inf(1)
+	for mask := 1; mask < 1<<nfit; mask++ {
 		var idx []int
-		for j := 0; j < 3; j++ {
+		for j := 0; j < nfit; j++ {
 			if mask&(1<<j) != 0 {
 				idx = append(idx, j)
 			}
@@ -554,7 +599,7 @@ func fitNonNegative(ms []Measurement) ([3]float64, float64) {
 			if m.Seconds <= 0 {
 				continue
 			}
-			x := [3]float64{m.Steps, m.Probes, m.Rows}
+			x := features(m)
 			w := 1 / (m.Seconds * m.Seconds)
 			for r := 0; r < k; r++ {
 				for c := 0; c < k; c++ {
@@ -567,7 +612,7 @@ func fitNonNegative(ms []Measurement) ([3]float64, float64) {
 		if !ok {
 			continue
 		}
-		var b [3]float64
+		var b [nfit]float64
 		neg := false
 		for i, j := range idx {
 			b[j] = sol[i]
@@ -583,15 +628,14 @@ func fitNonNegative(ms []Measurement) ([3]float64, float64) {
 	return best, bestErr
 }
 
-func relError(ms []Measurement, b [3]float64) float64 {
+func relError(ms []Measurement, b [nfit]float64) float64 {
 	var sum float64
 	n := 0
 	for _, m := range ms {
 		if m.Seconds <= 0 {
 			continue
 		}
-		pred := m.Steps*b[0] + m.Probes*b[1] + m.Rows*b[2]
-		e := (pred - m.Seconds) / m.Seconds
+		e := (predict(m, b) - m.Seconds) / m.Seconds
 		sum += e * e
 		n++
 	}
@@ -650,55 +694,28 @@ func fitThroughOrigin(ms []Measurement) float64 {
 	return num / den
 }
 
-// fitLine fits Seconds ≈ a + Rows·b minimizing relative error (weighted
-// least squares, weights 1/Seconds²).
-func fitLine(ms []Measurement) (a, b float64) {
-	var sw, sx, sy, sxx, sxy float64
-	for _, m := range ms {
-		if m.Seconds <= 0 {
-			continue
-		}
-		w := 1 / (m.Seconds * m.Seconds)
-		sw += w
-		sx += w * m.Rows
-		sy += w * m.Seconds
-		sxx += w * m.Rows * m.Rows
-		sxy += w * m.Rows * m.Seconds
-	}
-	det := sw*sxx - sx*sx
-	if det == 0 {
-		return 0, 0
-	}
-	b = (sw*sxy - sx*sy) / det
-	return (sy - b*sx) / sw, b
-}
-
 // Report prints the measurements next to the fitted model's prediction.
 func (r *Result) Report() string {
 	var b strings.Builder
 	p := r.Profile
 	fmt.Fprintf(&b, "profile %s (calibrated in %v)\n", p.Name, r.Took.Round(time.Millisecond))
-	fmt.Fprintf(&b, "  index_cost %.3g s, partition_cost %.3g s, row_cost %.3g s (fit: %.1f%% rms relative error)\n", p.IndexCost, p.PartitionCost, p.RowCost, 100*r.ReadError)
-	fmt.Fprintf(&b, "  insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s; sort_row_cost %.3g s; index_row_cost %.3g s\n", p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost, p.SortRowCost, p.IndexRowCost)
-	fmt.Fprintf(&b, "  %-30s %6s %7s %7s %12s %12s\n", "read", "steps", "probes", "rows", "measured", "fitted")
-	for _, m := range r.Reads {
-		fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s %12s\n", m.Name, m.Steps, m.Probes, m.Rows, seconds(m.Seconds), seconds(r.Predicted(m)))
+	fmt.Fprintf(&b, "  index_cost %.3g s, partition_cost %.3g s, row_cost %.3g s, cell_cost %.3g s, index_row_cost %.3g s (fit: %.1f%% rms relative error)\n", p.IndexCost, p.PartitionCost, p.RowCost, p.CellCost, p.IndexRowCost, 100*r.ReadError)
+	fmt.Fprintf(&b, "  insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s; sort_row_cost %.3g s\n", p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost, p.SortRowCost)
+	fmt.Fprintf(&b, "  %-40s %6s %7s %7s %7s %12s %12s\n", "read", "steps", "probes", "rows", "cells", "measured", "fitted")
+	for _, m := range append(slices.Clip(r.Reads), r.Index...) {
+		fmt.Fprintf(&b, "  %-40s %6.1f %7.1f %7.1f %7.1f %12s %12s\n", m.Name, m.Steps, m.Probes, m.Rows, m.Cells, seconds(m.Seconds), seconds(r.Predicted(m)))
 	}
-	fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s\n", r.SI.Name, r.SI.Steps, r.SI.Probes, r.SI.Rows, seconds(r.SI.Seconds))
-	a, _ := fitLine(r.Index)
-	for _, m := range r.Index {
-		fmt.Fprintf(&b, "  %-30s %6.1f %7.1f %7.1f %12s %12s\n", m.Name, m.Steps, m.Probes, m.Rows, seconds(m.Seconds), seconds(a+m.Rows*p.IndexRowCost))
-	}
+	fmt.Fprintf(&b, "  %-40s %6.1f %7.1f %7.1f %7.1f %12s\n", r.SI.Name, r.SI.Steps, r.SI.Probes, r.SI.Rows, r.SI.Cells, seconds(r.SI.Seconds))
 	for _, set := range []struct {
 		ms     []Measurement
 		perRow float64
 	}{{r.Inserts, p.InsertCost}, {r.Deletes, p.DeleteCost}} {
 		for _, m := range set.ms {
-			fmt.Fprintf(&b, "  %-30s %6.1f %7s %7.1f %12s %12s\n", m.Name, m.Steps, "", m.Rows, seconds(m.Seconds), seconds(m.Rows*set.perRow))
+			fmt.Fprintf(&b, "  %-40s %6.1f %7s %7.1f %7s %12s %12s\n", m.Name, m.Steps, "", m.Rows, "", seconds(m.Seconds), seconds(m.Rows*set.perRow))
 		}
 	}
 	for _, m := range r.Sorts {
-		fmt.Fprintf(&b, "  %-30s %6s %7s %7.1f %12s %12s\n", m.Name, "", "", m.Rows, seconds(m.Seconds), seconds(m.Rows*p.SortRowCost))
+		fmt.Fprintf(&b, "  %-40s %6s %7s %7.1f %7s %12s %12s\n", m.Name, "", "", m.Rows, "", seconds(m.Seconds), seconds(m.Rows*p.SortRowCost))
 	}
 	return b.String()
 }

@@ -14,10 +14,16 @@ import (
 // The fit recovers the constants of latencies the cost model generates
 // exactly, and clamps a coefficient the data would make negative.
 func TestFitRecoversConstants(t *testing.T) {
-	want := [3]float64{0.0011, 0.00002, 0.0000007}
+	want := [nfit]float64{0.0011, 0.00002, 0.0000007, 0.0000003, 0.000004}
 	var ms []Measurement
 	for _, x := range [][3]float64{{1, 1, 1}, {1, 1, 64}, {1, 1, 1024}, {2, 2, 2}, {2, 65, 128}, {2, 1025, 2048}, {2, 2, 2}} {
-		ms = append(ms, Measurement{Steps: x[0], Probes: x[1], Rows: x[2], Seconds: x[0]*want[0] + x[1]*want[1] + x[2]*want[2]})
+		for _, cells := range []float64{1, 3, 8} {
+			for _, index := range []bool{false, true} {
+				m := Measurement{Steps: x[0], Probes: x[1], Rows: x[2], Cells: x[2] * cells, Index: index}
+				m.Seconds = predict(m, want)
+				ms = append(ms, m)
+			}
+		}
 	}
 	got, rms := fitNonNegative(ms)
 	for i := range want {
@@ -38,9 +44,6 @@ func TestFitRecoversConstants(t *testing.T) {
 	}
 	if c := fitThroughOrigin([]Measurement{{Rows: 1, Seconds: 0.5}, {Rows: 4, Seconds: 2}}); math.Abs(c-0.5) > 1e-12 {
 		t.Errorf("fitThroughOrigin = %g, want 0.5", c)
-	}
-	if a, b := fitLine([]Measurement{{Rows: 1, Seconds: 3.5}, {Rows: 4, Seconds: 5}, {Rows: 64, Seconds: 35}}); math.Abs(a-3) > 1e-9 || math.Abs(b-0.5) > 1e-9 {
-		t.Errorf("fitLine = %g + %g·R, want 3 + 0.5·R", a, b)
 	}
 }
 
@@ -67,22 +70,25 @@ func TestRunMeasuresThePlannedWork(t *testing.T) {
 	if err := res.Profile.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][3]float64{}
+	// Steps, probes, rows, cells: items_by_part's rows have 3 cells,
+	// wide_by_part's 8, parts_by_group's the empty marker, items_by_id's 4.
+	want := map[string][4]float64{}
 	for _, r := range rowSizes {
-		want[fmt.Sprintf("1 partition, %d rows", r)] = [3]float64{1, 1, float64(r)}
+		want[fmt.Sprintf("1 partition, %d rows", r)] = [4]float64{1, 1, float64(r), float64(3 * r)}
+		want[fmt.Sprintf("1 partition, %d rows of 8 cells", r)] = [4]float64{1, 1, float64(r), float64(8 * r)}
 	}
 	for _, p := range partSizes {
-		want[fmt.Sprintf("join over %d partitions", p)] = [3]float64{2, float64(1 + p), float64(2 * p)}
+		want[fmt.Sprintf("join over %d partitions", p)] = [4]float64{2, float64(1 + p), float64(2 * p), float64(p + 3*p)}
 	}
-	want["single row, column family"] = [3]float64{1, 1, 1}
+	want["single row, column family"] = [4]float64{1, 1, 1, 4}
 	for _, m := range res.Reads {
 		w, ok := want[m.Name]
 		if !ok {
 			t.Errorf("unexpected measurement %q", m.Name)
 			continue
 		}
-		if got := [3]float64{m.Steps, m.Probes, m.Rows}; got != w {
-			t.Errorf("%s: steps, probes, rows = %v, want %v", m.Name, got, w)
+		if got := [4]float64{m.Steps, m.Probes, m.Rows, m.Cells}; got != w || m.Index {
+			t.Errorf("%s: steps, probes, rows, cells = %v (index %v), want %v", m.Name, got, m.Index, w)
 		}
 		if !(m.Seconds > 0) {
 			t.Errorf("%s: latency %v", m.Name, m.Seconds)
@@ -99,12 +105,17 @@ func TestRunMeasuresThePlannedWork(t *testing.T) {
 	}
 	// R rows through the index: one read, R rows, each in its own
 	// partition of the base.
-	if len(res.Index) != len(rowSizes) {
-		t.Errorf("%d index measurements, want %d", len(res.Index), len(rowSizes))
+	// (items_by_id's rows have 4 cells, wide_by_id's 9.)
+	if len(res.Index) != 2*len(rowSizes) {
+		t.Errorf("%d index measurements, want %d", len(res.Index), 2*len(rowSizes))
 	}
 	for i, m := range res.Index {
-		if r := float64(rowSizes[i]); m.Steps != 1 || m.Rows != r || !(m.Seconds > 0) {
-			t.Errorf("%s: %+v, want 1 step and %v rows", m.Name, m, r)
+		r, cells := float64(rowSizes[i%len(rowSizes)]), 4.0
+		if i >= len(rowSizes) {
+			cells = 9
+		}
+		if m.Steps != 1 || m.Rows != r || m.Cells != cells*r || !m.Index || !(m.Seconds > 0) {
+			t.Errorf("%s: %+v, want 1 step, %v rows and %v cells through an index", m.Name, m, r, cells*r)
 		}
 	}
 	if !(res.Profile.IndexRowCost > 0) {

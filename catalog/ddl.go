@@ -67,15 +67,21 @@ func (s *Schema) Kept() error {
 func (s *Schema) localBases() map[*Index]*Index {
 	out := map[*Index]*Index{}
 	for _, x := range s.Indexes {
-		b := s.Base[x]
-		// A base with static columns reads its partition rows beside the
-		// rows an index lookup returns: not through a store index.
-		if x.Kind != SI || b == nil || b.SaltBuckets > 0 || b.PartitionBuckets > 0 || len(b.Static) > 0 || !containsAttr(b.Extra, x.Hash[0]) {
-			continue
+		if b := s.Base[x]; x.Kind == SI && b != nil && CanKeepLocal(x, b) {
+			out[x] = b
 		}
-		out[x] = b
 	}
 	return out
+}
+
+// CanKeepLocal reports whether a store's local index can keep secondary
+// index si on base, as localBases requires: base unsalted and unbucketed,
+// without static columns (a base with static columns reads its partition
+// rows beside the rows an index lookup returns: not through a store
+// index), and holding si's value as a value cell (a clustering attribute
+// is in the row key, which a store index does not index).
+func CanKeepLocal(si, base *Index) bool {
+	return base.SaltBuckets == 0 && base.PartitionBuckets == 0 && len(base.Static) == 0 && containsAttr(base.Extra, si.Hash[0])
 }
 
 // LocalIndex is the store index that keeps secondary index x in its base's

@@ -2,8 +2,12 @@
 // backend (a Profile) and the formulas of seed 000 — eq. 4 for a column-family
 // lookup, Algorithm 2 for steps through a secondary index, eq. 6 for writes.
 //
-// A lookup probing P partitions and returning R rows costs
-// IndexCost + P·PartitionCost + R·RowCost (eq. 4; NoSE's Cassandra model).
+// A lookup probing P partitions and returning R rows of C cells each costs
+// IndexCost + P·PartitionCost + R·RowCost + R·C·CellCost (eq. 4, NoSE's
+// Cassandra model, with a cost per cell: kvschema stores a value per cell,
+// and a wide row costs more to read than a narrow one; CellCost is 0 in
+// NoSE's model, and R·C·CellCost below is added to every step reading R
+// rows).
 // With S = CFQueryCost, D = SIQueryCost − CFQueryCost and J = S·max(R, 1):
 // an SI step that answers the query alone costs eq. 4 × SIQueryCost/S
 // (eq. 5); an SI step feeding its base CF costs
@@ -55,6 +59,13 @@ type Profile struct {
 	// existed read as 0: the paper's Algorithm 2 as it is (the step after
 	// an SI a lookup of its own, its rows at RowCost).
 	IndexRowCost float64 `json:"index_row_cost,omitempty"`
+	// CellCost is the cost of each cell of a row read (Access.Cells per
+	// row), beyond RowCost: kvschema keeps each value of a row in a cell
+	// of its own, each a key of the store to step over and decode, so a
+	// row of ten values costs more than one of two. Profiles written before
+	// it existed read as 0: a row's cost does not depend on its width, as
+	// in NoSE's model.
+	CellCost float64 `json:"cell_cost,omitempty"`
 	// Engine is the kind of store the constants describe: "pebble",
 	// "bigtable" or "cassandra" ("" when unknown). An advised schema
 	// records it as its target; loading the schema into another kind of
@@ -154,7 +165,7 @@ func (p Profile) Validate() error {
 		v    float64
 	}{{"index_cost", p.IndexCost}, {"partition_cost", p.PartitionCost}, {"row_cost", p.RowCost},
 		{"insert_cost", p.InsertCost}, {"delete_cost", p.DeleteCost}, {"cf_query_cost", p.CFQueryCost}, {"si_query_cost", p.SIQueryCost},
-		{"sort_row_cost", p.SortRowCost}, {"index_row_cost", p.IndexRowCost}, {"rtt", p.RTT}} {
+		{"sort_row_cost", p.SortRowCost}, {"index_row_cost", p.IndexRowCost}, {"cell_cost", p.CellCost}, {"rtt", p.RTT}} {
 		if !(c.v >= 0) || c.v > 1e6 {
 			return fmt.Errorf("profile %s: %s = %v must be a finite number ≥ 0", p.Name, c.name, c.v)
 		}
@@ -192,9 +203,20 @@ type Access struct {
 	Role       Role
 	Partitions float64
 	Rows       float64
-	Index      string
-	Key        Key
-	Ordered    bool // rows come in the query's ORDER BY: no client sort
+	// Cells is the number of cells a row read holds (a column family's
+	// values, or its empty marker cell); 0 counts as 1.
+	Cells float64
+	// ClientIndex, on the step after an SI: kvschema's stores cannot keep
+	// the SI with this column family as a local index (it holds the SI's
+	// value in its row key, or is salted, bucketed or has static columns:
+	// catalog.CanKeepLocal), so the engine keeps the SI as a table of its
+	// own, read in a request before the base's, even where the profile
+	// has LocalIndexes. Cassandra's own indexes keep any column: a
+	// Cassandra profile ignores it.
+	ClientIndex bool
+	Index       string
+	Key         Key
+	Ordered     bool // rows come in the query's ORDER BY: no client sort
 }
 
 // Key says how much of an index's row key a read binds.
@@ -240,6 +262,11 @@ func (Prefix) Sort(float64) float64 { return 0 }
 
 // Read is the cost of a lookup (eq. 4, and Algorithm 2 next to an SI).
 func (p Profile) Read(a Access) float64 {
+	return p.read(a) + a.Rows*max(a.Cells, 1)*p.CellCost
+}
+
+// read is Read without the cost of the rows' cells.
+func (p Profile) read(a Access) float64 {
 	base := p.IndexCost + a.Partitions*p.PartitionCost + a.Rows*p.RowCost
 	d := p.SIQueryCost - p.CFQueryCost
 	j := p.CFQueryCost * max(a.Rows, 1)
@@ -249,8 +276,9 @@ func (p Profile) Read(a Access) float64 {
 	case SIFirst:
 		return p.IndexCost + a.Partitions*p.PartitionCost + a.Rows*p.RowCost*d/j
 	case AfterSI:
+		local := p.KeepsSI(!a.ClientIndex)
 		switch {
-		case p.IndexRowCost > 0 && p.LocalIndexes:
+		case p.IndexRowCost > 0 && local:
 			return a.Rows * p.IndexRowCost
 		case p.IndexRowCost > 0:
 			return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*p.IndexRowCost
@@ -258,6 +286,15 @@ func (p Profile) Read(a Access) float64 {
 		return p.IndexCost + a.Partitions*p.PartitionCost*d/j + a.Rows*p.RowCost
 	}
 	return base
+}
+
+// KeepsSI reports whether the engine keeps a secondary index itself, in its
+// base's write path, answering it and its base rows in one request:
+// where it keeps local indexes, Cassandra any SI, kvschema's stores an SI
+// whose base holds its value as a value cell (onValue;
+// catalog.CanKeepLocal), others being tables the engine keeps.
+func (p Profile) KeepsSI(onValue bool) bool {
+	return p.LocalIndexes && (onValue || p.Engine == EngineCassandra)
 }
 
 // Write is the cost of writing puts rows and deleting deletes rows (eq. 6).

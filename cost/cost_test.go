@@ -127,6 +127,18 @@ func TestIndexRowCost(t *testing.T) {
 	if got := local.Read(a); math.Abs(got-10*0.4) > 1e-12 {
 		t.Errorf("after a local SI: %v, want the rows alone, %v", got, 10*0.4)
 	}
+	// An SI the store cannot keep with this base is a table of its own,
+	// read before the base, on kvschema's engine; Cassandra keeps any.
+	kept := a
+	kept.ClientIndex = true
+	if got, want := local.Read(kept), p.Read(a); got != want {
+		t.Errorf("after a client-kept SI: %v, want the non-local cost %v", got, want)
+	}
+	cas := local
+	cas.Engine = EngineCassandra
+	if got := cas.Read(kept); math.Abs(got-10*0.4) > 1e-12 {
+		t.Errorf("after a Cassandra SI on any column: %v, want the rows alone, %v", got, 10*0.4)
+	}
 	for _, r := range []Role{Plain, SIAlone, SIFirst} {
 		a.Role = r
 		q := p
@@ -153,5 +165,41 @@ func TestSortRowCostField(t *testing.T) {
 	os.WriteFile(f, []byte(`{"cf_query_cost": 1e-5, "si_query_cost": 1e-5, "sort_row_cost": -1}`), 0o644)
 	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), "sort_row_cost = -1") {
 		t.Errorf("negative sort cost: %v", err)
+	}
+}
+
+// CellCost prices each cell of every row a step reads, in every role; a
+// profile without it (NoSE's model, profiles written before it) prices a
+// row alike whatever its width.
+func TestCellCost(t *testing.T) {
+	p := Profile{Name: "p", IndexCost: 1, PartitionCost: 0.5, RowCost: 0.1, CFQueryCost: 1, SIQueryCost: 2, IndexRowCost: 0.4}
+	for _, local := range []bool{false, true} {
+		p.LocalIndexes = local
+		for _, r := range []Role{Plain, Scan, SIAlone, SIFirst, AfterSI} {
+			narrow := Access{Role: r, Partitions: 3, Rows: 10, Cells: 1}
+			wide := narrow
+			wide.Cells = 9
+			q := p
+			if q.Read(wide) != q.Read(narrow) {
+				t.Errorf("role %v, no cell cost: %v for rows of 9 cells, %v for 1", r, q.Read(wide), q.Read(narrow))
+			}
+			q.CellCost = 0.01
+			if got, want := q.Read(wide)-p.Read(wide), 10*9*0.01; math.Abs(got-want) > 1e-12 {
+				t.Errorf("role %v, local %v: 10 rows of 9 cells cost %v more, want %v", r, local, got, want)
+			}
+			if zero := (Access{Role: r, Partitions: 3, Rows: 10}); q.Read(zero) != q.Read(narrow) {
+				t.Errorf("role %v: 0 cells cost %v, 1 cell %v (0 counts as 1)", r, q.Read(zero), q.Read(narrow))
+			}
+		}
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "p.json")
+	os.WriteFile(f, []byte(`{"cf_query_cost": 1e-5, "si_query_cost": 1e-5, "cell_cost": 2e-7}`), 0o644)
+	if got, err := Load(f); err != nil || got.CellCost != 2e-7 {
+		t.Errorf("cell_cost: %+v %v", got, err)
+	}
+	os.WriteFile(f, []byte(`{"cf_query_cost": 1e-5, "si_query_cost": 1e-5, "cell_cost": -1}`), 0o644)
+	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), "cell_cost = -1") {
+		t.Errorf("negative cell cost: %v", err)
 	}
 }

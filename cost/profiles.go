@@ -7,45 +7,47 @@ package cost
 //
 //	go generate ./cost    # go run ../calibrate/genprofiles -o profiles.go -rtt 1ms -runs 30
 //
-// on AMD EPYC (2 CPUs, linux/amd64, go1.26.8, host vm), 2026-11-27 18:27 UTC, load average 0.61 1.12 1.35
+// on AMD EPYC (2 CPUs, linux/amd64, go1.26.8, host vm), 2026-11-28 05:21 UTC, load average 1.14 1.03 1.32
 // when it started (the machine is shared: other jobs' load adds noise).
 //
 // Pebble: a fresh durable store in a temporary directory (fsync on each
 // commit, as pebble:DIR is by default), no round trip added: the store is
-// embedded. Read fit: 17.2% rms relative error.
+// embedded. Read fit: 17.4% rms relative error.
 //
 // Bigtable: the in-process emulator (cloud.google.com/go/bigtable/bttest)
 // under the intent log bigtable: URLs open (store/txnstore), every call to
 // the emulator delayed by a round trip of 1ms, as a client in the same
 // region as its Bigtable instance would see; real Bigtable's server-side
-// work differs from the emulator's. Read fit: 10.7% rms relative error.
+// work differs from the emulator's. Read fit: 7.2% rms relative error.
 var (
 	Pebble = Profile{
 		Name:          "pebble",
 		Engine:        "pebble",
 		LocalIndexes:  true,
-		IndexCost:     2.177e-06,
-		PartitionCost: 2.22e-06,
-		RowCost:       1.462e-06,
-		InsertCost:    3.456e-05,
-		DeleteCost:    2.768e-05,
-		CFQueryCost:   9.473e-06,
-		SIQueryCost:   1.405e-05,
-		SortRowCost:   1.328e-07,
-		IndexRowCost:  5.815e-06,
+		IndexCost:     1.91e-06,
+		PartitionCost: 1.574e-06,
+		RowCost:       8.545e-07,
+		InsertCost:    3.136e-05,
+		DeleteCost:    2.468e-05,
+		CFQueryCost:   7.279e-06,
+		SIQueryCost:   1.066e-05,
+		SortRowCost:   1.689e-07,
+		IndexRowCost:  3.47e-06,
+		CellCost:      1.234e-07,
 	}
 	Bigtable = Profile{
 		Name:          "bigtable",
 		Engine:        "bigtable",
 		RTT:           0.001,
-		IndexCost:     0.001652,
-		PartitionCost: 0,
-		RowCost:       2.236e-05,
-		InsertCost:    0.001032,
-		DeleteCost:    0.001046,
-		CFQueryCost:   0.001629,
-		SIQueryCost:   0.003764,
-		SortRowCost:   1.524e-07,
-		IndexRowCost:  2.673e-05,
+		IndexCost:     0.001646,
+		PartitionCost: 2.076e-06,
+		RowCost:       1.343e-05,
+		InsertCost:    0.001192,
+		DeleteCost:    0.001082,
+		CFQueryCost:   0.001599,
+		SIQueryCost:   0.003052,
+		SortRowCost:   2.104e-07,
+		IndexRowCost:  1.94e-05,
+		CellCost:      2.452e-06,
 	}
 )

@@ -44,6 +44,21 @@ type Pool struct {
 	// Bases lists, for each SI, the CFs it can be defined on (the SI's
 	// entries name their rows; any of these can follow it).
 	Bases map[*catalog.Index][]*catalog.Index
+	// Local maps the SIs a store keeps as local indexes to their bases
+	// (catalog.Schema.Local: the runtime's schema); nil where the schema
+	// is still being designed, and any base that can keep an SI may
+	// (catalog.CanKeepLocal).
+	Local map[*catalog.Index]*catalog.Index
+}
+
+// keptLocally reports whether a store's local index can answer si and its
+// base cf in one request: cf is si's local base, or, where bases are not
+// decided yet (Local nil), can be one.
+func (p *Pool) keptLocally(si, cf *catalog.Index) bool {
+	if p.Local != nil {
+		return p.Local[si] == cf
+	}
+	return catalog.CanKeepLocal(si, cf)
 }
 
 // Indexes lists the pool's indexes.
@@ -121,6 +136,7 @@ type DAG struct {
 	Arcs   []*Arc
 	q      *catalog.Query
 	coster cost.Model
+	pool   *Pool
 	needed [][]*catalog.Field // per query node: the fields the query reads
 	byKey  map[string]int
 	embeds map[*catalog.Index][][]int
@@ -188,7 +204,7 @@ func Build(q *catalog.Query, m cost.Model, p *Pool) *DAG {
 }
 
 func build(q *catalog.Query, m cost.Model, p *Pool, scans bool) *DAG {
-	d := &DAG{q: q, coster: m, needed: neededByNode(q), byKey: map[string]int{}, embeds: map[*catalog.Index][][]int{}, scans: scans}
+	d := &DAG{q: q, coster: m, pool: p, needed: neededByNode(q), byKey: map[string]int{}, embeds: map[*catalog.Index][][]int{}, scans: scans}
 	start := &State{
 		covered: make([]bool, len(q.Graph.Nodes)),
 		done:    make([]bool, len(q.Graph.Nodes)),
@@ -745,7 +761,11 @@ func (d *DAG) arc(i int, l plan.Step) {
 			ns.pending = &l
 		}
 	}
-	l.Cost = d.coster.Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows})
+	a := cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows, Cells: Cells(x)}
+	if l.Role == cost.AfterSI {
+		a.ClientIndex = !d.pool.keptLocally(s.pending.Index, x)
+	}
+	l.Cost = d.coster.Read(a)
 	if ns.End && len(d.q.OrderBy) > 0 && !ns.ordered {
 		// The client sorts the result after the last step: the step
 		// carries the sort's cost, so that every path's cost is its plan's.
@@ -1037,4 +1057,14 @@ func (d *DAG) ArcPath(price func(arc int) (float64, bool)) ([]int, float64) {
 	}
 	slices.Reverse(path)
 	return path, best[end]
+}
+
+// Cells is the number of cells a row of x holds, as layout.Default stores
+// it: one per value (a collection's elements counted as one), or the
+// empty marker cell of a row without values; an SI's entry is one.
+func Cells(x *catalog.Index) float64 {
+	if x.Kind != catalog.CF {
+		return 1
+	}
+	return float64(max(len(x.Extra), 1))
 }

@@ -49,6 +49,7 @@ func New(s *catalog.Schema, m cost.Model) *Planner {
 		}
 	}
 	p := NewPool(readable)
+	p.Local = s.Local
 	for si, b := range s.Base {
 		if !s.Readable(si) || !s.Readable(b) {
 			continue

@@ -92,7 +92,7 @@ func priced(d *planner.DAG, m cost.Model, path []int, allow func(*catalog.Index)
 		if allow != nil && !allow(l.Index) {
 			return 0, false
 		}
-		c += m.Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows})
+		c += m.Read(cost.Access{Role: l.Role, Partitions: l.Partitions, Rows: l.Rows, Cells: planner.Cells(l.Index)})
 	}
 	if p := d.Plan(path); p.Sort {
 		c += m.Sort(p.Steps[len(p.Steps)-1].Kept) // the client sort of the result
@@ -529,4 +529,134 @@ func schemaAndWorkload(t *testing.T, name, schema, wl string) (*catalog.Schema, 
 		t.Fatal(err)
 	}
 	return all, w
+}
+
+// TestCellCost: a step's rows cost their cells too (cost.Profile.CellCost):
+// of two column families answering a query alike, the one whose rows hold
+// fewer values wins, by rows × the difference in cells × CellCost; a row
+// without values costs its marker cell.
+func TestCellCost(t *testing.T) {
+	const schema = `
+DEFINE RELATION x ROWS 1000 { id BIGINT KEY SIZE 8, grp BIGINT SIZE 8 CARDINALITY 10, v BIGINT SIZE 8 CARDINALITY 1000,
+  a BIGINT SIZE 8, b BIGINT SIZE 8, c BIGINT SIZE 8, d BIGINT SIZE 8 };
+DEFINE COLUMN FAMILY narrow FOR x { PARTITION KEY (x.grp), CLUSTERING KEY (x.id), VALUES (x.v) };
+DEFINE COLUMN FAMILY wide FOR x { PARTITION KEY (x.grp), CLUSTERING KEY (x.id), VALUES (x.v, x.a, x.b, x.c, x.d) };
+DEFINE COLUMN FAMILY keys FOR x { PARTITION KEY (x.grp), CLUSTERING KEY (x.id), VALUES () };
+`
+	const wl = `
+DEFINE WORKLOAD w MIXES (m) {
+  GROUP g WEIGHTS (m 1) {
+    SELECT x.id, x.v FROM x WHERE x.grp = ?; -- v
+    SELECT x.id FROM x WHERE x.grp = ?; -- ids
+  }
+};
+`
+	all, w := schemaAndWorkload(t, "cells", schema, wl)
+	prof := cost.Profile{Name: "cells", IndexCost: 1, PartitionCost: 0.1, RowCost: 0.01, CFQueryCost: 1, SIQueryCost: 1, CellCost: 0.001}
+	byName := map[string]*catalog.Index{}
+	for _, x := range all.Indexes {
+		byName[x.Name] = x
+	}
+	if c := [3]float64{planner.Cells(byName["narrow"]), planner.Cells(byName["wide"]), planner.Cells(byName["keys"])}; c != [3]float64{1, 5, 1} {
+		t.Errorf("cells per row of narrow, wide, keys: %v, want [1 5 1]", c)
+	}
+	planOf := func(s *catalog.Schema, tag string) *plan.Query {
+		for _, st := range w.Statements {
+			if st.Tag == tag {
+				pl, err := planner.New(s, prof).Query(st.Query)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return pl
+			}
+		}
+		t.Fatalf("no statement %s", tag)
+		return nil
+	}
+	one := func(name string) *catalog.Schema {
+		return &catalog.Schema{Indexes: []*catalog.Index{byName[name]}, Base: map[*catalog.Index]*catalog.Index{}}
+	}
+	// 100 rows of a partition: 1 + 0.1 + 100·0.01 + 100·cells·0.001.
+	for _, tc := range []struct {
+		cf, tag string
+		cost    float64
+	}{{"narrow", "v", 2.2}, {"wide", "v", 2.6}, {"keys", "ids", 2.2}} {
+		if pl := planOf(one(tc.cf), tc.tag); !near(pl.Cost, tc.cost) {
+			t.Errorf("%s on %s: cost %v, want %v", tc.tag, tc.cf, pl.Cost, tc.cost)
+		}
+	}
+	if pl := planOf(all, "v"); pl.Steps[0].Index.Name != "narrow" {
+		t.Errorf("with every CF, v reads %s, want narrow (fewer cells a row)", pl.Steps[0].Index.Name)
+	}
+}
+
+// TestClientKeptSI: on kvschema's engine, a store keeps an SI as a local
+// index (one request for the index and its base rows) only on a base that
+// holds the SI's value as a value cell (catalog.CanKeepLocal); a base that
+// holds it in its row key is read after the SI's own table, in a request
+// of its own, and is priced so even where the profile has LocalIndexes.
+// Cassandra's own indexes keep any column. At run time (Schema.Local set)
+// only the SI's local base is read in the SI's request.
+func TestClientKeptSI(t *testing.T) {
+	const rel = `
+DEFINE RELATION u ROWS 1000 { id BIGINT KEY SIZE 8, rating BIGINT SIZE 8 CARDINALITY 10, name STRING SIZE 10 };
+`
+	const keyed = `DEFINE COLUMN FAMILY keyed FOR u { PARTITION KEY (u.id), CLUSTERING KEY (u.rating), VALUES (u.name) };
+`
+	const valued = `DEFINE COLUMN FAMILY valued FOR u { PARTITION KEY (u.id), CLUSTERING KEY (), VALUES (u.rating, u.name) };
+`
+	const wl = `
+DEFINE WORKLOAD w MIXES (m) {
+  GROUP g WEIGHTS (m 1) {
+    SELECT u.name FROM u WHERE u.rating = ?; -- q
+  }
+};
+`
+	pebble := cost.Profile{Name: "pebble", Engine: cost.EnginePebble, LocalIndexes: true, IndexCost: 1, PartitionCost: 0.1, RowCost: 0.01,
+		CFQueryCost: 1, SIQueryCost: 1, IndexRowCost: 0.02}
+	cassandra := pebble
+	cassandra.Name, cassandra.Engine = "cassandra", cost.EngineCassandra
+	// The SI step: 1 + 0.1 + 100 rows·0.01·0 = 1.1 (SIQueryCost =
+	// CFQueryCost); then 100 base rows at 0.02 (local), or in a request
+	// of their own: 1 + 100·0.1·0 + 100·0.02 = 3.
+	for _, tc := range []struct {
+		name, ddl string
+		local     bool // the schema as the runtime has it (Schema.Local)
+		prof      cost.Profile
+		after     string
+		cost      float64
+	}{
+		{"on valued", keyed + valued + "DEFINE SECONDARY INDEX si ON valued (u.rating);", false, pebble, "valued", 2},
+		{"on keyed", keyed + "DEFINE SECONDARY INDEX si ON keyed (u.rating);", false, pebble, "keyed", 3},
+		{"on keyed, cassandra", keyed + "DEFINE SECONDARY INDEX si ON keyed (u.rating);", false, cassandra, "keyed", 2},
+		{"on keyed, run time", keyed + "DEFINE SECONDARY INDEX si ON keyed (u.rating);", true, pebble, "keyed", 3},
+		{"on valued, run time", valued + "DEFINE SECONDARY INDEX si ON valued (u.rating);", true, pebble, "valued", 2},
+	} {
+		s, w := schemaAndWorkload(t, "kept", rel+tc.ddl, wl)
+		if tc.local {
+			s.KeepLocal(true)
+		}
+		pl, err := planner.New(s, tc.prof).Query(w.Statements[0].Query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := pl.Steps[len(pl.Steps)-1]; len(pl.Steps) != 2 || last.Index.Name != tc.after || !near(last.Cost, tc.cost) {
+			t.Errorf("%s: %d steps, the last on %s costing %v; want 2, on %s, %v\n%s", tc.name, len(pl.Steps), last.Index.Name, last.Cost, tc.after, tc.cost, pl.Describe(""))
+		}
+	}
+	s, _ := schemaAndWorkload(t, "kept", rel+keyed+valued+"DEFINE SECONDARY INDEX si ON valued (u.rating);", wl)
+	var si, k, v *catalog.Index
+	for _, x := range s.Indexes {
+		switch x.Name {
+		case "si":
+			si = x
+		case "keyed":
+			k = x
+		case "valued":
+			v = x
+		}
+	}
+	if catalog.CanKeepLocal(si, k) || !catalog.CanKeepLocal(si, v) {
+		t.Errorf("CanKeepLocal: keyed %v, valued %v; want false, true", catalog.CanKeepLocal(si, k), catalog.CanKeepLocal(si, v))
+	}
 }
