@@ -25,11 +25,19 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 	if err := opt.Profile.Validate(); err != nil {
 		return nil, err
 	}
+	if opt.Profile.LocalIndexes && !opt.Profile.KeepsSI(false) && s.Local == nil {
+		// kvschema's engine keeps an SI as a local index on its base when
+		// the base can keep it (Schema.Local), the others as tables: cost
+		// the schema as it will run.
+		kept := *s
+		kept.KeepLocal(true)
+		s = &kept
+	}
 	pl := planner.New(s, opt.Profile)
-	// An engine that keeps SIs itself (Profile.LocalIndexes) writes their
+	// An engine that keeps every SI itself (Cassandra) writes their
 	// entries with their bases': each costs its writes, no support query,
-	// as Advise prices it.
-	pl.LocalSIs = opt.Profile.LocalIndexes
+	// as Advise prices it; on kvschema's, those of Schema.Local.
+	pl.LocalSIs = opt.Profile.KeepsSI(false)
 	res := &Result{Mix: opt.Mix, Evaluated: true, Budget: opt.Budget, Profile: opt.Profile, Indexes: s.Indexes, Schema: s}
 	for _, x := range s.Indexes {
 		res.TotalSize += x.Size
@@ -75,9 +83,11 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 				}
 			}
 		}
-		if pl.LocalSIs {
-			for _, x := range s.Indexes {
-				if u, ok := planner.Maintain(st.Write, x); ok && x.Kind == catalog.SI {
+		// The SIs the engine keeps cost their writes, planned by no
+		// upkeep (Planner.Write).
+		for _, x := range s.Indexes {
+			if x.Kind == catalog.SI && (pl.LocalSIs || s.Local[x] != nil) {
+				if u, ok := planner.Maintain(st.Write, x); ok {
 					c := u.Local().Cost(opt.Profile)
 					wp.Indexes = append(wp.Indexes, &IndexUpkeep{Index: x, Puts: u.Puts, Deletes: u.Deletes, WriteCost: c})
 					wp.Cost += c

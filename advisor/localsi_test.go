@@ -33,6 +33,16 @@ func TestSIsOnBasesTheStoreKeeps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The schema costed as it will run (Evaluate keeps the SIs
+			// the store can on their bases, the others as tables) costs
+			// what the advisor said.
+			ev, err := Evaluate(m, w, res.Schema, Options{Mix: mix, Budget: budget, Profile: prof})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(ev.TotalCost-res.TotalCost) > 1e-9*res.TotalCost {
+				t.Errorf("%s, budget %v: the schema costs %v as it runs, the advisor said %v", mix, budget, ev.TotalCost, res.TotalCost)
+			}
 			res.Schema.KeepLocal(true)
 			for _, q := range res.Queries {
 				steps := q.Plan.Steps

@@ -206,8 +206,8 @@ func runBench(cmd *cobra.Command, cfg bench.Config, o benchOptions, rubis bool) 
 	for _, rtt := range rep.Config.RTTs {
 		switch {
 		case rubis:
-			fmt.Fprintf(out, "rtt %v: si/cf %.3f (target ≤ %.2f), si/baseline %.4f (target ≤ %.2f)\n", rtt,
-				rep.Ratio("cf", rtt), bench.TargetVsCF, rep.Ratio("baseline", rtt), bench.TargetVsBaseline)
+			fmt.Fprintf(out, "rtt %v: si/cf %.3f (predicted %.3f; the paper's %.3f), si/baseline %.4f (predicted %.4f; the paper's %.3f)\n", rtt,
+				rep.Ratio("cf", rtt), rep.PredictedRatio("cf"), bench.PaperVsCF, rep.Ratio("baseline", rtt), rep.PredictedRatio("baseline"), bench.PaperVsBaseline)
 		case rep.Variant("si") != nil:
 			var parts []string
 			for _, other := range []string{"cf", "baseline"} {
