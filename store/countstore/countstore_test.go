@@ -108,22 +108,11 @@ func TestGuarded(t *testing.T) {
 	storetest.RunGuarded(t, func(*testing.T) []store.Store { return []store.Store{countstore.New(memstore.New())} })
 }
 
-// rowWriter is a memstore that records the ApplyRows calls it gets.
-type rowWriter struct {
-	*memstore.Store
-	calls int
-}
-
-func (w *rowWriter) ApplyRows(ctx context.Context, muts []store.Mutation) error {
-	w.calls++
-	return w.Apply(ctx, muts)
-}
-
 // ApplyRows reaches the inner store's (a load's rows bypass an intent
 // log's batches), counted as an Apply; a store without one gets Apply.
 func TestApplyRows(t *testing.T) {
 	ctx := context.Background()
-	inner := &rowWriter{Store: memstore.New()}
+	inner := &storetest.RowWriter{Store: memstore.New()}
 	for _, s := range []*countstore.Store{countstore.New(inner), countstore.New(memstore.New())} {
 		if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
 			t.Fatal(err)
@@ -139,7 +128,7 @@ func TestApplyRows(t *testing.T) {
 			t.Errorf("the row was not written: %v %v", ok, err)
 		}
 	}
-	if inner.calls != 1 {
-		t.Errorf("the inner store's ApplyRows was called %d times, want 1", inner.calls)
+	if inner.Calls != 1 {
+		t.Errorf("the inner store's ApplyRows was called %d times, want 1", inner.Calls)
 	}
 }

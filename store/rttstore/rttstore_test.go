@@ -236,21 +236,10 @@ func TestGuarded(t *testing.T) {
 	storetest.RunGuarded(t, func(*testing.T) []store.Store { return []store.Store{rttstore.New(memstore.New(), time.Microsecond)} })
 }
 
-// rowWriter is a memstore that records the ApplyRows calls it gets.
-type rowWriter struct {
-	*memstore.Store
-	calls int
-}
-
-func (w *rowWriter) ApplyRows(ctx context.Context, muts []store.Mutation) error {
-	w.calls++
-	return w.Apply(ctx, muts)
-}
-
 // ApplyRows is a round trip reaching the inner store's.
 func TestApplyRows(t *testing.T) {
 	ctx := context.Background()
-	inner := &rowWriter{Store: memstore.New()}
+	inner := &storetest.RowWriter{Store: memstore.New()}
 	s := rttstore.New(inner, 0)
 	if err := s.CreateTable(ctx, store.TableSpec{Name: "t", Families: []string{"f"}}); err != nil {
 		t.Fatal(err)
@@ -259,7 +248,7 @@ func TestApplyRows(t *testing.T) {
 	if err := store.ApplyRows(ctx, s, []store.Mutation{{Kind: store.SetCell, Table: "t", Row: []byte("r"), Family: "f", Value: []byte("v")}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.RoundTrips() - before; n != 1 || inner.calls != 1 {
-		t.Errorf("%d round trips, %d inner ApplyRows calls; want 1 and 1", n, inner.calls)
+	if n := s.RoundTrips() - before; n != 1 || inner.Calls != 1 {
+		t.Errorf("%d round trips, %d inner ApplyRows calls; want 1 and 1", n, inner.Calls)
 	}
 }
