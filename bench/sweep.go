@@ -252,6 +252,7 @@ func (cfg *Config) runSweep(ctx context.Context, budgets []float64, root string,
 					continue
 				}
 				if err != nil {
+					closeAll(deploy)
 					return fmt.Errorf("variant %s: %w", label, err)
 				}
 				st.larger = nil
@@ -260,26 +261,26 @@ func (cfg *Config) runSweep(ctx context.Context, budgets []float64, root string,
 				}
 			}
 			key := schemaKey(v.result.Schema)
-			if m, ok := runs[key]; ok {
-				v.result.share(m.result, v.predicted, m.label)
-				logf("bench %s: the same schema as %s, measured once", label, m.label)
-			} else if j := slices.IndexFunc(deploy, func(u *variant) bool { return schemaKey(u.result.Schema) == key }); j >= 0 {
+			if j := slices.IndexFunc(deploy, func(u *variant) bool { return schemaKey(u.result.Schema) == key }); j >= 0 {
+				// Measured with this budget's others, below.
 				shared = append(shared, struct {
 					v     *variant
 					key   string
 					label string
 				}{v, key, label})
+			} else if m, ok := runs[key]; ok {
+				v.result.share(m.result, v.predicted, m.label)
+				logf("bench %s: the same schema as %s, measured once", label, m.label)
 			} else {
 				if err := cfg.deployVariant(ctx, v, root, d, rep.Profile, logf); err != nil {
-					for _, u := range deploy {
-						u.st.Close()
-					}
+					closeAll(deploy)
 					return fmt.Errorf("variant %s: %w", label, err)
 				}
 				deploy = append(deploy, v)
 				runs[key] = measured{v.result, label}
 			}
 			if err := os.WriteFile(filepath.Join(dir, "schema-"+name+".kvs"), []byte(v.result.Schema), 0o644); err != nil {
+				closeAll(deploy)
 				return err
 			}
 			pt.Variants = append(pt.Variants, v.result)
@@ -318,6 +319,14 @@ func (cfg *Config) runSweep(ctx context.Context, budgets []float64, root string,
 	}
 	rep.Took = time.Since(start)
 	return rep.write(cfg.Out)
+}
+
+// closeAll closes the stores of deployed variants not measured (measure
+// closes those it measures).
+func closeAll(vs []*variant) {
+	for _, v := range vs {
+		v.st.Close()
+	}
 }
 
 // schemaKey is a schema's DDL without its comment lines, as SameSchema

@@ -315,3 +315,32 @@ func TestSweepCommand(t *testing.T) {
 		t.Errorf("Command() = %s", got)
 	}
 }
+
+// A sweep whose cf and si variants choose the same schema at a budget
+// (Pebble's profile takes no SI on tiny RUBiS) measures it once, with the
+// budget's others, and reports the si variant as measured as the cf one.
+func TestSweepSameSchemaInABudget(t *testing.T) {
+	needCBC(t)
+	cfg := bench.Config{Scale: 0.0005, Seed: 1, Mix: "bidding", Workload: "workload_secondary.kvs", Store: "mem:", Profile: "pebble",
+		Variants: []string{"cf", "si"}, RTTs: []time.Duration{0}, Iterations: 1, Warmup: 0, Budgets: []float64{7.9e6, 5e6}, Out: t.TempDir()}
+	rep, err := bench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for _, pt := range rep.Sweep {
+		cf, si := pt.Variant("cf"), pt.Variant("si")
+		if cf == nil || si == nil {
+			t.Fatalf("budget %v: variants %v", pt.Budget, pt.Variants)
+		}
+		if bench.SameSchema(cf, si) {
+			same++
+			if si.MeasuredAs == "" || len(si.Passes) != len(cf.Passes) || si.Passes[0].WeightedMean != cf.Passes[0].WeightedMean {
+				t.Errorf("budget %v: the same schema measured apart (si measured as %q, %d passes)", pt.Budget, si.MeasuredAs, len(si.Passes))
+			}
+		}
+	}
+	if same == 0 {
+		t.Fatal("no budget where cf and si chose the same schema: nothing checked")
+	}
+}
