@@ -142,13 +142,5 @@ DEFINE SECONDARY INDEX by_tag ON x (m.tags); DEFINE SECONDARY INDEX by_vote ON x
 // elementsCatalog builds the model of elementsModel.
 func elementsCatalog(t *testing.T) *Model {
 	t.Helper()
-	ss, err := lang.ParseScript("m.kvs", []byte(elementsModel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Build(ss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return buildModel(t, "m.kvs", elementsModel)
 }

@@ -15,15 +15,7 @@ DEFINE RELATION items ROWS 1000 { id BIGINT KEY, end_date TIMESTAMP, seller BIGI
 
 func build(t *testing.T) *Model {
 	t.Helper()
-	ss, err := lang.ParseScript("m.kvs", []byte(testModel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Build(ss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return buildModel(t, "m.kvs", testModel)
 }
 
 func resolve(t *testing.T, m *Model, src string) *Query {
