@@ -129,7 +129,12 @@
 // NoSE's Cassandra executor ran joins); its rows are
 // joined to those rows on the shared entity keys. Client-side filters run
 // after the step that fetched their attributes, then the sort, the limit and
-// the projection. A query whose WHERE has OR or IN runs as a union
+// the projection. A query with a LIMIT and no client sort, whose later
+// steps may drop rows, is pipelined (firstBatch; CLIENT PIPELINED in
+// EXPLAIN): the later steps join the first step's rows in batches while
+// its read goes on, each batch four times the one before, and the read
+// stops at the LIMIT — one more round trip per later step and batch, in
+// place of reading and joining the whole first range. A query whose WHERE has OR or IN runs as a union
 // (advised_union.go): one plan per conjunct of its disjunctive normal form,
 // each path instance (the keys of every node of the path) kept once, then
 // sorted and limited; conjuncts that differ only in the values of the
