@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/exec"
+	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/store/countstore"
 	"github.com/kvschema/kvschema/store/memstore"
 )
@@ -34,11 +35,14 @@ type tb interface {
 	Fatalf(string, ...any)
 }
 
-// pipeStore deploys the rooms schema on a counting memstore with the
-// messages of room 1 (room 2 has none).
-func pipeStore(t tb, msgs []pipeMsg) (*exec.Engine, *countstore.Store) {
+// pipeStore deploys the rooms schema on st (nil: a memstore), counted,
+// with the messages of room 1 (room 2 has none).
+func pipeStore(t tb, st store.Store, msgs []pipeMsg) (*exec.Engine, *countstore.Store) {
 	t.Helper()
-	cs := countstore.New(memstore.New())
+	if st == nil {
+		st = memstore.New()
+	}
+	cs := countstore.New(st)
 	en, err := exec.Deploy(context.Background(), cs, "m.kvs", []byte(pipeModel), "s.kvs", []byte(pipeSchema), cost.Pebble)
 	if err != nil {
 		t.Fatal(err)
@@ -119,13 +123,15 @@ func ids(t tb, res *exec.Result) []int64 {
 // the LIMIT (EXPLAIN says so): a room of 2,000 messages, all flagged, is
 // read for the first batch only. The rows are those of a full read, in
 // the ORDER BY the first step delivers.
-func TestPipelinedLimit(t *testing.T) {
+func TestPipelinedLimit(t *testing.T) { testPipelinedLimit(t, nil) }
+
+func testPipelinedLimit(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	var msgs []pipeMsg
 	for id := int64(1); id <= 2000; id++ {
 		msgs = append(msgs, pipeMsg{id: id, posted: (id * 7919) % 5003, flag: 1})
 	}
-	en, cs := pipeStore(t, msgs)
+	en, cs := pipeStore(t, st, msgs)
 	for _, ordered := range []bool{false, true} {
 		s := pipeQuery(t, en, ordered, false, 25)
 		if !strings.Contains(s.Explain(), "CLIENT PIPELINED") || strings.Contains(s.Explain(), "CLIENT SORT") {
@@ -177,7 +183,7 @@ func TestPipelinedLimitProperty(t *testing.T) {
 		for id := int64(1); id <= int64(n); id++ {
 			msgs = append(msgs, pipeMsg{id: id, posted: rapid.Int64Range(0, 50).Draw(rt, "posted"), flag: rapid.Int64Range(0, flags-1).Draw(rt, "flag")})
 		}
-		en, _ := pipeStore(rt, msgs)
+		en, _ := pipeStore(rt, nil, msgs)
 		for range 3 {
 			limit := rapid.IntRange(1, 120).Draw(rt, "limit")
 			ordered, desc := rapid.Bool().Draw(rt, "ordered"), rapid.Bool().Draw(rt, "desc")
