@@ -731,10 +731,23 @@ func (sp *stepProg) fill(t tuple, d []types.Datum) {
 // partition probed, the partitions read one after another.
 func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows []tuple) ([]tuple, error) {
 	p := r.p
+	// With an ORDER BY or a LIMIT the joined rows keep the earlier rows'
+	// order (and each partition's clustering order): the order the first
+	// step delivers, and the same rows, ties and all, whatever the
+	// executor (PerPartition reads partition after partition). The rows
+	// read are grouped by partition, then joined in the earlier rows'
+	// order. Otherwise each row read joins as it comes, to the earlier
+	// rows probing its partition (probers), without a copy of it or a
+	// group: 6_secondary of RUBiS (18,183 rows) 55 → 44 ms at rtt 0.
+	ordered := len(p.q.OrderBy) > 0 || p.plan.Limit > 0
 	keys := make([]string, len(rows))
 	var ranges []store.Range
 	var parts [][]byte // per range, its partition row (sp.statics)
 	seen := map[string]bool{}
+	var probers map[string][]int
+	if !ordered {
+		probers = make(map[string][]int, len(rows))
+	}
 	var buf []byte
 	buckets := sp.t.l.OpenSalt(len(sp.key))
 	for i, row := range rows {
@@ -747,6 +760,9 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 			continue
 		}
 		keys[i] = string(k)
+		if probers != nil {
+			probers[keys[i]] = append(probers[keys[i]], i)
+		}
 		if !seen[keys[i]] {
 			seen[keys[i]] = true
 			rg, err := sp.rangeOf([]byte(keys[i]), p.q, r.vals)
@@ -785,8 +801,26 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 	var slab types.Slab[types.Datum]
 	var err error
 	var k []byte
+	var out []tuple
+	// A partition's rows come one after another: its probers are looked up
+	// once, for its first row.
+	nk := len(sp.key)
+	prev := make([]types.Datum, 0, nk) // the key of the partition of the last row read
+	var prevProbers []int
 	group := func(d []types.Datum) bool {
-		if k, err = sp.t.l.AppendKeyPrefixDatumsIn(k[:0], d, len(sp.key), 0); err != nil {
+		if !ordered {
+			if len(prev) == 0 || !slices.EqualFunc(prev, d[:nk], equalDatums) {
+				if k, err = sp.t.l.AppendKeyPrefixDatumsIn(k[:0], d, nk, 0); err != nil {
+					return false
+				}
+				prev, prevProbers = append(prev[:0], d[:nk]...), probers[string(k)]
+			}
+			for _, i := range prevProbers {
+				out = sp.join1(r, out, rows[i], d)
+			}
+			return true
+		}
+		if k, err = sp.t.l.AppendKeyPrefixDatumsIn(k[:0], d, nk, 0); err != nil {
 			return false
 		}
 		groups[string(k)] = append(groups[string(k)], slab.Copy(d))
@@ -823,6 +857,9 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 	if err != nil {
 		return nil, err
 	}
+	if !ordered {
+		return out, nil
+	}
 	if buckets > 0 {
 		// A partition's buckets were read one after another: its rows in
 		// clustering order again, as one range would give them.
@@ -837,23 +874,31 @@ func (sp *stepProg) next(ctx context.Context, st store.Store, r *runState, rows 
 			})
 		}
 	}
-	var out []tuple
 	for i, row := range rows {
-	match:
 		for _, g := range groups[keys[i]] {
-			for _, j := range sp.join {
-				if types.CompareDatums(g[j], row[sp.toSlot[j]]) != 0 {
-					continue match
-				}
-			}
-			t := tuple(r.slab.Copy(row))
-			sp.fill(t, g)
-			if p.keep(t, sp.filters, r.preds) {
-				out = append(out, t)
-			}
+			out = sp.join1(r, out, row, g)
 		}
 	}
 	return out, nil
+}
+
+func equalDatums(a, b types.Datum) bool { return types.CompareDatums(a, b) == 0 }
+
+// join1 appends to out the tuple joining earlier row to the row d the
+// step read in the partition row probes, unless the step's join
+// attributes differ or its filters drop it.
+func (sp *stepProg) join1(r *runState, out []tuple, row tuple, d []types.Datum) []tuple {
+	for _, j := range sp.join {
+		if types.CompareDatums(d[j], row[sp.toSlot[j]]) != 0 {
+			return out
+		}
+	}
+	t := tuple(r.slab.Copy(row))
+	sp.fill(t, d)
+	if r.p.keep(t, sp.filters, r.preds) {
+		out = append(out, t)
+	}
+	return out
 }
 
 // readEach reads each of ranges with opts (a limit each), in parallel, and
