@@ -136,6 +136,45 @@ DEFINE PRIMARY SCHEMA ev_by_grp FOR ev { TABLE 'ev', ROW ordered{grp}:ordered{se
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/row")
 }
 
+// BenchmarkCellDecoderPlain decodes 100 rows of five values, a cell
+// each named by its attribute (QUALIFIER attr_name[], VALUE
+// attr_value[]: the cells of a column family).
+func BenchmarkCellDecoderPlain(b *testing.B) {
+	c, err := catalog.CatalogFromScript("bench", []byte(`
+DEFINE RELATION ev { grp BIGINT KEY, seq BIGINT KEY, qty BIGINT, price DOUBLE, note STRING, day BIGINT, tag STRING };
+DEFINE PRIMARY SCHEMA ev_by_grp FOR ev { TABLE 'ev', ROW ordered{grp}:ordered{seq}, FAMILY 'f', QUALIFIER attr_name[], VALUE attr_value[] };`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := c.Relation("ev").Layouts()[0]
+	var rows []store.Row
+	for i := range 100 {
+		puts, _, err := l.PutCells([]types.Value{int64(7), int64(i), int64(i % 5), float64(i) / 4, "n", int64(19000 + i), "t"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = append(rows, rowOf(puts))
+	}
+	if len(rows[0].Cells) < 5 {
+		b.Fatalf("%d cells a row, want a cell a value", len(rows[0].Cells))
+	}
+	var cd layout.CellDecoder
+	n := 0
+	emit := func(t []types.Datum) bool { n++; return true }
+	for b.Loop() {
+		cd.Init(l, nil, "ev", emit)
+		for _, r := range rows {
+			for i, c := range r.Cells {
+				cd.Cell(r.Key, c, i == 0)
+			}
+		}
+		if err := cd.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/row")
+}
+
 // TestDecodeErrorNamesField: a key or value that does not match its layout
 // is reported with the layout, the field it is in and a copy of that
 // field's bytes (the store lends them), whichever element failed.

@@ -379,6 +379,39 @@ type RowDecoder struct {
 	// collBuf is the encoding they are assembled in.
 	elems            [][]elemCell
 	elemBuf, collBuf []byte
+	// quals holds, by a plain cell's position in its row (ncell counts
+	// them), the last row's qualifier there and its attribute: the rows
+	// of a layout mostly have the same cells, in the same order, so a
+	// cell's attribute is found by comparing bytes rather than by hashing
+	// them (branchNamed).
+	quals []qualAttr
+	ncell int
+}
+
+type qualAttr struct {
+	q []byte
+	a int
+}
+
+// maxQuals is the most cell positions RowDecoder.quals remembers.
+const maxQuals = 64
+
+// attrOf returns the branch attribute a plain cell's qualifier q names,
+// or -1: the one remembered for the cell's position when q is the same.
+func (rd *RowDecoder) attrOf(q []byte) int {
+	i := rd.ncell
+	rd.ncell++
+	if i < len(rd.quals) && bytes.Equal(rd.quals[i].q, q) {
+		return rd.quals[i].a
+	}
+	a := rd.l.branchNamed(q)
+	if a >= 0 && i <= len(rd.quals) && i < maxQuals {
+		if i == len(rd.quals) {
+			rd.quals = append(rd.quals, qualAttr{})
+		}
+		rd.quals[i] = qualAttr{q: append(rd.quals[i].q[:0], q...), a: a}
+	}
+	return a
 }
 
 // Init readies the decoder for rows of l, leaving the attributes marked in
@@ -389,6 +422,9 @@ func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 	n := len(l.Attrs)
 	if l.wideRows {
 		skip = nil
+	}
+	if rd.l != l {
+		rd.quals = rd.quals[:0]
 	}
 	rd.l, rd.skip, rd.dirty, rd.open = l, skip, 0, false
 	switch {
@@ -465,6 +501,7 @@ func (rd *RowDecoder) begin(table string, key []byte) error {
 		rd.elemBuf = rd.elemBuf[:0]
 	}
 	rd.open = true
+	rd.ncell = 0
 	rd.d.set.clear()
 	rd.d.branch = noBranch
 	rd.found = false
@@ -501,7 +538,7 @@ func (rd *RowDecoder) cell(c store.Cell) error {
 		if len(c.Qualifier) == 0 && len(c.Value) == 0 {
 			return nil // the existence marker
 		}
-		a := l.branchNamed(c.Qualifier)
+		a := rd.attrOf(c.Qualifier)
 		if a < 0 {
 			return d.failIn(&l.Qualifier, c.Qualifier, "%q is not an attribute of attr_name[…]", c.Qualifier)
 		}
