@@ -319,16 +319,19 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 		if sp := p.steps[n-1]; sp.local == nil && p.keyFilters(sp) && len(sp.join) == 0 {
 			sp.topK, sp.topDesc = p.topOf(sp)
 		}
+	}
+	if pl.Limit > 0 {
 		p.batch = firstBatch(pl, p.steps)
 	}
 	return p, nil
 }
 
-// firstBatch is the number of first-step rows a limited program of
-// several steps joins before it reads more (pipelined), or 0 when it
-// reads them all first: when the client sorts the result (every row is
-// needed), or the first step stops at the LIMIT already (Limited), or a
-// step reads through a local index. Nothing after the first step may be
+// firstBatch is the number of first-step rows a limited program joins
+// before it reads more (pipelined), or 0 when it reads them all first:
+// when the client sorts the result (every row is needed), or the first
+// step stops at the LIMIT already (Limited), or a step reads through a
+// local index. A program of one step, whose client filters drop rows,
+// stops at the LIMIT: its batch is the LIMIT. Nothing after the first step may be
 // reading ahead of the limit otherwise: a filter or a join that drops
 // rows (query 35 of RUBiS: a category's items by end date, then each
 // item's seller's region) made the whole range of the first step be read
@@ -346,6 +349,9 @@ func firstBatch(pl *plan.Query, steps []*stepProg) int {
 		if sp.local != nil {
 			return 0
 		}
+	}
+	if len(steps) == 1 {
+		return int(min(pl.Limit, 1<<20))
 	}
 	n := 2 * float64(pl.Limit)
 	first, last := pl.Steps[0].Kept, pl.Steps[len(pl.Steps)-1].Kept
@@ -575,7 +581,8 @@ func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple
 // pipelined runs a program firstBatch says joins in batches: the first
 // step's read goes on while each batch of its rows is joined through the
 // later steps (a store's read callback may call the store), and stops
-// once the results reach the LIMIT. The later steps keep the order of the
+// once the results reach the LIMIT (a program of one step: once its
+// filtered rows do). The later steps keep the order of the
 // first step's rows, so the first LIMIT results are those of a run that
 // read everything (the order an ORDER BY the first step delivers, too).
 func (p *program) pipelined(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
@@ -973,7 +980,10 @@ func (p *program) explain() string {
 		}
 		fmt.Fprintf(&b, "CLIENT SORT BY [%s]\n", strings.Join(keys, ", "))
 	}
-	if p.batch > 0 {
+	switch {
+	case p.batch > 0 && len(p.steps) == 1:
+		b.WriteString("CLIENT FILTERED READ STOPPING AT THE LIMIT\n")
+	case p.batch > 0:
 		fmt.Fprintf(&b, "CLIENT PIPELINED: STEPS 2-%d JOIN THE FIRST STEP'S ROWS %d AT A TIME (4x MORE EACH TIME), ITS READ STOPPING AT THE LIMIT\n", len(p.steps), p.batch)
 	}
 	if p.plan.Limit > 0 {

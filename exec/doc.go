@@ -134,7 +134,9 @@
 // EXPLAIN): the later steps join the first step's rows in batches while
 // its read goes on, each batch four times the one before, and the read
 // stops at the LIMIT — one more round trip per later step and batch, in
-// place of reading and joining the whole first range. A query whose WHERE has OR or IN runs as a union
+// place of reading and joining the whole first range; a one-step plan
+// whose client filters drop rows stops its read once LIMIT rows pass
+// them. A query whose WHERE has OR or IN runs as a union
 // (advised_union.go): one plan per conjunct of its disjunctive normal form,
 // each path instance (the keys of every node of the path) kept once, then
 // sorted and limited; conjuncts that differ only in the values of the

@@ -24,6 +24,8 @@ const (
 DEFINE RELATION messages ROWS 10000 { id BIGINT KEY, body STRING CARDINALITY 10000, posted BIGINT CARDINALITY 10000, flag BIGINT CARDINALITY 2, room BIGINT REFERENCES rooms REVERSE messages };`
 	pipeSchema = `DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.posted, rooms.messages.id) };
 DEFINE COLUMN FAMILY message FOR messages { PARTITION KEY (messages.id), VALUES (messages.body, messages.posted, messages.flag) };`
+	// One step: the room's messages with their flags, filtered.
+	pipeSchema1 = `DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTERING KEY (rooms.messages.posted, rooms.messages.id), VALUES (rooms.messages.flag) };`
 )
 
 type pipeMsg struct{ id, posted, flag int64 }
@@ -35,15 +37,15 @@ type tb interface {
 	Fatalf(string, ...any)
 }
 
-// pipeStore deploys the rooms schema on st (nil: a memstore), counted,
-// with the messages of room 1 (room 2 has none).
-func pipeStore(t tb, st store.Store, msgs []pipeMsg) (*exec.Engine, *countstore.Store) {
+// pipeStore deploys schema on st (nil: a memstore), counted, with the
+// messages of room 1 (room 2 has none).
+func pipeStore(t tb, st store.Store, schema string, msgs []pipeMsg) (*exec.Engine, *countstore.Store) {
 	t.Helper()
 	if st == nil {
 		st = memstore.New()
 	}
 	cs := countstore.New(st)
-	en, err := exec.Deploy(context.Background(), cs, "m.kvs", []byte(pipeModel), "s.kvs", []byte(pipeSchema), cost.Pebble)
+	en, err := exec.Deploy(context.Background(), cs, "m.kvs", []byte(pipeModel), "s.kvs", []byte(schema), cost.Pebble)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func testPipelinedLimit(t *testing.T, st store.Store) {
 	for id := int64(1); id <= 2000; id++ {
 		msgs = append(msgs, pipeMsg{id: id, posted: (id * 7919) % 5003, flag: 1})
 	}
-	en, cs := pipeStore(t, st, msgs)
+	en, cs := pipeStore(t, st, pipeSchema, msgs)
 	for _, ordered := range []bool{false, true} {
 		s := pipeQuery(t, en, ordered, false, 25)
 		if !strings.Contains(s.Explain(), "CLIENT PIPELINED") || strings.Contains(s.Explain(), "CLIENT SORT") {
@@ -171,8 +173,36 @@ func testPipelinedLimit(t *testing.T, st store.Store) {
 	}
 }
 
-// TestPipelinedLimitProperty: on random messages, flags and limits, the
-// pipelined run returns exactly the first LIMIT of the matching messages
+// TestFilteredLimit: a one-step plan whose client filter drops rows stops
+// reading once LIMIT rows pass it.
+func TestFilteredLimit(t *testing.T) {
+	ctx := context.Background()
+	var msgs []pipeMsg
+	for id := int64(1); id <= 2000; id++ {
+		msgs = append(msgs, pipeMsg{id: id, posted: (id * 7919) % 5003, flag: id % 2})
+	}
+	en, cs := pipeStore(t, nil, pipeSchema1, msgs)
+	s := pipeQuery(t, en, true, false, 25)
+	if len(s.Plan.Steps) != 1 || !strings.Contains(s.Explain(), "CLIENT FILTERED READ STOPPING AT THE LIMIT") {
+		t.Fatalf("want one step stopping at the limit:\n%s", s.Explain())
+	}
+	cs.Reset()
+	res, err := s.Query(ctx, int64(1), int64(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(t, res), pipeWant(msgs, 1, false, 25); !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// Every other message is flagged: about 50 read, and the one the sink
+	// stopped at.
+	if st := cs.Stats(); st.RowsRead > 80 || st.RoundTrips != 1 {
+		t.Errorf("%v: want one round trip reading about 50 rows", st)
+	}
+}
+
+// TestPipelinedLimitProperty: on random messages, flags and limits, in a
+// two-step plan and in one, the pipelined run returns exactly the first LIMIT of the matching messages
 // in the ORDER BY (either direction), or LIMIT of them without one.
 func TestPipelinedLimitProperty(t *testing.T) {
 	ctx := context.Background()
@@ -183,7 +213,8 @@ func TestPipelinedLimitProperty(t *testing.T) {
 		for id := int64(1); id <= int64(n); id++ {
 			msgs = append(msgs, pipeMsg{id: id, posted: rapid.Int64Range(0, 50).Draw(rt, "posted"), flag: rapid.Int64Range(0, flags-1).Draw(rt, "flag")})
 		}
-		en, _ := pipeStore(rt, nil, msgs)
+		schema := rapid.SampledFrom([]string{pipeSchema, pipeSchema1}).Draw(rt, "schema")
+		en, _ := pipeStore(rt, nil, schema, msgs)
 		for range 3 {
 			limit := rapid.IntRange(1, 120).Draw(rt, "limit")
 			ordered, desc := rapid.Bool().Draw(rt, "ordered"), rapid.Bool().Draw(rt, "desc")
