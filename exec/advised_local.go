@@ -103,10 +103,26 @@ func (p *program) compileLocal(e *Engine, si int, fused bool, filled, applied ma
 // readLocal runs a local-index step: one ReadIndex of its equality's
 // value.
 func (sp *stepProg) readLocal(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
-	p, lr := r.p, sp.local
+	p := r.p
+	var out []tuple
+	err := sp.readLocalEach(ctx, st, r, func(d []types.Datum) bool {
+		t := tuple(r.slab.Copy(r.blank))
+		sp.fill(t, d)
+		if p.keep(t, sp.filters, r.preds) {
+			out = append(out, t)
+		}
+		return true
+	})
+	return out, err
+}
+
+// readLocalEach reads as readLocal does, passing each base row read to
+// emit (lent until it returns; false stops the read).
+func (sp *stepProg) readLocalEach(ctx context.Context, st store.Store, r *runState, emit func([]types.Datum) bool) error {
+	lr := sp.local
 	d := r.preds[sp.key[0].eq]
 	if d.IsNull() {
-		return nil, nil
+		return nil
 	}
 	var v []byte
 	var err error
@@ -116,18 +132,9 @@ func (sp *stepProg) readLocal(ctx context.Context, st store.Store, r *runState) 
 		v, err = keyenc.AppendNaturalDatum(nil, lr.typ, d)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []tuple
-	err = sp.readIndex(ctx, st, lr.index, [][]byte{v}, store.ReadOptions{Reverse: sp.reverse}, func(d []types.Datum) bool {
-		t := tuple(r.slab.Copy(r.blank))
-		sp.fill(t, d)
-		if p.keep(t, sp.filters, r.preds) {
-			out = append(out, t)
-		}
-		return true
-	})
-	return out, err
+	return sp.readIndex(ctx, st, lr.index, [][]byte{v}, store.ReadOptions{Reverse: sp.reverse}, emit)
 }
 
 // readIndex reads the base rows whose indexed value is one of values, in

@@ -329,8 +329,8 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 // firstBatch is the number of first-step rows a limited program joins
 // before it reads more (pipelined), or 0 when it reads them all first:
 // when the client sorts the result (every row is needed), or the first
-// step stops at the LIMIT already (Limited), or a step reads through a
-// local index. A program of one step, whose client filters drop rows,
+// step stops at the LIMIT already (Limited). (The planner prices plans
+// so: planner.DAG's pipeline.) A program of one step, whose client filters drop rows,
 // stops at the LIMIT: its batch is the LIMIT. Nothing after the first step may be
 // reading ahead of the limit otherwise: a filter or a join that drops
 // rows (query 35 of RUBiS: a category's items by end date, then each
@@ -344,11 +344,6 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 func firstBatch(pl *plan.Query, steps []*stepProg) int {
 	if pl.Sort || pl.Limited {
 		return 0
-	}
-	for _, sp := range steps {
-		if sp.local != nil {
-			return 0
-		}
 	}
 	if len(steps) == 1 {
 		return int(min(pl.Limit, 1<<20))
@@ -587,10 +582,6 @@ func (p *program) run(ctx context.Context, st store.Store, r *runState) ([]tuple
 // read everything (the order an ORDER BY the first step delivers, too).
 func (p *program) pipelined(ctx context.Context, st store.Store, r *runState) ([]tuple, error) {
 	sp := p.steps[0]
-	pl, err := sp.read1.plan(r.vals)
-	if err != nil {
-		return nil, err
-	}
 	var out []tuple
 	var joinErr error
 	batch := p.batch
@@ -609,15 +600,25 @@ func (p *program) pipelined(ctx context.Context, st store.Store, r *runState) ([
 		return int64(len(out)) < p.plan.Limit
 	}
 	r.cur = sp
-	err = runPlan(ctx, st, pl, SinkFunc(func(d []types.Datum) bool {
+	sink := func(d []types.Datum) bool {
 		r.Add(d)
 		if len(r.rows) < batch {
 			return true
 		}
 		batch *= 4
 		return join()
-	}))
-	pl.Release()
+	}
+	var err error
+	if sp.local != nil {
+		err = sp.readLocalEach(ctx, st, r, sink)
+	} else {
+		var pl *plan.Plan
+		if pl, err = sp.read1.plan(r.vals); err != nil {
+			return nil, err
+		}
+		err = runPlan(ctx, st, pl, SinkFunc(sink))
+		pl.Release()
+	}
 	if err == nil && joinErr == nil && len(r.rows) > 0 && int64(len(out)) < p.plan.Limit {
 		join()
 	}

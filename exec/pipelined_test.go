@@ -139,6 +139,12 @@ func testPipelinedLimit(t *testing.T, st store.Store) {
 		if !strings.Contains(s.Explain(), "CLIENT PIPELINED") || strings.Contains(s.Explain(), "CLIENT SORT") {
 			t.Fatalf("ordered %v: want a pipelined plan without a client sort:\n%s", ordered, s.Explain())
 		}
+		// The planner priced it so (planner.DAG's pipeline).
+		for i, step := range s.Plan.Steps {
+			if step.Read <= 0 || step.Read >= 1 {
+				t.Errorf("ordered %v: step %d priced on a share %v of its rows, want the LIMIT's\n%s", ordered, i+1, step.Read, s.Explain())
+			}
+		}
 		cs.Reset()
 		res, err := s.Query(ctx, int64(1), int64(1))
 		if err != nil {
@@ -183,7 +189,7 @@ func TestFilteredLimit(t *testing.T) {
 	}
 	en, cs := pipeStore(t, nil, pipeSchema1, msgs)
 	s := pipeQuery(t, en, true, false, 25)
-	if len(s.Plan.Steps) != 1 || !strings.Contains(s.Explain(), "CLIENT FILTERED READ STOPPING AT THE LIMIT") {
+	if len(s.Plan.Steps) != 1 || !strings.Contains(s.Explain(), "CLIENT FILTERED READ STOPPING AT THE LIMIT") || s.Plan.Steps[0].Read <= 0 {
 		t.Fatalf("want one step stopping at the limit:\n%s", s.Explain())
 	}
 	cs.Reset()

@@ -33,6 +33,10 @@ type Step struct {
 	// result after this step (its plan's last, when no step delivers the
 	// ORDER BY: cost.Model.Sort of the rows kept), else 0.
 	SortCost float64
+	// Read, when not 0, is the share of Partitions and Rows Cost prices:
+	// a plan with a LIMIT the runtime pipelines stops reading once the
+	// LIMIT is met (planner.DAG's pipeline).
+	Read float64
 }
 
 // Query answers one query (or a write's support query): lookups, then a
@@ -102,7 +106,11 @@ func (p *Query) Describe(indent string) string {
 		if len(key) == 0 {
 			keyText = "none (every partition)"
 		}
-		fmt.Fprintf(&b, "%s   key: %s; partitions %.4g, rows %.4g, cost %.6g\n", indent, keyText, s.Partitions, s.Rows, s.Cost)
+		read := ""
+		if s.Read > 0 {
+			read = fmt.Sprintf(" (%.2g%% read before the LIMIT is met)", 100*s.Read)
+		}
+		fmt.Fprintf(&b, "%s   key: %s; partitions %.4g, rows %.4g%s, cost %.6g\n", indent, keyText, s.Partitions, s.Rows, read, s.Cost)
 		if len(s.Filters) > 0 {
 			var fs []string
 			for _, f := range s.Filters {

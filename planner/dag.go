@@ -170,7 +170,8 @@ type State struct {
 type Arc struct {
 	From, To int
 	Step     plan.Step
-	cut      bool // not part of any plan the query allows (keepOneRead)
+	cut      bool        // not part of any plan the query allows (keepOneRead)
+	access   cost.Access // what Step.Cost prices, but the sort
 }
 
 // neededByNode lists, per query node, the fields the query reads there.
@@ -216,6 +217,7 @@ func build(q *catalog.Query, m cost.Model, p *Pool, scans bool) *DAG {
 	for i := 0; i < len(d.States); i++ {
 		d.expand(i, p)
 	}
+	d.pipeline()
 	if w := q.CondOf; w != nil {
 		d.keepOneRead(w.CondSource)
 	}
@@ -773,8 +775,48 @@ func (d *DAG) arc(i int, l plan.Step) {
 		l.Cost += l.SortCost
 	}
 	to := d.intern(ns)
-	d.Arcs = append(d.Arcs, &Arc{From: i, To: to, Step: l})
+	d.Arcs = append(d.Arcs, &Arc{From: i, To: to, Step: l, access: a})
 	s.Out = append(s.Out, len(d.Arcs)-1)
+}
+
+// pipeline prices the steps of plans the runtime pipelines (exec's
+// firstBatch): with a LIMIT, a plan that needs no client sort and whose
+// first lookup does not stop at the LIMIT itself joins its first step's
+// rows in batches and stops reading once LIMIT rows come out, so each
+// step reads about 2·LIMIT/R of the rows it would read whole, R the
+// query's estimated result rows (the least of its end states': the
+// smallest share). The runtime's first batch is twice what the estimates
+// say yields the LIMIT, hence the 2; a one-step plan whose filters drop
+// rows reads half that, priced the same. With an ORDER BY only the arcs
+// into states that keep the order are priced so: every plan through
+// them ends in order, without a sort (a plan that gains the order later,
+// from one row's partition, keeps its full price).
+func (d *DAG) pipeline() {
+	q := d.q
+	if q.Limit <= 0 {
+		return
+	}
+	r := math.Inf(1)
+	for _, s := range d.States {
+		if s.End && !s.limited { // a limited state's rows are the LIMIT
+			r = min(r, s.rows)
+		}
+	}
+	share := 2 * float64(q.Limit) / r
+	if !(share < 1) {
+		return
+	}
+	for _, a := range d.Arcs {
+		from, to := d.States[a.From], d.States[a.To]
+		if from.limited || to.limited || a.Step.SortCost > 0 || len(q.OrderBy) > 0 && !to.ordered {
+			continue
+		}
+		acc := a.access
+		acc.Rows *= share
+		acc.Partitions = max(acc.Partitions*share, min(acc.Partitions, 1))
+		a.Step.Read = share
+		a.Step.Cost = d.coster.Read(acc)
+	}
 }
 
 // provides reports whether lookup l fetches every field the query needs of

@@ -660,3 +660,62 @@ DEFINE WORKLOAD w MIXES (m) {
 		t.Errorf("CanKeepLocal: keyed %v, valued %v; want false, true", catalog.CanKeepLocal(si, k), catalog.CanKeepLocal(si, v))
 	}
 }
+
+// TestLimitPipelineCost: with a LIMIT, a plan the runtime stops reading
+// once the LIMIT is met (no client sort, a first lookup that does not stop
+// at the LIMIT itself: a client filter) is priced on the share of its
+// rows it reads, 2·LIMIT over the rows it returns; a LIMIT above half the
+// result, a first lookup that stops at the LIMIT, or a client sort keep
+// the full price.
+func TestLimitPipelineCost(t *testing.T) {
+	const schema = `
+DEFINE RELATION x ROWS 1000 { id BIGINT KEY SIZE 8, grp BIGINT SIZE 8 CARDINALITY 10, v BIGINT SIZE 8 CARDINALITY 1000, flag BIGINT SIZE 8 CARDINALITY 4 };
+DEFINE COLUMN FAMILY x_by_grp FOR x { PARTITION KEY (x.grp), CLUSTERING KEY (x.id), VALUES (x.v, x.flag) };
+`
+	const wl = `
+DEFINE WORKLOAD w MIXES (m) {
+  GROUP g WEIGHTS (m 1) {
+    SELECT x.id FROM x WHERE x.grp = ? AND x.flag = ? LIMIT 5; -- filtered
+    SELECT x.id FROM x WHERE x.grp = ? AND x.flag = ? LIMIT 20; -- most
+    SELECT x.id FROM x WHERE x.grp = ? LIMIT 5; -- limited
+    SELECT x.id FROM x WHERE x.grp = ? AND x.flag = ? ORDER BY x.v LIMIT 5; -- sorted
+  }
+};
+`
+	s, w := schemaAndWorkload(t, "limit", schema, wl)
+	prof := cost.Profile{Name: "hand", IndexCost: 1, PartitionCost: 0.1, RowCost: 0.01, CFQueryCost: 1, SIQueryCost: 1, SortRowCost: 0.001}
+	want := map[string]struct{ cost, read float64 }{
+		"filtered": {1 + 0.1 + 0.01*100*0.4, 0.4}, // 100 rows, 25 pass: 10 of 25 needed
+		"most":     {1 + 0.1 + 0.01*100, 0},
+		"limited":  {1 + 0.1 + 0.01*5, 0},
+		"sorted":   {1 + 0.1 + 0.01*100 + 0.001*25, 0},
+	}
+	for _, st := range w.Statements {
+		pl, err := planner.New(s, prof).Query(st.Query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wt := want[st.Tag]
+		if !near(pl.Cost, wt.cost) || !near(pl.Steps[0].Read, wt.read) {
+			t.Errorf("%s: cost %v, read share %v; want %v, %v\n%s", st.Tag, pl.Cost, pl.Steps[0].Read, wt.cost, wt.read, pl.Describe(""))
+		}
+	}
+	// Beside a column family keyed by the flag too, whose plan stops at
+	// the LIMIT (its 5 rows are not the query's result), the filtered
+	// plan keeps its share.
+	all, w2 := schemaAndWorkload(t, "limit2", schema+`
+DEFINE COLUMN FAMILY x_by_grp_flag FOR x { PARTITION KEY (x.grp, x.flag), CLUSTERING KEY (x.id), VALUES () };`, wl)
+	d := planner.Build(w2.Statements[0].Query, prof, planner.NewPool(all.Indexes))
+	found := false
+	for _, a := range d.LiveArcs() {
+		if st := d.Arcs[a].Step; st.Index.Name == "x_by_grp" {
+			found = true
+			if !near(st.Read, 0.4) || !near(st.Cost, want["filtered"].cost) {
+				t.Errorf("beside x_by_grp_flag, x_by_grp's step: read share %v, cost %v; want 0.4, %v", st.Read, st.Cost, want["filtered"].cost)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no plan reads x_by_grp")
+	}
+}
