@@ -61,7 +61,7 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d:%d: statement %s: %v", pos.File, pos.Line, pos.Col, st.Tag, err)
 		}
-		wp := &WritePlan{Statement: st, Weight: weight}
+		wp := &WritePlan{Statement: st, Weight: weight, Cost: opt.Profile.ApplyCost}
 		seen := map[*plan.Query]bool{}
 		byIndex := map[*catalog.Index]*IndexUpkeep{}
 		for _, u := range ups {

@@ -687,7 +687,8 @@ func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 		res.TotalCost += w * pl.Cost
 	}
 	for _, s := range pr.writes {
-		wp := &WritePlan{Statement: s, Weight: s.Weight(pr.mix)}
+		// The statement's one batch, whatever the schema (ApplyCost).
+		wp := &WritePlan{Statement: s, Weight: s.Weight(pr.mix), Cost: res.Profile.ApplyCost}
 		var idx []*catalog.Index
 		for i := range pr.upkeeps[s] {
 			if chosen[i] {

@@ -31,8 +31,9 @@
 // relative error (latencies span three orders of magnitude; each matters
 // for ranking). Writes are measured on the store: one atomic batch putting
 // (InsertCost) or deleting (DeleteCost) R rows of engine-like shape,
-// R = 1 … 16, fitted through the origin as the cost model charges them,
-// R·cost. A client sort (SortRowCost) is measured on the client alone, as
+// R = 1 … 16, fitted as a + R·cost on relative error: a, the batch's
+// round trip and commit, is ApplyCost (the mean of the two fits'), charged
+// once per write statement. A client sort (SortRowCost) is measured on the client alone, as
 // it runs there whatever the store: exec.SortRows (the executor's CLIENT
 // SORT BY) ordering N shuffled tuples of the engine's type (types.Datum,
 // rows of five values), N = 16 … 4,096, by a 20-byte STRING and by a
@@ -407,8 +408,10 @@ func Run(ctx context.Context, st store.Store, name string, opt Options) (*Result
 	p.IndexCost, p.PartitionCost, p.RowCost, p.CellCost = beta[0], beta[1], beta[2], beta[3]
 	p.IndexRowCost = beta[2] + beta[4]
 	res.ReadError = rms
-	p.InsertCost = fitThroughOrigin(res.Inserts)
-	p.DeleteCost = fitThroughOrigin(res.Deletes)
+	var applyIns, applyDel float64
+	applyIns, p.InsertCost = fitAffine(res.Inserts)
+	applyDel, p.DeleteCost = fitAffine(res.Deletes)
+	p.ApplyCost = (applyIns + applyDel) / 2
 	p.CFQueryCost = res.CF.Seconds
 	p.SIQueryCost = max(res.SI.Seconds, res.CF.Seconds)
 	p.SortRowCost = fitThroughOrigin(res.Sorts)
@@ -694,13 +697,43 @@ func fitThroughOrigin(ms []Measurement) float64 {
 	return num / den
 }
 
+// fitAffine fits a + R·b (a, b ≥ 0) to ms by least squares on relative
+// error: a write's one batch (ApplyCost) and each of its rows.
+func fitAffine(ms []Measurement) (a, b float64) {
+	// The normal equations of Σ ((a + R·b − t)/t)², weights 1/t².
+	var sw, sr, srr, st, srt float64
+	for _, m := range ms {
+		if m.Seconds <= 0 {
+			continue
+		}
+		w := 1 / (m.Seconds * m.Seconds)
+		sw += w
+		sr += w * m.Rows
+		srr += w * m.Rows * m.Rows
+		st += w * m.Seconds
+		srt += w * m.Rows * m.Seconds
+	}
+	if det := sw*srr - sr*sr; det > 0 {
+		a, b = (st*srr-sr*srt)/det, (sw*srt-sr*st)/det
+	}
+	switch {
+	case sw == 0:
+		return 0, 0
+	case b < 0 || sw*srr-sr*sr <= 0: // no slope to fit: the batch alone
+		return st / sw, 0
+	case a < 0:
+		return 0, fitThroughOrigin(ms)
+	}
+	return a, b
+}
+
 // Report prints the measurements next to the fitted model's prediction.
 func (r *Result) Report() string {
 	var b strings.Builder
 	p := r.Profile
 	fmt.Fprintf(&b, "profile %s (calibrated in %v)\n", p.Name, r.Took.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  index_cost %.3g s, partition_cost %.3g s, row_cost %.3g s, cell_cost %.3g s, index_row_cost %.3g s (fit: %.1f%% rms relative error)\n", p.IndexCost, p.PartitionCost, p.RowCost, p.CellCost, p.IndexRowCost, 100*r.ReadError)
-	fmt.Fprintf(&b, "  insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s; sort_row_cost %.3g s\n", p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost, p.SortRowCost)
+	fmt.Fprintf(&b, "  apply_cost %.3g s a write, insert_cost %.3g s, delete_cost %.3g s per row; cf_query_cost %.3g s, si_query_cost %.3g s; sort_row_cost %.3g s\n", p.ApplyCost, p.InsertCost, p.DeleteCost, p.CFQueryCost, p.SIQueryCost, p.SortRowCost)
 	fmt.Fprintf(&b, "  %-40s %6s %7s %7s %7s %12s %12s\n", "read", "steps", "probes", "rows", "cells", "measured", "fitted")
 	for _, m := range append(slices.Clip(r.Reads), r.Index...) {
 		fmt.Fprintf(&b, "  %-40s %6.1f %7.1f %7.1f %7.1f %12s %12s\n", m.Name, m.Steps, m.Probes, m.Rows, m.Cells, seconds(m.Seconds), seconds(r.Predicted(m)))
@@ -711,7 +744,7 @@ func (r *Result) Report() string {
 		perRow float64
 	}{{r.Inserts, p.InsertCost}, {r.Deletes, p.DeleteCost}} {
 		for _, m := range set.ms {
-			fmt.Fprintf(&b, "  %-40s %6.1f %7s %7.1f %7s %12s %12s\n", m.Name, m.Steps, "", m.Rows, "", seconds(m.Seconds), seconds(m.Rows*set.perRow))
+			fmt.Fprintf(&b, "  %-40s %6.1f %7s %7.1f %7s %12s %12s\n", m.Name, m.Steps, "", m.Rows, "", seconds(m.Seconds), seconds(p.ApplyCost+m.Rows*set.perRow))
 		}
 	}
 	for _, m := range r.Sorts {

@@ -47,6 +47,28 @@ func TestFitRecoversConstants(t *testing.T) {
 	}
 }
 
+// TestFitAffine: a write batch's latency a + R·b is recovered exactly
+// from exact measurements; a slope the data cannot have (latencies that
+// fall with R) leaves the batch cost alone, and an intercept below zero
+// the fit through the origin.
+func TestFitAffine(t *testing.T) {
+	var ms []Measurement
+	for _, r := range writeSizes {
+		ms = append(ms, Measurement{Rows: float64(r), Seconds: 1e-3 + float64(r)*1e-5})
+	}
+	if a, b := fitAffine(ms); math.Abs(a-1e-3) > 1e-12 || math.Abs(b-1e-5) > 1e-12 {
+		t.Errorf("fitAffine = %g + R·%g, want 0.001 + R·1e-05", a, b)
+	}
+	falling := []Measurement{{Rows: 1, Seconds: 2e-3}, {Rows: 16, Seconds: 1e-3}}
+	if a, b := fitAffine(falling); b != 0 || a < 1e-3 || a > 2e-3 {
+		t.Errorf("fitAffine of falling latencies = %g + R·%g, want a batch cost between them and no slope", a, b)
+	}
+	steep := []Measurement{{Rows: 1, Seconds: 1e-6}, {Rows: 16, Seconds: 1e-3}}
+	if a, b := fitAffine(steep); a != 0 || b <= 0 {
+		t.Errorf("fitAffine of a steep line = %g + R·%g, want no batch cost", a, b)
+	}
+}
+
 // A calibration run on an in-memory store measures what each
 // micro-benchmark is meant to (steps, probes, rows per run), yields a valid
 // profile, and leaves only empty tables in its namespace, other tables

@@ -139,7 +139,7 @@ package cost
 			name string
 			v    float64
 		}{{"IndexCost", p.IndexCost}, {"PartitionCost", p.PartitionCost}, {"RowCost", p.RowCost}, {"InsertCost", p.InsertCost},
-			{"DeleteCost", p.DeleteCost}, {"CFQueryCost", p.CFQueryCost}, {"SIQueryCost", p.SIQueryCost}, {"SortRowCost", p.SortRowCost}, {"IndexRowCost", p.IndexRowCost}, {"CellCost", p.CellCost}} {
+			{"DeleteCost", p.DeleteCost}, {"CFQueryCost", p.CFQueryCost}, {"SIQueryCost", p.SIQueryCost}, {"SortRowCost", p.SortRowCost}, {"IndexRowCost", p.IndexRowCost}, {"CellCost", p.CellCost}, {"ApplyCost", p.ApplyCost}} {
 			fmt.Fprintf(&b, "\t\t%s: %.4g,\n", f.name, f.v)
 		}
 		fmt.Fprintf(&b, "\t}\n")
