@@ -573,6 +573,26 @@ func (e *enumerator) merge() {
 					e.add(u)
 				}
 			}
+			// And a holding every whole-partition CF's attributes of the
+			// same key, support queries' included: the fields a write's
+			// support query reads by the key then come from the CF a
+			// query reads in order, one CF instead of two (a query by id
+			// and a range on a2, and a delete's read of a1 by id, served
+			// by CF([id] [a2] → [a0, a1])).
+			if keysOnly(a.Graph, a.Order) || e.full[a]&fullFirst == 0 || len(whole) == 0 {
+				continue
+			}
+			u := &catalog.Index{Kind: catalog.CF, Graph: a.Graph, Hash: a.Hash, Order: a.Order, Extra: append([]catalog.Attr(nil), a.Extra...)}
+			for _, b := range whole {
+				for _, at := range b.Attrs() {
+					if !u.Has(at) {
+						u.Extra = append(u.Extra, at)
+					}
+				}
+			}
+			if len(u.Extra) > len(a.Extra) {
+				e.add(u)
+			}
 		}
 	}
 }

@@ -7,49 +7,47 @@ package cost
 //
 //	go generate ./cost    # go run ../calibrate/genprofiles -o profiles.go -rtt 1ms -runs 30
 //
-// on AMD EPYC (2 CPUs, linux/amd64, go1.26.8, host vm), 2026-11-28 09:19 UTC, load average 1.26 1.74 1.84
+// on AMD EPYC (2 CPUs, linux/amd64, go1.26.8, host vm), 2026-11-28 05:21 UTC, load average 1.14 1.03 1.32
 // when it started (the machine is shared: other jobs' load adds noise).
 //
 // Pebble: a fresh durable store in a temporary directory (fsync on each
 // commit, as pebble:DIR is by default), no round trip added: the store is
-// embedded. Read fit: 16.6% rms relative error.
+// embedded. Read fit: 17.4% rms relative error.
 //
 // Bigtable: the in-process emulator (cloud.google.com/go/bigtable/bttest)
 // under the intent log bigtable: URLs open (store/txnstore), every call to
 // the emulator delayed by a round trip of 1ms, as a client in the same
 // region as its Bigtable instance would see; real Bigtable's server-side
-// work differs from the emulator's. Read fit: 8.7% rms relative error.
+// work differs from the emulator's. Read fit: 7.2% rms relative error.
 var (
 	Pebble = Profile{
 		Name:          "pebble",
 		Engine:        "pebble",
 		LocalIndexes:  true,
-		IndexCost:     1.74e-06,
-		PartitionCost: 3.66e-06,
-		RowCost:       8.155e-10,
-		InsertCost:    7.268e-06,
-		DeleteCost:    1.406e-06,
-		CFQueryCost:   9.708e-06,
-		SIQueryCost:   1.419e-05,
-		SortRowCost:   2.274e-07,
-		IndexRowCost:  4.698e-06,
-		CellCost:      3.789e-07,
-		ApplyCost:     0.0002605,
+		IndexCost:     1.91e-06,
+		PartitionCost: 1.574e-06,
+		RowCost:       8.545e-07,
+		InsertCost:    3.136e-05,
+		DeleteCost:    2.468e-05,
+		CFQueryCost:   7.279e-06,
+		SIQueryCost:   1.066e-05,
+		SortRowCost:   1.689e-07,
+		IndexRowCost:  3.47e-06,
+		CellCost:      1.234e-07,
 	}
 	Bigtable = Profile{
 		Name:          "bigtable",
 		Engine:        "bigtable",
 		RTT:           0.001,
-		IndexCost:     0.001671,
-		PartitionCost: 5.667e-07,
-		RowCost:       1.283e-05,
-		InsertCost:    0.0009064,
-		DeleteCost:    0.0009335,
-		CFQueryCost:   0.001614,
-		SIQueryCost:   0.003198,
-		SortRowCost:   1.82e-07,
-		IndexRowCost:  1.597e-05,
-		CellCost:      2.207e-06,
-		ApplyCost:     0.0008436,
+		IndexCost:     0.001646,
+		PartitionCost: 2.076e-06,
+		RowCost:       1.343e-05,
+		InsertCost:    0.001192,
+		DeleteCost:    0.001082,
+		CFQueryCost:   0.001599,
+		SIQueryCost:   0.003052,
+		SortRowCost:   2.104e-07,
+		IndexRowCost:  1.94e-05,
+		CellCost:      2.452e-06,
 	}
 )
