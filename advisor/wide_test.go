@@ -632,3 +632,40 @@ DEFINE RELATION c ROWS 10 {
 		t.Errorf("CF-only at the least budget %v: %v", inf.MinBudget, err)
 	}
 }
+
+// An instance TestAddStatementProperty drew: W (q0, q2 and the writes)
+// cost less over its own candidates plus the optimum of W ∪ {q1} than
+// over its own, for that optimum held CF([id] [a2] → [a0, a1]) — q0's CF
+// clustered for its range, holding the a1 a delete's support query reads
+// by id — which W's enumeration did not offer (merge offers it now).
+func TestMergedSupportCFInstance(t *testing.T) {
+	needCBC(t)
+	const model = `DEFINE RELATION p ROWS 10 { id BIGINT KEY SIZE 8, a0 STRING SIZE 4 CARDINALITY 1, a1 STRING SIZE 4 CARDINALITY 1, a2 STRING SIZE 4 CARDINALITY 1 };`
+	wl := func(q1 bool) string {
+		s := "DEFINE WORKLOAD w MIXES (m) {\n GROUP g0 WEIGHTS (m 1) { SELECT p.a0, p.a2 FROM p WHERE p.id = ? AND p.a2 > ?; -- q0\n }\n"
+		if q1 {
+			s += " GROUP g1 WEIGHTS (m 4) { SELECT p.a2 FROM p WHERE p.a1 = ? ORDER BY p.a2; -- q1\n }\n"
+		}
+		return s + " GROUP g2 WEIGHTS (m 3) { SELECT p.id FROM p WHERE p.a1 = ?; -- q2\n }\n GROUP u0 WEIGHTS (m 7) { INSERT INTO p SET id = ?, a0 = ?; -- w0\n }\n GROUP u1 WEIGHTS (m 1) { DELETE FROM p WHERE p.id = ?; -- w1\n }\n};"
+	}
+	m, all := parse(t, model, wl(true))
+	w, err := workload.Parse(m, "workload.kvs", []byte(wl(false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, err := adviseCost(m, all, math.Inf(1), WithSI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := adviseCost(m, w, math.Inf(1), WithSI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx, err := adviseExtra(m, w, math.Inf(1), ra.Indexes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rx.TotalCost < rw.TotalCost*(1-1e-9) {
+		t.Errorf("W costs %v over its candidates, %v with those of W ∪ {q1}'s optimum as well: the enumeration misses a structure", rw.TotalCost, rx.TotalCost)
+	}
+}
