@@ -9,7 +9,10 @@
 // Plans are priced through the cost.Model seam only; the planner never
 // reads a backend's constants. Estimates (rows per step) come from the
 // model's statistics: equality keeps 1/cardinality of the rows, a range
-// 1/10 (NoSE's assumption).
+// 1/10 (NoSE's assumption). A query with a LIMIT prices the plans the
+// runtime pipelines (no client sort, a first lookup that does not stop at
+// the LIMIT itself) on the share of their rows read before the LIMIT is
+// met, 2·LIMIT over the query's estimated result (DAG.pipeline).
 //
 // Invariants: a DAG's states are interned by what they achieved, every arc
 // sets at least one more bit of that (so the DAG is acyclic and a sweep in
