@@ -326,21 +326,19 @@ func (e *Engine) compile(pl *plan.Query) (*program, error) {
 	return p, nil
 }
 
-// firstBatch is the number of first-step rows a limited program joins
-// before it reads more (pipelined), or 0 when it reads them all first:
-// when the client sorts the result (every row is needed), or the first
-// step stops at the LIMIT already (Limited). (The planner prices plans
-// so: planner.DAG's pipeline.) A program of one step, whose client filters drop rows,
-// stops at the LIMIT: its batch is the LIMIT. Nothing after the first step may be
-// reading ahead of the limit otherwise: a filter or a join that drops
-// rows (query 35 of RUBiS: a category's items by end date, then each
-// item's seller's region) made the whole range of the first step be read
-// and joined for 25 rows. The first batch holds twice the first-step
-// rows the plan's estimates say yield the LIMIT (the estimates of the
-// last step's rows against the first's), at least 16; each next batch
-// is four times the one before, so a run whose estimate was too hopeful
-// takes a few more round trips, at most one per fourfold of the rows it
-// reads.
+// firstBatch is the number of first-step rows a program with a LIMIT
+// joins before it reads on (pipelined), or 0 when it reads them all
+// first: when the client sorts the result (every row is needed) or the
+// first step stops at the LIMIT itself (Limited). Otherwise a filter or a
+// join that drops rows made the whole first range be read and joined for
+// LIMIT rows (RUBiS query 35: a category's items by end date, then each
+// item's seller's region, for 25 rows). A one-step program's batch is the
+// LIMIT: its rows are filtered already. A longer one's first batch is
+// twice the first-step rows the plan's estimates say yield the LIMIT
+// (the last step's rows against the first's), at least 16; each next
+// batch is four times the one before, so a run whose estimate was too
+// hopeful takes at most one more round trip a later step per fourfold of
+// the rows it reads. The planner prices plans so (planner.DAG.pipeline).
 func firstBatch(pl *plan.Query, steps []*stepProg) int {
 	if pl.Sort || pl.Limited {
 		return 0
