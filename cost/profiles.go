@@ -7,47 +7,49 @@ package cost
 //
 //	go generate ./cost    # go run ../calibrate/genprofiles -o profiles.go -rtt 1ms -runs 30
 //
-// on AMD EPYC (2 CPUs, linux/amd64, go1.26.8, host vm), 2026-11-28 05:21 UTC, load average 1.14 1.03 1.32
+// on AMD EPYC (2 CPUs, linux/amd64, go1.26.8, host vm), 2026-11-28 10:58 UTC, load average 1.38 2.04 2.42
 // when it started (the machine is shared: other jobs' load adds noise).
 //
 // Pebble: a fresh durable store in a temporary directory (fsync on each
 // commit, as pebble:DIR is by default), no round trip added: the store is
-// embedded. Read fit: 17.4% rms relative error.
+// embedded. Read fit: 17.3% rms relative error.
 //
 // Bigtable: the in-process emulator (cloud.google.com/go/bigtable/bttest)
 // under the intent log bigtable: URLs open (store/txnstore), every call to
 // the emulator delayed by a round trip of 1ms, as a client in the same
 // region as its Bigtable instance would see; real Bigtable's server-side
-// work differs from the emulator's. Read fit: 7.2% rms relative error.
+// work differs from the emulator's. Read fit: 9.6% rms relative error.
 var (
 	Pebble = Profile{
 		Name:          "pebble",
 		Engine:        "pebble",
 		LocalIndexes:  true,
-		IndexCost:     1.91e-06,
-		PartitionCost: 1.574e-06,
-		RowCost:       8.545e-07,
-		InsertCost:    3.136e-05,
-		DeleteCost:    2.468e-05,
-		CFQueryCost:   7.279e-06,
-		SIQueryCost:   1.066e-05,
-		SortRowCost:   1.689e-07,
-		IndexRowCost:  3.47e-06,
-		CellCost:      1.234e-07,
+		IndexCost:     2.145e-06,
+		PartitionCost: 3.307e-06,
+		RowCost:       3.293e-07,
+		InsertCost:    1.019e-05,
+		DeleteCost:    3.967e-06,
+		CFQueryCost:   9.723e-06,
+		SIQueryCost:   1.518e-05,
+		SortRowCost:   2.194e-07,
+		IndexRowCost:  4.879e-06,
+		CellCost:      3.101e-07,
+		ApplyCost:     0.0002584,
 	}
 	Bigtable = Profile{
 		Name:          "bigtable",
 		Engine:        "bigtable",
 		RTT:           0.001,
-		IndexCost:     0.001646,
-		PartitionCost: 2.076e-06,
-		RowCost:       1.343e-05,
-		InsertCost:    0.001192,
-		DeleteCost:    0.001082,
-		CFQueryCost:   0.001599,
-		SIQueryCost:   0.003052,
-		SortRowCost:   2.104e-07,
-		IndexRowCost:  1.94e-05,
-		CellCost:      2.452e-06,
+		IndexCost:     0.001672,
+		PartitionCost: 5.248e-06,
+		RowCost:       9.982e-06,
+		InsertCost:    0.0009843,
+		DeleteCost:    0.0009663,
+		CFQueryCost:   0.001647,
+		SIQueryCost:   0.003087,
+		SortRowCost:   2.42e-07,
+		IndexRowCost:  1.183e-05,
+		CellCost:      2.535e-06,
+		ApplyCost:     0.0008227,
 	}
 )
