@@ -46,7 +46,8 @@ import (
 //	      Σ_{a ∈ A} f_a ≤ ans(s)                A: steps of one DAG, no two on one
 //	                                           path, reading indexes that need s; and
 //	                                           ≤ every read of s's group (linkSupports)
-//	      x_si ≤ Σ_{b ∈ bases(si)} x_b          an SI has a base CF, chosen here (eq. 11)
+//	      x_si ≤ Σ_{b ∈ bases(si)} x_b          an SI has a base CF, chosen here (eq. 11);
+//	                                           one that can keep it, if priced so
 //	      Σ_i size_i x_i ≤ budget               (eq. 9)
 //
 // K_{q,i} is the number of ways index i embeds in q's graph (how often one
@@ -77,6 +78,9 @@ type ilp struct {
 	chosen   func(*catalog.Index) bool
 	// writeCost is each index's weighted write cost (eq. 6).
 	writeCost map[*catalog.Index]float64
+	// keptLocal holds the SIs whose upkeep is priced as a store's local
+	// index that only some of their bases can keep (bases).
+	keptLocal map[*catalog.Index]bool
 	// objective is that of solve's solution (tie-break terms included),
 	// the one its gap is relative to.
 	objective float64
@@ -193,7 +197,7 @@ const groupQueries, groupSupports = false, true
 
 func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, writes []*workload.Statement,
 	upkeeps map[*workload.Statement]map[*catalog.Index]planner.Upkeep, sups []*support, p *planner.Pool) *ilp {
-	pr := &ilp{m: solver.NewModel(), x: map[*catalog.Index]solver.Var{}, queries: queries, qdags: qdags,
+	pr := &ilp{m: solver.NewModel(), x: map[*catalog.Index]solver.Var{}, keptLocal: map[*catalog.Index]bool{}, queries: queries, qdags: qdags,
 		writes: writes, upkeeps: upkeeps, mix: opt.Mix, writeCost: map[*catalog.Index]float64{}, deployed: opt.currentKeys}
 	xv := func(i *catalog.Index) solver.Var {
 		if v, ok := pr.x[i]; ok {
@@ -326,14 +330,26 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 			pr.cost = append(pr.cost, solver.Term{Var: pr.x[i], Coef: c})
 		}
 	}
-	// Every SI needs a base CF in the schema; the ILP picks which.
+	// Every SI needs a base CF in the schema; the ILP picks which. Where
+	// its upkeep was priced as a store's local index that only some bases
+	// can keep (kvschema's engine: catalog.CanKeepLocal), one of those: on
+	// another alone the runtime keeps the SI as a table, whose upkeep
+	// reads what it writes.
 	for k := 0; k < len(pr.indexes); k++ {
 		i := pr.indexes[k]
 		if i.Kind != catalog.SI {
 			continue
 		}
+		if opt.Profile.LocalIndexes && !opt.Profile.KeepsSI(false) {
+			for _, s := range writes {
+				if _, ok := upkeeps[s][i]; ok {
+					pr.keptLocal[i] = true
+					break
+				}
+			}
+		}
 		terms := []solver.Term{{Var: pr.x[i], Coef: 1}}
-		for _, b := range p.Bases[i] {
+		for _, b := range pr.bases(i) {
 			if v, ok := pr.x[b]; ok {
 				terms = append(terms, solver.Term{Var: v, Coef: -1})
 			}
@@ -360,6 +376,22 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 	}
 	pr.m.SetTuning(pr.costTuning())
 	return pr
+}
+
+// bases lists the CFs si may have as its base in a schema: any of the
+// pool's, or where its upkeep was priced as a local index (keptLocal),
+// those that can keep it as one.
+func (pr *ilp) bases(si *catalog.Index) []*catalog.Index {
+	if !pr.keptLocal[si] {
+		return pr.pool.Bases[si]
+	}
+	var out []*catalog.Index
+	for _, b := range pr.pool.Bases[si] {
+		if catalog.CanKeepLocal(si, b) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // baseTuning is every solve's: without CBC's preprocessing, whose passes

@@ -2,12 +2,14 @@ package advisor
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/cost"
 	"github.com/kvschema/kvschema/solver"
+	"pgregory.net/rapid"
 )
 
 // On kvschema's engine a store keeps an SI as a local index only on a base
@@ -68,4 +70,50 @@ func TestSIsOnBasesTheStoreKeeps(t *testing.T) {
 		t.Fatal("no plan reads through an SI: nothing checked")
 	}
 	t.Logf("%d SI steps checked", pairs)
+}
+
+// Property: on kvschema's engine, where the store keeps an SI as a local
+// index only on a base that can keep it, a recommendation costs as it will
+// run: Evaluate (which keeps the SIs it can on their bases, the others as
+// tables with their own upkeep) prices the recommended schema at the
+// advisor's cost, on random small instances and budgets.
+func TestLocalSIPricedAsItRunsProperty(t *testing.T) {
+	needCBC(t)
+	prof := cost.Cassandra
+	prof.Name, prof.Engine = "cassandra constants, kvschema engine", cost.EnginePebble
+	prof.IndexRowCost, prof.CellCost = 2*prof.RowCost, prof.RowCost/4
+	withSI := 0
+	defer func() { t.Logf("%d recommendations held an SI", withSI) }()
+	rapid.Check(t, func(t *rapid.T) {
+		ms, ws := genInstance(t)
+		m, w := parse(t, ms, ws)
+		budget := 0.0
+		if frac := rapid.SampledFrom([]float64{0, 0.5, 0.7, 0.9}).Draw(t, "budget"); frac > 0 {
+			free, err := Advise(context.Background(), m, w, Options{Mix: "m", Profile: prof, Solver: &solver.CBC{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			budget = math.Floor(frac * free.TotalSize)
+		}
+		res, err := Advise(context.Background(), m, w, Options{Mix: "m", Budget: budget, Profile: prof, Solver: &solver.CBC{}})
+		var inf *InfeasibleError
+		if errors.As(err, &inf) {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range res.Indexes {
+			if x.Kind == catalog.SI {
+				withSI++
+				break
+			}
+		}
+		ev, err := Evaluate(m, w, res.Schema, Options{Mix: "m", Budget: budget, Profile: prof})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(ev.TotalCost-res.TotalCost) > 1e-9*res.TotalCost {
+			t.Fatalf("the schema costs %v as it runs, the advisor said %v\n%s\n%s", ev.TotalCost, res.TotalCost, ms, ws)
+		}
+	})
 }

@@ -126,7 +126,7 @@ func newLocalSearch(pr *ilp, budget float64) *localSearch {
 		readers: map[*catalog.Index][]int{}, supportOf: map[*support]int{}, baseOf: map[*catalog.Index][]*catalog.Index{}}
 	for k, x := range pr.indexes {
 		ls.id[x] = k
-		for _, b := range pr.pool.Bases[x] {
+		for _, b := range pr.bases(x) {
 			ls.baseOf[b] = append(ls.baseOf[b], x)
 		}
 	}
@@ -273,7 +273,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 			}
 			if x.Kind == catalog.SI && !ls.hasBase(x) {
 				var base *catalog.Index
-				for _, b := range pr.pool.Bases[x] {
+				for _, b := range pr.bases(x) {
 					if _, ok := pr.x[b]; ok && (base == nil || penalty(b) < penalty(base)) {
 						base = b
 					}
@@ -319,7 +319,7 @@ func (ls *localSearch) construct(lambda float64) bool {
 
 // hasBase reports whether SI x has a base CF in the schema.
 func (ls *localSearch) hasBase(x *catalog.Index) bool {
-	for _, b := range ls.pr.pool.Bases[x] {
+	for _, b := range ls.pr.bases(x) {
 		if ls.has(b) {
 			return true
 		}
