@@ -2,8 +2,11 @@ package exec_test
 
 import (
 	"context"
+	"github.com/kvschema/kvschema/types"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvschema/kvschema/advisor"
 	"github.com/kvschema/kvschema/catalog"
@@ -101,5 +104,51 @@ func TestSupportQueryOncePerWrite(t *testing.T) {
 	}
 	if got := cs.Stats().ReadRows + cs.Stats().ReadRow; got != int64(len(plans)) {
 		t.Fatalf("%d reads for %d distinct support queries (%d upkeep uses)\n%s", got, len(plans), runs, st.Explain())
+	}
+}
+
+// TestSupportReadOnceUncontended: with no other writer, a write reads its
+// support queries once, though they find entities it locks only after
+// reading them (the items' categories and bids, the users of bids): no
+// writer held those since the reads began (Locks.Unchanged), so a second
+// read would find the same. Reads ≤ the steps of the distinct support
+// plans plus the existence checks.
+func TestSupportReadOnceUncontended(t *testing.T) {
+	ctx := context.Background()
+	m, w := loadRUBiS(t, "workload_secondary.kvs")
+	en, cs, _ := countedEngine(t, m, w, advisor.WithSI)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		stmt string
+		args []types.Value
+	}{
+		{"UPDATE items SET quantity = ?, nb_of_bids = ?, end_date = ? WHERE items.id = ?", []types.Value{int64(5), int64(6), at, int64(3)}},
+		{"UPDATE items SET nb_of_bids = ?, max_bid = ? WHERE items.id = ?", []types.Value{int64(7), 9.5, int64(3)}},
+		{"UPDATE users SET rating = ? WHERE users.id = ?", []types.Value{int64(4), int64(2)}},
+		{"INSERT INTO bids SET id = ?, qty = 1, bid = 2.5, date = '2026-01-01 00:00:00' AND CONNECT TO item(?), user(?)", []types.Value{int64(100001), int64(3), int64(2)}},
+		{"INSERT INTO comments SET id = ?, rating = 1, date = '2026-01-01 00:00:00', comment = 'x' AND CONNECT TO to_user(?), from_user(?), item(?)", []types.Value{int64(100001), int64(2), int64(1), int64(3)}},
+	} {
+		st, err := en.Prepare(c.stmt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, plans := 0, map[*plan.Query]bool{}
+		for _, u := range st.Upkeeps {
+			for _, sp := range u.AllSupports() {
+				if !plans[sp.Plan] {
+					plans[sp.Plan] = true
+					steps += len(sp.Plan.Steps)
+				}
+			}
+		}
+		ex := st.Explain()
+		steps += strings.Count(ex, "CHECK ")
+		cs.Reset()
+		if _, err := st.Exec(ctx, c.args...); err != nil {
+			t.Fatalf("%s: %v", c.stmt, err)
+		}
+		if got := cs.Stats().ReadRows + cs.Stats().ReadRow; got > int64(steps) {
+			t.Errorf("%s: %d reads, the support plans and checks take %d\n%s", c.stmt, got, steps, ex)
+		}
 	}
 }

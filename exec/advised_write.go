@@ -472,7 +472,9 @@ func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Out
 		}
 	}
 	// Lock what is known, read, and lock what the reads found; read again
-	// until the reads find nothing unlocked. New entities are locked
+	// until the reads find nothing unlocked, unless no writer of this
+	// process held what they found since they began (Locks.Unchanged: the
+	// usual case, where a second read would return the same). New entities are locked
 	// without letting go of those held (a blocking lock out of stripe
 	// order could deadlock, so they are only tried); when that fails, or
 	// the reads keep finding more, the write takes every stripe, so that no
@@ -485,15 +487,8 @@ func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Out
 	defer func() { e.locks.Unlock(held) }()
 	// The entities it connects to exist (they are locked: no writer of
 	// this process deletes them meanwhile).
-	for i, b := range bound {
-		for _, c := range items[i].s.checks {
-			if err := c.run(ctx, e.st, b.args); err != nil {
-				if len(bound) > 1 {
-					return 0, o, fmt.Errorf("tuple %d: %w", i+1, err)
-				}
-				return 0, o, err
-			}
-		}
+	if err := e.runChecks(ctx, items, bound); err != nil {
+		return 0, o, err
 	}
 	// A conditional write (one item: see PrepareAST) decides on the tuple
 	// it names, locked above, and applies only if the row it decided on is
@@ -529,6 +524,7 @@ decide:
 		}
 	}
 	for attempt := 0; ; attempt++ {
+		epoch := e.locks.Epoch()
 		var muts []store.Mutation
 		var missing []entityKey
 		written := map[entityKey]bool{}
@@ -559,8 +555,13 @@ decide:
 			if held, ok = e.locks.TryLock(held, missing); !ok || attempt >= 3 {
 				e.locks.Unlock(held)
 				held = e.locks.All()
+				continue
 			}
-			continue
+			if !e.locks.Unchanged(epoch, missing) {
+				continue // a writer had some of them: read again
+			}
+			// Locked, and no writer of this process had them since the
+			// reads began: what they read stands (one read, not two).
 		}
 		if len(muts) > 0 {
 			muts = e.marked(muts)

@@ -186,8 +186,15 @@
 // dangling foreign key: a support query that reads the entity finds it
 // missing, or, when no upkeep reads it, one read of a column family of that
 // entity alone checks it (EXPLAIN shows it as CHECK … EXISTS; the advisor
-// does not cost it yet). A schema without such a family cannot tell, and
-// the write goes unchecked.
+// does not cost it yet). A write's checks are issued together, so it waits
+// for one round trip however many entities it connects to. A schema
+// without such a family cannot tell, and the write goes unchecked.
+//
+// A write locks the entities it names, runs its support queries, then
+// locks the entities they found; it reads them again only if a writer of
+// this process held one of those since the reads began (Locks.Unchanged),
+// so an uncontended write reads each support query once, as the advisor
+// costs it.
 //
 // Stability: this package is a stage of kvschema's pipeline, not an API;
 // it changes as the pipeline does. Programs use package kvschema (the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
@@ -101,6 +102,51 @@ func (e *Engine) entityTable(accept func(*catalog.Index) bool) *table {
 		}
 	}
 	return found
+}
+
+// maxChecks bounds the existence checks one write runs at once.
+const maxChecks = 16
+
+// runChecks runs the existence checks of the items' tuples, at most
+// maxChecks at once: each is a read of its own, and none depends on
+// another, so a write connecting to two entities waits for one round trip
+// instead of two. The error is the first tuple's (in order), as running
+// them one after another would report.
+func (e *Engine) runChecks(ctx context.Context, items []writeItem, bound []boundWrite) error {
+	type job struct {
+		tuple int
+		c     existCheck
+	}
+	var jobs []job
+	for i := range bound {
+		for _, c := range items[i].s.checks {
+			jobs = append(jobs, job{i, c})
+		}
+	}
+	errs := make([]error, len(jobs))
+	if len(jobs) == 1 {
+		errs[0] = jobs[0].c.run(ctx, e.st, bound[0].args)
+	} else if len(jobs) > 1 {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, maxChecks)
+		for k, j := range jobs {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				errs[k] = j.c.run(ctx, e.st, bound[j.tuple].args)
+			})
+		}
+		wg.Wait()
+	}
+	for k, err := range errs {
+		if err != nil {
+			if len(bound) > 1 {
+				return fmt.Errorf("tuple %d: %w", jobs[k].tuple+1, err)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // run fails when the entity does not exist.

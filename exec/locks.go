@@ -21,6 +21,13 @@ type Locks struct {
 	once    sync.Once
 	seed    maphash.Seed
 	stripes [1024]sync.Mutex
+	// released counts the releases of stripes (Unlock); last holds, per
+	// stripe, the count at its latest release. A writer that read tuples
+	// before locking them need not read them again if none of their
+	// stripes was released since it began reading (Unchanged): no writer
+	// of this process held one in between.
+	released atomic.Uint64
+	last     [1024]atomic.Uint64
 	// marks numbers the migration markers the writers under these locks
 	// make (exec/migrate.go): a random prefix, then a counter.
 	marks struct {
@@ -132,7 +139,34 @@ func (l *Locks) Full(h Held) bool { return len(h) == len(l.stripes) }
 func (l *Locks) Unlock(h Held) { l.unlock(h) }
 
 func (l *Locks) unlock(idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	// Stamped before the stripes are let go: whoever takes one next sees
+	// its stamp (the mutex orders the two).
+	n := l.released.Add(1)
 	for _, i := range idx {
+		l.last[i].Store(n)
 		l.stripes[i].Unlock()
 	}
+}
+
+// Epoch is the count of releases so far: taken before a read of tuples
+// not yet locked, and passed to Unchanged once they are.
+func (l *Locks) Epoch() uint64 { return l.released.Load() }
+
+// Unchanged reports whether no stripe of keys was released after epoch
+// (from Epoch). The caller holds those stripes: then no writer of this
+// process held one after epoch, so none changed those tuples since, and
+// what was read of them after Epoch returned is still what is stored.
+// (A writer releases after its batch applies: one that applied before
+// the read began released before it too, or is counted after epoch and
+// makes this report false — which only costs a second read.)
+func (l *Locks) Unchanged(epoch uint64, keys []TupleKey) bool {
+	for _, k := range keys {
+		if l.last[l.stripe(k)].Load() > epoch {
+			return false
+		}
+	}
+	return true
 }

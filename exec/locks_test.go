@@ -72,3 +72,41 @@ func TestLocks(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Unchanged tells whether a stripe was let go since an epoch: a tuple read
+// before its lock was taken is still as read only if no writer held it in
+// between.
+func TestLocksUnchanged(t *testing.T) {
+	var l Locks
+	a, b := TupleKey{Rel: "r", Key: "a"}, TupleKey{Rel: "r", Key: "b"}
+	for l.stripe(b) == l.stripe(a) {
+		b.Key += "x"
+	}
+	held := l.Lock([]TupleKey{a}) // a writer holding a since before the epoch
+	epoch := l.Epoch()
+	done := make(chan struct{})
+	go func() { // another writer, of b, between the read and the lock
+		h := l.Lock([]TupleKey{b})
+		l.Unlock(h)
+		close(done)
+	}()
+	<-done
+	if !l.Unchanged(epoch, []TupleKey{a}) {
+		t.Error("a, held throughout, reported changed")
+	}
+	if l.Unchanged(epoch, []TupleKey{a, b}) {
+		t.Error("b, held and let go after the epoch, reported unchanged")
+	}
+	l.Unlock(held)
+	if l.Unchanged(epoch, []TupleKey{a}) {
+		t.Error("a, let go after the epoch, reported unchanged")
+	}
+	if !l.Unchanged(l.Epoch(), []TupleKey{a, b}) {
+		t.Error("nothing let go since the epoch, reported changed")
+	}
+	all := l.All()
+	l.Unlock(all)
+	if l.Unchanged(epoch+2, []TupleKey{b}) {
+		t.Error("every stripe let go: b reported unchanged")
+	}
+}

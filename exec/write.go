@@ -188,6 +188,7 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 	}
 	defer func() { e.locks.Unlock(held) }()
 	for attempt := 0; ; attempt++ {
+		epoch := e.locks.Epoch()
 		var olds [][]types.Value
 		var guard *store.Guard
 		if w.Cond != nil && byKeyRow(p, rel) {
@@ -226,13 +227,16 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 			return 0, err
 		}
 		if len(missing) > 0 {
-			// Lock what the read found, then read again: another writer may
-			// have changed those tuples before they were locked.
+			// Lock what the read found, then read again if another writer
+			// may have changed those tuples before they were locked.
+			reread := true
 			switch ok := false; {
 			case len(held) == 0 && attempt == 0:
 				held = e.locks.Lock(missing) // nothing held: waiting cannot deadlock
+				reread = !e.locks.Unchanged(epoch, missing)
 			case attempt < 3:
 				if held, ok = e.locks.TryLock(held, missing); ok {
+					reread = !e.locks.Unchanged(epoch, missing)
 					break
 				}
 				fallthrough
@@ -240,7 +244,9 @@ func (e *Engine) update(ctx context.Context, w *plan.Write, out *Outcome) (int, 
 				e.locks.Unlock(held)
 				held = e.locks.All()
 			}
-			continue
+			if reread {
+				continue
+			}
 		}
 		if w.Cond != nil {
 			// The WHERE names one tuple (plan.Write.condition sees to it),
