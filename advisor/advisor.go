@@ -262,7 +262,11 @@ type WritePlan struct {
 	Statement *workload.Statement
 	Weight    float64
 	Indexes   []*IndexUpkeep
-	Cost      float64 // unweighted: writes plus support queries
+	Cost      float64 // unweighted: writes plus support queries plus Check
+	// Check is the cost of the write's existence checks (planner.Check):
+	// one lookup where an entity it connects to is read by no upkeep; 0
+	// where none is needed, or on an engine that makes none.
+	Check float64
 }
 
 // IndexUpkeep is one write's work on one index.

@@ -347,6 +347,11 @@ type search struct {
 
 // searchAll tries every set of candidate indexes (cost first, then size).
 func searchAll(t *rapid.T, m *catalog.Model, w *workload.Workload, pb *problem, budget float64) search {
+	return searchAllWith(t, m, w, pb, budget, cost.Cassandra)
+}
+
+// searchAllWith is searchAll, each schema costed with prof.
+func searchAllWith(t *rapid.T, m *catalog.Model, w *workload.Workload, pb *problem, budget float64, prof cost.Profile) search {
 	cands := pb.pool.Indexes()
 	type found struct{ cost, size float64 }
 	var within []found
@@ -373,7 +378,7 @@ func searchAll(t *rapid.T, m *catalog.Model, w *workload.Workload, pb *problem, 
 		if !ok {
 			continue
 		}
-		res, err := Evaluate(m, w, &catalog.Schema{Indexes: set, Base: map[*catalog.Index]*catalog.Index{}}, Options{Mix: "m", Profile: cost.Cassandra})
+		res, err := Evaluate(m, w, &catalog.Schema{Indexes: set, Base: map[*catalog.Index]*catalog.Index{}}, Options{Mix: "m", Profile: prof})
 		if err != nil {
 			continue
 		}

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"github.com/kvschema/kvschema/catalog"
+	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/workload"
 )
 
@@ -73,6 +74,17 @@ func (pb *problem) split() []*part {
 		}
 		for _, a := range sp.dag.LiveArcs() {
 			union(w, node(sp.dag.Arcs[a].Step.Index))
+		}
+	}
+	// A write's existence checks (ilp.addChecks) tie it to every index
+	// that can answer one.
+	for i, s := range pb.writes {
+		for _, ch := range planner.Checks(s.Write) {
+			for _, x := range pb.pool.Indexes() {
+				if planner.CanCheck(x, ch.Entity) {
+					union(nq+i, node(x))
+				}
+			}
 		}
 	}
 	for _, x := range pb.pool.Indexes() {

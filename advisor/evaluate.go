@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,9 +95,28 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 				}
 			}
 		}
+		if c := checkCost(opt.Profile); c > 0 && checksNeeded(st.Write, ups, s.Indexes) {
+			wp.Check = c
+			wp.Cost += c
+		}
 		res.Writes = append(res.Writes, wp)
 		res.TotalCost += weight * wp.Cost
 	}
 	res.Stats.TotalTime = time.Since(start)
 	return res, nil
+}
+
+// checksNeeded reports whether write w, kept by upkeeps ups over the
+// schema's indexes, makes the engine look up an entity it connects to
+// (planner.Check): the rule of the program's check rows (ilp.addChecks).
+func checksNeeded(w *catalog.Write, ups []*plan.Upkeep, indexes []*catalog.Index) bool {
+	for _, ch := range planner.Checks(w) {
+		if slices.ContainsFunc(ups, func(u *plan.Upkeep) bool { return planner.ReadsLinked(u, ch.Nav) }) {
+			continue
+		}
+		if slices.ContainsFunc(indexes, func(x *catalog.Index) bool { return planner.CanCheck(x, ch.Entity) }) {
+			return true
+		}
+	}
+	return false
 }

@@ -48,6 +48,10 @@ import (
 //	                                           ≤ every read of s's group (linkSupports)
 //	      x_si ≤ Σ_{b ∈ bases(si)} x_b          an SI has a base CF, chosen here (eq. 11);
 //	                                           one that can keep it, if priced so
+//	      c_w ≥ x_k − Σ_{i reads e for w} x_i   a write w that connects to an entity e
+//	                                           no chosen upkeep reads pays one lookup
+//	                                           (c_w, in the objective) where a chosen
+//	                                           k can tell (addChecks; kvschema's engine)
 //	      Σ_i size_i x_i ≤ budget               (eq. 9)
 //
 // K_{q,i} is the number of ways index i embeds in q's graph (how often one
@@ -78,6 +82,8 @@ type ilp struct {
 	chosen   func(*catalog.Index) bool
 	// writeCost is each index's weighted write cost (eq. 6).
 	writeCost map[*catalog.Index]float64
+	// checks are the writes' existence checks (addChecks).
+	checks []checkVar
 	// keptLocal holds the SIs whose upkeep is priced as a store's local
 	// index that only some of their bases can keep (bases).
 	keptLocal map[*catalog.Index]bool
@@ -356,6 +362,7 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 		}
 		pr.m.AddConstraint("base of "+i.Key, terms, solver.LE, 0)
 	}
+	pr.addChecks(opt)
 	for _, i := range pr.indexes {
 		pr.budget = append(pr.budget, solver.Term{Var: pr.x[i], Coef: i.Size / sizeUnit})
 	}
@@ -376,6 +383,74 @@ func buildILP(opt Options, queries []*workload.Statement, qdags []*planner.DAG, 
 	}
 	pr.m.SetTuning(pr.costTuning())
 	return pr
+}
+
+// checkCost is what one write's existence checks cost on p's engine (one
+// lookup: they are issued together), or 0 where the schema runs on an
+// engine that makes none (Cassandra's).
+func checkCost(p cost.Profile) float64 {
+	if p.Engine != cost.EnginePebble && p.Engine != cost.EngineBigtable {
+		return 0
+	}
+	return p.Read(cost.Access{Partitions: 1, Rows: 1, Cells: 1})
+}
+
+// checkVar is one write's existence checks in the program: v is 1 when
+// the schema makes the engine look an entity up (planner.Check).
+type checkVar struct {
+	write *workload.Statement
+	v     solver.Var
+	cost  float64         // unweighted
+	rows  [][]solver.Term // each ≥ 0 with v: −x_k + Σ x_i (reads)
+}
+
+// addChecks prices the writes' existence checks: a write pays one lookup
+// when some entity it connects to is read by none of the upkeeps of the
+// chosen indexes (planner.ReadsLinked) and a chosen column family can
+// tell whether it exists (planner.CanCheck):
+//
+//	c_w ≥ x_k − Σ_{i: upkeep of i for w reads the entity} x_i   for each such k
+func (pr *ilp) addChecks(opt Options) {
+	c := checkCost(opt.Profile)
+	if c == 0 {
+		return
+	}
+	for wi, s := range pr.writes {
+		var rows [][]solver.Term
+		for _, ch := range planner.Checks(s.Write) {
+			var reads []solver.Term
+			for _, i := range pr.indexes {
+				if u, ok := pr.upkeeps[s][i]; ok && slices.ContainsFunc(u.Parts, func(p *plan.Upkeep) bool { return planner.ReadsLinked(p, ch.Nav) }) {
+					reads = append(reads, solver.Term{Var: pr.x[i], Coef: 1})
+				}
+			}
+			for _, k := range pr.indexes {
+				if planner.CanCheck(k, ch.Entity) {
+					rows = append(rows, append([]solver.Term{{Var: pr.x[k], Coef: -1}}, reads...))
+				}
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		v := pr.m.AddVar(fmt.Sprintf("check %d", wi), solver.Binary, 0, 1)
+		for n, r := range rows {
+			pr.m.AddConstraint(fmt.Sprintf("check %d %d", wi, n), append(r[:len(r):len(r)], solver.Term{Var: v, Coef: 1}), solver.GE, 0)
+		}
+		pr.checks = append(pr.checks, checkVar{write: s, v: v, cost: c, rows: rows})
+		pr.cost = append(pr.cost, solver.Term{Var: v, Coef: s.Weight(opt.Mix) * c})
+	}
+}
+
+// needed reports whether the schema values hold (by its index
+// variables) makes the engine check: some row is short of 1 without v.
+func (ch checkVar) needed(values []float64) bool {
+	for _, r := range ch.rows {
+		if termsOf(r, values) < -0.5 {
+			return true
+		}
+	}
+	return false
 }
 
 // bases lists the CFs si may have as its base in a schema: any of the
@@ -772,6 +847,12 @@ func (pr *ilp) extract(sol *solver.Solution, res *Result) {
 		for _, r := range pr.shared {
 			if r.write == s && on(r.v) {
 				wp.Cost += r.Cost
+			}
+		}
+		for _, ch := range pr.checks {
+			if ch.write == s && on(ch.v) {
+				wp.Check = ch.cost
+				wp.Cost += ch.cost
 			}
 		}
 		res.Writes = append(res.Writes, wp)

@@ -73,17 +73,24 @@ func TestSIsOnBasesTheStoreKeeps(t *testing.T) {
 }
 
 // Property: on kvschema's engine, where the store keeps an SI as a local
-// index only on a base that can keep it, a recommendation costs as it will
-// run: Evaluate (which keeps the SIs it can on their bases, the others as
-// tables with their own upkeep) prices the recommended schema at the
-// advisor's cost, on random small instances and budgets.
+// index only on a base that can keep it and a write checks that the
+// entities it connects to exist, a recommendation costs as it will run:
+// Evaluate (which keeps the SIs it can on their bases, the others as
+// tables with their own upkeep, and prices a check where no upkeep reads
+// the entity) prices the recommended schema at the advisor's cost, on
+// random small instances and budgets.
 func TestLocalSIPricedAsItRunsProperty(t *testing.T) {
 	needCBC(t)
 	prof := cost.Cassandra
 	prof.Name, prof.Engine = "cassandra constants, kvschema engine", cost.EnginePebble
 	prof.IndexRowCost, prof.CellCost = 2*prof.RowCost, prof.RowCost/4
-	withSI := 0
-	defer func() { t.Logf("%d recommendations held an SI", withSI) }()
+	withSI, checked, unchecked := 0, 0, 0
+	defer func() {
+		t.Logf("%d recommendations held an SI; %d priced an existence check, %d had connecting writes that need none", withSI, checked, unchecked)
+		if checked == 0 {
+			t.Error("no recommendation priced an existence check: the generator stopped exercising them")
+		}
+	}()
 	rapid.Check(t, func(t *rapid.T) {
 		ms, ws := genInstance(t)
 		m, w := parse(t, ms, ws)
@@ -108,12 +115,61 @@ func TestLocalSIPricedAsItRunsProperty(t *testing.T) {
 				break
 			}
 		}
+		for _, wp := range res.Writes {
+			if wp.Check > 0 {
+				checked++
+			} else if wp.Statement.Write.Kind == catalog.Insert && len(wp.Statement.Write.Links) > 0 {
+				unchecked++
+			}
+		}
 		ev, err := Evaluate(m, w, res.Schema, Options{Mix: "m", Budget: budget, Profile: prof})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(ev.TotalCost-res.TotalCost) > 1e-9*res.TotalCost {
 			t.Fatalf("the schema costs %v as it runs, the advisor said %v\n%s\n%s", ev.TotalCost, res.TotalCost, ms, ws)
+		}
+	})
+}
+
+// Property: with existence checks priced (kvschema's engine), the
+// recommendation costs the least an exhaustive search over the same
+// candidates finds, each schema costed by Evaluate: the program's check
+// rows (ilp.addChecks) price a schema as the engine will run it.
+func TestAdviseOptimalWithChecksProperty(t *testing.T) {
+	needCBC(t)
+	prof := cost.Cassandra
+	prof.Name, prof.Engine, prof.LocalIndexes = "cassandra constants, kvschema engine without local indexes", cost.EnginePebble, false
+	checked := 0
+	defer func() {
+		t.Logf("%d optima priced an existence check", checked)
+		if checked == 0 {
+			t.Error("no optimum priced an existence check: nothing checked")
+		}
+	}()
+	rapid.Check(t, func(t *rapid.T) {
+		ms, ws := genInstance(t)
+		m, w := parse(t, ms, ws)
+		pb, _, err := prepare(m, w, Options{Mix: "m", Budget: math.Inf(1), Profile: prof, Mode: WithSI})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pb.pool.Indexes()) > 12 {
+			t.Skip("too many candidates for exhaustive search")
+		}
+		found := searchAllWith(t, m, w, pb, math.Inf(1), prof)
+		res, err := Advise(context.Background(), m, w, Options{Mix: "m", Profile: prof, Solver: &solver.CBC{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, wp := range res.Writes {
+			if wp.Check > 0 {
+				checked++
+				break
+			}
+		}
+		if math.Abs(res.TotalCost-found.best) > 1e-6*found.best {
+			t.Fatalf("advisor cost %v, exhaustive search %v\n%s\n%s", res.TotalCost, found.best, ms, ws)
 		}
 	})
 }

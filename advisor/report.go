@@ -54,6 +54,9 @@ func (r *Result) WriteText(w io.Writer) error {
 				b.WriteString(pl.Describe("          "))
 			}
 		}
+		if wp.Check > 0 {
+			fmt.Fprintf(&b, "      existence check: a lookup of an entity it connects to that no upkeep reads, cost %.6g\n", wp.Check)
+		}
 	}
 	st := r.Stats
 	fmt.Fprintf(&b, "\nTotal cost %.6g, total size %s (%.0f bytes)\n", r.TotalCost, units.Format(r.TotalSize), r.TotalSize)
@@ -145,6 +148,7 @@ type jsonWrite struct {
 	Group     string       `json:"group"`
 	Weight    float64      `json:"weight"`
 	Cost      float64      `json:"cost"`
+	Check     float64      `json:"check_cost,omitempty"`
 	Indexes   []jsonUpkeep `json:"indexes"`
 }
 
@@ -223,7 +227,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		out.Plans[q.Statement.Tag] = jp
 	}
 	for _, wp := range r.Writes {
-		jw := jsonWrite{Statement: wp.Statement.Text(), Group: wp.Statement.Group, Weight: wp.Weight, Cost: wp.Cost, Indexes: []jsonUpkeep{}}
+		jw := jsonWrite{Statement: wp.Statement.Text(), Group: wp.Statement.Group, Weight: wp.Weight, Cost: wp.Cost, Check: wp.Check, Indexes: []jsonUpkeep{}}
 		for _, u := range wp.Indexes {
 			ju := jsonUpkeep{Index: u.Index.Name, Puts: u.Puts, Deletes: u.Deletes, WriteCost: u.WriteCost}
 			for _, pl := range u.Support {

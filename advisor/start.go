@@ -18,9 +18,11 @@ import (
 // queries; drop indexes until the budget holds, cheapest loss per byte
 // first; then drop or add single indexes while that lowers the cost.
 //
-// A schema S is evaluated exactly as the integer program would price it
-// with S fixed: each query and each support query some index of S needs on
-// its least-cost plan within S, plus the write costs of S. Moves are
+// A schema S is evaluated as the integer program would price it with S
+// fixed: each query and each support query some index of S needs on its
+// least-cost plan within S, plus the write costs of S — all but the
+// writes' existence checks (ilp.addChecks), which values sets from S for
+// the solver and the search does not weigh (a start need not be the best). Moves are
 // evaluated incrementally: only the plans that read a dropped index, or
 // could read an added one, are planned again.
 type localSearch struct {
@@ -522,6 +524,11 @@ func (ls *localSearch) values() []float64 {
 			}
 		}
 		set(pr.svars[si], p)
+	}
+	for _, ch := range pr.checks {
+		if ch.needed(val) {
+			val[ch.v] = 1
+		}
 	}
 	return val
 }

@@ -185,9 +185,10 @@
 // CONNECT) fails when that entity does not exist, as load refuses a
 // dangling foreign key: a support query that reads the entity finds it
 // missing, or, when no upkeep reads it, one read of a column family of that
-// entity alone checks it (EXPLAIN shows it as CHECK … EXISTS; the advisor
-// does not cost it yet). A write's checks are issued together, so it waits
-// for one round trip however many entities it connects to. A schema
+// entity alone checks it (EXPLAIN shows it as CHECK … EXISTS; the rule is
+// planner.Checks/ReadsLinked/CanCheck, which the advisor prices). A
+// write's checks are issued together, so it waits for one round trip
+// however many entities it connects to. A schema
 // without such a family cannot tell, and the write goes unchecked.
 //
 // A write locks the entities it names, runs its support queries, then

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
+	"github.com/kvschema/kvschema/planner"
 	"github.com/kvschema/kvschema/store"
 	"github.com/kvschema/kvschema/types"
 )
@@ -27,66 +29,30 @@ type existCheck struct {
 	t     *table
 }
 
-// existChecks lists the checks write s needs beyond its support queries.
+// existChecks lists the checks write s needs beyond its support queries
+// (planner.Checks, planner.ReadsLinked: the rule the advisor prices).
 func (e *Engine) existChecks(s *Stmt) []existCheck {
-	w := s.Write
-	type side struct {
-		ent   *catalog.Entity
-		value lang.Expr
-		nav   *catalog.Nav // the link's relationship; nil for the written entity
-	}
-	var sides []side
-	switch w.Kind {
-	case catalog.Insert:
-		for _, l := range w.Links {
-			sides = append(sides, side{l.Nav.To, l.Value, l.Nav})
-		}
-	case catalog.Connect:
-		sides = append(sides, side{w.Nav.To, w.Target, nil})
-		for _, p := range w.Preds {
-			if p.Op == catalog.Eq && p.Ref.Field == w.Entity.ID() {
-				sides = append(sides, side{w.Entity, p.Value, nil})
-			}
-		}
-	}
 	var out []existCheck
-	for _, sd := range sides {
-		if sd.nav != nil && e.supportReads(s, sd.nav) {
+	for _, c := range planner.Checks(s.Write) {
+		if slices.ContainsFunc(s.ups, func(up *upkeepProg) bool { return planner.ReadsLinked(up.u, c.Nav) }) {
 			continue
 		}
-		ent := sd.ent
+		ent := c.Entity
 		t := e.entityTable(func(x *catalog.Index) bool { return x.KeyedBy(ent) })
 		if t == nil {
 			// A column family with static columns keeps a partition row
 			// for every tuple of its root, first in the partition.
-			t = e.entityTable(func(x *catalog.Index) bool { return len(x.Static) > 0 && x.Graph.Nodes[0].Entity == ent })
+			t = e.entityTable(func(x *catalog.Index) bool { return planner.CanCheck(x, ent) })
 		}
 		if t != nil {
-			what := sd.ent.Name
-			if sd.nav != nil {
-				what = sd.nav.Name
+			what := ent.Name
+			if c.Nav != nil {
+				what = c.Nav.Name
 			}
-			out = append(out, existCheck{what: what, ent: sd.ent, value: sd.value, t: t})
+			out = append(out, existCheck{what: what, ent: ent, value: c.Value, t: t})
 		}
 	}
 	return out
-}
-
-// supportReads reports whether one of s's INSERT upkeeps reads, by its
-// key, the entity the new tuple links to along nav: a support query of
-// that entity alone, whose empty answer fails the write.
-func (e *Engine) supportReads(s *Stmt, nav *catalog.Nav) bool {
-	for _, up := range s.ups {
-		for _, nb := range up.t.x.Graph.Neighbors(up.u.Node) {
-			if nb.Nav != nav {
-				continue
-			}
-			if sp := up.supportFor(nb.To); sp != nil && sp.single {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // entityTable returns a table whose index accept accepts
