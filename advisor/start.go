@@ -20,9 +20,10 @@ import (
 //
 // A schema S is evaluated as the integer program would price it with S
 // fixed: each query and each support query some index of S needs on its
-// least-cost plan within S, plus the write costs of S — all but the
-// writes' existence checks (ilp.addChecks), which values sets from S for
-// the solver and the search does not weigh (a start need not be the best). Moves are
+// least-cost plan within S, plus the write costs of S (total: a shared read
+// once, and the writes' existence checks, ilp.addChecks). Moves price the
+// change in the plans they touch (move), a shared read once per support
+// query and the checks not at all: a start need not be the best. Moves are
 // evaluated incrementally: only the plans that read a dropped index, or
 // could read an added one, are planned again.
 type localSearch struct {
@@ -187,17 +188,54 @@ func (ls *localSearch) total() float64 {
 	for qi, q := range pr.queries {
 		c += q.Weight(pr.mix) * ls.qcost[qi]
 	}
+	shared := map[*sharedRead]bool{}
 	for si, sp := range pr.sups {
-		if ls.need[si] > 0 {
-			c += sp.write.Weight(pr.mix) * ls.scost[si]
+		if ls.need[si] == 0 {
+			continue
 		}
+		if r := ls.sharedOf(si); r != nil {
+			// One read for every support query it answers (values).
+			if !shared[r] {
+				shared[r] = true
+				c += r.write.Weight(pr.mix) * r.Cost
+			}
+			continue
+		}
+		c += sp.write.Weight(pr.mix) * ls.scost[si]
 	}
 	for k, on := range ls.in {
 		if on {
 			c += pr.writeCost[pr.indexes[k]]
 		}
 	}
+	val := ls.values()
+	for _, ch := range pr.checks {
+		if ch.needed(val) {
+			c += ch.write.Weight(pr.mix) * ch.cost
+		}
+	}
 	return c
+}
+
+// sharedOf returns the shared read of the program that answers support
+// query si on its current path, a one-step read the program has only as a
+// shared read, or nil.
+func (ls *localSearch) sharedOf(si int) *sharedRead {
+	pr := ls.pr
+	p := ls.spath[si]
+	if len(p) != 1 {
+		return nil
+	}
+	if _, ok := pr.svars[si][p[0]]; ok {
+		return nil
+	}
+	x := pr.sups[si].dag.Arcs[p[0]].Step.Index
+	for _, r := range pr.shared {
+		if slices.Contains(r.alts, x) && slices.Contains(r.sups, pr.sups[si]) {
+			return r
+		}
+	}
+	return nil
 }
 
 // has says whether the schema holds x.
@@ -510,17 +548,13 @@ func (ls *localSearch) values() []float64 {
 		if ls.need[si] == 0 {
 			continue
 		}
+		if r := ls.sharedOf(si); r != nil {
+			val[r.v] = 1 // a one-step read the program has as a shared read
+			continue
+		}
 		if len(p) == 1 {
 			if _, ok := pr.svars[si][p[0]]; !ok {
-				// A one-step read the program has as a shared read.
-				x := pr.sups[si].dag.Arcs[p[0]].Step.Index
-				for _, r := range pr.shared {
-					if slices.Contains(r.alts, x) && slices.Contains(r.sups, pr.sups[si]) {
-						val[r.v] = 1
-						break
-					}
-				}
-				continue
+				continue // no shared read answers it either
 			}
 		}
 		set(pr.svars[si], p)

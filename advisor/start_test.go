@@ -126,3 +126,38 @@ func TestProgramDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// Property: the local search's total is the program's objective at the
+// values it hands the solver (a shared read charged once, existence
+// checks included), after its construction and after each move, so that
+// of its schemas it keeps the cheapest as the program prices them.
+func TestLocalSearchTotalProperty(t *testing.T) {
+	local := cost.Cassandra
+	local.Name, local.Engine, local.LocalIndexes = "cassandra constants, kvschema engine", cost.EnginePebble, false
+	moves := 0
+	defer func() { t.Logf("%d moves checked", moves) }()
+	rapid.Check(t, func(t *rapid.T) {
+		ms, ws := genInstance(t)
+		m, w := parse(t, ms, ws)
+		prof := rapid.SampledFrom([]cost.Profile{cost.Cassandra, local}).Draw(t, "profile")
+		opt := Options{Mix: "m", Budget: math.Inf(1), Profile: prof, Mode: WithSI}
+		pb, _, err := prepare(m, w, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := buildILP(opt, pb.queries, pb.qdags, pb.writes, pb.upkeeps, pb.supports, pb.pool)
+		ls := newLocalSearch(pr, math.Inf(1))
+		if !ls.construct(0) {
+			return
+		}
+		for n := 0; ; n++ {
+			if got, want := ls.total(), termsOf(pr.cost, ls.values()); math.Abs(got-want) > 1e-9*math.Max(1, want) {
+				t.Fatalf("%s: the local search prices its schema at %v, the program at %v\n%s\n%s", prof.Name, got, want, ms, ws)
+			}
+			if n == 3 || !ls.step(false) {
+				break
+			}
+			moves++
+		}
+	})
+}
