@@ -603,6 +603,9 @@ type problem struct {
 	upkeeps         map[*workload.Statement]map[*catalog.Index]planner.Upkeep
 	supports        []*support
 	pool            *planner.Pool
+	// checks: the profile prices existence checks (checkCost), which tie
+	// a write to the indexes that can check (split).
+	checks bool
 	// parts are the problem's independent parts (split), taken before
 	// its DAGs were pruned.
 	parts []*part
@@ -965,7 +968,7 @@ func prepare(m *catalog.Model, w *workload.Workload, opt Options) (*problem, *Re
 	// any schema then has a least-cost plan for every query and support
 	// query with the steps kept, so the optimum is the same, in a smaller
 	// program.
-	pb := &problem{queries: queries, writes: writes, qdags: qdags, upkeeps: upkeeps, supports: supports, pool: p}
+	pb := &problem{queries: queries, writes: writes, qdags: qdags, upkeeps: upkeeps, supports: supports, pool: p, checks: checkCost(opt.Profile) > 0}
 	// The independent parts are those of the DAGs before they are pruned:
 	// a part pruning alone would cut off is typically one query's, and as
 	// a program of its own costs solver runs (several under a binding

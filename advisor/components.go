@@ -76,9 +76,12 @@ func (pb *problem) split() []*part {
 			union(w, node(sp.dag.Arcs[a].Step.Index))
 		}
 	}
-	// A write's existence checks (ilp.addChecks) tie it to every index
-	// that can answer one.
+	// A write's existence checks (ilp.addChecks), where priced, tie it to
+	// every index that can answer one.
 	for i, s := range pb.writes {
+		if !pb.checks {
+			break
+		}
 		for _, ch := range planner.Checks(s.Write) {
 			for _, x := range pb.pool.Indexes() {
 				if planner.CanCheck(x, ch.Entity) {
@@ -100,7 +103,7 @@ func (pb *problem) split() []*part {
 		r := find(i)
 		p := byRoot[r]
 		if p == nil {
-			p = &part{problem: &problem{upkeeps: pb.upkeeps, pool: pb.pool}}
+			p = &part{problem: &problem{upkeeps: pb.upkeeps, pool: pb.pool, checks: pb.checks}}
 			byRoot[r] = p
 			parts = append(parts, p)
 		}

@@ -2,7 +2,6 @@ package advisor
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -95,7 +94,7 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 				}
 			}
 		}
-		if c := checkCost(opt.Profile); c > 0 && checksNeeded(st.Write, ups, s.Indexes) {
+		if c := checkCost(opt.Profile); c > 0 && planner.NeedsCheck(st.Write, ups, s.Indexes) {
 			wp.Check = c
 			wp.Cost += c
 		}
@@ -104,19 +103,4 @@ func Evaluate(m *catalog.Model, w *workload.Workload, s *catalog.Schema, opt Opt
 	}
 	res.Stats.TotalTime = time.Since(start)
 	return res, nil
-}
-
-// checksNeeded reports whether write w, kept by upkeeps ups over the
-// schema's indexes, makes the engine look up an entity it connects to
-// (planner.Check): the rule of the program's check rows (ilp.addChecks).
-func checksNeeded(w *catalog.Write, ups []*plan.Upkeep, indexes []*catalog.Index) bool {
-	for _, ch := range planner.Checks(w) {
-		if slices.ContainsFunc(ups, func(u *plan.Upkeep) bool { return planner.ReadsLinked(u, ch.Nav) }) {
-			continue
-		}
-		if slices.ContainsFunc(indexes, func(x *catalog.Index) bool { return planner.CanCheck(x, ch.Entity) }) {
-			return true
-		}
-	}
-	return false
 }

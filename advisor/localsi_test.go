@@ -25,9 +25,7 @@ import (
 func TestSIsOnBasesTheStoreKeeps(t *testing.T) {
 	needCBC(t)
 	m, w := loadRUBiS(t, "workload_secondary.kvs")
-	prof := cost.Cassandra
-	prof.Name, prof.Engine = "cassandra constants, kvschema engine", cost.EnginePebble
-	prof.IndexRowCost, prof.CellCost = 2*prof.RowCost, prof.RowCost/4
+	prof := engineProfile(true)
 	pairs := 0
 	for _, mix := range []string{"bidding", "browsing"} {
 		for _, budget := range []float64{0, 70e6} {
@@ -81,9 +79,7 @@ func TestSIsOnBasesTheStoreKeeps(t *testing.T) {
 // random small instances and budgets.
 func TestLocalSIPricedAsItRunsProperty(t *testing.T) {
 	needCBC(t)
-	prof := cost.Cassandra
-	prof.Name, prof.Engine = "cassandra constants, kvschema engine", cost.EnginePebble
-	prof.IndexRowCost, prof.CellCost = 2*prof.RowCost, prof.RowCost/4
+	prof := engineProfile(true)
 	withSI, checked, unchecked := 0, 0, 0
 	defer func() {
 		t.Logf("%d recommendations held an SI; %d priced an existence check, %d had connecting writes that need none", withSI, checked, unchecked)
@@ -138,8 +134,7 @@ func TestLocalSIPricedAsItRunsProperty(t *testing.T) {
 // rows (ilp.addChecks) price a schema as the engine will run it.
 func TestAdviseOptimalWithChecksProperty(t *testing.T) {
 	needCBC(t)
-	prof := cost.Cassandra
-	prof.Name, prof.Engine, prof.LocalIndexes = "cassandra constants, kvschema engine without local indexes", cost.EnginePebble, false
+	prof := engineProfile(false)
 	checked := 0
 	defer func() {
 		t.Logf("%d optima priced an existence check", checked)
@@ -172,4 +167,15 @@ func TestAdviseOptimalWithChecksProperty(t *testing.T) {
 			t.Fatalf("advisor cost %v, exhaustive search %v\n%s\n%s", res.TotalCost, found.best, ms, ws)
 		}
 	})
+}
+
+// engineProfile is a profile of kvschema's engine (Pebble: it makes
+// existence checks) with Cassandra's constants, whose SI discount makes
+// SIs worth choosing, and a price for rows read through an index and for
+// cells; with or without the store's local indexes.
+func engineProfile(localIndexes bool) cost.Profile {
+	p := cost.Cassandra
+	p.Name, p.Engine, p.LocalIndexes = "cassandra constants, kvschema engine", cost.EnginePebble, localIndexes
+	p.IndexRowCost, p.CellCost = 2*p.RowCost, p.RowCost/4
+	return p
 }

@@ -132,8 +132,7 @@ func TestProgramDeterministic(t *testing.T) {
 // checks included), after its construction and after each move, so that
 // of its schemas it keeps the cheapest as the program prices them.
 func TestLocalSearchTotalProperty(t *testing.T) {
-	local := cost.Cassandra
-	local.Name, local.Engine, local.LocalIndexes = "cassandra constants, kvschema engine", cost.EnginePebble, false
+	local := engineProfile(false)
 	moves := 0
 	defer func() { t.Logf("%d moves checked", moves) }()
 	rapid.Check(t, func(t *rapid.T) {

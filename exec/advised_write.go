@@ -474,8 +474,8 @@ func (e *Engine) execItems(ctx context.Context, items []writeItem) (n int, o Out
 	// Lock what is known, read, and lock what the reads found; read again
 	// until the reads find nothing unlocked, unless no writer of this
 	// process held what they found since they began (Locks.Unchanged: the
-	// usual case, where a second read would return the same). New entities are locked
-	// without letting go of those held (a blocking lock out of stripe
+	// usual case, where a second read would return the same). New
+	// entities are locked without letting go of those held (a blocking lock out of stripe
 	// order could deadlock, so they are only tried); when that fails, or
 	// the reads keep finding more, the write takes every stripe, so that no
 	// writer of this process can change what it reads: it always finishes.

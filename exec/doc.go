@@ -188,8 +188,8 @@
 // entity alone checks it (EXPLAIN shows it as CHECK … EXISTS; the rule is
 // planner.Checks/ReadsLinked/CanCheck, which the advisor prices). A
 // write's checks are issued together, so it waits for one round trip
-// however many entities it connects to. A schema
-// without such a family cannot tell, and the write goes unchecked.
+// however many entities it connects to. A schema without such a family
+// cannot tell, and the write goes unchecked.
 //
 // A write locks the entities it names, runs its support queries, then
 // locks the entities they found; it reads them again only if a writer of

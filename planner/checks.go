@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/kvschema/kvschema/catalog"
 	"github.com/kvschema/kvschema/lang"
 	"github.com/kvschema/kvschema/plan"
@@ -12,7 +14,8 @@ import (
 // answer fails the write), nothing more is needed; otherwise the engine
 // looks the entity up in a column family that can tell (CanCheck), the
 // lookups of one write issued together, and the advisor prices that one
-// round trip (CheckNeeded).
+// round trip (NeedsCheck; its integer program states the same rule as
+// rows).
 type Check struct {
 	Entity *catalog.Entity
 	Value  lang.Expr    // its key, in terms of the write's arguments
@@ -70,4 +73,20 @@ func ReadsLinked(u *plan.Upkeep, nav *catalog.Nav) bool {
 // Of several, the engine prefers one with no clustering key.
 func CanCheck(x *catalog.Index, e *catalog.Entity) bool {
 	return x.PartitionBuckets == 0 && (x.KeyedBy(e) || x.Kind == catalog.CF && len(x.Static) > 0 && x.Graph.Nodes[0].Entity == e)
+}
+
+// NeedsCheck reports whether write w, kept by upkeeps ups over a schema's
+// indexes, makes the engine look up an entity it connects to: some side
+// no upkeep reads (ReadsLinked), which an index of the schema can check
+// (CanCheck).
+func NeedsCheck(w *catalog.Write, ups []*plan.Upkeep, indexes []*catalog.Index) bool {
+	for _, ch := range Checks(w) {
+		if slices.ContainsFunc(ups, func(u *plan.Upkeep) bool { return ReadsLinked(u, ch.Nav) }) {
+			continue
+		}
+		if slices.ContainsFunc(indexes, func(x *catalog.Index) bool { return CanCheck(x, ch.Entity) }) {
+			return true
+		}
+	}
+	return false
 }
