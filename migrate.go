@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kvschema/kvschema/catalog"
@@ -53,8 +54,9 @@ type MigrateOptions struct {
 	Grace time.Duration
 	// Progress, when set, reports each step: Phase "add" (an index
 	// registered write-only), "backfill" and "catch-up" (rows written),
-	// "verify", "switch" (the new indexes readable), "drop" (rows deleted),
-	// "done".
+	// "verify" (an index
+	// built, Index set, then its wave's, Index empty), "switch" (the new
+	// indexes readable), "drop" (rows deleted), "done".
 	Progress func(MigrateEvent)
 }
 
@@ -337,8 +339,11 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 		return planOf(mt), err
 	}
 	opt.Grace = db.grace(opt.Grace)
+	var progressMu sync.Mutex // a wave's backfills and verifies report at once
 	progress := func(ev MigrateEvent) {
 		if opt.Progress != nil {
+			progressMu.Lock()
+			defer progressMu.Unlock()
 			opt.Progress(ev)
 		}
 	}
@@ -398,9 +403,20 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 			added = append(added, MigrationIndex{Name: mt.names[x]})
 			progress(wave(MigrateEvent{Phase: "add", Index: mt.names[x], Done: true}))
 		}
-		// Backfill and verify them.
+		// Backfill and verify them: each index's verify (on a view taken
+		// once its catch-up is done, while the writers keep it) runs as
+		// the next one backfills, one verify at a time. Two backfills at
+		// once instead left the writers a smaller share of a 2-core
+		// machine (their median 2.44× the one before the migration,
+		// against 2.09×) for 5% less time.
 		en = db.engine()
-		for _, x := range added {
+		var (
+			verifying = make(chan struct{}, 1) // the verify running
+			reports   = make([]*exec.Report, len(added))
+			errs      = make([]error, len(added))
+			wg        sync.WaitGroup
+		)
+		for i, x := range added {
 			stats, err := en.Backfill(ctx, x.Name, exec.BackfillOptions{Rate: opt.Rate, Progress: func(ev exec.BackfillEvent) {
 				phase := "backfill"
 				if ev.Step == "catch-up" {
@@ -410,13 +426,27 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 			}})
 			m.Stats[x.Name] = stats
 			if err != nil {
-				return m, fmt.Errorf("backfilling %s: %w", x.Name, err)
+				errs[i] = fmt.Errorf("backfilling %s: %w", x.Name, err)
+				break
 			}
+			verifying <- struct{}{}
+			if errors.Join(errs...) != nil {
+				<-verifying
+				break // an earlier index disagrees: stop here
+			}
+			wg.Add(1)
+			go func() {
+				defer func() { <-verifying; wg.Done() }()
+				if reports[i], errs[i] = db.verifyNew(ctx, en, added[i:i+1]); errs[i] == nil {
+					progress(wave(MigrateEvent{Phase: "verify", Index: x.Name, Done: true}))
+				}
+			}()
 		}
-		progress(wave(MigrateEvent{Phase: "verify"}))
-		rep, err := db.verifyNew(ctx, en, added)
-		m.Verify = mergeReports(m.Verify, rep)
-		if err != nil {
+		wg.Wait()
+		for i := range added {
+			m.Verify = mergeReports(m.Verify, reports[i])
+		}
+		if err := errors.Join(errs...); err != nil {
 			return m, err
 		}
 		progress(wave(MigrateEvent{Phase: "verify", Done: true}))

@@ -726,7 +726,7 @@ func (r *MigrationReport) String() string {
 		fmt.Fprintf(&b, "\nmigration: add %d (%s); drop %d (%s); keep %d\n", len(m.Add), names(m.Add), len(m.Drop), names(m.Drop), len(m.Keep))
 		for _, x := range m.Add {
 			if s, ok := m.Stats[x.Name]; ok {
-				fmt.Fprintf(&b, "  backfill %-28s %8d rows copied, %6d recomputed in %d rounds, %v\n", x.Name, s.Rows, s.Recounted, s.Rounds, s.Elapsed.Round(time.Millisecond))
+				fmt.Fprintf(&b, "  backfill %-28s %8d rows copied in %v, %6d recomputed in %d rounds, %v in all\n", x.Name, s.Rows, s.Copy.Round(time.Millisecond), s.Recounted, s.Rounds, s.Elapsed.Round(time.Millisecond))
 			}
 		}
 	}

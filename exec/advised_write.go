@@ -624,8 +624,12 @@ func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, arg
 				row[j] = r[slot].Value()
 			}
 		}
-		// Every entity the support read is locked before the write lands.
+		// Every entity the support read is locked before the write lands
+		// (a run without touched locks nothing: a backfill's, a verify's).
 		for n, nd := range sp.sp.Query.Graph.Nodes {
+			if run.touched == nil {
+				break
+			}
 			if err := run.touch(nd.Entity, r[sp.prog.slots[catalog.FieldRef{Node: n, Field: nd.Entity.ID()}]].Value()); err != nil {
 				return nil, err
 			}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -752,6 +753,63 @@ func (t *table) diffRows(want map[string][]types.Value, known map[string][]bool,
 	for k, vals := range got {
 		if _, ok := want[k]; !ok {
 			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "extra", Row: t.describeKey(vals)})
+		}
+	}
+	return diffs
+}
+
+// keyedRow is an index row, decoded, with its row key.
+type keyedRow struct {
+	key  []byte
+	vals []types.Value
+}
+
+// diffSorted is diffRows for rows given as slices: it sorts both by key
+// (got is usually read in key order already) and walks them together,
+// which costs less than the maps diffRows builds on a large index. Of rows
+// with equal keys in want (two tuples of the rows query with one row key),
+// one counts, as in diffRows' map.
+func (t *table) diffSorted(want, got []keyedRow) []Difference {
+	byKey := func(a, b keyedRow) int { return bytes.Compare(a.key, b.key) }
+	slices.SortFunc(want, byKey)
+	if !slices.IsSortedFunc(got, byKey) {
+		slices.SortFunc(got, byKey)
+	}
+	var diffs []Difference
+	i, j := 0, 0
+	for i < len(want) || j < len(got) {
+		c := 0
+		switch {
+		case i == len(want):
+			c = 1
+		case j == len(got):
+			c = -1
+		default:
+			c = bytes.Compare(want[i].key, got[j].key)
+		}
+		switch {
+		case c < 0 && i+1 < len(want) && bytes.Equal(want[i].key, want[i+1].key):
+			i++ // the next row with this key counts
+		case c < 0:
+			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "missing", Row: t.describeKey(want[i].vals)})
+			i++
+		case c > 0:
+			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "extra", Row: t.describeKey(got[j].vals)})
+			j++
+		default:
+			if i+1 < len(want) && bytes.Equal(want[i].key, want[i+1].key) {
+				i++
+				continue
+			}
+			w, g := want[i].vals, got[j].vals
+			for k := t.nkey; k < len(t.attrs); k++ {
+				if !t.l.Attrs[k].Static && types.Compare(g[k], w[k]) != 0 {
+					diffs = append(diffs, Difference{Index: t.x.Name, Kind: "stale", Row: t.describeKey(w),
+						Detail: fmt.Sprintf("%s is %s, want %s", t.x.AttrName(t.attrs[k]), types.Format(g[k]), types.Format(w[k]))})
+				}
+			}
+			i++
+			j++
 		}
 	}
 	return diffs

@@ -125,7 +125,7 @@ kvschema.DB.Migrate, or while it is stopped).`,
 						meter.Update(name, ev.Rows, ev.Estimate)
 					}
 				case "verify", "switch":
-					if ev.Done {
+					if ev.Done && ev.Index == "" {
 						meter.Skip(ev.Phase, map[string]string{"verify": "the new indexes agree with the data", "switch": "the new indexes are readable, the dropped ones unread"}[ev.Phase])
 					}
 				}
