@@ -26,7 +26,8 @@ import (
 //     comes after it); each wave in turn is registered write-only (writes
 //     keep it, no plan reads it), backfilled from the readable indexes
 //     (exec.Backfill: a bulk copy, then the rows writes changed meanwhile,
-//     recomputed), verified, and made readable — with the last wave, in
+//     recomputed), verified (exec.Engine.VerifyBuilt, each index while
+//     the next one backfills), and made readable — with the last wave, in
 //     the same version, those to drop become write-only (plans stop
 //     reading them; writers that have not seen this version yet keep them
 //     correct for readers that have not either);
