@@ -542,8 +542,8 @@ type Viewer interface {
 // current tables; rows of a table created after the view are not in it.
 // Close releases what the view pins; a store may wait for its views to be
 // closed before it closes or restores a snapshot. A View is safe for
-// concurrent use. It may have the read capabilities of its store
-// (CellReader).
+// concurrent use, and a read callback may read it. It may have the read
+// capabilities of its store (CellReader).
 type View interface {
 	Store
 }

@@ -11,7 +11,8 @@ import (
 
 // RunView checks store.Viewer: a view reads the content of the moment it
 // was taken — rows, cells by ReadCells too — whatever is written after,
-// refuses writes, reads concurrently, and fails once closed. open is as
+// refuses writes, reads concurrently and from inside its own read
+// callbacks, and fails once closed. open is as
 // for Run. A store that is no Viewer skips the suite.
 func RunView(t *testing.T, open func(t *testing.T) store.Store) {
 	runCases(t, open, []testCase{
@@ -19,6 +20,7 @@ func RunView(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TablesInTime", testViewTablesInTime},
 		{"ReadOnly", testViewReadOnly},
 		{"Concurrent", testViewConcurrent},
+		{"ReadInsideCallback", testViewReadInsideCallback},
 		{"Closed", testViewClosed},
 	})
 }
@@ -154,5 +156,47 @@ func testViewClosed(t *testing.T, s store.Store) {
 	}
 	if _, _, err := v.ReadRow(t.Context(), "a", []byte("m")); err == nil {
 		t.Error("ReadRow on a closed view")
+	}
+}
+
+// testViewReadInsideCallback: a callback of a read through a view reads
+// the view (a pipelined query joins its first step's rows as they come),
+// and sees the view's point in time there too.
+func testViewReadInsideCallback(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	create(t, s, "idx", "f")
+	create(t, s, "t", "f")
+	apply(t, s, set("idx", "1", "f", "", "b"), set("idx", "2", "f", "", "a"), set("t", "a", "f", "", "A"), set("t", "b", "f", "", "B"))
+	v := view(t, s)
+	apply(t, s, set("t", "a", "f", "", "changed"))
+	var got []string
+	err := v.ReadRows(ctx, "idx", store.All(), store.ReadOptions{}, func(r store.Row) bool {
+		key := r.Cells[0].Value
+		err := v.ReadRows(ctx, "t", store.RowSet{Keys: [][]byte{key}}, store.ReadOptions{}, func(row store.Row) bool {
+			got = append(got, string(row.Cells[0].Value))
+			return true
+		})
+		if err != nil {
+			t.Errorf("ReadRows inside a callback: %v", err)
+			return false
+		}
+		if cr, ok := v.(store.CellReader); ok {
+			err := cr.ReadCells(ctx, "t", store.RowSet{Keys: [][]byte{key}}, store.ReadOptions{}, func(_ []byte, c store.Cell, _ bool) bool {
+				got = append(got, string(c.Value))
+				return true
+			})
+			if err != nil {
+				t.Errorf("ReadCells inside a callback: %v", err)
+				return false
+			}
+		}
+		return true
+	})
+	want := []string{"B", "A"}
+	if _, ok := v.(store.CellReader); ok {
+		want = []string{"B", "B", "A", "A"}
+	}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
 }
