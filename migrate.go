@@ -55,9 +55,8 @@ type MigrateOptions struct {
 	Grace time.Duration
 	// Progress, when set, reports each step: Phase "add" (an index
 	// registered write-only), "backfill" and "catch-up" (rows written),
-	// "verify" (an index
-	// built, Index set, then its wave's, Index empty), "switch" (the new
-	// indexes readable), "drop" (rows deleted), "done".
+	// "verify" (an index built, Index set, then its wave's, Index empty),
+	// "switch" (the new indexes readable), "drop" (rows deleted), "done".
 	Progress func(MigrateEvent)
 }
 

@@ -616,6 +616,11 @@ func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, arg
 		}
 		run.answers[k] = rows
 	}
+	// A run without touched locks nothing (a backfill's, a verify's).
+	locked := sp.sp.Query.Graph.Nodes
+	if run.touched == nil {
+		locked = nil
+	}
 	out := make([][]types.Value, len(rows))
 	for i, r := range rows {
 		row := make([]types.Value, len(t.attrs))
@@ -624,12 +629,8 @@ func (sp *supportProg) answer(ctx context.Context, st store.Store, t *table, arg
 				row[j] = r[slot].Value()
 			}
 		}
-		// Every entity the support read is locked before the write lands
-		// (a run without touched locks nothing: a backfill's, a verify's).
-		for n, nd := range sp.sp.Query.Graph.Nodes {
-			if run.touched == nil {
-				break
-			}
+		// Every entity the support read is locked before the write lands.
+		for n, nd := range locked {
 			if err := run.touch(nd.Entity, r[sp.prog.slots[catalog.FieldRef{Node: n, Field: nd.Entity.ID()}]].Value()); err != nil {
 				return nil, err
 			}

@@ -740,19 +740,36 @@ func (t *table) diffRows(want map[string][]types.Value, known map[string][]bool,
 	for k, vals := range want {
 		g, ok := got[k]
 		if !ok {
-			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "missing", Row: t.describeKey(vals)})
+			diffs = t.rowDiff(diffs, "missing", vals)
 			continue
 		}
-		for i := t.nkey; i < len(t.attrs); i++ {
-			if (known == nil || known[k][i]) && !t.l.Attrs[i].Static && types.Compare(g[i], vals[i]) != 0 {
-				diffs = append(diffs, Difference{Index: t.x.Name, Kind: "stale", Row: t.describeKey(vals),
-					Detail: fmt.Sprintf("%s is %s, want %s", t.x.AttrName(t.attrs[i]), types.Format(g[i]), types.Format(vals[i]))})
-			}
+		var kn []bool
+		if known != nil {
+			kn = known[k]
 		}
+		diffs = t.staleDiffs(diffs, vals, g, kn)
 	}
 	for k, vals := range got {
 		if _, ok := want[k]; !ok {
-			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "extra", Row: t.describeKey(vals)})
+			diffs = t.rowDiff(diffs, "extra", vals)
+		}
+	}
+	return diffs
+}
+
+// rowDiff appends the difference of kind ("missing", "extra") of row vals.
+func (t *table) rowDiff(diffs []Difference, kind string, vals []types.Value) []Difference {
+	return append(diffs, Difference{Index: t.x.Name, Kind: kind, Row: t.describeKey(vals)})
+}
+
+// staleDiffs appends a difference for each value of the row t holds (got)
+// that is not the one it must hold (want): the row's values, not its
+// static columns, and those known says are known (nil: all).
+func (t *table) staleDiffs(diffs []Difference, want, got []types.Value, known []bool) []Difference {
+	for i := t.nkey; i < len(t.attrs); i++ {
+		if (known == nil || known[i]) && !t.l.Attrs[i].Static && types.Compare(got[i], want[i]) != 0 {
+			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "stale", Row: t.describeKey(want),
+				Detail: fmt.Sprintf("%s is %s, want %s", t.x.AttrName(t.attrs[i]), types.Format(got[i]), types.Format(want[i]))})
 		}
 	}
 	return diffs
@@ -791,23 +808,17 @@ func (t *table) diffSorted(want, got []keyedRow) []Difference {
 		case c < 0 && i+1 < len(want) && bytes.Equal(want[i].key, want[i+1].key):
 			i++ // the next row with this key counts
 		case c < 0:
-			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "missing", Row: t.describeKey(want[i].vals)})
+			diffs = t.rowDiff(diffs, "missing", want[i].vals)
 			i++
 		case c > 0:
-			diffs = append(diffs, Difference{Index: t.x.Name, Kind: "extra", Row: t.describeKey(got[j].vals)})
+			diffs = t.rowDiff(diffs, "extra", got[j].vals)
 			j++
 		default:
 			if i+1 < len(want) && bytes.Equal(want[i].key, want[i+1].key) {
 				i++
 				continue
 			}
-			w, g := want[i].vals, got[j].vals
-			for k := t.nkey; k < len(t.attrs); k++ {
-				if !t.l.Attrs[k].Static && types.Compare(g[k], w[k]) != 0 {
-					diffs = append(diffs, Difference{Index: t.x.Name, Kind: "stale", Row: t.describeKey(w),
-						Detail: fmt.Sprintf("%s is %s, want %s", t.x.AttrName(t.attrs[k]), types.Format(g[k]), types.Format(w[k]))})
-				}
-			}
+			diffs = t.staleDiffs(diffs, want[i].vals, got[j].vals, nil)
 			i++
 			j++
 		}
