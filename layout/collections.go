@@ -243,10 +243,7 @@ func (rd *RowDecoder) collectionCell(a int, c store.Cell) {
 	if rd.d.skip != nil && rd.d.skip[a] {
 		return
 	}
-	i := slices.Index(rd.l.Collections, a)
-	if rd.elems == nil {
-		rd.elems = make([][]elemCell, len(rd.l.Collections))
-	}
+	i := slices.Index(rd.l.Collections, a) // Init made rd.elems[i]
 	q0 := len(rd.elemBuf)
 	rd.elemBuf = append(append(rd.elemBuf, c.Qualifier...), c.Value...)
 	rd.elems[i] = append(rd.elems[i], elemCell{q0, q0 + len(c.Qualifier), len(rd.elemBuf)})

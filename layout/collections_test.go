@@ -251,3 +251,54 @@ func FuzzElementCells(f *testing.F) {
 		}
 	})
 }
+
+// TestDecoderReusedAcrossCollectionLayouts: a decoder (pooled, as the
+// executor's are) readied for a layout of one collection and then for one
+// of three decodes the second layout's rows whole. It kept the first
+// layout's per-collection slots and indexed past them (a Bigtable CI run,
+// a union's members sharing a pool).
+func TestDecoderReusedAcrossCollectionLayouts(t *testing.T) {
+	one, err := layout.Default("one", []layout.Attr{
+		{Name: "k", Type: types.BigInt, Key: true, Nullable: true},
+		{Name: "a", Type: types.SetOf(types.String), Nullable: true},
+	}, 1, 1, 0, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := layout.Default("three", []layout.Attr{
+		{Name: "k", Type: types.BigInt, Key: true, Nullable: true},
+		{Name: "a", Type: types.SetOf(types.String), Nullable: true},
+		{Name: "b", Type: types.ListOf(types.BigInt), Nullable: true},
+		{Name: "c", Type: types.MapOf(types.String, types.BigInt), Nullable: true},
+	}, 1, 1, 0, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(l *layout.Layout, vals []types.Value) store.Row {
+		t.Helper()
+		puts, _, err := l.PutCells(vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := store.Row{Key: puts[0].Row}
+		for _, c := range puts {
+			r.Cells = append(r.Cells, store.Cell{Family: c.Family, Qualifier: c.Qualifier, Value: c.Value})
+		}
+		return r
+	}
+	var rd layout.RowDecoder
+	rd.Init(one, nil)
+	got := make([]types.Value, 2)
+	if _, err := rd.DecodeInto("one", row(one, []types.Value{int64(1), types.Set{"x"}}), got); err != nil {
+		t.Fatal(err)
+	}
+	rd.Init(three, nil)
+	want := []types.Value{int64(2), types.Set{"y"}, types.List{int64(5)}, types.Map{{Key: "m", Val: int64(6)}}}
+	got = make([]types.Value, 4)
+	if _, err := rd.DecodeInto("three", row(three, want), got); err != nil {
+		t.Fatal(err)
+	}
+	if types.Format(types.List(got)) != types.Format(types.List(want)) {
+		t.Fatalf("got %s, want %s", types.Format(types.List(got)), types.Format(types.List(want)))
+	}
+}

@@ -425,6 +425,13 @@ func (rd *RowDecoder) Init(l *Layout, skip []bool) {
 	}
 	if rd.l != l {
 		rd.quals = rd.quals[:0]
+		// One slot of element cells per collection of l (collectionCell
+		// indexes them by l's collections), none left from another row.
+		rd.elems = rd.elems[:0]
+		for range l.Collections {
+			rd.elems = append(rd.elems, nil)
+		}
+		rd.elemBuf = rd.elemBuf[:0]
 	}
 	rd.l, rd.skip, rd.dirty, rd.open = l, skip, 0, false
 	switch {
@@ -570,7 +577,7 @@ func (rd *RowDecoder) cell(c store.Cell) error {
 // barrier while the GC marks.
 func (rd *RowDecoder) end() (bool, error) {
 	rd.open = false
-	if rd.elems != nil {
+	if len(rd.elems) > 0 {
 		if err := rd.endCollections(); err != nil {
 			return false, err
 		}
