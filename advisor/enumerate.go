@@ -533,11 +533,14 @@ func (e *enumerator) merge() {
 	// at a time: a CF of the same graph and partition key clustered for a
 	// range or an order (a) reads the same rows, and holding b's
 	// attributes too serves both queries, one CF stored and maintained
-	// instead of two. Only for a a workload query's first step and b a
-	// workload query's CF holding a's values, each with every field its
-	// query reads of the part (but, for b a later step's, those an earlier
-	// step's equality fixed): every pair tripled the solver's time on
-	// RUBiS's 61 statements.
+	// instead of two. Only for a and b workload queries' CFs, each with
+	// every field its query reads of the part (but, for a later step's,
+	// those an earlier step's equality fixed), b holding a's values and
+	// at least one of them a first step: every pair tripled the solver's
+	// time on RUBiS's 61 statements, and two later steps' CFs made it
+	// 1.7× slower for no better schema. A later step's a with a first
+	// step's b is a join's lookup clustered for its range that also
+	// answers another query by the key (TestLaterStepMergeInstance).
 	byHash := map[string][]*catalog.Index{}
 	order = order[:0]
 	for _, x := range e.list {
@@ -560,7 +563,7 @@ func (e *enumerator) merge() {
 		}
 		for _, a := range grp {
 			for _, b := range whole {
-				if keysOnly(a.Graph, a.Order) || e.full[a]&fullFirst == 0 || e.full[b] == 0 || !holds(b, a.Extra) {
+				if keysOnly(a.Graph, a.Order) || e.full[a] == 0 || e.full[b] == 0 || e.full[a]&fullFirst == 0 && e.full[b]&fullFirst == 0 || !holds(b, a.Extra) {
 					continue
 				}
 				u := &catalog.Index{Kind: catalog.CF, Graph: a.Graph, Hash: a.Hash, Order: a.Order, Extra: append([]catalog.Attr(nil), a.Extra...)}

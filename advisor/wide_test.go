@@ -669,3 +669,49 @@ func TestMergedSupportCFInstance(t *testing.T) {
 		t.Errorf("W costs %v over its candidates, %v with those of W ∪ {q1}'s optimum as well: the enumeration misses a structure", rw.TotalCost, rx.TotalCost)
 	}
 }
+
+// An instance TestAddStatementProperty drew (seed 9907386459737388483):
+// q0 reads p by a1 then joins to p by id with a range on a2, and q2 reads
+// p by id. W ∪ {q1}'s optimum held CF([id] [a2] → [a0, a3]) — q0's second
+// step clustered for its range, holding q2's fields too — which W's
+// enumeration did not offer, for merge paired only first steps' CFs.
+func TestLaterStepMergeInstance(t *testing.T) {
+	needCBC(t)
+	const model = `DEFINE RELATION p ROWS 100 {
+  id BIGINT KEY SIZE 8, a0 STRING SIZE 8 CARDINALITY 3, a1 STRING SIZE 4 CARDINALITY 78,
+  a2 STRING SIZE 5 CARDINALITY 31, a3 STRING SIZE 21 CARDINALITY 2
+};`
+	wl := func(q1 bool) string {
+		s := "DEFINE WORKLOAD w MIXES (m) {\n GROUP g0 WEIGHTS (m 1) { SELECT p.a0, p.a1 FROM p WHERE p.a1 = ? AND p.a2 > ? ORDER BY p.a2; -- q0\n }\n"
+		if q1 {
+			s += " GROUP g1 WEIGHTS (m 6) { SELECT p.a0, p.a3 FROM p WHERE p.id = ? ORDER BY p.a2; -- q1\n }\n"
+		}
+		return s + " GROUP g2 WEIGHTS (m 9) { SELECT p.id, p.a3, p.a0 FROM p WHERE p.id = ? ORDER BY p.a0; -- q2\n }\n};"
+	}
+	m, all := parse(t, model, wl(true))
+	w, err := workload.Parse(m, "workload.kvs", []byte(wl(false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 5580
+	ra, err := adviseCost(m, all, budget, WithSI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := adviseCost(m, w, budget, WithSI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx, err := adviseExtra(m, w, budget, ra.Indexes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rx.TotalCost < rw.TotalCost*(1-1e-9) {
+		t.Errorf("W costs %v over its candidates, %v with those of W ∪ {q1}'s optimum as well: the enumeration misses a structure", rw.TotalCost, rx.TotalCost)
+	}
+	for _, x := range ra.Indexes {
+		if !rw.Enumerated(x) {
+			t.Errorf("W's enumeration lacks %s of W ∪ {q1}'s optimum", x.Describe())
+		}
+	}
+}
