@@ -75,18 +75,16 @@ func (db *DB) saveDefs(ctx context.Context, prev uint64, next *catalog.Catalog, 
 		db.install(cat, version)
 		return nil
 	}
-	db.txGate.Lock()
 	db.install(cat, version)
-	db.txGate.Unlock()
-	return db.schemaGrace(ctx)
+	return db.drain(ctx)
 }
 
 // drain waits for the write statements of this DB under way (and an open
 // transaction), then for the grace of other processes' writers: after it,
-// every writer has seen the current catalog version.
+// every writer has seen the current catalog version. Writes that begin
+// meanwhile do not wait (writeEpochs).
 func (db *DB) drain(ctx context.Context) error {
-	db.txGate.Lock()
-	db.txGate.Unlock() //lint:ignore SA2001 an empty critical section: the wait is the point
+	db.writes.wait()
 	return db.schemaGrace(ctx)
 }
 

@@ -589,14 +589,12 @@ func (db *DB) saveAdvised(ctx context.Context, prev uint64, a *catalog.Advised, 
 	if err != nil {
 		return prev, err
 	}
-	// The writes of this DB that began before the save are done when the
-	// gate is ours; those after it see the new version.
-	db.txGate.Lock()
-	err = db.reload(ctx)
-	db.txGate.Unlock()
-	if err != nil {
+	// The writes of this DB that begin from here on see the new version;
+	// those that began before are waited for.
+	if err := db.reload(ctx); err != nil {
 		return version, err
 	}
+	db.writes.wait()
 	if grace > 0 {
 		select {
 		case <-ctx.Done():

@@ -188,7 +188,11 @@ func (db *DB) waitTx(ctx context.Context, exclusive bool) (release func(), err e
 		case <-time.After(wait):
 		}
 	}
-	return unlock, nil
+	epoch := db.writes.enter()
+	return func() {
+		db.writes.exit(epoch)
+		unlock()
+	}, nil
 }
 
 // definition reports whether st changes the catalog.
