@@ -24,8 +24,8 @@ import (
 //
 //   - add: the layout is saved write-only (every write keeps it, no plan
 //     reads it); once the writes of this DB that began before are over
-//     (the write gate, txGate) and SchemaGrace has passed for other
-//     processes, exec.Engine.BackfillLayout copies the tuples into it
+//     (writeEpochs: later writes do not wait) and SchemaGrace has passed
+//     for other processes, exec.Engine.BackfillLayout copies the tuples into it
 //     under their locks, so that no concurrent write is lost or undone;
 //     the layout is verified against a readable one (on one point in
 //     time where the store offers it, else with this DB's writers

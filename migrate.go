@@ -35,7 +35,8 @@ import (
 //     dropping; then their rows are deleted, and the list cleared.
 //
 // After each version is saved, Migrate waits for the writes of this DB
-// that began before it (they hold the write gate) and then for
+// that began before it (writeEpochs; those that begin meanwhile run on the
+// new version without waiting) and then for
 // MigrateOptions.Grace, the time a writer of another process sharing the
 // store takes to see a new version (each write statement checks the
 // catalog's version first) and finish the statement it began before.
