@@ -588,10 +588,10 @@ func (pr *ilp) solve(ctx context.Context, opt Options, st *Stats) (*solver.Solut
 //   - the relaxation's duals bound the tie-broken cost of every schema
 //     (pr.lpBound, pr.reduced; solver.Model.ReducedCosts), for the size
 //     tie-break too (the run no longer computes them);
-//   - when the start is more than subStartGap above that bound, or there
-//     is none, the local search runs again guided by the relaxation
-//     (guidedStart), and if its start is still that far, relaxStart
-//     looks for a better one;
+//   - when the start is more than guidedStartGap above that bound, or
+//     there is none, the local search runs again guided by the
+//     relaxation (guidedStart), and if the start is still more than
+//     subStartGap above it, relaxStart looks for a better one;
 //   - every variable whose reduced cost puts every schema that gives it
 //     the other value above the start's cost is fixed, then what the
 //     rows imply (solver.Model.Propagate). Every schema of least
@@ -648,7 +648,7 @@ func (pr *ilp) narrow(ctx context.Context, opt Options, st *Stats) ([]float64, e
 		}
 	}
 	opt.progress("LP relaxation: bound %.6g in %v (the start: %.6g)", bound, rel.Time.Round(time.Millisecond), startObj)
-	if !opt.noLocalStart && (start == nil || startObj-bound > subStartGap*math.Abs(startObj)) {
+	if !opt.noLocalStart && (start == nil || startObj-bound > guidedStartGap*math.Abs(startObj)) {
 		if g := pr.guidedStart(opt.Budget, rel.Values); g != nil {
 			if obj, violated := pr.m.Evaluate(g); len(violated) == 0 && obj < startObj {
 				start, startObj = g, obj
@@ -743,12 +743,20 @@ func (pr *ilp) relaxStart(ctx context.Context, opt Options, st *Stats, rel *solv
 	return sub.Values, obj, nil
 }
 
-// A start more than subStartGap (relative) above the relaxation's bound
-// is improved by solving the program restricted to the relaxation's
-// support (narrow), within subStartNodes nodes.
+// A start more than guidedStartGap (relative) above the relaxation's
+// bound is improved by the local search guided by the relaxation, and one
+// more than subStartGap above it by solving the program restricted to the
+// relaxation's support (narrow), within subStartNodes nodes. The guided
+// search is cheap and a start nearer the optimum fixes more variables:
+// on RUBiS's 61 statements within 161MB (Pebble profile) the local
+// search's start is 0.38% above the bound, the guided one 0.09% (7,987 of
+// 10,053 variables fixed instead of 6,317), and the run takes 2.6 s
+// instead of 7.7 s. The restricted program is not worth its run there
+// (its optimum is the guided start's).
 const (
-	subStartGap   = 0.01
-	subStartNodes = 100
+	guidedStartGap = 0.001
+	subStartGap    = 0.01
+	subStartNodes  = 100
 )
 
 // sizeUnit is the unit of sizes in the program: megabytes keep the budget
