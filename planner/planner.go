@@ -175,9 +175,64 @@ func (p *Planner) Rows(x *catalog.Index, eq []catalog.Attr) (*plan.Support, erro
 		}
 	}
 	if best == nil {
+		if x, ok := p.partnered(x); ok {
+			if sp, err := p.Rows(x, eq); err == nil {
+				return sp, nil
+			}
+		}
 		return nil, first
 	}
 	return best, nil
+}
+
+// partnered returns x with its graph extended by the partners its
+// entities have in every readable index: for a node of entity E and a
+// to-one relationship of E that x's graph lacks there, the other entity,
+// when every readable index holding E joins it with that relationship.
+// The schema then keeps no tuple of E without its partner (a row joins
+// tuples that exist), and each has one: the extended graph's rows are x's,
+// one each, with the partner's key besides. So a migration builds a
+// column family of E alone from one of E with its partner — messages by
+// id from messages with their room, where every index holding messages
+// holds their room. ok is false when no relationship qualifies.
+func (p *Planner) partnered(x *catalog.Index) (*catalog.Index, bool) {
+	g := &catalog.Graph{Nodes: slices.Clone(x.Graph.Nodes)}
+	for n, nd := range x.Graph.Nodes {
+		for _, nav := range nd.Entity.Navs {
+			if nav.Many || g.Step(n, nav) >= 0 || !p.alwaysJoined(nd.Entity, nav) {
+				continue
+			}
+			g.Nodes = append(g.Nodes, catalog.Node{Entity: nav.To, Parent: n, Via: nav})
+		}
+	}
+	if len(g.Nodes) == len(x.Graph.Nodes) {
+		return nil, false
+	}
+	w := *x
+	w.Graph = g
+	return &w, true
+}
+
+// alwaysJoined reports whether some readable index holds entity e and
+// every readable index holding e joins each of its tuples with one of
+// e's to-one relationship nav.
+func (p *Planner) alwaysJoined(e *catalog.Entity, nav *catalog.Nav) bool {
+	held := false
+	for _, y := range p.schema.Indexes {
+		if !p.schema.Readable(y) {
+			continue
+		}
+		for m, nd := range y.Graph.Nodes {
+			if nd.Entity != e {
+				continue
+			}
+			if y.Graph.Step(m, nav) < 0 {
+				return false
+			}
+			held = true
+		}
+	}
+	return held
 }
 
 // better reports whether plan a is to be preferred to b: it scans no
