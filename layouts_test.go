@@ -759,21 +759,24 @@ func (s *holdingWrites) Apply(ctx context.Context, muts []store.Mutation) error 
 	return s.Store.Apply(ctx, muts)
 }
 
-// TestDefineSchemaWaitsForWriters: a layout added to a relation that holds
-// tuples is copied only once the writes that planned without it are over —
-// here one that began after DEFINE SCHEMA checked the relation for tuples
-// and before it saved the layout write-only.
-func TestDefineSchemaWaitsForWriters(t *testing.T) {
+// defineDuringWrite runs DEFINE SCHEMA acct_by_owner on a populated
+// relation while write (begun after the definition checked the relation
+// for tuples, before it saved the layout write-only) is held at its
+// Apply, and returns once the layout is write-only, the definition
+// waiting for the write: close st.release to let the write go; defined
+// and wrote receive their errors.
+func defineDuringWrite(t *testing.T, write string) (db *kvschema.DB, st *holdingWrites, defined, wrote chan error) {
+	t.Helper()
 	ctx := context.Background()
-	st := &holdingWrites{Store: memstore.New(), held: make(chan string, 1), releaseCreate: make(chan struct{}), release: make(chan struct{})}
+	st = &holdingWrites{Store: memstore.New(), held: make(chan string, 1), releaseCreate: make(chan struct{}), release: make(chan struct{})}
 	db, err := kvschema.New(ctx, st, kvschema.Options{NoWorkloadCounts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	populate(t, db, 100)
 	st.createArmed.Store(true)
-	defined := make(chan error, 1)
+	defined = make(chan error, 1)
 	go func() {
 		_, err := db.Exec(ctx, addByOwner)
 		defined <- err
@@ -782,9 +785,9 @@ func TestDefineSchemaWaitsForWriters(t *testing.T) {
 		t.Fatalf("held %s, want the creation of acct_owner", h)
 	}
 	st.applyArmed.Store(true)
-	wrote := make(chan error, 1)
+	wrote = make(chan error, 1)
 	go func() {
-		_, err := db.Exec(ctx, "INSERT INTO acct VALUES (5000, 'late', 3)")
+		_, err := db.Exec(ctx, write)
 		wrote <- err
 	}()
 	if h := <-st.held; h != "apply" {
@@ -792,6 +795,16 @@ func TestDefineSchemaWaitsForWriters(t *testing.T) {
 	}
 	close(st.releaseCreate)
 	stillRunning(t, defined, "DEFINE SCHEMA", "while a write that does not keep the new layout was under way", func() bool { return strings.Contains(layoutState(db), "acct_by_owner*") })
+	return db, st, defined, wrote
+}
+
+// TestDefineSchemaWaitsForWriters: a layout added to a relation that holds
+// tuples is copied only once the writes that planned without it are over —
+// here one that began after DEFINE SCHEMA checked the relation for tuples
+// and before it saved the layout write-only.
+func TestDefineSchemaWaitsForWriters(t *testing.T) {
+	ctx := context.Background()
+	db, st, defined, wrote := defineDuringWrite(t, "INSERT INTO acct VALUES (5000, 'late', 3)")
 	close(st.release)
 	if err := <-wrote; err != nil {
 		t.Fatal(err)
@@ -815,33 +828,7 @@ func TestDefineSchemaWaitsForWriters(t *testing.T) {
 // the wait holds back no one but the definition.
 func TestDefineSchemaDoesNotStopLaterWriters(t *testing.T) {
 	ctx := context.Background()
-	st := &holdingWrites{Store: memstore.New(), held: make(chan string, 1), releaseCreate: make(chan struct{}), release: make(chan struct{})}
-	db, err := kvschema.New(ctx, st, kvschema.Options{NoWorkloadCounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	populate(t, db, 100)
-	st.createArmed.Store(true)
-	defined := make(chan error, 1)
-	go func() {
-		_, err := db.Exec(ctx, addByOwner)
-		defined <- err
-	}()
-	if h := <-st.held; h != "create" {
-		t.Fatalf("held %s, want the creation of acct_owner", h)
-	}
-	st.applyArmed.Store(true)
-	early := make(chan error, 1)
-	go func() {
-		_, err := db.Exec(ctx, "INSERT INTO acct VALUES (5000, 'early', 3)")
-		early <- err
-	}()
-	if h := <-st.held; h != "apply" {
-		t.Fatalf("held %s, want the write", h)
-	}
-	close(st.releaseCreate)
-	stillRunning(t, defined, "DEFINE SCHEMA", "while a write that does not keep the new layout was under way", func() bool { return strings.Contains(layoutState(db), "acct_by_owner*") })
+	db, st, defined, early := defineDuringWrite(t, "INSERT INTO acct VALUES (5000, 'early', 3)")
 	late := make(chan error, 1)
 	go func() {
 		_, err := db.Exec(ctx, "INSERT INTO acct VALUES (5001, 'late', 4)")
