@@ -68,12 +68,12 @@
 //     up to 3 entities, beyond that each entity alone and all but each;
 //   - the union of the values of CFs with the same graph, partition key and
 //     clustering key (seed 000 §3.2), of all of them and of every two
-//     (after the SIs' bases are added too), and a query's first-step CF
-//     clustered for a range or an order holding the attributes of a
-//     query's CF of the same graph and partition key clustered by keys
-//     alone that holds its values — a later step's CF counts, though it
-//     leaves out the attributes an earlier step's equality fixed — (one
-//     CF serving both queries);
+//     (after the SIs' bases are added too), and a query's CF clustered
+//     for a range or an order holding the attributes of a query's CF of
+//     the same graph and partition key clustered by keys alone that holds
+//     its values, one of the two a first step — a later step's CF counts,
+//     though it leaves out the attributes an earlier step's equality
+//     fixed — (one CF serving both queries);
 //   - Algorithm 1's SIs (lines 4–13: on each partition-key attribute, whose
 //     value is an entity's key) with the CFs that carry them; CF-only mode
 //     gets those CFs too, so its optimum is never above a default-mode
