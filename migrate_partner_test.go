@@ -24,6 +24,30 @@ DEFINE COLUMN FAMILY room_messages FOR rooms { PARTITION KEY (rooms.id), CLUSTER
 DEFINE COLUMN FAMILY messages_by_id FOR messages { PARTITION KEY (messages.id), VALUES (messages.at, messages.body) };`
 )
 
+// partnerDB is a DB on mem: with the chat model deployed as
+// partnerDeployed and rooms 1 to 3; model is the model's text.
+func partnerDB(t *testing.T) (db *kvschema.DB, model []byte) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{NoWorkloadCounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if model, err = os.ReadFile("examples/chat/model.kvs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Deploy(ctx, "examples/chat/model.kvs", model, "deployed.kvs", []byte(partnerDeployed), cost.Pebble); err != nil {
+		t.Fatal(err)
+	}
+	for r := int64(1); r <= 3; r++ {
+		if _, err := db.Exec(ctx, "INSERT INTO rooms SET id = ?, name = ?, topic = 't', updated = '2025-01-01'", r, fmt.Sprint("room", r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db, model
+}
+
 // TestMigrateThroughPartner: on a chat store whose messages are kept only
 // with their room (every column family holding messages holds the
 // room), a migration adds a column family of messages alone, built from
@@ -32,24 +56,8 @@ DEFINE COLUMN FAMILY messages_by_id FOR messages { PARTITION KEY (messages.id), 
 // after keep it, and verify is clean.
 func TestMigrateThroughPartner(t *testing.T) {
 	ctx := context.Background()
-	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{NoWorkloadCounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	model, err := os.ReadFile("examples/chat/model.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Deploy(ctx, "examples/chat/model.kvs", model, "deployed.kvs", []byte(partnerDeployed), cost.Pebble); err != nil {
-		t.Fatal(err)
-	}
+	db, model := partnerDB(t)
 	bodies := map[int64]string{}
-	for r := int64(1); r <= 3; r++ {
-		if _, err := db.Exec(ctx, "INSERT INTO rooms SET id = ?, name = ?, topic = 't', updated = '2025-01-01'", r, fmt.Sprint("room", r)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	post := func(id int64) {
 		t.Helper()
 		body := fmt.Sprint("body ", id)
@@ -98,23 +106,7 @@ func TestMigrateThroughPartner(t *testing.T) {
 // as last written and verify is clean.
 func TestMigrateThroughPartnerUnderWrites(t *testing.T) {
 	ctx := context.Background()
-	db, err := kvschema.Open(ctx, "mem:", kvschema.Options{NoWorkloadCounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	model, err := os.ReadFile("examples/chat/model.kvs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Deploy(ctx, "examples/chat/model.kvs", model, "deployed.kvs", []byte(partnerDeployed), cost.Pebble); err != nil {
-		t.Fatal(err)
-	}
-	for r := int64(1); r <= 3; r++ {
-		if _, err := db.Exec(ctx, "INSERT INTO rooms SET id = ?, name = 'r', topic = 't', updated = '2025-01-01'", r); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, model := partnerDB(t)
 	bodies := map[int64]string{}
 	post := func(id int64) error {
 		body := fmt.Sprint("body ", id)
