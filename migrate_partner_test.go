@@ -180,3 +180,38 @@ func TestMigrateThroughPartnerUnderWrites(t *testing.T) {
 		t.Fatalf("verify: %v %v", err, rep)
 	}
 }
+
+// TestQueryThroughPartner: on the same store, an ad-hoc query on messages
+// alone that no key lookup answers is a full scan of messages with their
+// room (no message is kept without one): every message matching, once,
+// and nothing of the room in its columns.
+func TestQueryThroughPartner(t *testing.T) {
+	ctx := context.Background()
+	db, _ := partnerDB(t)
+	for id := int64(1); id <= 30; id++ {
+		if _, err := db.Exec(ctx, "INSERT INTO messages SET id = ?, at = ?, body = ?, tags = {'x'} AND CONNECT TO room(?)", id, fmt.Sprintf("2025-01-02 00:00:%02d", id), fmt.Sprint("body ", id), id%3+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const q = "SELECT messages.id, messages.body FROM messages WHERE messages.at >= '2025-01-02 00:00:21'"
+	plan, err := db.Explain(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rows.All()
+	seen := map[int64]bool{}
+	for _, r := range got {
+		id := r[0].(int64)
+		if len(r) != 2 || r[1] != fmt.Sprint("body ", id) || id < 21 || seen[id] {
+			t.Fatalf("row %v of %v\n%s", r, got, plan)
+		}
+		seen[id] = true
+	}
+	if len(seen) != 10 {
+		t.Fatalf("%d messages, want 10: %v\n%s", len(seen), got, plan)
+	}
+}

@@ -76,6 +76,13 @@ func New(s *catalog.Schema, m cost.Model) *Planner {
 // filtered at the client, as Phoenix's FULL SCAN and Cassandra's ALLOW
 // FILTERING do; its cost counts every row.
 func (p *Planner) Query(q *catalog.Query) (*plan.Query, error) {
+	return p.query(q, true)
+}
+
+// query is Query; with partners, a query no scan answers is tried over
+// its graph extended with the partners every index joins its entities
+// with (partnerGraph): the plan's query then has nodes q lacks.
+func (p *Planner) query(q *catalog.Query, partners bool) (*plan.Query, error) {
 	if pl := Build(q, p.cost, p.pool).Cheapest(); pl != nil {
 		return pl, nil
 	}
@@ -84,6 +91,15 @@ func (p *Planner) Query(q *catalog.Query) (*plan.Query, error) {
 	}
 	if pl := build(q, p.cost, p.pool, true).Cheapest(); pl != nil {
 		return pl, nil
+	}
+	// A scan of the tuples joined with a partner every index keeps them
+	// with (partnered): the same tuples, each once.
+	if g, ok := p.partnerGraph(q.Graph); ok && partners && q.CondOf == nil {
+		w := *q
+		w.Graph = g
+		if pl := build(&w, p.cost, p.pool, true).Cheapest(); pl != nil {
+			return pl, nil
+		}
 	}
 	return nil, fmt.Errorf("the schema cannot answer it: %s", missing(q))
 }
@@ -162,7 +178,7 @@ func (p *Planner) Rows(x *catalog.Index, eq []catalog.Attr) (*plan.Support, erro
 	var best *plan.Support
 	for root := range x.Graph.Nodes {
 		sp := rowsQuery(x, eq, root)
-		pl, err := p.Query(sp.Query)
+		pl, err := p.query(sp.Query, false)
 		if err != nil {
 			if first == nil {
 				first = err
@@ -196,21 +212,29 @@ func (p *Planner) Rows(x *catalog.Index, eq []catalog.Attr) (*plan.Support, erro
 // id from messages with their room, where every index holding messages
 // holds their room. ok is false when no relationship qualifies.
 func (p *Planner) partnered(x *catalog.Index) (*catalog.Index, bool) {
-	g := &catalog.Graph{Nodes: slices.Clone(x.Graph.Nodes)}
-	for n, nd := range x.Graph.Nodes {
-		for _, nav := range nd.Entity.Navs {
-			if nav.Many || g.Step(n, nav) >= 0 || !p.alwaysJoined(nd.Entity, nav) {
-				continue
-			}
-			g.Nodes = append(g.Nodes, catalog.Node{Entity: nav.To, Parent: n, Via: nav})
-		}
-	}
-	if len(g.Nodes) == len(x.Graph.Nodes) {
+	g, ok := p.partnerGraph(x.Graph)
+	if !ok {
 		return nil, false
 	}
 	w := *x
 	w.Graph = g
 	return &w, true
+}
+
+// partnerGraph is g with, after its own nodes (numbered as in g), a node
+// for each to-one partner that every readable index holding a node's
+// entity joins it with (see partnered); ok is false when there is none.
+func (p *Planner) partnerGraph(g *catalog.Graph) (*catalog.Graph, bool) {
+	w := &catalog.Graph{Nodes: slices.Clone(g.Nodes)}
+	for n, nd := range g.Nodes {
+		for _, nav := range nd.Entity.Navs {
+			if nav.Many || w.Step(n, nav) >= 0 || !p.alwaysJoined(nd.Entity, nav) {
+				continue
+			}
+			w.Nodes = append(w.Nodes, catalog.Node{Entity: nav.To, Parent: n, Via: nav, Alias: nd.Alias + "." + nav.Name})
+		}
+	}
+	return w, len(w.Nodes) > len(g.Nodes)
 }
 
 // alwaysJoined reports whether some readable index holds entity e and
@@ -249,7 +273,7 @@ func better(a, b *plan.Query) bool {
 // the root whose key is parameter 0.
 func (p *Planner) PartitionRows(x *catalog.Index, keyed bool) (*plan.Support, error) {
 	sp := partitionQuery(x, keyed)
-	pl, err := p.Query(sp.Query)
+	pl, err := p.query(sp.Query, false)
 	if err != nil {
 		return nil, err
 	}
