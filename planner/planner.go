@@ -94,11 +94,13 @@ func (p *Planner) query(q *catalog.Query, partners bool) (*plan.Query, error) {
 	}
 	// A scan of the tuples joined with a partner every index keeps them
 	// with (partnered): the same tuples, each once.
-	if g, ok := p.partnerGraph(q.Graph); ok && partners && q.CondOf == nil {
-		w := *q
-		w.Graph = g
-		if pl := build(&w, p.cost, p.pool, true).Cheapest(); pl != nil {
-			return pl, nil
+	if partners && q.CondOf == nil {
+		if g, ok := p.partnerGraph(q.Graph); ok {
+			w := *q
+			w.Graph = g
+			if pl := build(&w, p.cost, p.pool, true).Cheapest(); pl != nil {
+				return pl, nil
+			}
 		}
 	}
 	return nil, fmt.Errorf("the schema cannot answer it: %s", missing(q))
