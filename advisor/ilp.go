@@ -469,16 +469,15 @@ func (pr *ilp) bases(si *catalog.Index) []*catalog.Index {
 	return out
 }
 
-// baseTuning is every solve's: without CBC's preprocessing, whose passes
-// over these programs took longer than the search they shortened (RUBiS's
-// 61 statements, 2026-11-26, a loaded 2-core machine: the first run
-// 4.1-4.8 s → 2.8-3.9 s within 161MB, 1.7 s → 0.6-0.7 s without a budget;
-// the size tie-break 2.2-2.8 s → 1.5-2.1 s and 1.3-1.5 s → 0.8-1.0 s).
-// The first run also skips zero-half cuts: on the 61 statements within
+// baseTuning is every solve's (the solver never runs CBC's preprocessing,
+// whose passes over these programs also took longer than the search they
+// shortened: RUBiS's 61 statements, 2026-11-26, a loaded 2-core machine,
+// the first run 4.1-4.8 s → 2.8-3.9 s within 161MB without it). It skips
+// zero-half cuts: on the 61 statements within
 // 161MB they took a third of its time and no cut they made stayed active
 // (2026-11-27: over four of CLP's random seeds, 10–22 nodes and 3.3–5.6 s
 // with them, 10–18 nodes and 1.6–2.4 s without, on a loaded machine).
-var baseTuning = solver.Tuning{NoPreprocess: true, NoZeroHalf: true}
+var baseTuning = solver.Tuning{NoZeroHalf: true}
 
 // costTuning is the tuning of the runs that minimize the cost: baseTuning,
 // with the least improvement CBC takes for a better schema at incrementRel

@@ -287,14 +287,14 @@ func TestCBCTuning(t *testing.T) {
 	if sol := solve(t, c, m); sol.Status != Optimal || math.Abs(sol.Objective-free.Objective) > 1e-9*math.Abs(free.Objective) {
 		t.Errorf("without heuristics and Gomory cuts: status %v objective %v; want optimal %v", sol.Status, sol.Objective, free.Objective)
 	}
-	m.SetTuning(Tuning{NoPreprocess: true})
+	m.SetTuning(Tuning{NoZeroHalf: true})
 	if m.Fingerprint() == before {
-		t.Error("skipping preprocessing leaves the fingerprint as it was")
+		t.Error("skipping zero-half cuts leaves the fingerprint as it was")
 	}
 	if sol := solve(t, c, m); sol.Status != Optimal || math.Abs(sol.Objective-free.Objective) > 1e-9*math.Abs(free.Objective) {
-		t.Errorf("without preprocessing: status %v objective %v; want optimal %v", sol.Status, sol.Objective, free.Objective)
+		t.Errorf("without zero-half cuts: status %v objective %v; want optimal %v", sol.Status, sol.Objective, free.Objective)
 	}
-	if got := strings.Join(c.args("", Tuning{NodeLimit: 7, NoHeuristics: true, NoGomory: true, NoPreprocess: true}), " "); got != "model.lp maxNodes 7 heuristicsOnOff off gomoryCuts off preprocess off ratioGap 0 solve solu solution.txt" {
+	if got := strings.Join(c.args("", Tuning{NodeLimit: 7, NoHeuristics: true, NoGomory: true}), " "); got != "model.lp preprocess off maxNodes 7 heuristicsOnOff off gomoryCuts off ratioGap 0 solve solu solution.txt" {
 		t.Errorf("args: %s", got)
 	}
 }
@@ -561,14 +561,14 @@ func crashingCBC(t *testing.T, crashOn ...string) (*CBC, string) {
 func TestCBCCrashRetried(t *testing.T) {
 	m := mkp(12, 3)
 	free := solve(t, requireCBC(t), m)
-	m.SetTuning(Tuning{NoPreprocess: true, NoZeroHalf: true, Increment: 1e-9})
+	m.SetTuning(Tuning{NoZeroHalf: true, Increment: 1e-9})
 	for _, tc := range []struct {
 		crashOn []string
 		runs    int
 	}{
 		{nil, 1},
-		{[]string{"preprocess off"}, 2},
-		{[]string{"preprocess off", "increment 1e-09 ratioGap"}, 3},
+		{[]string{"zeroHalfCuts off"}, 2},
+		{[]string{"zeroHalfCuts off", "increment 1e-09 ratioGap"}, 3},
 	} {
 		c, log := crashingCBC(t, tc.crashOn...)
 		sol, err := c.Solve(context.Background(), m)
@@ -594,4 +594,60 @@ func TestCBCCrashRetried(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "signal: aborted") || strings.Count(string(calls), "\n") != 3 {
 		t.Errorf("crashing always: error %v after runs\n%s", err, calls)
 	}
+}
+
+// cbc 2.10.8's preprocessing turns this model into one without rows or
+// columns and answers "optimal" with objective 2 (x1 = x4 = 1); x0 = x2 =
+// 1 costs 1. The solver never runs it (CBC.args). Found by
+// TestCBCFixedMatchesExhaustive (seed 12265355868224512239).
+func TestCBCEquationInstance(t *testing.T) {
+	m := NewModel()
+	x := make([]Var, 5)
+	for i := range x {
+		x[i] = m.AddVar(fmt.Sprint("x", i), Binary, 0, 1)
+	}
+	m.SetObjective([]Term{{x[0], 1}, {x[1], 2}})
+	m.AddConstraint("r", []Term{{x[0], 3}, {x[1], 1}, {x[2], -1}, {x[3], -1}, {x[4], 1}}, EQ, 1)
+	m.Fix(x[3], 1)
+	sol := solve(t, requireCBC(t), m)
+	if sol.Status != Optimal || sol.Objective != 1 {
+		t.Fatalf("status %v objective %v, want optimal 1", sol.Status, sol.Objective)
+	}
+	checkSolution(t, m, sol)
+}
+
+// cbc 2.10.8 without preprocessing finds -2 x = -1 infeasible for a binary
+// x from its bounds, then dies of a segmentation fault writing the
+// solution: the model is infeasible, not the solver broken. Found by
+// TestCBCMatchesExhaustive. (Without stdbuf the log, and so the proof,
+// dies with cbc's buffer.)
+func TestCBCBoundsInfeasible(t *testing.T) {
+	if _, err := exec.LookPath("stdbuf"); err != nil {
+		t.Skip("no stdbuf")
+	}
+	m := NewModel()
+	x := m.AddVar("x", Binary, 0, 1)
+	m.AddVar("y", Binary, 0, 1)
+	m.AddConstraint("half", []Term{{x, -2}}, EQ, -1)
+	if sol := solve(t, requireCBC(t), m); sol.Status != Infeasible {
+		t.Fatalf("status %v, want infeasible", sol.Status)
+	}
+}
+
+// cbc 2.10.8 without preprocessing aborts (an assertion in
+// OsiClpSolverInterface::crunch) on a model with a row 0 x0 <= 0 beside an
+// equation; the LP file leaves out rows that always hold. Found by
+// TestCBCFixedMatchesExhaustive.
+func TestCBCEmptyRow(t *testing.T) {
+	m := NewModel()
+	x := m.AddVar("x", Binary, 0, 1)
+	y := m.AddVar("y", Binary, 0, 1)
+	m.SetObjective([]Term{{x, 1}})
+	m.AddConstraint("empty", nil, LE, 0)
+	m.AddConstraint("same", []Term{{x, 3}, {y, -3}}, EQ, 0)
+	sol := solve(t, requireCBC(t), m)
+	if sol.Status != Optimal || sol.Objective != 0 {
+		t.Fatalf("status %v objective %v, want optimal 0", sol.Status, sol.Objective)
+	}
+	checkSolution(t, m, sol)
 }

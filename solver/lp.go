@@ -23,8 +23,16 @@ const lpCommentMax = 200
 // in leading comment lines, quoted, as a debugging aid. Every variable is
 // listed in the objective, with coefficient 0 if need be, so that each one is
 // declared and columns are numbered in index order; but fixed variables
-// (Fix) are left out, their terms moved to the right-hand sides and rows
-// left without terms dropped when they hold. Numbers use strconv's
+// (Fix) are left out, their terms moved to the right-hand sides, and rows
+// that hold whatever the free variables are within their bounds
+// (redundant) are dropped: after fixing, most rows of the advisor's
+// programs are (x_i - x_j <= 0 with x_j fixed to 1), and cbc, run without
+// its preprocessing (CBC.args), would carry them through every LP of its
+// search; and without its preprocessing cbc 2.10.8 aborts on a row
+// written 0 x0 <= 0 beside an equation (TestCBCEmptyRow). A dropped row's
+// dual is 0 (the relaxation's optimum, and one optimal dual with it, stay
+// those of the full model). A row that cannot hold, with no free
+// variable left, is written as 0 x0 (sense) rhs. Numbers use strconv's
 // shortest 'g' form. The output depends only on the model: the same model
 // always gives the same bytes. A model without variables cannot be written
 // (the format has no way to declare an empty objective).
@@ -38,7 +46,7 @@ func (m *Model) writeLP(w io.Writer, names bool) error {
 		return errors.New("solver: cannot write an LP file for a model without variables")
 	}
 	// Fixed variables are left out (see Fix): their terms move to the
-	// right-hand sides, and a row left without terms goes if it holds.
+	// right-hand sides.
 	free := make([]bool, len(m.vars))
 	first := -1
 	for i := range m.vars {
@@ -109,7 +117,8 @@ func (m *Model) writeLP(w io.Writer, names bool) error {
 				rhs -= t.Coef * x
 			}
 		}
-		if len(terms) == 0 && len(c.terms) > 0 && satisfied(constraint{sense: c.sense, rhs: rhs}, nil) {
+		if len(terms) == 0 && satisfied(constraint{sense: c.sense, rhs: rhs}, nil) ||
+			len(terms) > 0 && m.redundant(c.sense, terms, rhs) {
 			continue // holds whatever the free variables are
 		}
 		lw.str(" " + rowName(i) + ":")
@@ -156,6 +165,31 @@ func (m *Model) writeLP(w io.Writer, names bool) error {
 	lw.str("End")
 	lw.newline()
 	return lw.w.Flush()
+}
+
+// redundant reports whether Σ terms (sense) rhs holds for every value of
+// the terms' variables within their bounds: exactly, with no tolerance, so
+// that a row is dropped only when it cannot cut anything off.
+func (m *Model) redundant(sense Sense, terms []Term, rhs float64) bool {
+	lo, hi := 0.0, 0.0 // the least and greatest Σ terms
+	for _, t := range terms {
+		v := m.vars[t.Var]
+		if t.Coef > 0 {
+			lo += t.Coef * v.lo
+			hi += t.Coef * v.hi
+		} else {
+			lo += t.Coef * v.hi
+			hi += t.Coef * v.lo
+		}
+	}
+	switch sense {
+	case LE:
+		return hi <= rhs
+	case GE:
+		return lo >= rhs
+	default:
+		return false // an equation holds for every value only without terms
+	}
 }
 
 func countTrue(bs []bool) int {

@@ -102,10 +102,6 @@ type Tuning struct {
 	// NoGomory skips Gomory cuts (cbc gomoryCuts off), which cost more
 	// than they tighten on some models.
 	NoGomory bool
-	// NoPreprocess skips the solver's preprocessing of the model (cbc
-	// preprocess off): its passes can take longer than the search they
-	// shorten.
-	NoPreprocess bool
 	// NoZeroHalf skips zero-half cuts (cbc zeroHalfCuts off), which cost
 	// more than they tighten on some models.
 	NoZeroHalf bool
@@ -217,7 +213,7 @@ func (m *Model) Fingerprint() [32]byte {
 	}
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(m.tuning.NodeLimit))
 	num(m.tuning.Increment)
-	for _, b := range []bool{m.tuning.NoHeuristics, m.tuning.NoGomory, m.tuning.NoPreprocess, m.tuning.NoZeroHalf, m.tuning.Duals} {
+	for _, b := range []bool{m.tuning.NoHeuristics, m.tuning.NoGomory, m.tuning.NoZeroHalf, m.tuning.Duals} {
 		if b {
 			buf = append(buf, 1)
 		} else {
