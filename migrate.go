@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -54,7 +56,12 @@ type MigrateOptions struct {
 	// other processes; < 0 means none. 0 means none on a store one process
 	// has open (Pebble, mem:), 2 s on others (Bigtable).
 	Grace time.Duration
-	// Progress, when set, reports each step: Phase "add" (an index
+	// Counts are the tuples of each relation the store holds, as a dry
+	// run counted them (Migration.Counts), so that the migration after it
+	// does not count again; the relations it lacks are counted.
+	Counts map[string]int64
+	// Progress, when set, reports each step: Phase "count" (the tuples of
+	// a relation the store holds counted, Index naming it), "add" (an index
 	// registered write-only), "backfill" and "catch-up" (rows written),
 	// "verify" (an index built, Index set, then its wave's, Index empty),
 	// "switch" (the new indexes readable), "drop" (rows deleted), "done".
@@ -80,6 +87,18 @@ type MigrateEvent struct {
 // the one a migration goes to.
 type Migration struct {
 	Keep, Add, Drop []MigrationIndex
+	// Counts are the tuples the store holds of each relation of the
+	// indexes to add, counted through the readable indexes: the sizes of
+	// Add are the model's, scaled to them (catalog.Index.SizeWith). A
+	// relation no readable index gives keeps the model's count (absent).
+	Counts map[string]int64
+	// Build is the estimated time of the backfills and verifies, at the
+	// profile's costs per row and batch (cost.Profile: a row read and
+	// inserted by the copy, read twice by the verify) or at Rate where
+	// that is slower, with no other load.
+	Build time.Duration
+	// Profile names the cost profile Build is estimated at.
+	Profile string
 	// Dropping lists the tables of an earlier migration's dropped indexes
 	// whose rows are still to be deleted.
 	Dropping []string
@@ -100,12 +119,14 @@ type Migration struct {
 }
 
 // MigrationIndex is one index of a migration: its name in the store, its
-// definition, and its size by the model's statistics.
+// definition, and its size: by the model's statistics (ModelRows,
+// ModelBytes) and, for an index to add, scaled to the tuples the store
+// holds (Rows, Bytes; the model's where nothing was counted).
 type MigrationIndex struct {
-	Name       string
-	Definition string
-	Rows       float64
-	Bytes      float64
+	Name                  string
+	Definition            string
+	Rows, Bytes           float64
+	ModelRows, ModelBytes float64
 	// Was is the name the target schema gives it, when the store keeps it
 	// (or builds it) under another (Name).
 	Was string
@@ -129,7 +150,11 @@ func (m *Migration) String() string {
 		}
 		fmt.Fprintf(&b, "%s:\n", title)
 		for _, x := range xs {
-			fmt.Fprintf(&b, "  %-12s %s  (%s rows, %s)", x.Name, x.Definition, fmt.Sprintf("%.0f", x.Rows), units.Format(x.Bytes))
+			fmt.Fprintf(&b, "  %-12s %s  (%.0f rows, %s", x.Name, x.Definition, x.Rows, units.Format(x.Bytes))
+			if x.Rows != x.ModelRows {
+				fmt.Fprintf(&b, "; the model: %.0f rows, %s", x.ModelRows, units.Format(x.ModelBytes))
+			}
+			b.WriteString(")")
 			if x.Was != "" {
 				fmt.Fprintf(&b, "  [%s in the target schema]", x.Was)
 			}
@@ -148,11 +173,29 @@ func (m *Migration) String() string {
 	if len(m.Dropping) > 0 {
 		fmt.Fprintf(&b, "still to delete, from an earlier migration: %s\n", strings.Join(m.Dropping, ", "))
 	}
+	if len(m.Add) == 0 {
+		return b.String()
+	}
+	if len(m.Counts) > 0 {
+		names := slices.Sorted(maps.Keys(m.Counts))
+		b.WriteString("the store holds:")
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %s %d", n, m.Counts[n])
+		}
+		b.WriteString(" tuples\n")
+	}
 	var rows, bytes float64
 	for _, x := range m.Add {
 		rows, bytes = rows+x.Rows, bytes+x.Bytes
 	}
-	fmt.Fprintf(&b, "backfill: %s rows, %s (the model's estimates)\n", fmt.Sprintf("%.0f", rows), units.Format(bytes))
+	how := "the model's estimates"
+	if len(m.Counts) > 0 {
+		how = "the model's, scaled to the tuples the store holds"
+	}
+	fmt.Fprintf(&b, "backfill: %.0f rows, %s (%s); build about %v at the %s profile's costs, without other load\n", rows, units.Format(bytes), how, m.Build.Round(time.Millisecond), m.Profile)
 	return b.String()
 }
 
@@ -165,6 +208,7 @@ type migrationTarget struct {
 	names     map[*catalog.Index]string         // next index → its name in the store
 	drop      []*catalog.Index                  // deployed, not in next
 	plan      *Migration
+	added     []*catalog.Index        // next's indexes to add, as plan.Add lists them
 	waves     [][]*catalog.Index      // the indexes to add, in build order
 	later     map[*catalog.Index]bool // while a stage is written: next's indexes it leaves out
 	probes    []*catalog.Write        // planWaves's probe writes, of its last stage
@@ -230,7 +274,7 @@ func planMigration(cur, next *catalog.Advised) (*migrationTarget, error) {
 		}
 	}
 	entry := func(x *catalog.Index, name string) MigrationIndex {
-		mi := MigrationIndex{Name: name, Definition: x.Describe(), Rows: x.Entries, Bytes: x.Size}
+		mi := MigrationIndex{Name: name, Definition: x.Describe(), Rows: x.Entries, Bytes: x.Size, ModelRows: x.Entries, ModelBytes: x.Size}
 		if !strings.EqualFold(name, x.Name) {
 			mi.Was = x.Name
 		}
@@ -243,6 +287,7 @@ func planMigration(cur, next *catalog.Advised) (*migrationTarget, error) {
 			// New, or write-only in the store: an interrupted migration
 			// registered it, and it is backfilled (again).
 			mt.plan.Add = append(mt.plan.Add, entry(x, mt.names[x]))
+			mt.added = append(mt.added, x)
 		}
 	}
 	for _, c := range mt.drop {
@@ -293,16 +338,6 @@ func (mt *migrationTarget) stage(withDropped bool, writeOnly func(x *catalog.Ind
 	return st.Script(mt.header)
 }
 
-// PlanMigration returns what Migrate would do to move the deployed advised
-// schema to the one of modelSrc and schemaSrc (as Deploy takes them).
-func (db *DB) PlanMigration(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*Migration, error) {
-	mt, _, err := db.migrationTarget(ctx, modelFile, modelSrc, schemaFile, schemaSrc, prof)
-	if err != nil {
-		return nil, err
-	}
-	return mt.plan, nil
-}
-
 func (db *DB) migrationTarget(ctx context.Context, modelFile string, modelSrc []byte, schemaFile string, schemaSrc []byte, prof cost.Profile) (*migrationTarget, uint64, error) {
 	if err := db.current(ctx); err != nil {
 		return nil, 0, err
@@ -336,10 +371,9 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 		return nil, fmt.Errorf("Migrate: %w", ErrReadOnly)
 	}
 	mt, version, err := db.migrationTarget(ctx, modelFile, modelSrc, schemaFile, schemaSrc, prof)
-	if err != nil || opt.DryRun || !mt.plan.Changes() {
+	if err != nil {
 		return planOf(mt), err
 	}
-	opt.Grace = db.grace(opt.Grace)
 	var progressMu sync.Mutex // a wave's backfills and verifies report at once
 	progress := func(ev MigrateEvent) {
 		if opt.Progress != nil {
@@ -349,7 +383,9 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 		}
 	}
 	m := mt.plan
-	m.Stats = map[string]exec.BackfillStats{}
+	if err := mt.count(ctx, db.engine(), opt.Counts, progress); err != nil {
+		return m, err
+	}
 	modelName := modelFile
 	inWave := func(w []*catalog.Index) func(x *catalog.Index, deployed bool) bool {
 		return func(x *catalog.Index, deployed bool) bool {
@@ -366,22 +402,29 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 		}
 		return out
 	}
-	// Before anything changes, each wave's backfills are checked
-	// against the indexes readable by then: if one cannot be built,
-	// nothing changes.
+	// Before anything changes (and in a dry run), each wave's backfills
+	// are checked against the indexes readable by then: if one cannot be
+	// built, nothing changes. Their plans price the build.
+	readCost := map[*catalog.Index]float64{}
 	for k, w := range mt.waves {
 		mt.later = laterThan(k)
 		a, err := db.parseStage(modelName, modelSrc, mt.stage(true, inWave(w), mt.cur.Dropping), prof)
 		if err != nil {
 			return m, err
 		}
-		var names []MigrationIndex
-		for _, x := range w {
-			names = append(names, MigrationIndex{Name: mt.names[x]})
-		}
-		if err := db.checkBackfills(a, names); err != nil {
+		if err := db.checkBackfills(a, w, mt.names, readCost); err != nil {
 			return m, err
 		}
+	}
+	mt.size(readCost, prof, opt.Rate)
+	if opt.DryRun || !m.Changes() {
+		return m, nil
+	}
+	opt.Grace = db.grace(opt.Grace)
+	m.Stats = map[string]exec.BackfillStats{}
+	estimate := map[string]int64{}
+	for _, x := range m.Add {
+		estimate[x.Name] = int64(math.Round(x.Rows))
 	}
 	en := db.engine()
 	for k, w := range mt.waves {
@@ -418,7 +461,7 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 			wg        sync.WaitGroup
 		)
 		for i, x := range added {
-			stats, err := en.Backfill(ctx, x.Name, exec.BackfillOptions{Rate: opt.Rate, Progress: func(ev exec.BackfillEvent) {
+			stats, err := en.Backfill(ctx, x.Name, exec.BackfillOptions{Rate: opt.Rate, Estimate: estimate[x.Name], Progress: func(ev exec.BackfillEvent) {
 				phase := "backfill"
 				if ev.Step == "catch-up" {
 					phase = "catch-up"
@@ -525,11 +568,15 @@ func (db *DB) parseStage(modelFile string, modelSrc []byte, script string, prof 
 
 // checkBackfills fails, naming what is missing, when an index to add
 // cannot be backfilled in stage a (exec.Engine.CanBackfill).
-func (db *DB) checkBackfills(a *catalog.Advised, add []MigrationIndex) error {
+func (db *DB) checkBackfills(a *catalog.Advised, add []*catalog.Index, names map[*catalog.Index]string, readCost map[*catalog.Index]float64) error {
 	en := exec.FromCatalog(db.raw, a, nil)
 	var errs []error
 	for _, x := range add {
-		if err := en.CanBackfill(x.Name); err != nil {
+		err := en.CanBackfill(names[x])
+		if err == nil {
+			readCost[x], err = en.BackfillReadCost(names[x])
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -537,6 +584,89 @@ func (db *DB) checkBackfills(a *catalog.Advised, add []MigrationIndex) error {
 		return fmt.Errorf("migrate: nothing changed: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// count counts, through en's readable indexes, the tuples of every
+// relation of an index to add (those counts lacks) into
+// Migration.Counts.
+func (mt *migrationTarget) count(ctx context.Context, en *exec.Engine, counts map[string]int64, progress func(MigrateEvent)) error {
+	m := mt.plan
+	m.Counts = map[string]int64{}
+	for _, x := range mt.added {
+		for _, nd := range x.Graph.Nodes {
+			e := nd.Entity
+			if _, done := m.Counts[e.Name]; done {
+				continue
+			}
+			n, ok := counts[e.Name]
+			if !ok {
+				var err error
+				if n, ok, err = countTuples(ctx, en, e); err != nil {
+					return fmt.Errorf("migrate: counting %s: %w", e.Name, err)
+				}
+				if !ok {
+					continue // no readable index gives them: the model's count
+				}
+				progress(MigrateEvent{Phase: "count", Index: e.Name, Rows: n, Done: true})
+			}
+			m.Counts[e.Name] = n
+		}
+	}
+	return nil
+}
+
+// size scales the model's sizes of the indexes to add to the tuples the
+// store holds (Migration.Counts) and estimates the time of their build
+// (Migration.Build) from readCost, each one's cost of reading a row for
+// its backfill.
+func (mt *migrationTarget) size(readCost map[*catalog.Index]float64, prof cost.Profile, rate float64) {
+	m := mt.plan
+	count := func(e *catalog.Entity) float64 {
+		if n, ok := m.Counts[e.Name]; ok {
+			return float64(n)
+		}
+		return e.Count
+	}
+	m.Build, m.Profile = 0, prof.Name
+	for i, x := range mt.added {
+		rows, bytes := x.SizeWith(count)
+		if math.IsNaN(rows) || math.IsInf(rows, 0) {
+			rows, bytes = 0, 0 // a one side without tuples: no path through it
+		}
+		m.Add[i].Rows, m.Add[i].Bytes = rows, bytes
+		m.Build += buildTime(rows, readCost[x], prof, rate)
+	}
+}
+
+// countTuples counts e's tuples through en's readable indexes, reading
+// their keys; ok is false when no plan reads them.
+func countTuples(ctx context.Context, en *exec.Engine, e *catalog.Entity) (n int64, ok bool, err error) {
+	keys := make([]string, len(e.Key))
+	for i, f := range e.Key {
+		keys[i] = e.Name + "." + f.Name
+	}
+	st, err := en.Prepare("SELECT " + strings.Join(keys, ", ") + " FROM " + e.Name)
+	if err != nil {
+		return 0, false, nil
+	}
+	res, err := st.Query(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	return int64(len(res.Rows)), true, nil
+}
+
+// buildTime estimates the backfill and verify of rows rows at prof's
+// costs, read costing each row read from the other indexes (their plan's
+// cost per row): the copy reads each row and inserts it, in batches of
+// 256 (the backfill's), at rate rows a second where that is slower; the
+// verify reads the index built and the rows again.
+func buildTime(rows, read float64, prof cost.Profile, rate float64) time.Duration {
+	copyTime := rows*(read+prof.InsertCost) + math.Ceil(rows/256)*prof.ApplyCost
+	if rate > 0 {
+		copyTime = max(copyTime, rows/rate)
+	}
+	return time.Duration((copyTime + rows*(read+prof.RowCost)) * float64(time.Second))
 }
 
 func planOf(mt *migrationTarget) *Migration {

@@ -405,22 +405,13 @@ func (x *Index) Finish() {
 		}
 	}
 	x.Key = b.String()
-	x.Entries = JoinSize(x.Graph)
 	x.EntrySize = 0
 	for _, part := range [][]Attr{x.Hash, x.Order, x.Extra, x.BaseOrder} {
 		for _, a := range part {
 			x.EntrySize += a.Field.Size
 		}
 	}
-	x.Size = x.Entries * x.EntrySize
-	if len(x.Static) > 0 {
-		// One partition row per root tuple: its key and static columns.
-		st := x.Hash[0].Field.Size
-		for _, a := range x.Static {
-			st += a.Field.Size
-		}
-		x.Size += x.Graph.Nodes[0].Entity.Count * st
-	}
+	x.Entries, x.Size = x.SizeWith(func(e *Entity) float64 { return e.Count })
 	p := 1.0
 	for _, a := range x.Hash {
 		p *= a.Field.Cardinality
@@ -454,6 +445,29 @@ func (s attrsByName) Less(i, j int) bool { return s.names[i] < s.names[j] }
 func (s attrsByName) Swap(i, j int) {
 	s.as[i], s.as[j] = s.as[j], s.as[i]
 	s.names[i], s.names[j] = s.names[j], s.names[i]
+}
+
+// SizeWith returns x's entries and bytes (Entries and Size) were each
+// entity to hold count(entity) tuples instead of its Count, its fields'
+// sizes as they are: the model's estimate for data of another size (the
+// tuples a store holds, for a migration).
+func (x *Index) SizeWith(count func(*Entity) float64) (entries, bytes float64) {
+	entries = count(x.Graph.Nodes[0].Entity)
+	for _, nd := range x.Graph.Nodes[1:] {
+		if nd.Via.Many {
+			entries *= count(nd.Via.To) / count(nd.Via.From)
+		}
+	}
+	bytes = entries * x.EntrySize
+	if len(x.Static) > 0 {
+		// One partition row per root tuple: its key and static columns.
+		st := x.Hash[0].Field.Size
+		for _, a := range x.Static {
+			st += a.Field.Size
+		}
+		bytes += count(x.Graph.Nodes[0].Entity) * st
+	}
+	return entries, bytes
 }
 
 // JoinSize is the number of tuples of the join a graph describes: the

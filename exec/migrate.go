@@ -124,6 +124,9 @@ type BackfillOptions struct {
 	// Progress, when set, is called as rows are written: Step "copy" (the
 	// bulk copy) or "catch-up" (rows writes changed meanwhile).
 	Progress func(BackfillEvent)
+	// Estimate is the rows the copy is expected to write, its events'
+	// Estimate (0: the model's, catalog.Index.Entries).
+	Estimate int64
 	// MaxRounds bounds the catch-up passes (0: 3): the first recomputes
 	// every row writes changed during the bulk copy; later ones, rows
 	// marked again since, which only writers of other processes leave.
@@ -179,6 +182,10 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 			opt.Progress(ev)
 		}
 	}
+	estimate := opt.Estimate
+	if estimate <= 0 {
+		estimate = int64(x.Entries)
+	}
 	t := e.tables[x]
 	w := &throttle{rate: opt.Rate, start: time.Now()}
 	// The bulk copy reads one point in time where the store offers it.
@@ -201,7 +208,7 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 			return err
 		}
 		muts, rows = muts[:0], 0
-		progress(BackfillEvent{Step: step, Rows: n, Estimate: int64(x.Entries)})
+		progress(BackfillEvent{Step: step, Rows: n, Estimate: estimate})
 		return w.wait(ctx, n)
 	}
 	add := func(more []store.Mutation, err error, step string, n int64) error {
@@ -214,7 +221,7 @@ func (e *Engine) Backfill(ctx context.Context, name string, opt BackfillOptions)
 		}
 		return nil
 	}
-	progress(BackfillEvent{Step: "copy", Estimate: int64(x.Entries)})
+	progress(BackfillEvent{Step: "copy", Estimate: estimate})
 	sp, err := e.rowsProgram(t, nil)
 	if err != nil {
 		return stats, fmt.Errorf("%s: %w", name, err)
@@ -494,6 +501,25 @@ func (e *Engine) CanBackfill(name string) error {
 		}
 	}
 	return nil
+}
+
+// BackfillReadCost is the cost, at the engine's profile, of reading one
+// of index name's rows from the readable indexes as its backfill does:
+// its rows query's plan cost per row (0 for a local index, whose entries
+// the store builds). CanBackfill says first whether there is a plan.
+func (e *Engine) BackfillReadCost(name string) (float64, error) {
+	x := e.schema.Index(name)
+	if x == nil {
+		return 0, fmt.Errorf("no index %s", name)
+	}
+	if e.schema.Local[x] != nil {
+		return 0, nil
+	}
+	sp, err := e.rowsProgram(e.tables[x], nil)
+	if err != nil {
+		return 0, err
+	}
+	return sp.sp.Plan.Cost / max(sp.sp.Plan.Rows, 1), nil
 }
 
 // rowsProgram compiles the plan of t's rows with equalities on eq

@@ -41,7 +41,10 @@ client follows (each write checks the catalog's version first):
   4. the dropped ones leave the schema, then their rows are deleted.
 
 --dry-run shows the steps: what is added, dropped and kept, with sizes by
-the model's statistics. Every state is stored, so a migration interrupted at
+the model's statistics, those to add scaled to the tuples the store holds
+(each relation of theirs counted through the readable indexes, a full
+read of its keys), and the build's estimated time at the profile's costs
+(or at --rate). Every state is stored, so a migration interrupted at
 any point (a crash, ^C) resumes when run again with the same NEW.kvs; kvschema
 verify is clean at the end. A new index whose rows need an attribute no
 index of the store holds cannot be built from the store: migrate says which.
@@ -88,7 +91,13 @@ kvschema.DB.Migrate, or while it is stopped).`,
 			}
 			defer db.Close()
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			plan, err := db.PlanMigration(ctx, model, msrc, schemaFile, ssrc, prof)
+			counting := progress.New(errw, "count", "tuples", 0)
+			plan, err := db.Migrate(ctx, model, msrc, schemaFile, ssrc, prof, kvschema.MigrateOptions{DryRun: true, Rate: rate, Progress: func(ev kvschema.MigrateEvent) {
+				if ev.Phase == "count" {
+					counting.Done("count "+ev.Index, ev.Rows)
+				}
+			}})
+			counting.Finish()
 			if err != nil {
 				if modelFile == "" && strings.Contains(err.Error(), "defines no relation") {
 					return fmt.Errorf("%s holds no DEFINE RELATION: give the model with --model FILE", schemaFile)
@@ -96,20 +105,13 @@ kvschema.DB.Migrate, or while it is stopped).`,
 				return err
 			}
 			fmt.Fprint(out, plan)
-			if plan.Changes() && rate > 0 {
-				var rows float64
-				for _, x := range plan.Add {
-					rows += x.Rows
-				}
-				fmt.Fprintf(out, "at --rate %g rows/s the backfills take about %v\n", rate, time.Duration(rows/rate*float64(time.Second)).Round(time.Second))
-			}
 			if dryRun || !plan.Changes() {
 				return nil
 			}
 			meter := progress.New(errw, "migrate", "rows", len(plan.Add)+len(plan.Drop))
 			defer meter.Finish()
 			start := time.Now()
-			res, err := db.Migrate(ctx, model, msrc, schemaFile, ssrc, prof, kvschema.MigrateOptions{Rate: rate, Grace: grace, Progress: func(ev kvschema.MigrateEvent) {
+			res, err := db.Migrate(ctx, model, msrc, schemaFile, ssrc, prof, kvschema.MigrateOptions{Rate: rate, Grace: grace, Counts: plan.Counts, Progress: func(ev kvschema.MigrateEvent) {
 				switch ev.Phase {
 				case "catch-up":
 					if ev.Done && ev.Rows > 0 {
