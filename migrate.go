@@ -601,7 +601,7 @@ func (mt *migrationTarget) count(ctx context.Context, en *exec.Engine, counts ma
 			n, ok := counts[e.Name]
 			if !ok {
 				var err error
-				if n, ok, err = countTuples(ctx, en, e); err != nil {
+				if n, ok, err = en.CountTuples(ctx, e.Name); err != nil {
 					return fmt.Errorf("migrate: counting %s: %w", e.Name, err)
 				}
 				if !ok {
@@ -636,24 +636,6 @@ func (mt *migrationTarget) size(readCost map[*catalog.Index]float64, prof cost.P
 		m.Add[i].Rows, m.Add[i].Bytes = rows, bytes
 		m.Build += buildTime(rows, readCost[x], prof, rate)
 	}
-}
-
-// countTuples counts e's tuples through en's readable indexes, reading
-// their keys; ok is false when no plan reads them.
-func countTuples(ctx context.Context, en *exec.Engine, e *catalog.Entity) (n int64, ok bool, err error) {
-	keys := make([]string, len(e.Key))
-	for i, f := range e.Key {
-		keys[i] = e.Name + "." + f.Name
-	}
-	st, err := en.Prepare("SELECT " + strings.Join(keys, ", ") + " FROM " + e.Name)
-	if err != nil {
-		return 0, false, nil
-	}
-	res, err := st.Query(ctx)
-	if err != nil {
-		return 0, false, err
-	}
-	return int64(len(res.Rows)), true, nil
 }
 
 // buildTime estimates the backfill and verify of rows rows at prof's

@@ -61,6 +61,14 @@ func TestMigrateDryRunMeasures(t *testing.T) {
 	if err != nil || again.Add[0].Rows != 40 {
 		t.Fatalf("with the counts given: %v, %+v", err, again.Add)
 	}
+	// Rooms are counted from rooms_by_id's rows (a column family of rooms
+	// alone, keyed by their key), not through a query.
+	byName := partnerDeployed + `
+DEFINE COLUMN FAMILY rooms_by_name FOR rooms { PARTITION KEY (rooms.name), CLUSTERING KEY (rooms.id), VALUES (rooms.topic) };`
+	rooms, err := db.Migrate(ctx, "examples/chat/model.kvs", model, "target.kvs", []byte(byName), cost.Pebble, kvschema.MigrateOptions{DryRun: true})
+	if err != nil || fmt.Sprint(rooms.Counts) != "map[rooms:3]" || len(rooms.Add) != 1 || rooms.Add[0].Rows != 3 {
+		t.Fatalf("rooms by name: %v, counts %v, %+v", err, rooms.Counts, rooms.Add)
+	}
 	// Nothing changed: the query by id still has no index to read.
 	if plan, err := db.Explain(ctx, "SELECT messages.body FROM messages WHERE messages.id = ?"); err != nil || strings.Contains(plan, "messages_by_id") {
 		t.Fatalf("after dry runs the plan reads messages_by_id: %v\n%s", err, plan)

@@ -503,6 +503,48 @@ func (e *Engine) CanBackfill(name string) error {
 	return nil
 }
 
+// CountTuples counts the tuples of relation name the store holds: the rows
+// of a readable column family of it alone keyed by its key, one row per
+// tuple, read without decoding; else the keys a query of them reads
+// (materialized, as a query's answer is). ok is false when no readable
+// index gives them.
+func (e *Engine) CountTuples(ctx context.Context, name string) (n int64, ok bool, err error) {
+	if e.schema == nil {
+		return 0, false, ErrNoSchema
+	}
+	ent := e.m.Entity(name)
+	if ent == nil {
+		return 0, false, fmt.Errorf("no relation %s", name)
+	}
+	for _, x := range e.schema.Indexes {
+		if x.Kind != catalog.CF || !e.schema.Readable(x) || len(x.Graph.Nodes) != 1 || x.Graph.Nodes[0].Entity != ent || x.OnElements() || len(x.Static) > 0 {
+			continue
+		}
+		keyed := true
+		for _, f := range ent.Key {
+			keyed = keyed && x.InKey(catalog.Attr{Node: 0, Field: f})
+		}
+		if !keyed {
+			continue
+		}
+		err := e.st.ReadRows(ctx, e.tables[x].name, store.All(), store.ReadOptions{}, func(store.Row) bool { n++; return true })
+		return n, err == nil, err
+	}
+	keys := make([]string, len(ent.Key))
+	for i, f := range ent.Key {
+		keys[i] = ent.Name + "." + f.Name
+	}
+	st, err := e.Prepare("SELECT " + strings.Join(keys, ", ") + " FROM " + ent.Name)
+	if err != nil {
+		return 0, false, nil
+	}
+	res, err := st.Query(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	return int64(len(res.Rows)), true, nil
+}
+
 // BackfillReadCost is the cost, at the engine's profile, of reading one
 // of index name's rows from the readable indexes as its backfill does:
 // its rows query's plan cost per row (0 for a local index, whose entries

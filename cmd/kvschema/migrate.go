@@ -42,8 +42,8 @@ client follows (each write checks the catalog's version first):
 
 --dry-run shows the steps: what is added, dropped and kept, with sizes by
 the model's statistics, those to add scaled to the tuples the store holds
-(each relation of theirs counted through the readable indexes, a full
-read of its keys), and the build's estimated time at the profile's costs
+(each relation of theirs counted through the readable indexes: a full
+read of a column family of it, or of its keys), and the build's estimated time at the profile's costs
 (or at --rate). Every state is stored, so a migration interrupted at
 any point (a crash, ^C) resumes when run again with the same NEW.kvs; kvschema
 verify is clean at the end. A new index whose rows need an attribute no
