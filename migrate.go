@@ -95,7 +95,8 @@ type Migration struct {
 	// Build is the estimated time of the backfills and verifies, at the
 	// profile's costs per row and batch (cost.Profile: a row read and
 	// inserted by the copy, read twice by the verify) or at Rate where
-	// that is slower, with no other load.
+	// that is slower, with no other load, plus the Grace waited after
+	// each catalog change. The deletion of dropped rows is not in it.
 	Build time.Duration
 	// Profile names the cost profile Build is estimated at.
 	Profile string
@@ -416,11 +417,11 @@ func (db *DB) Migrate(ctx context.Context, modelFile string, modelSrc []byte, sc
 			return m, err
 		}
 	}
-	mt.size(readCost, prof, opt.Rate)
+	opt.Grace = db.grace(opt.Grace)
+	mt.size(readCost, prof, opt.Rate, opt.Grace)
 	if opt.DryRun || !m.Changes() {
 		return m, nil
 	}
-	opt.Grace = db.grace(opt.Grace)
 	m.Stats = map[string]exec.BackfillStats{}
 	estimate := map[string]int64{}
 	for _, x := range m.Add {
@@ -618,8 +619,8 @@ func (mt *migrationTarget) count(ctx context.Context, en *exec.Engine, counts ma
 // size scales the model's sizes of the indexes to add to the tuples the
 // store holds (Migration.Counts) and estimates the time of their build
 // (Migration.Build) from readCost, each one's cost of reading a row for
-// its backfill.
-func (mt *migrationTarget) size(readCost map[*catalog.Index]float64, prof cost.Profile, rate float64) {
+// its backfill, and grace, the wait after each catalog change.
+func (mt *migrationTarget) size(readCost map[*catalog.Index]float64, prof cost.Profile, rate float64, grace time.Duration) {
 	m := mt.plan
 	count := func(e *catalog.Entity) float64 {
 		if n, ok := m.Counts[e.Name]; ok {
@@ -636,6 +637,17 @@ func (mt *migrationTarget) size(readCost map[*catalog.Index]float64, prof cost.P
 		m.Add[i].Rows, m.Add[i].Bytes = rows, bytes
 		m.Build += buildTime(rows, readCost[x], prof, rate)
 	}
+	if !m.Changes() {
+		return
+	}
+	// Migrate's catalog changes that wait: each wave registered and made
+	// readable (or, without one, the dropped indexes made unread), then
+	// the dropped ones out of the schema while their rows go.
+	waits := max(2*len(mt.waves), 1)
+	if len(mt.cur.Dropping) > 0 || slices.ContainsFunc(mt.drop, func(c *catalog.Index) bool { return mt.cur.Schema.Local[c] == nil }) {
+		waits++
+	}
+	m.Build += time.Duration(waits) * max(grace, 0)
 }
 
 // buildTime estimates the backfill and verify of rows rows at prof's

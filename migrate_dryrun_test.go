@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvschema/kvschema"
 	"github.com/kvschema/kvschema/cost"
@@ -42,6 +43,12 @@ func TestMigrateDryRunMeasures(t *testing.T) {
 	}
 	if mig.Build <= 0 || mig.Profile != "pebble" {
 		t.Errorf("build %v at profile %q", mig.Build, mig.Profile)
+	}
+	// One wave, no drop: two catalog changes wait for other processes'
+	// writers.
+	waiting, err := db.Migrate(ctx, "examples/chat/model.kvs", model, "target.kvs", []byte(partnerDeployed+partnerAdded), cost.Pebble, kvschema.MigrateOptions{DryRun: true, Grace: time.Second})
+	if err != nil || waiting.Build-mig.Build != 2*time.Second {
+		t.Errorf("with a grace of 1s: %v, build %v, without %v", err, waiting.Build, mig.Build)
 	}
 	// Twice the rows, at a rate of one a second: at least 80 s.
 	for id := 140; id < 180; id++ {
