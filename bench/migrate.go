@@ -36,10 +36,10 @@ import (
 // against the bulk load's.
 
 // MigrationPhases names the phases of a migration timeline, in order:
-// before the migration, its steps (kvschema.MigrateEvent's phases, a
-// backfill and its catch-up as one, the final catalog change with the
-// drop), and after it.
-var MigrationPhases = []string{"before", "add", "backfill+catch-up", "verify", "switch", "drop", "after"}
+// before the migration, its steps (kvschema.MigrateEvent's phases: the
+// count of the tuples the new indexes hold, a backfill and its catch-up
+// as one, the final catalog change with the drop), and after it.
+var MigrationPhases = []string{"before", "count", "add", "backfill+catch-up", "verify", "switch", "drop", "after"}
 
 // MigrationConfig is one run of MigrationTimeline.
 type MigrationConfig struct {
@@ -491,7 +491,7 @@ func MigrationTimeline(ctx context.Context, cfg MigrationConfig) (*MigrationRepo
 	// The migration.
 	toModelFile, toModelSrc := cfg.model(cfg.ToFile, cfg.ToSrc)
 	last := map[string]time.Duration{}
-	phaseOf := map[string]string{"add": "add", "backfill": "backfill+catch-up", "catch-up": "backfill+catch-up", "verify": "verify", "switch": "switch", "drop": "drop", "done": "drop"}
+	phaseOf := map[string]string{"count": "count", "add": "add", "backfill": "backfill+catch-up", "catch-up": "backfill+catch-up", "verify": "verify", "switch": "switch", "drop": "drop", "done": "drop"}
 	migStart := time.Since(start)
 	logf("migrating to %s at %.2fs", cfg.ToFile, migStart.Seconds())
 	mig, err := db.Migrate(runCtx, toModelFile, toModelSrc, cfg.ToFile, cfg.ToSrc, toProf, kvschema.MigrateOptions{Rate: cfg.BackfillRate, Progress: func(ev kvschema.MigrateEvent) {
