@@ -75,6 +75,22 @@ func (m *Model) bounds(v Var) (lo, hi float64) {
 	return m.vars[v].lo, m.vars[v].hi
 }
 
+// activity returns the least and greatest values of Σ terms within the
+// variables' bounds and fixes, and the largest magnitude of a term there.
+func (m *Model) activity(terms []Term) (lo, hi, largest float64) {
+	for _, t := range terms {
+		l, h := m.bounds(t.Var)
+		a, b := t.Coef*l, t.Coef*h
+		if a > b {
+			a, b = b, a
+		}
+		lo += a
+		hi += b
+		largest = math.Max(largest, math.Max(math.Abs(a), math.Abs(b)))
+	}
+	return lo, hi, largest
+}
+
 // ReducedCosts prices the model's variables with duals (one per
 // constraint, as an LP solver reports them for this model and objective;
 // missing ones count as 0) and returns a lower bound on the objective of
@@ -167,19 +183,8 @@ func (m *Model) Propagate() (int, bool) {
 		queue = queue[1:]
 		queued[i] = false
 		c := m.cons[i]
-		// The least and greatest values of the row's left-hand side.
-		lo, hi, scale := 0.0, 0.0, math.Max(1, math.Abs(c.rhs))
-		for _, t := range c.terms {
-			l, h := m.bounds(t.Var)
-			a, b := t.Coef*l, t.Coef*h
-			if a > b {
-				a, b = b, a
-			}
-			lo += a
-			hi += b
-			scale = math.Max(scale, math.Max(math.Abs(a), math.Abs(b)))
-		}
-		tol := propTol * scale
+		lo, hi, largest := m.activity(c.terms)
+		tol := propTol * math.Max(largest, math.Max(1, math.Abs(c.rhs)))
 		if math.IsNaN(lo) || math.IsNaN(hi) {
 			continue
 		}

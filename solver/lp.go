@@ -171,17 +171,7 @@ func (m *Model) writeLP(w io.Writer, names bool) error {
 // the terms' variables within their bounds: exactly, with no tolerance, so
 // that a row is dropped only when it cannot cut anything off.
 func (m *Model) redundant(sense Sense, terms []Term, rhs float64) bool {
-	lo, hi := 0.0, 0.0 // the least and greatest Σ terms
-	for _, t := range terms {
-		v := m.vars[t.Var]
-		if t.Coef > 0 {
-			lo += t.Coef * v.lo
-			hi += t.Coef * v.hi
-		} else {
-			lo += t.Coef * v.hi
-			hi += t.Coef * v.lo
-		}
-	}
+	lo, hi, _ := m.activity(terms)
 	switch sense {
 	case LE:
 		return hi <= rhs
